@@ -1,0 +1,253 @@
+//! Diagnostics: what every stage reports, and how the command layer renders it.
+//!
+//! A [`Diagnostic`] is plain data: a severity, a stable code
+//! (`trainc::volumes::no_source`), a lowercase message, a primary label on the
+//! exact span in the exact file, optional secondary labels and a help line.
+//! Stages collect them; nothing here prints. Rendering goes through miette's
+//! graphical handler for people and through [`Diagnostic::to_json`] for tools.
+//!
+//! One struct rather than a derive enum per stage: a diagnostic must carry the
+//! file its span points into (a value may come from an overlay) and serialise to
+//! JSON, which a derive-per-variant design would repeat for every variant.
+
+use std::fmt;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+
+use crate::source::{Sources, Span};
+
+pub mod codes;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+    pub primary: Label,
+    pub secondary: Vec<Label>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, code, span, message)
+    }
+
+    pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, code, span, message)
+    }
+
+    fn new(severity: Severity, code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity,
+            code,
+            message: message.into(),
+            primary: Label { span, text: None },
+            secondary: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Text on the primary label.
+    #[must_use]
+    pub fn with_label(mut self, text: impl Into<String>) -> Self {
+        self.primary.text = Some(text.into());
+        self
+    }
+
+    /// Another labelled span; shown when it is in the same file as the primary one.
+    #[must_use]
+    pub fn with_secondary(mut self, span: Span, text: impl Into<String>) -> Self {
+        self.secondary.push(Label { span, text: Some(text.into()) });
+        self
+    }
+
+    #[must_use]
+    pub fn with_help(mut self, text: impl Into<String>) -> Self {
+        self.help = Some(text.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// File name, 1-based line and column of the primary span.
+    pub fn location<'a>(&self, sources: &'a Sources) -> (&'a str, usize, usize) {
+        let source = sources.get(self.primary.span.source);
+        let (line, col) = source.line_col(self.primary.span.start);
+        (&source.name, line, col)
+    }
+
+    /// One JSON object: file, line, col, severity, code, message, help.
+    pub fn to_json(&self, sources: &Sources) -> serde_json::Value {
+        let (file, line, col) = self.location(sources);
+        serde_json::json!({
+            "file": file,
+            "line": line,
+            "col": col,
+            "severity": self.severity.as_str(),
+            "code": self.code,
+            "message": self.message,
+            "help": self.help,
+        })
+    }
+
+    /// A GitHub Actions workflow command, which the runner turns into an annotation.
+    pub fn to_github(&self, sources: &Sources) -> String {
+        let (file, line, col) = self.location(sources);
+        let mut message = self.message.clone();
+        if let Some(help) = &self.help {
+            message.push_str("\nhelp: ");
+            message.push_str(help);
+        }
+        format!(
+            "::{} file={},line={line},col={col},title={}::{}",
+            self.severity.as_str(),
+            escape_github_property(file),
+            escape_github_property(self.code),
+            escape_github_data(&message),
+        )
+    }
+}
+
+fn escape_github_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_github_property(text: &str) -> String {
+    escape_github_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Sorts diagnostics into reading order: by file, then position, errors first.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (a.primary.span.source, a.primary.span.start, a.severity)
+            .cmp(&(b.primary.span.source, b.primary.span.start, b.severity))
+    });
+}
+
+/// How human-readable diagnostics look.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+    pub width: usize,
+}
+
+impl Style {
+    /// No colour, fixed width: the same bytes on every machine (pipes, tests, CI).
+    pub const PLAIN: Style = Style { color: false, width: 100 };
+}
+
+/// Renders one diagnostic as miette's graphical report, with the source snippet.
+pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> String {
+    let theme =
+        if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(style.width)
+        .with_context_lines(1)
+        .without_syntax_highlighting()
+        .with_links(false);
+    let source = sources.get(diagnostic.primary.span.source);
+    let (_, line, col) = diagnostic.location(sources);
+    let report = Report {
+        diagnostic,
+        header: format!("{}:{line}:{col}: {}", source.name, diagnostic.message),
+        source: NamedSource::new(&source.name, source.text.clone()),
+    };
+    let mut out = String::new();
+    handler.render_report(&mut out, &report).expect("rendering into a String cannot fail");
+    out
+}
+
+/// Adapter that shows a [`Diagnostic`] to miette.
+struct Report<'a> {
+    diagnostic: &'a Diagnostic,
+    header: String,
+    source: NamedSource<String>,
+}
+
+impl fmt::Debug for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.header)
+    }
+}
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.header)
+    }
+}
+
+impl std::error::Error for Report<'_> {}
+
+impl miette::Diagnostic for Report<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(self.diagnostic.code))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diagnostic.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.diagnostic.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let primary = &self.diagnostic.primary;
+        let file = primary.span.source;
+        let to_miette = |label: &Label, is_primary: bool| {
+            let span = SourceSpan::from(label.span.start..label.span.end);
+            if is_primary {
+                LabeledSpan::new_primary_with_span(label.text.clone(), span)
+            } else {
+                LabeledSpan::new_with_span(label.text.clone(), span)
+            }
+        };
+        let labels = std::iter::once(to_miette(primary, true)).chain(
+            self.diagnostic
+                .secondary
+                .iter()
+                .filter(move |label| label.span.source == file)
+                .map(move |label| to_miette(label, false)),
+        );
+        Some(Box::new(labels))
+    }
+}
+
+/// A one-line tally such as `2 errors, 1 warning`.
+pub fn summary(diagnostics: &[Diagnostic]) -> String {
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}

@@ -1,0 +1,84 @@
+//! Every diagnostic code trainc can emit, in one list.
+//!
+//! Codes are part of the interface (`--format json`, editor integrations): they
+//! never change meaning. The integration tests check that each code in [`ALL`]
+//! is produced by at least one test case.
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $name:ident = $code:literal;)*) => {
+        $($(#[$doc])* pub const $name: &str = $code;)*
+        /// All codes, in declaration order.
+        pub const ALL: &[&str] = &[$($code),*];
+    };
+}
+
+codes! {
+    // read
+    SOURCE_TOO_LARGE = "trainc::source::too_large";
+    SOURCE_NOT_UTF8 = "trainc::source::not_utf8";
+    // parse
+    PARSE_TOML = "trainc::parse::toml";
+    PARSE_YAML = "trainc::parse::yaml";
+    PARSE_TOO_DEEP = "trainc::parse::too_deep";
+    PARSE_NOT_A_TABLE = "trainc::parse::not_a_table";
+    PARSE_UNSUPPORTED_VALUE = "trainc::parse::unsupported_value";
+    KRM_API_VERSION = "trainc::krm::api_version";
+    KRM_KIND = "trainc::krm::kind";
+    KRM_NAME_CONFLICT = "trainc::krm::name_conflict";
+    // validate, JSON Schema pass
+    SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key";
+    SCHEMA_MISSING_KEY = "trainc::schema::missing_key";
+    SCHEMA_TYPE = "trainc::schema::type";
+    SCHEMA_ENUM = "trainc::schema::enum";
+    SCHEMA_RANGE = "trainc::schema::range";
+    SCHEMA_OTHER = "trainc::schema::other";
+    // validate, semantic rules
+    NAME_INVALID = "trainc::name::invalid";
+    NAME_TOO_LONG = "trainc::name::too_long";
+    NAMESPACE_INVALID = "trainc::namespace::invalid";
+    ENTRYPOINT_MISSING = "trainc::entrypoint::missing";
+    ENTRYPOINT_CONFLICT = "trainc::entrypoint::conflict";
+    ENTRYPOINT_EMPTY = "trainc::entrypoint::empty";
+    ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint";
+    WORKING_DIR_RELATIVE = "trainc::working_dir::relative";
+    REPLICAS_SYNTAX = "trainc::replicas::syntax";
+    REPLICAS_RANGE = "trainc::replicas::range";
+    ELASTIC_NOT_ELASTIC = "trainc::elastic::not_elastic";
+    NPROC_GPU_WITHOUT_GPUS = "trainc::nproc::gpu_without_gpus";
+    NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus";
+    NPROC_AUTO_ON_CPU = "trainc::nproc::auto_on_cpu";
+    QUANTITY_INVALID = "trainc::quantity::invalid";
+    QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive";
+    QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious";
+    LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request";
+    GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource";
+    DURATION_INVALID = "trainc::duration::invalid";
+    ENV_INVALID_NAME = "trainc::env::invalid_name";
+    ENV_RESERVED = "trainc::env::reserved";
+    ENV_OVERWRITTEN = "trainc::env::overwritten";
+    ENV_LITERAL_SECRET = "trainc::env::literal_secret";
+    ENV_SOURCE = "trainc::env::source";
+    VOLUME_INVALID_NAME = "trainc::volumes::invalid_name";
+    VOLUME_NO_SOURCE = "trainc::volumes::no_source";
+    VOLUME_MANY_SOURCES = "trainc::volumes::many_sources";
+    VOLUME_RELATIVE_MOUNT = "trainc::volumes::relative_mount";
+    VOLUME_DUPLICATE_MOUNT = "trainc::volumes::duplicate_mount";
+    VOLUME_SHM_CONFLICT = "trainc::volumes::shm_conflict";
+    VOLUME_RWO_SHARED = "trainc::volumes::rwo_shared";
+    VOLUME_OPTION_WITHOUT_SIZE = "trainc::volumes::option_without_size";
+    VOLUME_INVALID_REFERENCE = "trainc::volumes::invalid_reference";
+    LABEL_INVALID_KEY = "trainc::labels::invalid_key";
+    LABEL_INVALID_VALUE = "trainc::labels::invalid_value";
+    LABEL_RESERVED = "trainc::labels::reserved";
+    ANNOTATIONS_TOO_LARGE = "trainc::annotations::too_large";
+    IMAGE_INVALID = "trainc::image::invalid";
+    IMAGE_UNPINNED = "trainc::image::unpinned";
+    TARGET_UNSUPPORTED = "trainc::target::unsupported";
+    TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target";
+    PORT_INVALID_NAME = "trainc::ports::invalid_name";
+    PORT_RESERVED = "trainc::ports::reserved";
+    PORT_DUPLICATE = "trainc::ports::duplicate";
+    SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name";
+    SCHEDULING_TOLERATION = "trainc::scheduling::toleration";
+    SCHEDULING_GANG_WITHOUT_SCHEDULER = "trainc::scheduling::gang_without_scheduler";
+}

@@ -1,0 +1,3 @@
+fn main() {
+    println!("{}", trainc::spec::json_schema_text());
+}

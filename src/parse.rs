@@ -1,0 +1,430 @@
+//! Stage 2, parse: TOML or YAML text into a [`Node`] tree with a span on every
+//! key and value.
+//!
+//! YAML comes bare (the spec's fields at the top level) or wrapped as a KRM
+//! object (`apiVersion: trainc.dev/v1alpha1`, `kind: TrainSpec`, `metadata`,
+//! `spec`); both unwrap to the same tree. The format is chosen by extension,
+//! else by content. This stage knows nothing about which keys a spec has.
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{Source, SourceId, Span};
+use crate::tree::{Entry, Node, Value};
+
+/// The KRM apiVersion and kind of a TrainSpec.
+pub const KRM_API_VERSION: &str = "trainc.dev/v1alpha1";
+pub const KRM_KIND: &str = "TrainSpec";
+
+/// No valid spec nests deeper than 5 levels (`volumes.data.accessModes[0]`, one
+/// more in the KRM form); anything past this is rejected before it is walked.
+pub const MAX_DEPTH: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Yaml,
+}
+
+impl Format {
+    /// By extension; otherwise a YAML-looking first line (`key: value`, `---`)
+    /// means YAML and anything else TOML.
+    pub fn detect(source: &Source) -> Format {
+        let lower = source.name.to_ascii_lowercase();
+        if lower.ends_with(".toml") {
+            return Format::Toml;
+        }
+        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            return Format::Yaml;
+        }
+        let first = source
+            .text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#'));
+        match first {
+            Some(line) if line.starts_with("---") || line.starts_with("- ") => Format::Yaml,
+            Some(line) if line.starts_with('[') || line.starts_with('{') => Format::Toml,
+            Some(line) => match (line.find(':'), line.find('=')) {
+                (Some(colon), Some(eq)) if colon < eq => Format::Yaml,
+                (Some(_), None) => Format::Yaml,
+                _ => Format::Toml,
+            },
+            None => Format::Toml,
+        }
+    }
+}
+
+/// Parses one source into a tree whose root is a table of spec fields.
+pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
+    let root = match Format::detect(source) {
+        Format::Toml => parse_toml(id, &source.text)?,
+        Format::Yaml => unwrap_krm(parse_yaml(id, &source.text)?)?,
+    };
+    let depth = root.depth();
+    if depth > MAX_DEPTH {
+        return Err(vec![
+            Diagnostic::error(
+                codes::PARSE_TOO_DEEP,
+                Span::new(id, 0, 0),
+                format!("the document nests {depth} levels deep; no spec nests deeper than {MAX_DEPTH}"),
+            )
+            .with_help("check that this is a training spec"),
+        ]);
+    }
+    Ok(root)
+}
+
+fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
+    let (table, errors) = toml::de::DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        return Err(errors
+            .iter()
+            .filter_map(|error| {
+                let range = error.span().unwrap_or(0..0);
+                let message = lowercase_first(error.message().trim().trim_end_matches('.'));
+                seen.insert((range.start, message.clone())).then(|| {
+                    Diagnostic::error(
+                        codes::PARSE_TOML,
+                        Span::new(id, range.start, range.end),
+                        format!("invalid TOML: {message}"),
+                    )
+                })
+            })
+            .collect());
+    }
+    let whole = Span::new(id, 0, text.len());
+    let mut problems = Vec::new();
+    let entries = toml_table(id, table.get_ref(), &mut problems);
+    if problems.is_empty() { Ok(Node::new(Value::Table(entries), whole)) } else { Err(problems) }
+}
+
+fn toml_table(id: SourceId, table: &toml::de::DeTable<'_>, problems: &mut Vec<Diagnostic>) -> Vec<Entry> {
+    table
+        .iter()
+        .map(|(key, value)| {
+            let key_span = Span::new(id, key.span().start, key.span().end);
+            let mut value = toml_value(id, value, problems);
+            if value.span.is_empty() {
+                value.span = key_span; // implicit tables (dotted keys) have no text of their own
+            }
+            Entry { key: key.get_ref().to_string(), key_span, value }
+        })
+        .collect()
+}
+
+fn toml_value(
+    id: SourceId,
+    value: &toml::Spanned<toml::de::DeValue<'_>>,
+    problems: &mut Vec<Diagnostic>,
+) -> Node {
+    use toml::de::DeValue;
+    let span = Span::new(id, value.span().start, value.span().end);
+    let value = match value.get_ref() {
+        DeValue::String(s) => Value::String(s.to_string()),
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(i) => Value::Integer(i),
+            Err(_) => {
+                problems.push(unsupported(span, "this integer does not fit in 64 bits"));
+                Value::Null
+            }
+        },
+        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+            Ok(f) if f.is_finite() => Value::Float(f),
+            _ => {
+                problems.push(unsupported(span, "infinite and NaN numbers have no meaning in a spec"));
+                Value::Null
+            }
+        },
+        DeValue::Boolean(b) => Value::Bool(*b),
+        DeValue::Datetime(_) => {
+            problems.push(
+                unsupported(span, "TOML dates and times have no meaning in a spec")
+                    .with_help("durations are written as strings such as `\"1h30m\"`; quote the value if it is text"),
+            );
+            Value::Null
+        }
+        DeValue::Array(items) => Value::Array(items.iter().map(|v| toml_value(id, v, problems)).collect()),
+        DeValue::Table(table) => Value::Table(toml_table(id, table, problems)),
+    };
+    Node::new(value, span)
+}
+
+fn unsupported(span: Span, message: &str) -> Diagnostic {
+    Diagnostic::error(codes::PARSE_UNSUPPORTED_VALUE, span, message.to_owned())
+}
+
+fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_DEPTH + 1;
+    budget.max_documents = 1;
+    let options = serde_saphyr::options! {
+        budget: Some(budget),
+        strict_booleans: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    };
+    if text.trim().is_empty() || text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        return Ok(Node::new(Value::Table(Vec::new()), Span::new(id, 0, 0)));
+    }
+    match serde_saphyr::from_str_with_options::<Spanned<Yaml>>(text, options) {
+        Ok(root) => {
+            let mut node = yaml_node(id, root);
+            node.span = Span::new(id, 0, text.len());
+            Ok(node)
+        }
+        Err(error) => Err(vec![yaml_error(id, text, &error)]),
+    }
+}
+
+fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnostic {
+    let location = error.location();
+    let span = location
+        .and_then(|loc| {
+            let span = loc.span();
+            Some(Span::new(id, usize::try_from(span.byte_offset()?).ok()?, 0))
+        })
+        .unwrap_or_else(|| Span::new(id, 0, 0));
+    let span = Span::new(id, span.start.min(text.len()), span.start.min(text.len()));
+    // serde-saphyr's message may embed its own location and snippet; keep the first line.
+    let message = error.to_string();
+    let message = message.lines().next().unwrap_or("").trim();
+    let message = message.split(" at line ").next().unwrap_or(message).trim_end_matches('.');
+    let mut diagnostic = Diagnostic::error(codes::PARSE_YAML, span, format!("invalid YAML: {}", lowercase_first(message)));
+    if message.contains("budget") || message.contains("depth") {
+        diagnostic.code = codes::PARSE_TOO_DEEP;
+        diagnostic = diagnostic.with_help(format!("no spec nests deeper than {MAX_DEPTH} levels or holds more than one document"));
+    }
+    diagnostic
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) if !chars.as_str().starts_with(|c: char| c.is_uppercase()) => {
+            first.to_lowercase().chain(chars).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// A YAML value as serde-saphyr hands it over, before it gets our spans.
+enum Yaml {
+    Null,
+    Bool(bool),
+    Integer(i64),
+    Float(f64),
+    String(String),
+    Seq(Vec<Spanned<Yaml>>),
+    Map(Vec<(Spanned<String>, Spanned<Yaml>)>),
+}
+
+impl<'de> Deserialize<'de> for Yaml {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(YamlVisitor)
+    }
+}
+
+struct YamlVisitor;
+
+impl<'de> Visitor<'de> for YamlVisitor {
+    type Value = Yaml;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Yaml, E> {
+        Ok(Yaml::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Yaml, E> {
+        Ok(Yaml::Integer(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Yaml, E> {
+        i64::try_from(v).map(Yaml::Integer).map_err(|_| E::custom("integer does not fit in 64 bits"))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Yaml, E> {
+        if v.is_finite() { Ok(Yaml::Float(v)) } else { Err(E::custom("infinite and NaN numbers have no meaning in a spec")) }
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Yaml, E> {
+        Ok(Yaml::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Yaml, E> {
+        Ok(Yaml::String(v))
+    }
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Yaml, E> {
+        Err(E::custom("binary values have no meaning in a spec"))
+    }
+    fn visit_unit<E>(self) -> Result<Yaml, E> {
+        Ok(Yaml::Null)
+    }
+    fn visit_none<E>(self) -> Result<Yaml, E> {
+        Ok(Yaml::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Yaml, D::Error> {
+        Yaml::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Yaml, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Yaml::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Yaml, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key()? {
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Yaml::Map(entries))
+    }
+}
+
+fn yaml_span(id: SourceId, location: serde_saphyr::Location) -> Span {
+    let span = location.span();
+    let start = span.byte_offset().and_then(|o| usize::try_from(o).ok()).unwrap_or(0);
+    let len = span.byte_len().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
+    Span::new(id, start, start + len)
+}
+
+fn yaml_node(id: SourceId, spanned: Spanned<Yaml>) -> Node {
+    let span = yaml_span(id, spanned.referenced);
+    let value = match spanned.value {
+        Yaml::Null => Value::Null,
+        Yaml::Bool(b) => Value::Bool(b),
+        Yaml::Integer(i) => Value::Integer(i),
+        Yaml::Float(f) => Value::Float(f),
+        Yaml::String(s) => Value::String(s),
+        Yaml::Seq(items) => Value::Array(items.into_iter().map(|item| yaml_node(id, item)).collect()),
+        Yaml::Map(entries) => Value::Table(
+            entries
+                .into_iter()
+                .map(|(key, value)| Entry {
+                    key_span: yaml_span(id, key.referenced),
+                    key: key.value,
+                    value: yaml_node(id, value),
+                })
+                .collect(),
+        ),
+    };
+    Node::new(value, span)
+}
+
+/// Turns the KRM form into the bare form; leaves a bare spec as it is.
+///
+/// `metadata.name` and `metadata.namespace` become `name` and `namespace`
+/// (keeping their spans); other metadata (annotations kustomize adds, labels of
+/// the config object itself) is not part of the spec.
+fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
+    let Some(entries) = root.as_table() else {
+        return Err(vec![
+            Diagnostic::error(codes::PARSE_NOT_A_TABLE, root.span, "a spec must be a mapping of fields")
+                .with_help("start with `name: my-job` and `image: ...`, or use the KRM form with `apiVersion`, `kind` and `spec`"),
+        ]);
+    };
+    if root.get("apiVersion").is_none() && root.get("kind").is_none() {
+        return Ok(root);
+    }
+    let mut problems = Vec::new();
+    let expect = |key: &str, expected: &str, code: &'static str, problems: &mut Vec<Diagnostic>| match root.get(key) {
+        Some(entry) if entry.value.as_str() == Some(expected) => {}
+        Some(entry) => problems.push(
+            Diagnostic::error(code, entry.value.span, format!("`{key}` of a TrainSpec must be `{expected}`"))
+                .with_help(format!("write `{key}: {expected}`")),
+        ),
+        None => problems.push(
+            Diagnostic::error(code, root.span, format!("the KRM form needs `{key}: {expected}`"))
+                .with_help(format!("add `{key}: {expected}` at the top level")),
+        ),
+    };
+    expect("apiVersion", KRM_API_VERSION, codes::KRM_API_VERSION, &mut problems);
+    expect("kind", KRM_KIND, codes::KRM_KIND, &mut problems);
+
+    let mut spec = match root.get("spec") {
+        Some(entry) if entry.value.as_table().is_some() => entry.value.clone(),
+        Some(entry) if entry.value.value == Value::Null => Node::new(Value::Table(Vec::new()), entry.key_span),
+        Some(entry) => {
+            problems.push(Diagnostic::error(codes::PARSE_NOT_A_TABLE, entry.value.span, "`spec` must be a mapping of fields"));
+            Node::new(Value::Table(Vec::new()), entry.key_span)
+        }
+        None => Node::new(Value::Table(Vec::new()), root.span),
+    };
+    for entry in entries {
+        if !matches!(entry.key.as_str(), "apiVersion" | "kind" | "metadata" | "spec") {
+            problems.push(
+                Diagnostic::error(codes::SCHEMA_UNKNOWN_KEY, entry.key_span, format!("unknown key `{}` in a TrainSpec object", entry.key))
+                    .with_help("a TrainSpec object has `apiVersion`, `kind`, `metadata` and `spec`; spec fields go under `spec`"),
+            );
+        }
+    }
+    let metadata = root.get("metadata").map(|e| &e.value);
+    for field in ["name", "namespace"] {
+        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else { continue };
+        let Value::Table(spec_entries) = &mut spec.value else { unreachable!("spec is a table") };
+        match spec_entries.iter().find(|e| e.key == field) {
+            Some(in_spec) if in_spec.value.value != from_metadata.value.value => problems.push(
+                Diagnostic::error(
+                    codes::KRM_NAME_CONFLICT,
+                    in_spec.value.span,
+                    format!("`spec.{field}` differs from `metadata.{field}`"),
+                )
+                .with_secondary(from_metadata.value.span, format!("`metadata.{field}` is set here"))
+                .with_help(format!("remove `{field}` from `spec`; `metadata.{field}` names the job")),
+            ),
+            Some(_) => {}
+            None => spec_entries.insert(0, from_metadata.clone()),
+        }
+    }
+    if problems.is_empty() { Ok(spec) } else { Err(problems) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    fn parse_text(name: &str, text: &str) -> Result<Node, Vec<Diagnostic>> {
+        let mut sources = Sources::new();
+        let id = sources.add(name, text);
+        parse(id, sources.get(id))
+    }
+
+    #[test]
+    fn toml_and_yaml_give_the_same_json() {
+        let toml = parse_text("a.toml", "name = \"x\"\nreplicas = 2\n[env]\nA = \"1\"\n").unwrap();
+        let yaml = parse_text("a.yaml", "name: x\nreplicas: 2\nenv:\n  A: \"1\"\n").unwrap();
+        assert_eq!(toml.to_json(), yaml.to_json());
+    }
+
+    #[test]
+    fn krm_form_unwraps_to_the_bare_form() {
+        let krm = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: x\n  annotations: {a: b}\nspec:\n  replicas: 2\n";
+        let node = parse_text("k.yaml", krm).unwrap();
+        assert_eq!(node.to_json(), serde_json::json!({"name": "x", "replicas": 2}));
+        let (name, _) = node.pointer("/name").unwrap();
+        assert_eq!(&krm[name.span.start..name.span.end], "x");
+    }
+
+    #[test]
+    fn content_decides_without_an_extension() {
+        assert!(parse_text("-", "name: x\n").unwrap().get("name").is_some());
+        assert!(parse_text("-", "# c\nname = \"x\"\n").unwrap().get("name").is_some());
+    }
+
+    #[test]
+    fn yaml_11_booleans_stay_strings() {
+        let node = parse_text("a.yaml", "suspend: yes\n").unwrap();
+        assert_eq!(node.to_json(), serde_json::json!({"suspend": "yes"}));
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_not_a_crash() {
+        for text in [format!("a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)), format!("a: {}1{}", "[".repeat(100_000), "]".repeat(100_000))] {
+            let name = if text.contains('=') { "d.toml" } else { "d.yaml" };
+            assert!(parse_text(name, &text).is_err());
+        }
+        let dotted = format!("{} = 1", (0..20).map(|i| format!("k{i}")).collect::<Vec<_>>().join("."));
+        let errs = parse_text("d.toml", &dotted).unwrap_err();
+        assert_eq!(errs[0].code, codes::PARSE_TOO_DEEP);
+    }
+}

@@ -1,0 +1,189 @@
+//! Stage 1, read: source files into memory, size-limited and checked for UTF-8.
+//!
+//! Every span in trainc names the source it points into by a [`SourceId`], so a
+//! diagnostic can show the right line of the right file (the base spec or an
+//! overlay). This module owns the table of sources; it does not parse anything.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::diagnostic::{Diagnostic, codes};
+
+/// The largest spec file trainc reads. Real specs are a few kilobytes; the limit
+/// keeps a mistaken `trainc check /var/log/huge.log` from eating memory.
+pub const MAX_SOURCE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Index of a source in [`Sources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(pub u32);
+
+/// A byte range in one source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub source: SourceId,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(source: SourceId, start: usize, end: usize) -> Self {
+        Span { source, start, end: end.max(start) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// One file (or standard input) as text, with the name diagnostics show for it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// All sources of one compilation, indexed by [`SourceId`].
+#[derive(Debug, Default, Clone)]
+pub struct Sources {
+    sources: Vec<Source>,
+}
+
+impl Sources {
+    pub fn new() -> Self {
+        Sources::default()
+    }
+
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
+        let id = SourceId(u32::try_from(self.sources.len()).expect("fewer than 2^32 sources"));
+        self.sources.push(Source { name: name.into(), text: text.into() });
+        id
+    }
+
+    pub fn get(&self, id: SourceId) -> &Source {
+        &self.sources[id.0 as usize]
+    }
+}
+
+/// Why a file could not be turned into a source.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file could not be opened or read: a usage or I/O problem (exit 2).
+    Io { name: String, error: std::io::Error },
+    /// The file was read but cannot be a spec (too large, not UTF-8): exit 1.
+    Invalid(Box<Diagnostic>),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io { name, error } => write!(f, "cannot read `{name}`: {error}"),
+            ReadError::Invalid(diagnostic) => f.write_str(&diagnostic.message),
+        }
+    }
+}
+
+/// Reads a file (or standard input for `-`) into `sources`.
+///
+/// Files over [`MAX_SOURCE_BYTES`] are refused before they are read whole, and
+/// invalid UTF-8 is reported at the line and column of the first bad byte.
+pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
+    use std::io::Read;
+
+    let name = path.display().to_string();
+    let io = |error| ReadError::Io { name: name.clone(), error };
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin().lock().take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(io)?;
+        if file.metadata().map_err(io)?.is_dir() {
+            return Err(io(std::io::Error::other("is a directory")));
+        }
+        file.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    }
+    let name = if path == Path::new("-") { "<stdin>".to_owned() } else { name };
+    add_bytes(sources, name, bytes)
+}
+
+/// Adds already-read bytes as a source, applying the same limits as [`read`].
+pub fn add_bytes(sources: &mut Sources, name: String, bytes: Vec<u8>) -> Result<SourceId, ReadError> {
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        let id = sources.add(name.clone(), String::new());
+        return Err(ReadError::Invalid(Box::new(
+            Diagnostic::error(
+                codes::SOURCE_TOO_LARGE,
+                Span::new(id, 0, 0),
+                format!("`{name}` is larger than 4 MiB"),
+            )
+            .with_help("a training spec is a few kilobytes; check that this is the right file"),
+        )));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(sources.add(name, text)),
+        Err(error) => {
+            let valid = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            // Keep the valid prefix so the diagnostic can show where the bad byte is.
+            let text = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+            let id = sources.add(name.clone(), text);
+            Err(ReadError::Invalid(Box::new(
+                Diagnostic::error(
+                    codes::SOURCE_NOT_UTF8,
+                    Span::new(id, valid, valid),
+                    format!("`{name}` is not valid UTF-8"),
+                )
+                .with_label("the first invalid byte is here")
+                .with_help("save the file as UTF-8"),
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let mut sources = Sources::new();
+        let id = sources.add("a", "ab\nçd = 1\n");
+        let source = sources.get(id);
+        assert_eq!(source.line_col(0), (1, 1));
+        assert_eq!(source.line_col(3), (2, 1));
+        assert_eq!(source.line_col(6), (2, 3)); // after the two-byte `ç` and `d`
+    }
+
+    #[test]
+    fn oversized_and_non_utf8_are_diagnostics() {
+        let mut sources = Sources::new();
+        let big = vec![b'a'; usize::try_from(MAX_SOURCE_BYTES).unwrap() + 1];
+        assert!(matches!(add_bytes(&mut sources, "big".into(), big), Err(ReadError::Invalid(_))));
+        let err = add_bytes(&mut sources, "bad".into(), b"name = \"\xff\"".to_vec()).unwrap_err();
+        let ReadError::Invalid(d) = err else { panic!("expected a diagnostic") };
+        assert_eq!(d.code, codes::SOURCE_NOT_UTF8);
+        assert_eq!(d.primary.span.start, 8);
+    }
+}

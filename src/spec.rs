@@ -1,0 +1,489 @@
+//! The spec as users write it: every field optional except `name` and `image`,
+//! camelCase keys, unknown keys rejected.
+//!
+//! These types are the source of `schemas/trainspec.schema.json` (through
+//! schemars: doc comments become descriptions, so keep them user-facing). They
+//! carry no defaults and no cross-field logic: defaults live in the resolve
+//! stage, cross-field rules in `validate::rules`. Value formats that a JSON
+//! Schema can only describe poorly (quantities, durations, names) are plain
+//! strings here and checked by the rules, which can say how to fix them.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A distributed PyTorch training run, compiled by trainc into Kubernetes objects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "trainc TrainSpec")]
+pub struct Spec {
+    /// Name of the job: a DNS-1035 label (lowercase letters, digits, `-`; starts with a letter), short enough that the pod and service names the target derives from it stay within 63 characters.
+    pub name: String,
+    /// Namespace of every generated object. Omit it to let `kubectl apply -n` or kustomize decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default) or `trainjob` (Kubeflow Trainer v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest.
+    pub image: String,
+    /// Python script to run under torchrun: `torchrun SCRIPT ARGS`. Exactly one of `script`, `module`, `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// Python module to run under torchrun: `torchrun -m MODULE ARGS`. Exactly one of `script`, `module`, `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// Command run verbatim, without torchrun (it must start the distributed processes itself). Exactly one of `script`, `module`, `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// Arguments passed after the script, module or command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// Working directory of the container: an absolute path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    /// Number of pods (nodes), at least 1; or `"min:max"` for an elastic job that runs with any count in that range. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Replicas>,
+    /// Processes per pod: an integer, `"gpu"` (one per GPU), `"auto"` or `"cpu"` (decided by torchrun on the node). Default: the GPU count when `resources.gpus` > 0, else 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_proc_per_node: Option<NProcPerNode>,
+    /// Compute resources of each pod. Requests equal limits (Guaranteed QoS) unless `[resources.limits]` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+    /// Environment variables of the training container, in the order written: a string, or `{ secret, key }`, `{ configMap, key }`, `{ field }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<IndexMap<String, EnvValue>>,
+    /// Volumes keyed by name, each with a `mountPath` and exactly one source: `size` (a new PVC), `claim`, `emptyDir`, `configMap` or `secret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes: Option<IndexMap<String, Volume>>,
+    /// Elastic training settings; only with `replicas = "min:max"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<Elastic>,
+    /// What happens when pods fail, finish or run too long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Policy>,
+    /// Where and how the pods are scheduled: queues, priorities, node selection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    /// Container ports exposed on the rank-0 pod through a Service named after the job: port name to port number, e.g. `tensorboard = 6006`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<BTreeMap<String, u16>>,
+    /// Labels put on every generated object and every pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Annotations put on every generated object and every pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Settings for `target = "trainjob"` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainjob: Option<TrainJobOptions>,
+    /// Template values, used in strings as `{{ vars.NAME }}` and overridden with `--set NAME=VALUE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vars: Option<BTreeMap<String, VarValue>>,
+}
+
+/// The kind of objects trainc generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// `kubeflow.org/v1 PyTorchJob` for the Kubeflow Training Operator (v1.7 to v1.9).
+    Pytorchjob,
+    /// `trainer.kubeflow.org/v1alpha1 TrainJob` for Kubeflow Trainer v2.
+    Trainjob,
+}
+
+impl Target {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Pytorchjob => "pytorchjob",
+            Target::Trainjob => "trainjob",
+        }
+    }
+}
+
+/// A fixed pod count, or an elastic `"min:max"` range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Replicas {
+    /// Exactly this many pods.
+    Fixed(#[schemars(range(min = 1))] u32),
+    /// Elastic: `"min:max"`, e.g. `"2:4"`.
+    Elastic(String),
+}
+
+/// Processes per pod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum NProcPerNode {
+    /// Exactly this many processes.
+    Count(#[schemars(range(min = 1))] u32),
+    /// Decided per node.
+    Keyword(NProcKeyword),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NProcKeyword {
+    /// One process per GPU in `resources.gpus`; trainc writes the number.
+    Gpu,
+    /// torchrun decides on the node: the GPU count, else the host's CPU count.
+    Auto,
+    /// torchrun starts one process per host CPU.
+    Cpu,
+}
+
+/// A Kubernetes quantity such as `500m`, `8`, `32Gi`, `1e3`; numbers are accepted too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Quantity {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl Quantity {
+    /// The quantity as Kubernetes would see it in YAML.
+    pub fn text(&self) -> String {
+        match self {
+            Quantity::Text(text) => text.clone(),
+            Quantity::Number(number) => number.to_string(),
+        }
+    }
+}
+
+/// A duration: integer seconds, or a string such as `90s`, `15m`, `1h30m`, `2d`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Duration {
+    Seconds(u64),
+    Text(String),
+}
+
+/// Per-pod compute resources.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Resources {
+    /// CPU cores per pod: `8`, `"500m"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Quantity>,
+    /// Memory per pod: `"32Gi"`, `"500Mi"` (binary suffixes `Ki Mi Gi Ti`, decimal `k M G T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Quantity>,
+    /// GPUs per pod, requested as `gpuResource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// Extended resource name of the GPUs. Default `nvidia.com/gpu`; e.g. `amd.com/gpu`, `nvidia.com/mig-1g.10gb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_resource: Option<String>,
+    /// Size of `/dev/shm` (a memory-backed emptyDir), needed by NCCL and DataLoader workers: `"8Gi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm: Option<Quantity>,
+    /// Local ephemeral storage per pod: `"50Gi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<Quantity>,
+    /// Limits that differ from the requests above (Burstable QoS); anything not named keeps limit = request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ResourceLimits>,
+}
+
+/// Limits that differ from the requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceLimits {
+    /// CPU limit per pod; at least the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Quantity>,
+    /// Memory limit per pod; at least the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Quantity>,
+    /// Ephemeral storage limit per pod; at least the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<Quantity>,
+}
+
+/// An environment variable's value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EnvValue {
+    /// A literal value. Kubernetes env values are strings: quote numbers (`"4"`).
+    Literal(String),
+    /// A value read from a Secret, a ConfigMap or the pod's own fields.
+    Source(EnvSource),
+}
+
+/// Exactly one of `secret` (with `key`), `configMap` (with `key`) or `field`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EnvSource {
+    /// Name of a Secret in the job's namespace (secretKeyRef).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// Name of a ConfigMap in the job's namespace (configMapKeyRef).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<String>,
+    /// Key inside the Secret or ConfigMap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// A pod field (fieldRef), e.g. `metadata.name`, `status.podIP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// With `secret` or `configMap`: start the pod even if it or the key is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<bool>,
+}
+
+/// A volume mounted into every pod.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Volume {
+    /// Absolute path where the volume appears in the container.
+    pub mount_path: String,
+    /// Source: a new PersistentVolumeClaim `<name>-<volume>` of this size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Quantity>,
+    /// Source: an existing PersistentVolumeClaim; nothing is generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+    /// Source: a scratch directory on the node, `true` or a size limit such as `"50Gi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_dir: Option<EmptyDir>,
+    /// Source: a ConfigMap, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<String>,
+    /// Source: a Secret, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// With `size`: access modes of the new claim. Default `ReadWriteMany` when replicas > 1, else `ReadWriteOnce`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_modes: Option<Vec<AccessMode>>,
+    /// With `size`: storage class of the new claim. Default: the cluster's default class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_class: Option<String>,
+    /// Mount read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// Mount only this relative path inside the volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_path: Option<String>,
+}
+
+/// `true` or a size limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EmptyDir {
+    Enabled(bool),
+    SizeLimit(Quantity),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum AccessMode {
+    ReadWriteOnce,
+    ReadOnlyMany,
+    ReadWriteMany,
+    ReadWriteOncePod,
+}
+
+/// Elastic training (with `replicas = "min:max"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Elastic {
+    /// How many times torchrun restarts the workers before the job fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_restarts: Option<u32>,
+    /// Rendezvous backend. Default `c10d`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_backend: Option<RdzvBackend>,
+    /// Extra rendezvous settings, e.g. `{ join_timeout = "1200" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_conf: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RdzvBackend {
+    C10d,
+    Etcd,
+    EtcdV2,
+}
+
+/// Failure, completion and time limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Policy {
+    /// When a failed pod is restarted: `Never`, `OnFailure`, `Always`, or `ExitCode` (retryable exit codes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<RestartPolicy>,
+    /// Retries before the job is marked failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_limit: Option<u32>,
+    /// Delete the finished job after this long: seconds or `"1h"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_after_finished: Option<Duration>,
+    /// Fail the job if it runs longer than this: seconds or `"24h"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_deadline: Option<Duration>,
+    /// Which pods to delete when the job finishes: `None`, `Running`, `All`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean_pod_policy: Option<CleanPodPolicy>,
+    /// Create the job suspended; it starts when unsuspended (or admitted by Kueue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RestartPolicy {
+    Never,
+    OnFailure,
+    Always,
+    ExitCode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CleanPodPolicy {
+    None,
+    Running,
+    All,
+}
+
+/// Scheduling: queues, priorities, placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scheduling {
+    /// Kueue LocalQueue; becomes the `kueue.x-k8s.io/queue-name` label on the job object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// PriorityClass of the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Scheduler of the pods, e.g. `volcano`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    /// All-or-nothing scheduling: no pod starts until all can (minAvailable = all replicas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gang: Option<bool>,
+    /// Only nodes with these labels, e.g. `{ "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// Taints the pods tolerate, e.g. `{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
+    /// At most one pod of this job per node (pod anti-affinity on the hostname).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_across_nodes: Option<bool>,
+    /// ServiceAccount the pods run as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    /// Secrets used to pull the image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_secrets: Option<Vec<String>>,
+}
+
+/// A Kubernetes toleration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Toleration {
+    /// Taint key; empty with `operator = "Exists"` tolerates everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `Equal` (default) or `Exists`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<TolerationOperator>,
+    /// Taint value, with `operator = "Equal"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<TaintEffect>,
+    /// With `NoExecute`: how long the pod stays bound after the taint appears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TolerationOperator {
+    Equal,
+    Exists,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// Settings for Kubeflow Trainer v2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TrainJobOptions {
+    /// Name of the ClusterTrainingRuntime to use. Default `torch-distributed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later) or `v2.1` (podTemplateOverrides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_level: Option<ApiLevel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApiLevel {
+    #[serde(rename = "v2.2")]
+    V2_2,
+    #[serde(rename = "v2.1")]
+    V2_1,
+}
+
+/// A template value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum VarValue {
+    Bool(bool),
+    Number(serde_json::Number),
+    Text(String),
+}
+
+/// The JSON Schema of a spec, as committed in `schemas/trainspec.schema.json`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Spec)).expect("a schema is JSON");
+    strip_null(&mut schema);
+    schema["$id"] = serde_json::json!("https://trainc.dev/schemas/trainspec.schema.json");
+    schema
+}
+
+/// Removes the `null` that schemars allows for every `Option`: an optional key
+/// is left out, not set to null (TOML has no null; in YAML it is a mistake).
+fn strip_null(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::Array(types)) = object.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    object.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+                branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
+                if branches.len() == 1 {
+                    let Some(Value::Object(only)) = branches.pop() else { unreachable!("one branch") };
+                    object.remove("anyOf");
+                    for (key, value) in only {
+                        object.entry(key).or_insert(value);
+                    }
+                }
+            }
+            object.values_mut().for_each(strip_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_null),
+        _ => {}
+    }
+}
+
+/// [`json_schema`] as the committed file's text: pretty, with a final newline.
+pub fn json_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&json_schema()).expect("a schema serialises");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,185 @@
+//! Kubernetes name syntaxes: DNS labels and subdomains, label keys and values,
+//! port names, environment variable names.
+
+/// The longest DNS label Kubernetes accepts (object names, label values, hostnames).
+pub const MAX_LABEL: usize = 63;
+
+/// A DNS-1035 label: lowercase letters, digits and `-`, starting with a letter,
+/// ending with a letter or digit, at most 63 characters. `Err` says what is wrong.
+pub fn dns1035_label(name: &str) -> Result<(), String> {
+    dns_label(name, true)
+}
+
+/// A DNS-1123 label: as DNS-1035, but it may start with a digit.
+pub fn dns1123_label(name: &str) -> Result<(), String> {
+    dns_label(name, false)
+}
+
+fn dns_label(name: &str, letter_first: bool) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
+        return Err(if c.is_ascii_uppercase() {
+            "it has uppercase letters".to_owned()
+        } else {
+            format!("`{c}` is not allowed (only lowercase letters, digits and `-`)")
+        });
+    }
+    if letter_first && !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err("it must start with a letter".to_owned());
+    }
+    if name.starts_with('-') {
+        return Err("it must start with a letter or digit".to_owned());
+    }
+    if name.ends_with('-') {
+        return Err("it must end with a letter or digit".to_owned());
+    }
+    if name.len() > MAX_LABEL {
+        return Err(format!("it is {} characters long; the limit is {MAX_LABEL}", name.len()));
+    }
+    Ok(())
+}
+
+/// A DNS-1123 subdomain: dot-separated DNS-1123 labels, at most 253 characters.
+pub fn dns1123_subdomain(name: &str) -> Result<(), String> {
+    if name.len() > 253 {
+        return Err(format!("it is {} characters long; the limit is 253", name.len()));
+    }
+    for part in name.split('.') {
+        dns_label(part, false).map_err(|why| if part.is_empty() { "it has an empty part between dots".to_owned() } else { why })?;
+    }
+    Ok(())
+}
+
+/// A lowercase DNS-1035 label close to `name`, to offer in a help line.
+pub fn suggest_dns1035(name: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in name.chars() {
+        match c {
+            'a'..='z' | '0'..='9' => out.push(c),
+            'A'..='Z' => out.push(c.to_ascii_lowercase()),
+            _ if !out.ends_with('-') => out.push('-'),
+            _ => {}
+        }
+    }
+    let out = out.trim_start_matches(|c: char| c == '-' || c.is_ascii_digit()).trim_end_matches('-');
+    let out: String = out.chars().take(MAX_LABEL).collect();
+    let out = out.trim_end_matches('-').to_owned();
+    (!out.is_empty() && out != name).then_some(out)
+}
+
+/// A label key or annotation key: `[prefix/]name`, the prefix a DNS subdomain,
+/// the name at most 63 characters of alphanumerics, `-`, `_`, `.`, starting and
+/// ending with an alphanumeric.
+pub fn qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        if prefix.is_empty() {
+            return Err("the prefix before `/` is empty".to_owned());
+        }
+        dns1123_subdomain(prefix).map_err(|why| format!("the prefix `{prefix}` is not a DNS subdomain: {why}"))?;
+    }
+    if name.is_empty() {
+        return Err("the name part is empty".to_owned());
+    }
+    label_text(name).map_err(|why| format!("the name part `{name}` {why}"))
+}
+
+/// A label value: empty, or as the name part of a [`qualified_name`].
+pub fn label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() { Ok(()) } else { label_text(value).map_err(|why| format!("`{value}` {why}")) }
+}
+
+fn label_text(text: &str) -> Result<(), String> {
+    if text.len() > MAX_LABEL {
+        return Err(format!("is {} characters long; the limit is {MAX_LABEL}", text.len()));
+    }
+    if let Some(c) = text.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))) {
+        return Err(format!("contains `{c}`; only letters, digits, `-`, `_` and `.` are allowed"));
+    }
+    if !text.starts_with(|c: char| c.is_ascii_alphanumeric()) || !text.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err("must start and end with a letter or digit".to_owned());
+    }
+    Ok(())
+}
+
+/// A container port name (IANA service name): at most 15 lowercase
+/// alphanumerics and `-`, with at least one letter, no `--`, not starting or
+/// ending with `-`.
+pub fn port_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 15 {
+        return Err(format!("it is {} characters long; port names have 1 to 15", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
+        return Err(format!("`{c}` is not allowed (only lowercase letters, digits and `-`)"));
+    }
+    if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
+        return Err("`-` may not start or end it, or appear twice in a row".to_owned());
+    }
+    if !name.chars().any(|c| c.is_ascii_lowercase()) {
+        return Err("it needs at least one letter".to_owned());
+    }
+    Ok(())
+}
+
+/// An environment variable name as Kubernetes validates it: letters, digits,
+/// `_`, `-`, `.`, not starting with a digit.
+pub fn env_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err("it starts with a digit".to_owned());
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
+        return Err(format!("`{c}` is not allowed (only letters, digits, `_`, `-` and `.`)"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_labels() {
+        assert!(dns1035_label("mnist-ddp").is_ok());
+        assert!(dns1035_label("1mnist").is_err());
+        assert!(dns1123_label("1mnist").is_ok());
+        assert!(dns1035_label("Mnist").unwrap_err().contains("uppercase"));
+        assert!(dns1035_label("a_b").unwrap_err().contains("`_`"));
+        assert!(dns1035_label("ab-").is_err());
+        assert!(dns1035_label(&"a".repeat(64)).is_err());
+        assert!(dns1123_subdomain("nvidia.com").is_ok());
+        assert!(dns1123_subdomain("a..b").is_err());
+        assert_eq!(suggest_dns1035("My_Job"), Some("my-job".to_owned()));
+    }
+
+    #[test]
+    fn label_syntax() {
+        assert!(qualified_name("app.kubernetes.io/name").is_ok());
+        assert!(qualified_name("team").is_ok());
+        assert!(qualified_name("Bad Key").is_err());
+        assert!(qualified_name("/x").is_err());
+        assert!(qualified_name("UPPER.io/x").is_err());
+        assert!(label_value("").is_ok());
+        assert!(label_value("v1.2_x").is_ok());
+        assert!(label_value("a b").is_err());
+        assert!(label_value("-a").is_err());
+    }
+
+    #[test]
+    fn port_and_env_names() {
+        assert!(port_name("tensorboard").is_ok());
+        assert!(port_name("tensorboard-port").is_err());
+        assert!(port_name("1234").is_err());
+        assert!(port_name("a--b").is_err());
+        assert!(env_name("NCCL_DEBUG").is_ok());
+        assert!(env_name("1X").is_err());
+        assert!(env_name("A B").is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! The parsed document: a value tree in which every key and value keeps its span.
+//!
+//! Parsers (TOML, YAML) produce a [`Node`]; composition and templates rewrite
+//! it; validation reads it through JSON pointers so that an error found on the
+//! typed spec can still point at the exact characters the user wrote.
+
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Integer(i64),
+    Float(f64),
+    String(String),
+    Array(Vec<Node>),
+    Table(Vec<Entry>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub key_span: Span,
+    pub value: Node,
+}
+
+impl Node {
+    pub fn new(value: Value, span: Span) -> Self {
+        Node { value, span }
+    }
+
+    pub fn as_table(&self) -> Option<&[Entry]> {
+        match &self.value {
+            Value::Table(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.as_table()?.iter().find(|entry| entry.key == key)
+    }
+
+    /// Depth of the deepest container: a scalar is 0, `{a = 1}` is 1.
+    pub fn depth(&self) -> usize {
+        // Iterative, so a pathological tree cannot overflow the stack here.
+        let mut max = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((node, depth)) = stack.pop() {
+            max = max.max(depth);
+            match &node.value {
+                Value::Array(items) => stack.extend(items.iter().map(|n| (n, depth + 1))),
+                Value::Table(entries) => stack.extend(entries.iter().map(|e| (&e.value, depth + 1))),
+                _ => {}
+            }
+        }
+        max
+    }
+
+    /// The node at a JSON pointer (`/volumes/data/size`), and the span of the key
+    /// that holds it (`None` for the root and for array items).
+    pub fn pointer(&self, pointer: &str) -> Option<(&Node, Option<Span>)> {
+        let mut node = self;
+        let mut key_span = None;
+        for segment in pointer.split('/').skip(1) {
+            let segment = segment.replace("~1", "/").replace("~0", "~");
+            match &node.value {
+                Value::Table(entries) => {
+                    let entry = entries.iter().find(|e| e.key == segment)?;
+                    key_span = Some(entry.key_span);
+                    node = &entry.value;
+                }
+                Value::Array(items) => {
+                    node = items.get(segment.parse::<usize>().ok()?)?;
+                    key_span = None;
+                }
+                _ => return None,
+            }
+        }
+        Some((node, key_span))
+    }
+
+    /// The span of the value at `pointer`, or of its nearest existing ancestor.
+    pub fn span_at(&self, pointer: &str) -> Span {
+        let mut pointer = pointer;
+        loop {
+            if let Some((node, _)) = self.pointer(pointer) {
+                return node.span;
+            }
+            match pointer.rfind('/') {
+                Some(i) => pointer = &pointer[..i],
+                None => return self.span,
+            }
+        }
+    }
+
+    /// The span of the key at `pointer` (falls back to the value's span).
+    pub fn key_span_at(&self, pointer: &str) -> Span {
+        match self.pointer(pointer) {
+            Some((_, Some(key_span))) => key_span,
+            _ => self.span_at(pointer),
+        }
+    }
+
+    /// The span covering `key = value` at `pointer`.
+    pub fn entry_span_at(&self, pointer: &str) -> Span {
+        match self.pointer(pointer) {
+            Some((node, Some(key)))
+                if key.source == node.span.source && key.start <= node.span.start =>
+            {
+                Span::new(key.source, key.start, node.span.end)
+            }
+            _ => self.key_span_at(pointer),
+        }
+    }
+
+    /// The plain JSON value, for schema validation and typed deserialization.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Integer(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::String(s) => J::String(s.clone()),
+            Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Table(entries) => {
+                J::Object(entries.iter().map(|e| (e.key.clone(), e.value.to_json())).collect())
+            }
+        }
+    }
+}
+
+/// Escapes one JSON pointer segment.
+pub fn pointer_segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceId;
+
+    fn span(start: usize, end: usize) -> Span {
+        Span::new(SourceId(0), start, end)
+    }
+
+    #[test]
+    fn pointer_walks_tables_and_arrays() {
+        let leaf = Node::new(Value::String("x".into()), span(10, 13));
+        let array = Node::new(Value::Array(vec![leaf]), span(8, 15));
+        let root = Node::new(
+            Value::Table(vec![Entry { key: "a/b".into(), key_span: span(0, 3), value: array }]),
+            span(0, 20),
+        );
+        assert_eq!(root.pointer("/a~1b/0").unwrap().0.span, span(10, 13));
+        assert_eq!(root.key_span_at("/a~1b"), span(0, 3));
+        assert_eq!(root.span_at("/a~1b/7"), span(8, 15));
+        assert_eq!(root.entry_span_at("/a~1b"), span(0, 15));
+        assert_eq!(root.depth(), 2);
+    }
+}
