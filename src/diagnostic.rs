@@ -79,7 +79,10 @@ impl Diagnostic {
     /// Another labelled span; shown when it is in the same file as the primary one.
     #[must_use]
     pub fn with_secondary(mut self, span: Span, text: impl Into<String>) -> Self {
-        self.secondary.push(Label { span, text: Some(text.into()) });
+        self.secondary.push(Label {
+            span,
+            text: Some(text.into()),
+        });
         self
     }
 
@@ -133,18 +136,25 @@ impl Diagnostic {
 }
 
 fn escape_github_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_github_property(text: &str) -> String {
-    escape_github_data(text).replace(':', "%3A").replace(',', "%2C")
+    escape_github_data(text)
+        .replace(':', "%3A")
+        .replace(',', "%2C")
 }
 
 /// Sorts diagnostics into reading order: by file, then position, errors first.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {
-        (a.primary.span.source, a.primary.span.start, a.severity)
-            .cmp(&(b.primary.span.source, b.primary.span.start, b.severity))
+        (a.primary.span.source, a.primary.span.start, a.severity).cmp(&(
+            b.primary.span.source,
+            b.primary.span.start,
+            b.severity,
+        ))
     });
 }
 
@@ -157,13 +167,19 @@ pub struct Style {
 
 impl Style {
     /// No colour, fixed width: the same bytes on every machine (pipes, tests, CI).
-    pub const PLAIN: Style = Style { color: false, width: 100 };
+    pub const PLAIN: Style = Style {
+        color: false,
+        width: 100,
+    };
 }
 
 /// Renders one diagnostic as miette's graphical report, with the source snippet.
 pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> String {
-    let theme =
-        if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let theme = if style.color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(style.width)
         .with_context_lines(1)
@@ -173,11 +189,18 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
     let (_, line, col) = diagnostic.location(sources);
     let report = Report {
         diagnostic,
-        header: format!("{}:{line}:{col}: {}", source.name, diagnostic.message),
+        header: format!(
+            "{}:{line}:{col}: {}: {}",
+            source.name,
+            diagnostic.severity.as_str(),
+            diagnostic.message
+        ),
         source: NamedSource::new(&source.name, source.text.clone()),
     };
     let mut out = String::new();
-    handler.render_report(&mut out, &report).expect("rendering into a String cannot fail");
+    handler
+        .render_report(&mut out, &report)
+        .expect("rendering into a String cannot fail");
     out
 }
 
@@ -215,7 +238,10 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.diagnostic.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.diagnostic
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -249,5 +275,9 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
 }

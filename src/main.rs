@@ -1,3 +1,8 @@
-fn main() {
-    println!("{}", trainc::spec::json_schema_text());
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = trainc::cli::Cli::parse();
+    trainc::commands::run(cli).into()
 }

@@ -68,7 +68,9 @@ pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
             Diagnostic::error(
                 codes::PARSE_TOO_DEEP,
                 Span::new(id, 0, 0),
-                format!("the document nests {depth} levels deep; no spec nests deeper than {MAX_DEPTH}"),
+                format!(
+                    "the document nests {depth} levels deep; no spec nests deeper than {MAX_DEPTH}"
+                ),
             )
             .with_help("check that this is a training spec"),
         ]);
@@ -98,10 +100,18 @@ fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
     let whole = Span::new(id, 0, text.len());
     let mut problems = Vec::new();
     let entries = toml_table(id, table.get_ref(), &mut problems);
-    if problems.is_empty() { Ok(Node::new(Value::Table(entries), whole)) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(Node::new(Value::Table(entries), whole))
+    } else {
+        Err(problems)
+    }
 }
 
-fn toml_table(id: SourceId, table: &toml::de::DeTable<'_>, problems: &mut Vec<Diagnostic>) -> Vec<Entry> {
+fn toml_table(
+    id: SourceId,
+    table: &toml::de::DeTable<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<Entry> {
     table
         .iter()
         .map(|(key, value)| {
@@ -110,7 +120,11 @@ fn toml_table(id: SourceId, table: &toml::de::DeTable<'_>, problems: &mut Vec<Di
             if value.span.is_empty() {
                 value.span = key_span; // implicit tables (dotted keys) have no text of their own
             }
-            Entry { key: key.get_ref().to_string(), key_span, value }
+            Entry {
+                key: key.get_ref().to_string(),
+                key_span,
+                value,
+            }
         })
         .collect()
 }
@@ -134,7 +148,10 @@ fn toml_value(
         DeValue::Float(f) => match f.as_str().parse::<f64>() {
             Ok(f) if f.is_finite() => Value::Float(f),
             _ => {
-                problems.push(unsupported(span, "infinite and NaN numbers have no meaning in a spec"));
+                problems.push(unsupported(
+                    span,
+                    "infinite and NaN numbers have no meaning in a spec",
+                ));
                 Value::Null
             }
         },
@@ -146,7 +163,9 @@ fn toml_value(
             );
             Value::Null
         }
-        DeValue::Array(items) => Value::Array(items.iter().map(|v| toml_value(id, v, problems)).collect()),
+        DeValue::Array(items) => {
+            Value::Array(items.iter().map(|v| toml_value(id, v, problems)).collect())
+        }
         DeValue::Table(table) => Value::Table(toml_table(id, table, problems)),
     };
     Node::new(value, span)
@@ -165,7 +184,11 @@ fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
         strict_booleans: true,
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
     };
-    if text.trim().is_empty() || text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
         return Ok(Node::new(Value::Table(Vec::new()), Span::new(id, 0, 0)));
     }
     match serde_saphyr::from_str_with_options::<Spanned<Yaml>>(text, options) {
@@ -190,11 +213,21 @@ fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnost
     // serde-saphyr's message may embed its own location and snippet; keep the first line.
     let message = error.to_string();
     let message = message.lines().next().unwrap_or("").trim();
-    let message = message.split(" at line ").next().unwrap_or(message).trim_end_matches('.');
-    let mut diagnostic = Diagnostic::error(codes::PARSE_YAML, span, format!("invalid YAML: {}", lowercase_first(message)));
+    let message = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(message)
+        .trim_end_matches('.');
+    let mut diagnostic = Diagnostic::error(
+        codes::PARSE_YAML,
+        span,
+        format!("invalid YAML: {}", lowercase_first(message)),
+    );
     if message.contains("budget") || message.contains("depth") {
         diagnostic.code = codes::PARSE_TOO_DEEP;
-        diagnostic = diagnostic.with_help(format!("no spec nests deeper than {MAX_DEPTH} levels or holds more than one document"));
+        diagnostic = diagnostic.with_help(format!(
+            "no spec nests deeper than {MAX_DEPTH} levels or holds more than one document"
+        ));
     }
     diagnostic
 }
@@ -241,10 +274,18 @@ impl<'de> Visitor<'de> for YamlVisitor {
         Ok(Yaml::Integer(v))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Yaml, E> {
-        i64::try_from(v).map(Yaml::Integer).map_err(|_| E::custom("integer does not fit in 64 bits"))
+        i64::try_from(v)
+            .map(Yaml::Integer)
+            .map_err(|_| E::custom("integer does not fit in 64 bits"))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Yaml, E> {
-        if v.is_finite() { Ok(Yaml::Float(v)) } else { Err(E::custom("infinite and NaN numbers have no meaning in a spec")) }
+        if v.is_finite() {
+            Ok(Yaml::Float(v))
+        } else {
+            Err(E::custom(
+                "infinite and NaN numbers have no meaning in a spec",
+            ))
+        }
     }
     fn visit_str<E>(self, v: &str) -> Result<Yaml, E> {
         Ok(Yaml::String(v.to_owned()))
@@ -282,8 +323,14 @@ impl<'de> Visitor<'de> for YamlVisitor {
 
 fn yaml_span(id: SourceId, location: serde_saphyr::Location) -> Span {
     let span = location.span();
-    let start = span.byte_offset().and_then(|o| usize::try_from(o).ok()).unwrap_or(0);
-    let len = span.byte_len().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
+    let start = span
+        .byte_offset()
+        .and_then(|o| usize::try_from(o).ok())
+        .unwrap_or(0);
+    let len = span
+        .byte_len()
+        .and_then(|l| usize::try_from(l).ok())
+        .unwrap_or(0);
     Span::new(id, start, start + len)
 }
 
@@ -295,7 +342,9 @@ fn yaml_node(id: SourceId, spanned: Spanned<Yaml>) -> Node {
         Yaml::Integer(i) => Value::Integer(i),
         Yaml::Float(f) => Value::Float(f),
         Yaml::String(s) => Value::String(s),
-        Yaml::Seq(items) => Value::Array(items.into_iter().map(|item| yaml_node(id, item)).collect()),
+        Yaml::Seq(items) => {
+            Value::Array(items.into_iter().map(|item| yaml_node(id, item)).collect())
+        }
         Yaml::Map(entries) => Value::Table(
             entries
                 .into_iter()
@@ -326,31 +375,56 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
         return Ok(root);
     }
     let mut problems = Vec::new();
-    let expect = |key: &str, expected: &str, code: &'static str, problems: &mut Vec<Diagnostic>| match root.get(key) {
-        Some(entry) if entry.value.as_str() == Some(expected) => {}
-        Some(entry) => problems.push(
-            Diagnostic::error(code, entry.value.span, format!("`{key}` of a TrainSpec must be `{expected}`"))
+    let expect =
+        |key: &str, expected: &str, code: &'static str, problems: &mut Vec<Diagnostic>| match root
+            .get(key)
+        {
+            Some(entry) if entry.value.as_str() == Some(expected) => {}
+            Some(entry) => problems.push(
+                Diagnostic::error(
+                    code,
+                    entry.value.span,
+                    format!("`{key}` of a TrainSpec must be `{expected}`"),
+                )
                 .with_help(format!("write `{key}: {expected}`")),
-        ),
-        None => problems.push(
-            Diagnostic::error(code, root.span, format!("the KRM form needs `{key}: {expected}`"))
+            ),
+            None => problems.push(
+                Diagnostic::error(
+                    code,
+                    root.span,
+                    format!("the KRM form needs `{key}: {expected}`"),
+                )
                 .with_help(format!("add `{key}: {expected}` at the top level")),
-        ),
-    };
-    expect("apiVersion", KRM_API_VERSION, codes::KRM_API_VERSION, &mut problems);
+            ),
+        };
+    expect(
+        "apiVersion",
+        KRM_API_VERSION,
+        codes::KRM_API_VERSION,
+        &mut problems,
+    );
     expect("kind", KRM_KIND, codes::KRM_KIND, &mut problems);
 
     let mut spec = match root.get("spec") {
         Some(entry) if entry.value.as_table().is_some() => entry.value.clone(),
-        Some(entry) if entry.value.value == Value::Null => Node::new(Value::Table(Vec::new()), entry.key_span),
+        Some(entry) if entry.value.value == Value::Null => {
+            Node::new(Value::Table(Vec::new()), entry.key_span)
+        }
         Some(entry) => {
-            problems.push(Diagnostic::error(codes::PARSE_NOT_A_TABLE, entry.value.span, "`spec` must be a mapping of fields"));
+            problems.push(Diagnostic::error(
+                codes::PARSE_NOT_A_TABLE,
+                entry.value.span,
+                "`spec` must be a mapping of fields",
+            ));
             Node::new(Value::Table(Vec::new()), entry.key_span)
         }
         None => Node::new(Value::Table(Vec::new()), root.span),
     };
     for entry in entries {
-        if !matches!(entry.key.as_str(), "apiVersion" | "kind" | "metadata" | "spec") {
+        if !matches!(
+            entry.key.as_str(),
+            "apiVersion" | "kind" | "metadata" | "spec"
+        ) {
             problems.push(
                 Diagnostic::error(codes::SCHEMA_UNKNOWN_KEY, entry.key_span, format!("unknown key `{}` in a TrainSpec object", entry.key))
                     .with_help("a TrainSpec object has `apiVersion`, `kind`, `metadata` and `spec`; spec fields go under `spec`"),
@@ -359,8 +433,12 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
     }
     let metadata = root.get("metadata").map(|e| &e.value);
     for field in ["name", "namespace"] {
-        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else { continue };
-        let Value::Table(spec_entries) = &mut spec.value else { unreachable!("spec is a table") };
+        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else {
+            continue;
+        };
+        let Value::Table(spec_entries) = &mut spec.value else {
+            unreachable!("spec is a table")
+        };
         match spec_entries.iter().find(|e| e.key == field) {
             Some(in_spec) if in_spec.value.value != from_metadata.value.value => problems.push(
                 Diagnostic::error(
@@ -368,14 +446,23 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
                     in_spec.value.span,
                     format!("`spec.{field}` differs from `metadata.{field}`"),
                 )
-                .with_secondary(from_metadata.value.span, format!("`metadata.{field}` is set here"))
-                .with_help(format!("remove `{field}` from `spec`; `metadata.{field}` names the job")),
+                .with_secondary(
+                    from_metadata.value.span,
+                    format!("`metadata.{field}` is set here"),
+                )
+                .with_help(format!(
+                    "remove `{field}` from `spec`; `metadata.{field}` names the job"
+                )),
             ),
             Some(_) => {}
             None => spec_entries.insert(0, from_metadata.clone()),
         }
     }
-    if problems.is_empty() { Ok(spec) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(spec)
+    } else {
+        Err(problems)
+    }
 }
 
 #[cfg(test)]
@@ -400,7 +487,10 @@ mod tests {
     fn krm_form_unwraps_to_the_bare_form() {
         let krm = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: x\n  annotations: {a: b}\nspec:\n  replicas: 2\n";
         let node = parse_text("k.yaml", krm).unwrap();
-        assert_eq!(node.to_json(), serde_json::json!({"name": "x", "replicas": 2}));
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"name": "x", "replicas": 2})
+        );
         let (name, _) = node.pointer("/name").unwrap();
         assert_eq!(&krm[name.span.start..name.span.end], "x");
     }
@@ -408,7 +498,12 @@ mod tests {
     #[test]
     fn content_decides_without_an_extension() {
         assert!(parse_text("-", "name: x\n").unwrap().get("name").is_some());
-        assert!(parse_text("-", "# c\nname = \"x\"\n").unwrap().get("name").is_some());
+        assert!(
+            parse_text("-", "# c\nname = \"x\"\n")
+                .unwrap()
+                .get("name")
+                .is_some()
+        );
     }
 
     #[test]
@@ -419,11 +514,24 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_rejected_not_a_crash() {
-        for text in [format!("a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)), format!("a: {}1{}", "[".repeat(100_000), "]".repeat(100_000))] {
-            let name = if text.contains('=') { "d.toml" } else { "d.yaml" };
+        for text in [
+            format!("a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("a: {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+        ] {
+            let name = if text.contains('=') {
+                "d.toml"
+            } else {
+                "d.yaml"
+            };
             assert!(parse_text(name, &text).is_err());
         }
-        let dotted = format!("{} = 1", (0..20).map(|i| format!("k{i}")).collect::<Vec<_>>().join("."));
+        let dotted = format!(
+            "{} = 1",
+            (0..20)
+                .map(|i| format!("k{i}"))
+                .collect::<Vec<_>>()
+                .join(".")
+        );
         let errs = parse_text("d.toml", &dotted).unwrap_err();
         assert_eq!(errs[0].code, codes::PARSE_TOO_DEEP);
     }

@@ -27,7 +27,11 @@ pub struct Span {
 
 impl Span {
     pub fn new(source: SourceId, start: usize, end: usize) -> Self {
-        Span { source, start, end: end.max(start) }
+        Span {
+            source,
+            start,
+            end: end.max(start),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -78,7 +82,10 @@ impl Sources {
 
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
         let id = SourceId(u32::try_from(self.sources.len()).expect("fewer than 2^32 sources"));
-        self.sources.push(Source { name: name.into(), text: text.into() });
+        self.sources.push(Source {
+            name: name.into(),
+            text: text.into(),
+        });
         id
     }
 
@@ -113,23 +120,40 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
     use std::io::Read;
 
     let name = path.display().to_string();
-    let io = |error| ReadError::Io { name: name.clone(), error };
+    let io = |error| ReadError::Io {
+        name: name.clone(),
+        error,
+    };
     let mut bytes = Vec::new();
     if path == Path::new("-") {
-        std::io::stdin().lock().take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+        std::io::stdin()
+            .lock()
+            .take(MAX_SOURCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
     } else {
         let file = std::fs::File::open(path).map_err(io)?;
         if file.metadata().map_err(io)?.is_dir() {
             return Err(io(std::io::Error::other("is a directory")));
         }
-        file.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+        file.take(MAX_SOURCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
     }
-    let name = if path == Path::new("-") { "<stdin>".to_owned() } else { name };
+    let name = if path == Path::new("-") {
+        "<stdin>".to_owned()
+    } else {
+        name
+    };
     add_bytes(sources, name, bytes)
 }
 
 /// Adds already-read bytes as a source, applying the same limits as [`read`].
-pub fn add_bytes(sources: &mut Sources, name: String, bytes: Vec<u8>) -> Result<SourceId, ReadError> {
+pub fn add_bytes(
+    sources: &mut Sources,
+    name: String,
+    bytes: Vec<u8>,
+) -> Result<SourceId, ReadError> {
     if bytes.len() as u64 > MAX_SOURCE_BYTES {
         let id = sources.add(name.clone(), String::new());
         return Err(ReadError::Invalid(Box::new(
@@ -180,9 +204,14 @@ mod tests {
     fn oversized_and_non_utf8_are_diagnostics() {
         let mut sources = Sources::new();
         let big = vec![b'a'; usize::try_from(MAX_SOURCE_BYTES).unwrap() + 1];
-        assert!(matches!(add_bytes(&mut sources, "big".into(), big), Err(ReadError::Invalid(_))));
+        assert!(matches!(
+            add_bytes(&mut sources, "big".into(), big),
+            Err(ReadError::Invalid(_))
+        ));
         let err = add_bytes(&mut sources, "bad".into(), b"name = \"\xff\"".to_vec()).unwrap_err();
-        let ReadError::Invalid(d) = err else { panic!("expected a diagnostic") };
+        let ReadError::Invalid(d) = err else {
+            panic!("expected a diagnostic")
+        };
         assert_eq!(d.code, codes::SOURCE_NOT_UTF8);
         assert_eq!(d.primary.span.start, 8);
     }

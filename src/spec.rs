@@ -114,6 +114,32 @@ pub enum Replicas {
     Elastic(String),
 }
 
+impl Replicas {
+    /// The `(min, max)` of an elastic `"min:max"`; `Err` says what is wrong.
+    pub fn parse_elastic(text: &str) -> Result<(u32, u32), String> {
+        let number = |part: &str| part.trim().parse::<u32>().ok();
+        match text.split_once(':') {
+            Some((min, max)) => match (number(min), number(max)) {
+                (Some(min), Some(max)) => Ok((min, max)),
+                _ => Err(format!("`{text}` is not two whole numbers `min:max`")),
+            },
+            None => Err(format!("`{text}` is neither a number nor `min:max`")),
+        }
+    }
+
+    /// The most pods the job can run (1 when an elastic range is unreadable).
+    pub fn max(&self) -> u32 {
+        match self {
+            Replicas::Fixed(n) => *n,
+            Replicas::Elastic(text) => Self::parse_elastic(text).map_or(1, |(_, max)| max),
+        }
+    }
+
+    pub fn is_elastic(&self) -> bool {
+        matches!(self, Replicas::Elastic(_))
+    }
+}
+
 /// Processes per pod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -467,7 +493,9 @@ fn strip_null(schema: &mut serde_json::Value) {
             if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
                 branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
                 if branches.len() == 1 {
-                    let Some(Value::Object(only)) = branches.pop() else { unreachable!("one branch") };
+                    let Some(Value::Object(only)) = branches.pop() else {
+                        unreachable!("one branch")
+                    };
                     object.remove("anyOf");
                     for (key, value) in only {
                         object.entry(key).or_insert(value);

@@ -62,7 +62,9 @@ impl Node {
             max = max.max(depth);
             match &node.value {
                 Value::Array(items) => stack.extend(items.iter().map(|n| (n, depth + 1))),
-                Value::Table(entries) => stack.extend(entries.iter().map(|e| (&e.value, depth + 1))),
+                Value::Table(entries) => {
+                    stack.extend(entries.iter().map(|e| (&e.value, depth + 1)))
+                }
                 _ => {}
             }
         }
@@ -136,9 +138,12 @@ impl Node {
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
             Value::String(s) => J::String(s.clone()),
             Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
-            Value::Table(entries) => {
-                J::Object(entries.iter().map(|e| (e.key.clone(), e.value.to_json())).collect())
-            }
+            Value::Table(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -162,7 +167,11 @@ mod tests {
         let leaf = Node::new(Value::String("x".into()), span(10, 13));
         let array = Node::new(Value::Array(vec![leaf]), span(8, 15));
         let root = Node::new(
-            Value::Table(vec![Entry { key: "a/b".into(), key_span: span(0, 3), value: array }]),
+            Value::Table(vec![Entry {
+                key: "a/b".into(),
+                key_span: span(0, 3),
+                value: array,
+            }]),
             span(0, 20),
         );
         assert_eq!(root.pointer("/a~1b/0").unwrap().0.span, span(10, 13));

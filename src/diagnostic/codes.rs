@@ -46,11 +46,13 @@ codes! {
     ELASTIC_NOT_ELASTIC = "trainc::elastic::not_elastic";
     NPROC_GPU_WITHOUT_GPUS = "trainc::nproc::gpu_without_gpus";
     NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus";
+    NPROC_IDLE_GPUS = "trainc::nproc::idle_gpus";
     NPROC_AUTO_ON_CPU = "trainc::nproc::auto_on_cpu";
     QUANTITY_INVALID = "trainc::quantity::invalid";
     QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive";
     QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious";
     LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request";
+    SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory";
     GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource";
     DURATION_INVALID = "trainc::duration::invalid";
     ENV_INVALID_NAME = "trainc::env::invalid_name";
@@ -67,18 +69,17 @@ codes! {
     VOLUME_RWO_SHARED = "trainc::volumes::rwo_shared";
     VOLUME_OPTION_WITHOUT_SIZE = "trainc::volumes::option_without_size";
     VOLUME_INVALID_REFERENCE = "trainc::volumes::invalid_reference";
-    LABEL_INVALID_KEY = "trainc::labels::invalid_key";
-    LABEL_INVALID_VALUE = "trainc::labels::invalid_value";
-    LABEL_RESERVED = "trainc::labels::reserved";
-    ANNOTATIONS_TOO_LARGE = "trainc::annotations::too_large";
+    METADATA_INVALID_KEY = "trainc::metadata::invalid_key";
+    METADATA_INVALID_VALUE = "trainc::metadata::invalid_value";
+    METADATA_RESERVED = "trainc::metadata::reserved";
+    METADATA_TOO_LARGE = "trainc::metadata::too_large";
     IMAGE_INVALID = "trainc::image::invalid";
     IMAGE_UNPINNED = "trainc::image::unpinned";
     TARGET_UNSUPPORTED = "trainc::target::unsupported";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target";
-    PORT_INVALID_NAME = "trainc::ports::invalid_name";
+    PORT_INVALID = "trainc::ports::invalid";
     PORT_RESERVED = "trainc::ports::reserved";
     PORT_DUPLICATE = "trainc::ports::duplicate";
     SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name";
     SCHEDULING_TOLERATION = "trainc::scheduling::toleration";
-    SCHEDULING_GANG_WITHOUT_SCHEDULER = "trainc::scheduling::gang_without_scheduler";
 }

@@ -33,7 +33,9 @@ pub fn parse_seconds(text: &str) -> Result<u64, String> {
             "m" => 60,
             _ => 1,
         };
-        let value: u64 = number.parse().map_err(|_| format!("`{text}` is too large"))?;
+        let value: u64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is too large"))?;
         total = value
             .checked_mul(factor)
             .and_then(|v| total.checked_add(v))
@@ -56,7 +58,17 @@ mod tests {
         assert_eq!(parse_seconds("1h30m"), Ok(5400));
         assert_eq!(parse_seconds("2d"), Ok(172_800));
         assert_eq!(parse_seconds("3600"), Ok(3600));
-        for bad in ["", "1.5h", "30min", "1m1h", "1h1h", "h", "10 m", "-1s", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "1.5h",
+            "30min",
+            "1m1h",
+            "1h1h",
+            "h",
+            "10 m",
+            "-1s",
+            "99999999999999999999d",
+        ] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
     }

@@ -32,11 +32,17 @@ pub fn parse(reference: &str) -> Result<ImageRef<'_>, String> {
         check_tag(tag)?;
     }
     if name.len() > 255 {
-        return Err(format!("the repository name is {} characters long; the limit is 255", name.len()));
+        return Err(format!(
+            "the repository name is {} characters long; the limit is 255",
+            name.len()
+        ));
     }
     let mut components: Vec<&str> = name.split('/').collect();
     let first = components[0];
-    let has_domain = components.len() > 1 && (first.contains(['.', ':']) || first == "localhost" || first.chars().any(|c| c.is_ascii_uppercase()));
+    let has_domain = components.len() > 1
+        && (first.contains(['.', ':'])
+            || first == "localhost"
+            || first.chars().any(|c| c.is_ascii_uppercase()));
     if has_domain {
         check_domain(first)?;
         components.remove(0);
@@ -77,13 +83,17 @@ fn check_path_component(component: &str) -> Result<(), String> {
         return Err("it has an empty path component (`//` or a trailing `/`)".to_owned());
     }
     if component.chars().any(|c| c.is_ascii_uppercase()) {
-        return Err(format!("the repository path `{component}` has uppercase letters; image repositories are lowercase"));
+        return Err(format!(
+            "the repository path `{component}` has uppercase letters; image repositories are lowercase"
+        ));
     }
     // alphanumerics separated by `.`, `_`, `__` or one or more `-`
     let bytes = component.as_bytes();
     let valid_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     if !valid_char(bytes[0]) || !valid_char(bytes[bytes.len() - 1]) {
-        return Err(format!("the repository path `{component}` must start and end with a letter or digit"));
+        return Err(format!(
+            "the repository path `{component}` must start and end with a letter or digit"
+        ));
     }
     let mut i = 0;
     while i < bytes.len() {
@@ -98,7 +108,9 @@ fn check_path_component(component: &str) -> Result<(), String> {
         let separator = &component[start..i];
         let ok = matches!(separator, "." | "_" | "__") || separator.bytes().all(|b| b == b'-');
         if !ok {
-            return Err(format!("the repository path `{component}` has `{separator}`; use lowercase letters, digits, `.`, `_`, `-`"));
+            return Err(format!(
+                "the repository path `{component}` has `{separator}`; use lowercase letters, digits, `.`, `_`, `-`"
+            ));
         }
     }
     Ok(())
@@ -108,18 +120,37 @@ fn check_tag(tag: &str) -> Result<(), String> {
     let ok = !tag.is_empty()
         && tag.len() <= 128
         && tag.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-        && tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if ok { Ok(()) } else { Err(format!("the tag `{tag}` is invalid: up to 128 letters, digits, `_`, `.`, `-`, not starting with `.` or `-`")) }
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the tag `{tag}` is invalid: up to 128 letters, digits, `_`, `.`, `-`, not starting with `.` or `-`"
+        ))
+    }
 }
 
 fn check_digest(digest: &str) -> Result<(), String> {
     let Some((algorithm, hex)) = digest.split_once(':') else {
-        return Err(format!("the digest `{digest}` needs the form `sha256:<64 hex digits>`"));
+        return Err(format!(
+            "the digest `{digest}` needs the form `sha256:<64 hex digits>`"
+        ));
     };
-    let algorithm_ok = !algorithm.is_empty() && algorithm.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '.' | '_' | '-'));
+    let algorithm_ok = !algorithm.is_empty()
+        && algorithm.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '.' | '_' | '-')
+        });
     let hex_ok = hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit());
     let length_ok = algorithm != "sha256" || hex.len() == 64;
-    if algorithm_ok && hex_ok && length_ok { Ok(()) } else { Err(format!("the digest `{digest}` needs the form `sha256:<64 hex digits>`")) }
+    if algorithm_ok && hex_ok && length_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the digest `{digest}` needs the form `sha256:<64 hex digits>`"
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -145,7 +176,19 @@ mod tests {
 
     #[test]
     fn invalid_references() {
-        for bad in ["", "ghcr.io/Acme/train", "a b", "x:", "x:.tag", "x@sha256:abc", "a//b", "a/b/", "-a", "x:1:2", "reg:abc/x"] {
+        for bad in [
+            "",
+            "ghcr.io/Acme/train",
+            "a b",
+            "x:",
+            "x:.tag",
+            "x@sha256:abc",
+            "a//b",
+            "a/b/",
+            "-a",
+            "x:1:2",
+            "reg:abc/x",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

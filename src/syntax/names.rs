@@ -19,7 +19,10 @@ fn dns_label(name: &str, letter_first: bool) -> Result<(), String> {
     if name.is_empty() {
         return Err("it is empty".to_owned());
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
         return Err(if c.is_ascii_uppercase() {
             "it has uppercase letters".to_owned()
         } else {
@@ -36,7 +39,10 @@ fn dns_label(name: &str, letter_first: bool) -> Result<(), String> {
         return Err("it must end with a letter or digit".to_owned());
     }
     if name.len() > MAX_LABEL {
-        return Err(format!("it is {} characters long; the limit is {MAX_LABEL}", name.len()));
+        return Err(format!(
+            "it is {} characters long; the limit is {MAX_LABEL}",
+            name.len()
+        ));
     }
     Ok(())
 }
@@ -44,10 +50,19 @@ fn dns_label(name: &str, letter_first: bool) -> Result<(), String> {
 /// A DNS-1123 subdomain: dot-separated DNS-1123 labels, at most 253 characters.
 pub fn dns1123_subdomain(name: &str) -> Result<(), String> {
     if name.len() > 253 {
-        return Err(format!("it is {} characters long; the limit is 253", name.len()));
+        return Err(format!(
+            "it is {} characters long; the limit is 253",
+            name.len()
+        ));
     }
     for part in name.split('.') {
-        dns_label(part, false).map_err(|why| if part.is_empty() { "it has an empty part between dots".to_owned() } else { why })?;
+        dns_label(part, false).map_err(|why| {
+            if part.is_empty() {
+                "it has an empty part between dots".to_owned()
+            } else {
+                why
+            }
+        })?;
     }
     Ok(())
 }
@@ -63,7 +78,9 @@ pub fn suggest_dns1035(name: &str) -> Option<String> {
             _ => {}
         }
     }
-    let out = out.trim_start_matches(|c: char| c == '-' || c.is_ascii_digit()).trim_end_matches('-');
+    let out = out
+        .trim_start_matches(|c: char| c == '-' || c.is_ascii_digit())
+        .trim_end_matches('-');
     let out: String = out.chars().take(MAX_LABEL).collect();
     let out = out.trim_end_matches('-').to_owned();
     (!out.is_empty() && out != name).then_some(out)
@@ -81,7 +98,8 @@ pub fn qualified_name(key: &str) -> Result<(), String> {
         if prefix.is_empty() {
             return Err("the prefix before `/` is empty".to_owned());
         }
-        dns1123_subdomain(prefix).map_err(|why| format!("the prefix `{prefix}` is not a DNS subdomain: {why}"))?;
+        dns1123_subdomain(prefix)
+            .map_err(|why| format!("the prefix `{prefix}` is not a DNS subdomain: {why}"))?;
     }
     if name.is_empty() {
         return Err("the name part is empty".to_owned());
@@ -91,17 +109,31 @@ pub fn qualified_name(key: &str) -> Result<(), String> {
 
 /// A label value: empty, or as the name part of a [`qualified_name`].
 pub fn label_value(value: &str) -> Result<(), String> {
-    if value.is_empty() { Ok(()) } else { label_text(value).map_err(|why| format!("`{value}` {why}")) }
+    if value.is_empty() {
+        Ok(())
+    } else {
+        label_text(value).map_err(|why| format!("`{value}` {why}"))
+    }
 }
 
 fn label_text(text: &str) -> Result<(), String> {
     if text.len() > MAX_LABEL {
-        return Err(format!("is {} characters long; the limit is {MAX_LABEL}", text.len()));
+        return Err(format!(
+            "is {} characters long; the limit is {MAX_LABEL}",
+            text.len()
+        ));
     }
-    if let Some(c) = text.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))) {
-        return Err(format!("contains `{c}`; only letters, digits, `-`, `_` and `.` are allowed"));
+    if let Some(c) = text
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "contains `{c}`; only letters, digits, `-`, `_` and `.` are allowed"
+        ));
     }
-    if !text.starts_with(|c: char| c.is_ascii_alphanumeric()) || !text.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+    if !text.starts_with(|c: char| c.is_ascii_alphanumeric())
+        || !text.ends_with(|c: char| c.is_ascii_alphanumeric())
+    {
         return Err("must start and end with a letter or digit".to_owned());
     }
     Ok(())
@@ -112,10 +144,18 @@ fn label_text(text: &str) -> Result<(), String> {
 /// ending with `-`.
 pub fn port_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 15 {
-        return Err(format!("it is {} characters long; port names have 1 to 15", name.len()));
+        return Err(format!(
+            "it is {} characters long; port names have 1 to 15",
+            name.len()
+        ));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        return Err(format!("`{c}` is not allowed (only lowercase letters, digits and `-`)"));
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!(
+            "`{c}` is not allowed (only lowercase letters, digits and `-`)"
+        ));
     }
     if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
         return Err("`-` may not start or end it, or appear twice in a row".to_owned());
@@ -135,8 +175,13 @@ pub fn env_name(name: &str) -> Result<(), String> {
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         return Err("it starts with a digit".to_owned());
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
-        return Err(format!("`{c}` is not allowed (only letters, digits, `_`, `-` and `.`)"));
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "`{c}` is not allowed (only letters, digits, `_`, `-` and `.`)"
+        ));
     }
     Ok(())
 }

@@ -16,17 +16,37 @@ pub struct QuantityError {
     pub help: String,
 }
 
-const BINARY: [(&str, i32); 6] = [("Ki", 10), ("Mi", 20), ("Gi", 30), ("Ti", 40), ("Pi", 50), ("Ei", 60)];
-const DECIMAL: [(&str, i32); 9] =
-    [("n", -9), ("u", -6), ("m", -3), ("", 0), ("k", 3), ("M", 6), ("G", 9), ("T", 12), ("P", 15)];
+const BINARY: [(&str, i32); 6] = [
+    ("Ki", 10),
+    ("Mi", 20),
+    ("Gi", 30),
+    ("Ti", 40),
+    ("Pi", 50),
+    ("Ei", 60),
+];
+const DECIMAL: [(&str, i32); 9] = [
+    ("n", -9),
+    ("u", -6),
+    ("m", -3),
+    ("", 0),
+    ("k", 3),
+    ("M", 6),
+    ("G", 9),
+    ("T", 12),
+    ("P", 15),
+];
 
 pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
-    let generic_help = "write a number with an optional suffix: `500m`, `8`, `2Gi`, `100G`, `1e3`".to_owned();
+    let generic_help =
+        "write a number with an optional suffix: `500m`, `8`, `2Gi`, `100G`, `1e3`".to_owned();
     let number_end = number_prefix_len(text);
     let (number, suffix) = text.split_at(number_end);
     let digits = number.trim_start_matches(['+', '-']);
     if digits.is_empty() || digits == "." || !digits.bytes().any(|b| b.is_ascii_digit()) {
-        return Err(QuantityError { reason: format!("`{text}` does not start with a number"), help: generic_help });
+        return Err(QuantityError {
+            reason: format!("`{text}` does not start with a number"),
+            help: generic_help,
+        });
     }
     let base: f64 = number.parse().map_err(|_| QuantityError {
         reason: format!("`{number}` is not a number"),
@@ -38,12 +58,21 @@ pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
         10f64.powi(*power)
     } else if suffix == "E" {
         1e18
-    } else if let Some(exponent) = suffix.strip_prefix(['e', 'E']).filter(|e| is_signed_integer(e)) {
+    } else if let Some(exponent) = suffix
+        .strip_prefix(['e', 'E'])
+        .filter(|e| is_signed_integer(e))
+    {
         10f64.powi(exponent.parse::<i32>().unwrap_or(i32::MAX).clamp(-400, 400))
     } else {
-        return Err(QuantityError { reason: format!("`{suffix}` is not a Kubernetes quantity suffix"), help: suffix_help(number, suffix) });
+        return Err(QuantityError {
+            reason: format!("`{suffix}` is not a Kubernetes quantity suffix"),
+            help: suffix_help(number, suffix),
+        });
     };
-    Ok(Quantity { value: base * scale, suffix })
+    Ok(Quantity {
+        value: base * scale,
+        suffix,
+    })
 }
 
 fn number_prefix_len(text: &str) -> usize {
@@ -63,7 +92,9 @@ fn is_signed_integer(text: &str) -> bool {
 /// Suggests the spellings Kubernetes accepts for a familiar but wrong suffix:
 /// `64GB` → `64G` or `64Gi`; `1gi` → `1Gi`; `2KiB` → `2Ki`.
 fn suffix_help(number: &str, suffix: &str) -> String {
-    let stem = suffix.trim_end_matches(['B', 'b']).trim_end_matches(['i', 'I']);
+    let stem = suffix
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches(['i', 'I']);
     let letter = match stem.to_ascii_lowercase().as_str() {
         "k" | "kilo" => Some("k"),
         "m" | "mega" => Some("M"),
@@ -88,7 +119,10 @@ mod tests {
 
     #[test]
     fn accepts_the_kubernetes_grammar() {
-        for ok in ["1", "500m", "0.5", ".5", "1.", "2Gi", "100G", "1e3", "1E-2", "+3k", "8Ei", "3E", "250u", "10n"] {
+        for ok in [
+            "1", "500m", "0.5", ".5", "1.", "2Gi", "100G", "1e3", "1E-2", "+3k", "8Ei", "3E",
+            "250u", "10n",
+        ] {
             assert!(parse(ok).is_ok(), "{ok}");
         }
         assert_eq!(parse("2Gi").unwrap().value, 2.0 * 1024.0 * 1024.0 * 1024.0);
@@ -99,7 +133,11 @@ mod tests {
     #[test]
     fn rejects_and_explains() {
         let error = parse("64GB").unwrap_err();
-        assert!(error.help.contains("`64G`") && error.help.contains("`64Gi`"), "{}", error.help);
+        assert!(
+            error.help.contains("`64G`") && error.help.contains("`64Gi`"),
+            "{}",
+            error.help
+        );
         assert!(parse("1gi").unwrap_err().help.contains("`1Gi`"));
         assert!(parse("2KiB").unwrap_err().help.contains("`2Ki`"));
         for bad in ["", "Gi", "1 Gi", "1.2.3", "abc", "1e", "1x", "--1"] {

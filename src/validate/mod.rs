@@ -23,24 +23,59 @@ pub struct Validated {
 }
 
 /// Runs both passes over one composed document.
+///
+/// When the schema pass finds errors, the offending values are set aside and
+/// the rules still run on what remains, so one run shows every problem; the
+/// spec is returned only when there is no error at all.
 pub fn validate(tree: &Node, sources: &Sources) -> Validated {
-    let diagnostics = schema::check(tree, sources);
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Validated { spec: None, diagnostics };
+    let schema::Outcome {
+        mut diagnostics,
+        invalid,
+    } = schema::check(tree, sources);
+    let mut json = tree.to_json();
+    for pointer in &invalid {
+        remove_pointer(&mut json, pointer);
     }
-    let spec = match serde_json::from_value::<Spec>(tree.to_json()) {
-        Ok(spec) => spec,
+    match serde_json::from_value::<Spec>(json) {
+        Ok(spec) => diagnostics.extend(rules::check(&spec, tree)),
+        // A required key is missing or was invalid: nothing for the rules to read.
+        Err(_) if diagnostics.iter().any(Diagnostic::is_error) => {}
         Err(error) => {
             // The schema is generated from the same types, so this means the two
             // disagree: report it rather than crash.
-            let diagnostic = Diagnostic::error(codes::SCHEMA_OTHER, tree.span, format!("invalid spec: {error}"));
-            return Validated { spec: None, diagnostics: vec![diagnostic] };
+            diagnostics.push(Diagnostic::error(
+                codes::SCHEMA_OTHER,
+                tree.span,
+                format!("invalid spec: {error}"),
+            ));
         }
+    }
+    let spec = if diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        serde_json::from_value::<Spec>(tree.to_json()).ok()
     };
-    let mut diagnostics = diagnostics;
-    diagnostics.extend(rules::check(&spec, tree, sources));
-    let spec = (!diagnostics.iter().any(Diagnostic::is_error)).then_some(spec);
     Validated { spec, diagnostics }
+}
+
+/// Removes the value at a JSON pointer (a key from its table; an array item
+/// becomes null, which keeps the other items' pointers stable).
+fn remove_pointer(json: &mut serde_json::Value, pointer: &str) {
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    match json.pointer_mut(parent) {
+        Some(serde_json::Value::Object(map)) => {
+            map.shift_remove(&last);
+        }
+        Some(serde_json::Value::Array(items)) => {
+            if let Some(item) = last.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                *item = serde_json::Value::Null;
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A JSON pointer as users write the field: `/scheduling/tolerations/0/key` →
@@ -56,33 +91,56 @@ pub fn field_path(pointer: &str) -> String {
         if !out.is_empty() {
             out.push('.');
         }
-        if !segment.is_empty() && segment.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        if !segment.is_empty()
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             out.push_str(&segment);
         } else {
             out.push_str(&format!("{segment:?}"));
         }
     }
-    if out.is_empty() { "the spec".to_owned() } else { out }
+    if out.is_empty() {
+        "the spec".to_owned()
+    } else {
+        out
+    }
 }
 
 /// The candidate closest to `word`, if one is close enough to be a likely typo:
 /// same letters ignoring case, `_` and `-` (`n_proc_per_node` → `nProcPerNode`),
 /// or a small edit distance.
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let normal = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
+    let normal = |s: &str| {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
     let word_normal = normal(word);
-    let mut best: Option<(usize, &str)> = None;
+    let mut best: Option<((usize, usize), &str)> = None;
     for candidate in candidates {
         if normal(candidate) == word_normal {
             return Some(candidate);
         }
-        let distance = strsim::damerau_levenshtein(&word_normal, &normal(candidate));
+        let candidate_normal = normal(candidate);
+        let distance = strsim::damerau_levenshtein(&word_normal, &candidate_normal);
         let allowed = (word_normal.chars().count().max(candidate.len()) / 3).clamp(1, 3);
-        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, candidate));
+        // Rank by distance, then by shared prefix (`gpu` is closer to `gpus` than to `cpu`).
+        let score = (
+            distance,
+            usize::MAX - common_prefix(&word_normal, &candidate_normal),
+        );
+        if distance <= allowed && best.is_none_or(|(s, _)| score < s) {
+            best = Some((score, candidate));
         }
     }
     best.map(|(_, candidate)| candidate)
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]
@@ -91,8 +149,14 @@ mod tests {
 
     #[test]
     fn field_paths_read_like_the_spec() {
-        assert_eq!(field_path("/scheduling/tolerations/0/key"), "scheduling.tolerations[0].key");
-        assert_eq!(field_path("/labels/app.kubernetes.io~1name"), "labels.\"app.kubernetes.io/name\"");
+        assert_eq!(
+            field_path("/scheduling/tolerations/0/key"),
+            "scheduling.tolerations[0].key"
+        );
+        assert_eq!(
+            field_path("/labels/app.kubernetes.io~1name"),
+            "labels.\"app.kubernetes.io/name\""
+        );
         assert_eq!(field_path(""), "the spec");
     }
 
@@ -103,5 +167,6 @@ mod tests {
         assert_eq!(suggest("n_proc_per_node", keys), Some("nProcPerNode"));
         assert_eq!(suggest("imgae", keys), Some("image"));
         assert_eq!(suggest("zzz", keys), None);
+        assert_eq!(suggest("gpu", ["cpu", "memory", "gpus"]), Some("gpus"));
     }
 }

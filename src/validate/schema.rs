@@ -25,19 +25,47 @@ fn schema() -> &'static Json {
 
 fn validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| jsonschema::draft202012::new(schema()).expect("the spec schema is valid"))
+    VALIDATOR
+        .get_or_init(|| jsonschema::draft202012::new(schema()).expect("the spec schema is valid"))
 }
 
-/// All schema violations of `tree`, as diagnostics.
-pub fn check(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
+/// What the schema pass found.
+pub struct Outcome {
+    /// Every violation, as diagnostics.
+    pub diagnostics: Vec<Diagnostic>,
+    /// JSON pointers of the values at fault (unknown keys, wrong types), so
+    /// the rules can run on the rest.
+    pub invalid: Vec<String>,
+}
+
+/// All schema violations of `tree`.
+pub fn check(tree: &Node, sources: &Sources) -> Outcome {
     let instance = tree.to_json();
     let mut out = Vec::new();
+    let mut invalid = Vec::new();
     let context = Context { tree, sources };
     for error in validator().iter_errors(&instance) {
         context.report(&error, None, &mut out);
+        match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                invalid.extend(
+                    unexpected
+                        .iter()
+                        .map(|key| join_pointer(error.instance_path().as_str(), key)),
+                );
+            }
+            ValidationErrorKind::Required { .. } => {}
+            _ => invalid.push(error.instance_path().as_str().to_owned()),
+        }
     }
     out.dedup();
-    out
+    // Deepest first, so removing one value never shifts another's pointer.
+    invalid.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    invalid.dedup();
+    Outcome {
+        diagnostics: out,
+        invalid,
+    }
 }
 
 struct Context<'a> {
@@ -71,17 +99,33 @@ impl Context<'_> {
                 } else {
                     (tree.key_span_at(pointer), format!("`{path}`"))
                 };
-                Diagnostic::error(codes::SCHEMA_MISSING_KEY, span, format!("{place} is missing the required key `{key}`"))
-                    .with_help(format!("add `{key}`{what}"))
+                Diagnostic::error(
+                    codes::SCHEMA_MISSING_KEY,
+                    span,
+                    format!("{place} is missing the required key `{key}`"),
+                )
+                .with_help(format!("add `{key}`{what}"))
             }
             ValidationErrorKind::Type { kind } => {
                 let expected = describe_types(kind);
                 self.type_error(pointer, &expected, also)
             }
             ValidationErrorKind::Enum { options } => {
-                let options: Vec<&str> = options.as_array().into_iter().flatten().filter_map(Json::as_str).collect();
-                let found = error.instance().as_str().map_or_else(|| self.source_text(pointer), str::to_owned);
-                let list = options.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ");
+                let options: Vec<&str> = options
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Json::as_str)
+                    .collect();
+                let found = error
+                    .instance()
+                    .as_str()
+                    .map_or_else(|| self.source_text(pointer), str::to_owned);
+                let list = options
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let mut d = Diagnostic::error(
                     codes::SCHEMA_ENUM,
                     tree.span_at(pointer),
@@ -97,10 +141,17 @@ impl Context<'_> {
             ValidationErrorKind::Minimum { limit } => {
                 self.range(pointer, &format!("at least {limit}"))
             }
-            ValidationErrorKind::Maximum { limit } => self.range(pointer, &format!("at most {limit}")),
-            ValidationErrorKind::ExclusiveMinimum { limit } => self.range(pointer, &format!("greater than {limit}")),
-            ValidationErrorKind::ExclusiveMaximum { limit } => self.range(pointer, &format!("less than {limit}")),
-            ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            ValidationErrorKind::Maximum { limit } => {
+                self.range(pointer, &format!("at most {limit}"))
+            }
+            ValidationErrorKind::ExclusiveMinimum { limit } => {
+                self.range(pointer, &format!("greater than {limit}"))
+            }
+            ValidationErrorKind::ExclusiveMaximum { limit } => {
+                self.range(pointer, &format!("less than {limit}"))
+            }
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
                 self.any_of(pointer, context, out);
                 return;
             }
@@ -120,7 +171,12 @@ impl Context<'_> {
 
     /// An `anyOf` failed. If exactly the branches of the value's type failed
     /// deeper down, report that branch's errors; otherwise say what is accepted.
-    fn any_of(&self, pointer: &str, branches: &[Vec<ValidationError<'static>>], out: &mut Vec<Diagnostic>) {
+    fn any_of(
+        &self,
+        pointer: &str,
+        branches: &[Vec<ValidationError<'static>>],
+        out: &mut Vec<Diagnostic>,
+    ) {
         let fits_type = |errors: &Vec<ValidationError<'static>>| {
             !errors.iter().any(|e| {
                 e.instance_path().as_str() == pointer
@@ -129,11 +185,18 @@ impl Context<'_> {
             })
         };
         let describe = |errors: &Vec<ValidationError<'static>>| -> Option<String> {
-            errors.iter().filter(|e| e.instance_path().as_str() == pointer).find_map(|e| describe_expectation(e))
+            errors
+                .iter()
+                .filter(|e| e.instance_path().as_str() == pointer)
+                .find_map(|e| describe_expectation(e))
         };
         let fitting: Vec<_> = branches.iter().filter(|b| fits_type(b)).collect();
         if let Some(best) = fitting.iter().min_by_key(|b| b.len()) {
-            let others: Vec<String> = branches.iter().filter(|b| !fits_type(b)).filter_map(describe).collect();
+            let others: Vec<String> = branches
+                .iter()
+                .filter(|b| !fits_type(b))
+                .filter_map(describe)
+                .collect();
             let also = (!others.is_empty()).then(|| others.join(" or "));
             for error in *best {
                 self.report(error, also.as_deref(), out);
@@ -147,17 +210,28 @@ impl Context<'_> {
 
     fn type_error(&self, pointer: &str, expected: &str, also: Option<&str>) -> Diagnostic {
         let path = field_path(pointer);
-        let found = self.tree.pointer(pointer).map_or("nothing", |(node, _)| describe_node(node));
+        let found = self
+            .tree
+            .pointer(pointer)
+            .map_or("nothing", |(node, _)| describe_node(node));
         let mut d = Diagnostic::error(
             codes::SCHEMA_TYPE,
             self.tree.span_at(pointer),
             format!("`{path}` must be {expected}, found {found}"),
         );
         let scalar = self.tree.pointer(pointer).is_some_and(|(node, _)| {
-            matches!(node.value, crate::tree::Value::Integer(_) | crate::tree::Value::Float(_) | crate::tree::Value::Bool(_))
+            matches!(
+                node.value,
+                crate::tree::Value::Integer(_)
+                    | crate::tree::Value::Float(_)
+                    | crate::tree::Value::Bool(_)
+            )
         });
         if expected.contains("a string") && scalar {
-            d = d.with_help(format!("quote the value: `\"{}\"`", self.source_text(pointer)));
+            d = d.with_help(format!(
+                "quote the value: `\"{}\"`",
+                self.source_text(pointer)
+            ));
         } else if let Some(also) = also {
             d = d.with_help(format!("`{path}` also accepts {also}"));
         }
@@ -169,13 +243,20 @@ impl Context<'_> {
         Diagnostic::error(
             codes::SCHEMA_RANGE,
             self.tree.span_at(pointer),
-            format!("`{path}` must be {bound}, found `{}`", self.source_text(pointer)),
+            format!(
+                "`{path}` must be {bound}, found `{}`",
+                self.source_text(pointer)
+            ),
         )
     }
 
     fn unknown_key(&self, pointer: &str, key: &str) -> Diagnostic {
         let full = join_pointer(pointer, key);
-        let place = if pointer.is_empty() { "the spec".to_owned() } else { format!("`{}`", field_path(pointer)) };
+        let place = if pointer.is_empty() {
+            "the spec".to_owned()
+        } else {
+            format!("`{}`", field_path(pointer))
+        };
         let known: Vec<&str> = schema_at(schema(), pointer)
             .and_then(|s| s.get("properties"))
             .and_then(Json::as_object)
@@ -187,7 +268,9 @@ impl Context<'_> {
             format!("unknown key `{key}` in {place}"),
         );
         if let Some(best) = suggest(key, known.iter().copied()) {
-            return d.with_label(format!("did you mean `{best}`?")).with_help(format!("rename `{key}` to `{best}`"));
+            return d
+                .with_label(format!("did you mean `{best}`?"))
+                .with_help(format!("rename `{key}` to `{best}`"));
         }
         // A field written one table too high, like `gpus` at the top level.
         for table in &known {
@@ -197,10 +280,17 @@ impl Context<'_> {
                 .and_then(Json::as_object)
                 .is_some_and(|p| p.contains_key(key));
             if belongs {
-                return d.with_help(format!("`{key}` belongs in `{}`: move it there", field_path(&inner)));
+                return d.with_help(format!(
+                    "`{key}` belongs in `{}`: move it there",
+                    field_path(&inner)
+                ));
             }
         }
-        let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+        let list = known
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         d.with_help(format!("known keys here: {list}"))
     }
 
@@ -208,7 +298,10 @@ impl Context<'_> {
     fn source_text(&self, pointer: &str) -> String {
         let span = self.tree.span_at(pointer);
         let text = &self.sources.get(span.source).text;
-        text.get(span.start..span.end).unwrap_or("").trim_matches(|c| c == '"' || c == '\'').to_owned()
+        text.get(span.start..span.end)
+            .unwrap_or("")
+            .trim_matches(|c| c == '"' || c == '\'')
+            .to_owned()
     }
 }
 
@@ -227,18 +320,29 @@ fn join_pointer(pointer: &str, key: &str) -> String {
 }
 
 fn first_sentence(text: &str) -> &str {
-    text.split(". ").next().unwrap_or(text).trim_end_matches('.')
+    text.split(". ")
+        .next()
+        .unwrap_or(text)
+        .trim_end_matches('.')
 }
 
 fn describe_expectation(error: &ValidationError<'_>) -> Option<String> {
     match error.kind() {
         ValidationErrorKind::Type { kind } => Some(describe_types(kind)),
         ValidationErrorKind::Enum { options } => {
-            let list: Vec<String> = options.as_array()?.iter().filter_map(Json::as_str).map(|o| format!("`{o}`")).collect();
+            let list: Vec<String> = options
+                .as_array()?
+                .iter()
+                .filter_map(Json::as_str)
+                .map(|o| format!("`{o}`"))
+                .collect();
             Some(format!("one of {}", list.join(", ")))
         }
         ValidationErrorKind::AnyOf { context } => {
-            let parts: Vec<String> = context.iter().filter_map(|b| b.iter().find_map(|e| describe_expectation(e))).collect();
+            let parts: Vec<String> = context
+                .iter()
+                .filter_map(|b| b.iter().find_map(|e| describe_expectation(e)))
+                .collect();
             Some(parts.join(" or "))
         }
         _ => None,
@@ -283,7 +387,9 @@ fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
                 let name = reference.strip_prefix("#/$defs/")?;
                 node = root.get("$defs")?.get(name)?;
             } else if let Some(branches) = node.get("anyOf").and_then(Json::as_array) {
-                node = branches.iter().find(|b| b.get("$ref").is_some() || b.get("properties").is_some())?;
+                node = branches
+                    .iter()
+                    .find(|b| b.get("$ref").is_some() || b.get("properties").is_some())?;
             } else {
                 return Some(node);
             }
@@ -310,8 +416,20 @@ mod tests {
     #[test]
     fn schema_at_follows_refs_and_maps() {
         let root = schema();
-        assert!(schema_at(root, "/volumes/data").unwrap()["properties"].get("mountPath").is_some());
-        assert!(schema_at(root, "/scheduling/tolerations/0").unwrap()["properties"].get("effect").is_some());
-        assert!(schema_at(root, "/env/X").unwrap()["properties"].get("secret").is_some());
+        assert!(
+            schema_at(root, "/volumes/data").unwrap()["properties"]
+                .get("mountPath")
+                .is_some()
+        );
+        assert!(
+            schema_at(root, "/scheduling/tolerations/0").unwrap()["properties"]
+                .get("effect")
+                .is_some()
+        );
+        assert!(
+            schema_at(root, "/env/X").unwrap()["properties"]
+                .get("secret")
+                .is_some()
+        );
     }
 }

@@ -1,1 +1,106 @@
-pub fn check(_: &crate::spec::Spec, _: &crate::tree::Node, _: &crate::source::Sources) -> Vec<crate::diagnostic::Diagnostic> { vec![] }
+//! Validation pass 2: semantic rules on the typed spec.
+//!
+//! Each submodule checks one area and reports through [`Rules`], which turns
+//! a JSON pointer into the span the user wrote. Rules read the spec and never
+//! change it; defaults are not applied here (that is the resolve stage's job),
+//! but a rule that depends on one (the replica count) uses the same default.
+
+use crate::diagnostic::Diagnostic;
+use crate::source::Span;
+use crate::spec::{Spec, Target};
+use crate::tree::{Node, pointer_segment};
+
+mod env;
+mod job;
+mod metadata;
+mod resources;
+mod scheduling;
+mod target;
+mod volumes;
+
+pub use target::longest_derived_name;
+
+/// Runs every rule; returns errors and warnings in no particular order.
+pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
+    let mut rules = Rules {
+        spec,
+        tree,
+        out: Vec::new(),
+    };
+    job::check(&mut rules);
+    resources::check(&mut rules);
+    env::check(&mut rules);
+    volumes::check(&mut rules);
+    metadata::check(&mut rules);
+    scheduling::check(&mut rules);
+    target::check(&mut rules);
+    rules.out
+}
+
+/// What every rule needs: the spec, where each of its values was written, and
+/// somewhere to put diagnostics.
+pub(crate) struct Rules<'a> {
+    pub(crate) spec: &'a Spec,
+    tree: &'a Node,
+    pub(crate) out: Vec<Diagnostic>,
+}
+
+impl Rules<'_> {
+    /// Span of the value at a JSON pointer.
+    pub(crate) fn value(&self, pointer: &str) -> Span {
+        self.tree.span_at(pointer)
+    }
+
+    /// Whether the user wrote something at a JSON pointer.
+    pub(crate) fn tree_has(&self, pointer: &str) -> bool {
+        self.tree.pointer(pointer).is_some()
+    }
+
+    /// Span of the key at a JSON pointer.
+    pub(crate) fn key(&self, pointer: &str) -> Span {
+        self.tree.key_span_at(pointer)
+    }
+
+    /// Span of `key = value` at a JSON pointer.
+    pub(crate) fn entry(&self, pointer: &str) -> Span {
+        self.tree.entry_span_at(pointer)
+    }
+
+    /// Span at the start of the file the spec's root came from.
+    pub(crate) fn start(&self) -> Span {
+        Span::new(
+            self.tree.span.source,
+            self.tree.span.start,
+            self.tree.span.start,
+        )
+    }
+
+    pub(crate) fn target(&self) -> Target {
+        self.spec.target.unwrap_or(Target::Pytorchjob)
+    }
+
+    /// Most pods the job can run; 1 when `replicas` is not set.
+    pub(crate) fn max_replicas(&self) -> u32 {
+        self.spec
+            .replicas
+            .as_ref()
+            .map_or(1, crate::spec::Replicas::max)
+    }
+
+    pub(crate) fn gpus(&self) -> u32 {
+        self.spec
+            .resources
+            .as_ref()
+            .and_then(|r| r.gpus)
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn push(&mut self, diagnostic: Diagnostic) {
+        self.out.push(diagnostic);
+    }
+}
+
+/// `/base/key` with `key` escaped.
+pub(crate) fn at(base: &str, key: &str) -> String {
+    format!("{base}/{}", pointer_segment(key))
+}

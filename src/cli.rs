@@ -1,0 +1,44 @@
+//! The command line, as clap types only: no logic lives here.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Compile a compact training spec into the Kubernetes objects that run distributed PyTorch.
+#[derive(Debug, Parser)]
+#[command(name = "trainc", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate specs and print every problem with its file:line:col.
+    ///
+    /// Exit status: 0 when no spec has an error (warnings allowed), 1 when any
+    /// spec is invalid, 2 on a usage error or an unreadable file.
+    Check(CheckArgs),
+    /// Print the JSON Schema of the spec (for editors and CI).
+    Schema,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Spec files (TOML or YAML); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// How to print diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Source snippets with labels, on standard error.
+    Human,
+    /// One JSON object per diagnostic and line, on standard output.
+    Json,
+    /// GitHub Actions annotations (`::error file=...`), on standard output.
+    Github,
+}

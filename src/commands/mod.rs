@@ -1,0 +1,62 @@
+//! The command layer: arguments in, library calls, output and exit status out.
+//! This is the only place that writes to stdout or stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+use crate::diagnostic::Style;
+
+mod check;
+
+/// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
+/// 2 usage or I/O error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    Ok = 0,
+    Invalid = 1,
+    Usage = 2,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> ExitCode {
+        ExitCode::from(status as u8)
+    }
+}
+
+pub fn run(cli: Cli) -> Status {
+    match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Schema => {
+            write_stdout(&crate::spec::json_schema_text());
+            Status::Ok
+        }
+    }
+}
+
+/// Colour only for a terminal, and never with `NO_COLOR` set.
+fn stderr_style() -> Style {
+    let color = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let width = if color {
+        terminal_width().unwrap_or(100)
+    } else {
+        Style::PLAIN.width
+    };
+    Style { color, width }
+}
+
+fn terminal_width() -> Option<usize> {
+    std::env::var("COLUMNS").ok()?.parse().ok()
+}
+
+/// Writes to stdout; a closed pipe (`trainc ... | head`) is not an error.
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn write_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}

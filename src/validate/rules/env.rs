@@ -1,0 +1,218 @@
+//! Rules on environment variables: names, what the target reserves, secrets
+//! written as literals, and value sources.
+
+use super::{Rules, at};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{EnvSource, EnvValue, Target};
+use crate::syntax::names;
+
+/// Set by the Trainer torch runtime from `numNodes`/`numProcPerNode`; the
+/// runtime's webhook rejects a TrainJob whose env sets them.
+const TRAINJOB_RESERVED: &[&str] = &[
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+];
+
+/// Set by the Training Operator on every PyTorchJob pod, replacing the user's value.
+const PYTORCHJOB_OVERWRITTEN: &[&str] = &[
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "RANK",
+    "WORLD_SIZE",
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+    "PET_RDZV_ENDPOINT",
+    "PET_RDZV_BACKEND",
+    "PET_MAX_RESTARTS",
+];
+
+const SECRET_SUFFIXES: &[&str] = &["_TOKEN", "_PASSWORD", "_SECRET", "_KEY"];
+
+/// Pod fields a fieldRef may read.
+const FIELDS: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(env) = &r.spec.env else { return };
+    let target = r.target();
+    for (name, value) in env {
+        let pointer = at("/env", name);
+        if let Err(why) = names::env_name(name) {
+            r.push(
+                Diagnostic::error(
+                    codes::ENV_INVALID_NAME,
+                    r.key(&pointer),
+                    format!("`{name}` is not a valid environment variable name: {why}"),
+                )
+                .with_help("use letters, digits and `_`, e.g. `NCCL_DEBUG`"),
+            );
+        }
+        if target == Target::Trainjob && TRAINJOB_RESERVED.contains(&name.as_str()) {
+            r.push(
+                Diagnostic::error(
+                    codes::ENV_RESERVED,
+                    r.key(&pointer),
+                    format!(
+                        "`{name}` is set by the Trainer torch runtime; a TrainJob may not set it"
+                    ),
+                )
+                .with_help("remove it: the runtime derives it from `replicas` and `nProcPerNode`"),
+            );
+        }
+        if target == Target::Pytorchjob && PYTORCHJOB_OVERWRITTEN.contains(&name.as_str()) {
+            r.push(
+                Diagnostic::warning(
+                    codes::ENV_OVERWRITTEN,
+                    r.key(&pointer),
+                    format!(
+                        "the Training Operator sets `{name}` itself; this value is overwritten"
+                    ),
+                )
+                .with_help("remove it; torchrun and the operator take care of rendezvous"),
+            );
+        }
+        match value {
+            EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
+            EnvValue::Source(source) => env_source(r, name, source, &pointer),
+        }
+    }
+}
+
+fn literal_secret(r: &mut Rules<'_>, name: &str, literal: &str, pointer: &str) {
+    let upper = name.to_ascii_uppercase();
+    let secret_like = SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+        || ["TOKEN", "PASSWORD", "SECRET"].contains(&upper.as_str());
+    if secret_like && !literal.is_empty() {
+        let secret = name.to_ascii_lowercase().replace('_', "-");
+        r.push(
+            Diagnostic::warning(codes::ENV_LITERAL_SECRET, r.value(pointer), format!("`{name}` looks like a secret but is written as a literal value"))
+                .with_label("anyone who can read the job can read this")
+                .with_help(format!("store it in a Secret and write `{name} = {{ secret = \"{secret}\", key = \"value\" }}`")),
+        );
+    }
+}
+
+fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) {
+    let kinds: Vec<&str> = [
+        ("secret", source.secret.is_some()),
+        ("configMap", source.config_map.is_some()),
+        ("field", source.field.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    let error = |r: &Rules<'_>, span, message: String| {
+        Diagnostic::error(codes::ENV_SOURCE, span, message)
+            .with_help(format!("write `{name} = {{ secret = \"s\", key = \"k\" }}`, `{{ configMap = \"c\", key = \"k\" }}` or `{{ field = \"metadata.name\" }}`"))
+            .with_secondary(r.key(pointer), "this variable")
+    };
+    match kinds.as_slice() {
+        [] => {
+            let d = error(
+                r,
+                r.value(pointer),
+                format!("`env.{name}` has no source: it needs `secret`, `configMap` or `field`"),
+            );
+            r.push(d);
+        }
+        [_] => {}
+        [first, second, ..] => {
+            let d = error(
+                r,
+                r.key(&at(pointer, second)),
+                format!("`env.{name}` has both `{first}` and `{second}`; it takes one source"),
+            );
+            r.push(d);
+        }
+    }
+    let reference = source
+        .secret
+        .as_ref()
+        .map(|s| ("secret", s))
+        .or(source.config_map.as_ref().map(|c| ("configMap", c)));
+    if let Some((kind, object)) = reference {
+        if source.key.is_none() {
+            let d = error(
+                r,
+                r.value(pointer),
+                format!("`env.{name}` reads a {kind} but names no `key`"),
+            );
+            r.push(d);
+        }
+        if let Err(why) = names::dns1123_subdomain(object) {
+            r.push(Diagnostic::error(
+                codes::ENV_SOURCE,
+                r.value(&at(pointer, kind)),
+                format!("`{object}` is not a valid {kind} name: {why}"),
+            ));
+        }
+    }
+    if let Some(key) = &source.key {
+        let valid = !key.is_empty()
+            && key.len() <= 253
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            r.push(Diagnostic::error(
+                codes::ENV_SOURCE,
+                r.value(&at(pointer, "key")),
+                format!("`{key}` is not a valid key: use letters, digits, `-`, `_` and `.`"),
+            ));
+        }
+    }
+    if let Some(field) = &source.field {
+        if source.key.is_some() || source.optional.is_some() {
+            let which = if source.key.is_some() {
+                "key"
+            } else {
+                "optional"
+            };
+            r.push(
+                Diagnostic::error(
+                    codes::ENV_SOURCE,
+                    r.key(&at(pointer, which)),
+                    format!("`{which}` does not apply to a `field` source"),
+                )
+                .with_help(format!("remove `{which}`")),
+            );
+        }
+        let labelled = ["metadata.labels['", "metadata.annotations['"]
+            .iter()
+            .any(|p| field.starts_with(p) && field.ends_with("']"));
+        if !FIELDS.contains(&field.as_str()) && !labelled {
+            let mut d = Diagnostic::error(
+                codes::ENV_SOURCE,
+                r.value(&at(pointer, "field")),
+                format!("`{field}` is not a pod field a variable can read"),
+            );
+            d = match crate::validate::suggest(field, FIELDS.iter().copied()) {
+                Some(best) => d.with_help(format!("did you mean `{best}`?")),
+                None => d.with_help(format!(
+                    "readable fields: {}, `metadata.labels['KEY']`, `metadata.annotations['KEY']`",
+                    FIELDS
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
+            r.push(d);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Rules on labels, annotations and the image reference.
+
+use std::collections::BTreeMap;
+
+use super::{Rules, at};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::syntax::{image, names};
+
+/// Label keys trainc or the operators set; a user value would be overwritten or
+/// would break how the objects find each other.
+const RESERVED_LABELS: &[(&str, &str)] = &[
+    ("app.kubernetes.io/managed-by", "trainc sets it to `trainc`"),
+    ("app.kubernetes.io/name", "trainc sets it to the job's name"),
+    (
+        "kueue.x-k8s.io/queue-name",
+        "set `scheduling.queue` instead",
+    ),
+];
+const RESERVED_PREFIXES: &[&str] = &[
+    "training.kubeflow.org/",
+    "trainer.kubeflow.org/",
+    "jobset.sigs.k8s.io/",
+    "batch.kubernetes.io/",
+];
+
+/// The API server's limit on all annotations of one object.
+const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let spec = r.spec;
+    if let Some(labels) = &spec.labels {
+        label_map(r, "/labels", labels, "label");
+        for key in labels.keys() {
+            let reserved = RESERVED_LABELS
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, why)| (*why).to_owned())
+                .or_else(|| {
+                    RESERVED_PREFIXES
+                        .iter()
+                        .find(|p| key.starts_with(*p))
+                        .map(|p| {
+                            format!(
+                                "the `{}` prefix belongs to the operator",
+                                p.trim_end_matches('/')
+                            )
+                        })
+                });
+            if let Some(why) = reserved {
+                r.push(
+                    Diagnostic::error(
+                        codes::METADATA_RESERVED,
+                        r.key(&at("/labels", key)),
+                        format!("label `{key}` is reserved: {why}"),
+                    )
+                    .with_help(
+                        "remove it, or use a key of your own such as `team` or `acme.com/project`",
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(annotations) = &spec.annotations {
+        for key in annotations.keys() {
+            if let Err(why) = names::qualified_name(key) {
+                r.push(invalid_key(
+                    r,
+                    &at("/annotations", key),
+                    "annotation",
+                    key,
+                    &why,
+                ));
+            }
+        }
+        let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if size > MAX_ANNOTATION_BYTES {
+            r.push(
+                Diagnostic::error(
+                    codes::METADATA_TOO_LARGE,
+                    r.key("/annotations"),
+                    format!("annotations total {size} bytes; Kubernetes allows 262144 per object"),
+                )
+                .with_help("keep large data in a ConfigMap and mount it as a volume"),
+            );
+        }
+    }
+    image_reference(r);
+}
+
+/// Keys and values of a label-like map (`labels`, `nodeSelector`).
+pub(super) fn label_map(
+    r: &mut Rules<'_>,
+    pointer: &str,
+    map: &BTreeMap<String, String>,
+    what: &str,
+) {
+    for (key, value) in map {
+        let entry = at(pointer, key);
+        if let Err(why) = names::qualified_name(key) {
+            r.push(invalid_key(r, &entry, what, key, &why));
+        }
+        if let Err(why) = names::label_value(value) {
+            r.push(
+                Diagnostic::error(codes::METADATA_INVALID_VALUE, r.value(&entry), format!("{what} value of `{key}` is invalid: {why}"))
+                    .with_help("label values have at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit"),
+            );
+        }
+    }
+}
+
+fn invalid_key(r: &Rules<'_>, pointer: &str, what: &str, key: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(codes::METADATA_INVALID_KEY, r.key(pointer), format!("{what} key `{key}` is invalid: {why}"))
+        .with_help("keys are `name` or `prefix/name`: the prefix a DNS subdomain, the name up to 63 letters, digits, `-`, `_`, `.`")
+}
+
+fn image_reference(r: &mut Rules<'_>) {
+    let reference = &r.spec.image;
+    match image::parse(reference) {
+        Err(why) => {
+            let mut d = Diagnostic::error(
+                codes::IMAGE_INVALID,
+                r.value("/image"),
+                format!("`image` is not a valid image reference: {why}"),
+            );
+            d = d.with_help(
+                if reference.chars().any(|c| c.is_ascii_uppercase()) && !reference.contains(':') {
+                    format!(
+                        "image repositories are lowercase: `{}`",
+                        reference.to_ascii_lowercase()
+                    )
+                } else {
+                    "write `registry/repository:tag`, e.g. `ghcr.io/acme/train:1.4`".to_owned()
+                },
+            );
+            r.push(d);
+        }
+        Ok(parsed) if parsed.digest.is_none() && parsed.tag.is_none_or(|t| t == "latest") => {
+            let what = if parsed.tag.is_some() {
+                "the `latest` tag moves"
+            } else {
+                "without a tag it means `latest`, which moves"
+            };
+            r.push(
+                Diagnostic::warning(codes::IMAGE_UNPINNED, r.value("/image"), format!("`image` is not pinned: {what}"))
+                    .with_help("pin a version tag (`:1.4`) or a digest (`@sha256:...`) so every pod and every rerun gets the same code"),
+            );
+        }
+        Ok(_) => {}
+    }
+}

@@ -1,0 +1,166 @@
+//! Rules on compute resources and on every quantity in the spec.
+
+use super::Rules;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::Quantity;
+use crate::syntax::{names, quantity};
+
+/// What a quantity measures, which decides what looks like a mistake.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Measure {
+    Cpu,
+    Bytes,
+}
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(resources) = &r.spec.resources else {
+        return;
+    };
+    let requests = [
+        ("cpu", &resources.cpu, Measure::Cpu),
+        ("memory", &resources.memory, Measure::Bytes),
+        ("shm", &resources.shm, Measure::Bytes),
+        (
+            "ephemeralStorage",
+            &resources.ephemeral_storage,
+            Measure::Bytes,
+        ),
+    ];
+    let mut values = std::collections::HashMap::new();
+    for (key, value, measure) in requests {
+        if let Some(q) = value
+            && let Some(v) = checked(r, &format!("/resources/{key}"), q, measure)
+        {
+            values.insert(key, v);
+        }
+    }
+    if let Some(limits) = &resources.limits {
+        for (key, value, measure) in [
+            ("cpu", &limits.cpu, Measure::Cpu),
+            ("memory", &limits.memory, Measure::Bytes),
+            (
+                "ephemeralStorage",
+                &limits.ephemeral_storage,
+                Measure::Bytes,
+            ),
+        ] {
+            let Some(q) = value else { continue };
+            let pointer = format!("/resources/limits/{key}");
+            let (Some(limit), Some(request)) = (checked(r, &pointer, q, measure), values.get(key))
+            else {
+                continue;
+            };
+            if limit < *request {
+                r.push(
+                    Diagnostic::error(
+                        codes::LIMIT_BELOW_REQUEST,
+                        r.value(&pointer),
+                        format!("the {key} limit `{}` is below the request `{}`", q.text(), quantity_text(resources, key)),
+                    )
+                    .with_secondary(r.value(&format!("/resources/{key}")), "the request")
+                    .with_help("Kubernetes rejects a limit below its request; raise the limit or lower the request"),
+                );
+            }
+        }
+    }
+    if let (Some(shm), Some(memory)) = (values.get("shm"), values.get("memory")) {
+        let limit = resources
+            .limits
+            .as_ref()
+            .and_then(|l| l.memory.as_ref())
+            .and_then(|q| quantity::parse(&q.text()).ok().map(|p| p.value))
+            .unwrap_or(*memory);
+        if shm > &limit {
+            r.push(
+                Diagnostic::warning(codes::SHM_EXCEEDS_MEMORY, r.value("/resources/shm"), "`shm` is larger than the pod's memory limit")
+                    .with_secondary(r.value("/resources/memory"), "memory")
+                    .with_help("/dev/shm is memory-backed and counts against the memory limit; the pod is killed before shm fills up"),
+            );
+        }
+    }
+    if let Some(name) = &resources.gpu_resource {
+        let problem = match name.split_once('/') {
+            None => {
+                Some("an extended resource needs a domain prefix, e.g. `nvidia.com/gpu`".to_owned())
+            }
+            Some((domain, _))
+                if domain == "kubernetes.io" || domain.ends_with(".kubernetes.io") =>
+            {
+                Some("the `kubernetes.io` domain is reserved for native resources".to_owned())
+            }
+            Some(_) => names::qualified_name(name).err(),
+        };
+        if let Some(why) = problem {
+            r.push(
+                Diagnostic::error(
+                    codes::GPU_RESOURCE_INVALID,
+                    r.value("/resources/gpuResource"),
+                    format!("`gpuResource` `{name}` is not an extended resource name: {why}"),
+                )
+                .with_help(
+                    "common names: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-1g.10gb`",
+                ),
+            );
+        }
+    }
+}
+
+fn quantity_text(resources: &crate::spec::Resources, key: &str) -> String {
+    let q = match key {
+        "cpu" => &resources.cpu,
+        "memory" => &resources.memory,
+        _ => &resources.ephemeral_storage,
+    };
+    q.as_ref().map(Quantity::text).unwrap_or_default()
+}
+
+/// Checks one quantity at `pointer`; returns its value when it is valid.
+pub(super) fn checked(
+    r: &mut Rules<'_>,
+    pointer: &str,
+    q: &Quantity,
+    measure: Measure,
+) -> Option<f64> {
+    let text = q.text();
+    let field = crate::validate::field_path(pointer);
+    match quantity::parse(&text) {
+        Err(error) => {
+            r.push(
+                Diagnostic::error(
+                    codes::QUANTITY_INVALID,
+                    r.value(pointer),
+                    format!("`{field}` is not a Kubernetes quantity: {}", error.reason),
+                )
+                .with_help(error.help),
+            );
+            None
+        }
+        Ok(parsed) if parsed.value <= 0.0 => {
+            r.push(Diagnostic::error(
+                codes::QUANTITY_NOT_POSITIVE,
+                r.value(pointer),
+                format!("`{field}` must be more than zero, found `{text}`"),
+            ));
+            None
+        }
+        Ok(parsed) => {
+            if measure == Measure::Bytes && parsed.value < 1024.0 * 1024.0 {
+                let number = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                let why = if parsed.suffix == "m" {
+                    format!("`{text}` means {} bytes (`m` is milli)", parsed.value)
+                } else {
+                    format!("`{text}` is only {} bytes", parsed.value)
+                };
+                r.push(
+                    Diagnostic::warning(
+                        codes::QUANTITY_SUSPICIOUS,
+                        r.value(pointer),
+                        format!("`{field}` is less than a megabyte: {why}"),
+                    )
+                    .with_help(format!("did you mean `{number}Mi` or `{number}Gi`?")),
+                );
+            }
+            Some(parsed.value)
+        }
+    }
+}

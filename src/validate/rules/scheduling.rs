@@ -1,0 +1,191 @@
+//! Rules on scheduling, ports and the run policy's durations.
+
+use super::metadata::label_map;
+use super::{Rules, at};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{Duration, TaintEffect, Target, TolerationOperator};
+use crate::syntax::{duration, names};
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    scheduling(r);
+    ports(r);
+    policy(r);
+}
+
+fn scheduling(r: &mut Rules<'_>) {
+    let Some(s) = &r.spec.scheduling else { return };
+    let subdomains = [
+        ("priorityClassName", &s.priority_class_name),
+        ("schedulerName", &s.scheduler_name),
+        ("serviceAccountName", &s.service_account_name),
+    ];
+    for (key, value) in subdomains {
+        if let Some(value) = value
+            && let Err(why) = names::dns1123_subdomain(value)
+        {
+            r.push(Diagnostic::error(
+                codes::SCHEDULING_INVALID_NAME,
+                r.value(&format!("/scheduling/{key}")),
+                format!("`scheduling.{key}` `{value}` is not a valid name: {why}"),
+            ));
+        }
+    }
+    if let Some(queue) = &s.queue
+        && let Err(why) = names::dns1123_label(queue)
+    {
+        r.push(
+            Diagnostic::error(codes::SCHEDULING_INVALID_NAME, r.value("/scheduling/queue"), format!("`scheduling.queue` `{queue}` is not a valid LocalQueue name: {why}"))
+                .with_help("the queue name becomes a label value: lowercase letters, digits and `-`, at most 63"),
+        );
+    }
+    for (i, secret) in s.image_pull_secrets.iter().flatten().enumerate() {
+        if let Err(why) = names::dns1123_subdomain(secret) {
+            r.push(Diagnostic::error(
+                codes::SCHEDULING_INVALID_NAME,
+                r.value(&format!("/scheduling/imagePullSecrets/{i}")),
+                format!("`{secret}` is not a valid Secret name: {why}"),
+            ));
+        }
+    }
+    if let Some(selector) = &s.node_selector {
+        label_map(r, "/scheduling/nodeSelector", selector, "nodeSelector");
+    }
+    for (i, t) in s.tolerations.iter().flatten().enumerate() {
+        let pointer = format!("/scheduling/tolerations/{i}");
+        let exists = t.operator == Some(TolerationOperator::Exists);
+        let problem = if exists && t.value.as_deref().is_some_and(|v| !v.is_empty()) {
+            Some((
+                "value",
+                "a toleration with `operator = \"Exists\"` matches any value; `value` must be empty",
+                "remove `value`, or use `operator = \"Equal\"`",
+            ))
+        } else if !exists && t.key.as_deref().is_none_or(str::is_empty) {
+            Some((
+                "key",
+                "a toleration without `key` must use `operator = \"Exists\"`",
+                "add `key`, or set `operator = \"Exists\"` to tolerate every taint",
+            ))
+        } else if t.toleration_seconds.is_some() && t.effect != Some(TaintEffect::NoExecute) {
+            Some((
+                "tolerationSeconds",
+                "`tolerationSeconds` applies only to `effect = \"NoExecute\"`",
+                "remove `tolerationSeconds`, or set `effect = \"NoExecute\"`",
+            ))
+        } else {
+            None
+        };
+        if let Some((key, message, help)) = problem {
+            let span = if r.tree_has(&at(&pointer, key)) {
+                r.key(&at(&pointer, key))
+            } else {
+                r.value(&pointer)
+            };
+            r.push(
+                Diagnostic::error(codes::SCHEDULING_TOLERATION, span, message.to_owned())
+                    .with_help(help),
+            );
+        }
+        if let Some(key) = t.key.as_deref().filter(|k| !k.is_empty())
+            && let Err(why) = names::qualified_name(key)
+        {
+            r.push(Diagnostic::error(
+                codes::SCHEDULING_TOLERATION,
+                r.value(&at(&pointer, "key")),
+                format!("toleration key `{key}` is invalid: {why}"),
+            ));
+        }
+    }
+}
+
+fn ports(r: &mut Rules<'_>) {
+    let Some(ports) = &r.spec.ports else { return };
+    let (reserved_port, reserved_name, owner) = match r.target() {
+        Target::Pytorchjob => (
+            23456,
+            "pytorchjob-port",
+            "the Training Operator's rendezvous port",
+        ),
+        Target::Trainjob => (29400, "", "the Trainer torch runtime's rendezvous port"),
+    };
+    let mut seen: Vec<(u16, &str)> = Vec::new();
+    for (name, port) in ports {
+        let pointer = at("/ports", name);
+        if let Err(why) = names::port_name(name) {
+            r.push(
+                Diagnostic::error(codes::PORT_INVALID, r.key(&pointer), format!("port name `{name}` is invalid: {why}"))
+                    .with_help("port names are at most 15 lowercase letters, digits and `-`, e.g. `tensorboard`"),
+            );
+        }
+        if *port == 0 {
+            r.push(Diagnostic::error(
+                codes::PORT_INVALID,
+                r.value(&pointer),
+                format!("port `{name}` must be between 1 and 65535, found 0"),
+            ));
+        }
+        if *port == reserved_port || name == reserved_name {
+            r.push(
+                Diagnostic::error(
+                    codes::PORT_RESERVED,
+                    r.entry(&pointer),
+                    format!("port {reserved_port} (`{name}`) is {owner}"),
+                )
+                .with_help("choose another port number and name"),
+            );
+        }
+        if let Some((_, first)) = seen.iter().find(|(p, _)| p == port) {
+            r.push(
+                Diagnostic::error(
+                    codes::PORT_DUPLICATE,
+                    r.value(&pointer),
+                    format!("port {port} is exposed twice, as `{first}` and `{name}`"),
+                )
+                .with_secondary(r.value(&at("/ports", first)), format!("`{first}`"))
+                .with_help("each port number once"),
+            );
+        } else {
+            seen.push((*port, name));
+        }
+    }
+}
+
+fn policy(r: &mut Rules<'_>) {
+    let Some(policy) = &r.spec.policy else { return };
+    for (key, value, positive) in [
+        ("ttlAfterFinished", &policy.ttl_after_finished, false),
+        ("activeDeadline", &policy.active_deadline, true),
+    ] {
+        let pointer = format!("/policy/{key}");
+        let seconds = match value {
+            None => continue,
+            Some(Duration::Seconds(s)) => Ok(*s),
+            Some(Duration::Text(text)) => duration::parse_seconds(text),
+        };
+        match seconds {
+            Err(why) => r.push(
+                Diagnostic::error(
+                    codes::DURATION_INVALID,
+                    r.value(&pointer),
+                    format!("`policy.{key}` is not a duration: {why}"),
+                )
+                .with_help(duration::HELP),
+            ),
+            Ok(0) if positive => r.push(
+                Diagnostic::error(
+                    codes::DURATION_INVALID,
+                    r.value(&pointer),
+                    format!("`policy.{key}` must be longer than zero"),
+                )
+                .with_help("remove it for no deadline"),
+            ),
+            Ok(s) if s > i64::MAX as u64 / 2 => {
+                r.push(Diagnostic::error(
+                    codes::DURATION_INVALID,
+                    r.value(&pointer),
+                    format!("`policy.{key}` is too long"),
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Rules that depend on the target: what it cannot express, and how long the
+//! names it derives from the job name become.
+
+use super::Rules;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{Replicas, Spec, Target};
+use crate::syntax::names::MAX_LABEL;
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    name_length(r);
+    if r.spec.trainjob.is_some() && r.target() != Target::Trainjob {
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_WRONG_TARGET,
+                r.key("/trainjob"),
+                format!("`[trainjob]` settings apply only to `target = \"trainjob\"`, but the target is `{}`", r.target().as_str()),
+            )
+            .with_help("set `target = \"trainjob\"`, or remove `[trainjob]`"),
+        );
+    }
+    if r.target() == Target::Trainjob {
+        trainjob_unsupported(r);
+    }
+}
+
+/// The longest name of a pod, hostname or Service the target derives from the
+/// job name; each must be a DNS label of at most 63 characters.
+///
+/// - PyTorchJob: the operator names pods and their headless Services
+///   `<name>-master-0` and `<name>-worker-<i>`, `i` up to replicas - 2 (or
+///   max - 1 for an elastic job, which has workers only).
+/// - TrainJob: JobSet names the pods' hostnames `<name>-node-0-<i>`, `i` up
+///   to replicas - 1.
+pub fn longest_derived_name(spec: &Spec) -> String {
+    let name = &spec.name;
+    let replicas = spec.replicas.clone().unwrap_or(Replicas::Fixed(1));
+    match spec.target.unwrap_or(Target::Pytorchjob) {
+        Target::Pytorchjob => match replicas {
+            Replicas::Fixed(n) if n <= 1 => format!("{name}-master-0"),
+            Replicas::Fixed(n) => format!("{name}-worker-{}", n - 2),
+            Replicas::Elastic(_) => format!("{name}-worker-{}", replicas.max().saturating_sub(1)),
+        },
+        Target::Trainjob => format!("{name}-node-0-{}", replicas.max().saturating_sub(1)),
+    }
+}
+
+fn name_length(r: &mut Rules<'_>) {
+    if crate::syntax::names::dns1035_label(&r.spec.name).is_err() && r.spec.name.len() <= MAX_LABEL
+    {
+        return; // the name is invalid for another reason, reported already
+    }
+    let longest = longest_derived_name(r.spec);
+    if longest.len() <= MAX_LABEL {
+        return;
+    }
+    let room = r.spec.name.len() - (longest.len() - MAX_LABEL);
+    r.push(
+        Diagnostic::error(
+            codes::NAME_TOO_LONG,
+            r.value("/name"),
+            format!(
+                "`name` is too long for target `{}`: the longest name it creates, `{longest}`, has {} characters; the limit is {MAX_LABEL}",
+                r.target().as_str(),
+                longest.len()
+            ),
+        )
+        .with_label(format!("{} characters", r.spec.name.len()))
+        .with_help(format!("shorten `name` to at most {room} characters")),
+    );
+}
+
+/// Fields a TrainJob has no place for: the ClusterTrainingRuntime owns them.
+fn trainjob_unsupported(r: &mut Rules<'_>) {
+    let spec = r.spec;
+    let scheduling = spec.scheduling.as_ref();
+    let policy = spec.policy.as_ref();
+    let fields: [(bool, &str, &str); 8] = [
+        (
+            spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
+            "/replicas",
+            "use a fixed `replicas`, or `target = \"pytorchjob\"` for elastic training",
+        ),
+        (
+            spec.elastic.is_some(),
+            "/elastic",
+            "remove `[elastic]`, or use `target = \"pytorchjob\"`",
+        ),
+        (
+            scheduling.is_some_and(|s| s.priority_class_name.is_some()),
+            "/scheduling/priorityClassName",
+            "set the priority class in the ClusterTrainingRuntime, or with Kueue use the `kueue.x-k8s.io/priority-class` label in `[labels]`",
+        ),
+        (
+            scheduling.is_some_and(|s| s.scheduler_name.is_some()),
+            "/scheduling/schedulerName",
+            "set the scheduler in the ClusterTrainingRuntime",
+        ),
+        (
+            scheduling.is_some_and(|s| s.gang.is_some()),
+            "/scheduling/gang",
+            "gang scheduling is the runtime's `podGroupPolicy`; choose a runtime that sets it",
+        ),
+        (
+            policy.is_some_and(|p| p.clean_pod_policy.is_some()),
+            "/policy/cleanPodPolicy",
+            "remove it; the runtime's JobSet decides what happens to finished pods",
+        ),
+        (
+            policy.is_some_and(|p| p.ttl_after_finished.is_some()),
+            "/policy/ttlAfterFinished",
+            "remove it; set `ttlSecondsAfterFinished` in the runtime's JobSet template",
+        ),
+        (
+            policy.is_some_and(|p| p.backoff_limit.is_some()),
+            "/policy/backoffLimit",
+            "remove it; set the JobSet `failurePolicy` in the runtime",
+        ),
+    ];
+    for (set, pointer, help) in fields {
+        if set {
+            let field = crate::validate::field_path(pointer);
+            r.push(
+                Diagnostic::error(
+                    codes::TARGET_UNSUPPORTED,
+                    r.key(pointer),
+                    format!("target `trainjob` cannot express `{field}`"),
+                )
+                .with_help(help.to_owned()),
+            );
+        }
+    }
+    if policy.is_some_and(|p| p.restart_policy.is_some()) {
+        r.push(
+            Diagnostic::error(
+                codes::TARGET_UNSUPPORTED,
+                r.key("/policy/restartPolicy"),
+                "target `trainjob` cannot express `policy.restartPolicy`",
+            )
+            .with_help("remove it; restarts are the runtime's JobSet `failurePolicy`"),
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! Rules on volumes: one source each, absolute and distinct mount paths, no
+//! clash with `/dev/shm`, access modes that work for the replica count.
+
+use super::resources::{Measure, checked};
+use super::{Rules, at};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{AccessMode, EmptyDir, Volume};
+use crate::syntax::names;
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(volumes) = &r.spec.volumes else {
+        return;
+    };
+    let mut mounts: Vec<(String, String)> = Vec::new(); // (normalised mountPath, pointer)
+    for (name, volume) in volumes {
+        let pointer = at("/volumes", name);
+        if let Err(why) = names::dns1123_label(name) {
+            let mut d = Diagnostic::error(
+                codes::VOLUME_INVALID_NAME,
+                r.key(&pointer),
+                format!("volume name `{name}` is not a DNS-1123 label: {why}"),
+            );
+            if let Some(better) = names::suggest_dns1035(name) {
+                d = d.with_help(format!("try `{better}`"));
+            }
+            r.push(d);
+        }
+        sources(r, name, volume, &pointer);
+        mount_path(r, volume, &pointer, &mut mounts);
+        references(r, volume, &pointer);
+        access_modes(r, name, volume, &pointer);
+    }
+}
+
+fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
+    let set: Vec<&str> = [
+        ("size", volume.size.is_some()),
+        ("claim", volume.claim.is_some()),
+        (
+            "emptyDir",
+            matches!(
+                volume.empty_dir,
+                Some(EmptyDir::Enabled(true) | EmptyDir::SizeLimit(_))
+            ),
+        ),
+        ("configMap", volume.config_map.is_some()),
+        ("secret", volume.secret.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, set)| set.then_some(key))
+    .collect();
+    match set.as_slice() {
+        [] => {
+            let help = if matches!(volume.empty_dir, Some(EmptyDir::Enabled(false))) {
+                "`emptyDir = false` is not a source; set `emptyDir = true` or another source"
+            } else {
+                "add one of `size = \"100Gi\"` (new claim), `claim = \"existing-pvc\"`, `emptyDir = true`, `configMap = \"name\"`, `secret = \"name\"`"
+            };
+            r.push(
+                Diagnostic::error(
+                    codes::VOLUME_NO_SOURCE,
+                    r.key(pointer),
+                    format!("volume `{name}` has no source"),
+                )
+                .with_help(help),
+            );
+        }
+        [_] => {}
+        [first, rest @ ..] => {
+            for other in rest {
+                r.push(
+                    Diagnostic::error(codes::VOLUME_MANY_SOURCES, r.key(&at(pointer, other)), format!("volume `{name}` has both `{first}` and `{other}`; a volume has exactly one source"))
+                        .with_secondary(r.key(&at(pointer, first)), format!("`{first}` is set here"))
+                        .with_help("split it into two volumes, or keep one source"),
+                );
+            }
+        }
+    }
+    if let Some(size) = &volume.size {
+        checked(r, &at(pointer, "size"), size, Measure::Bytes);
+    }
+    if let Some(EmptyDir::SizeLimit(size)) = &volume.empty_dir {
+        checked(r, &at(pointer, "emptyDir"), size, Measure::Bytes);
+    }
+    for (key, set) in [
+        ("accessModes", volume.access_modes.is_some()),
+        ("storageClass", volume.storage_class.is_some()),
+    ] {
+        if set && volume.size.is_none() {
+            r.push(
+                Diagnostic::error(
+                    codes::VOLUME_OPTION_WITHOUT_SIZE,
+                    r.key(&at(pointer, key)),
+                    format!("`{key}` applies only to a new claim (`size`)"),
+                )
+                .with_help(format!(
+                    "remove `{key}`; an existing claim, emptyDir, configMap or secret has its own"
+                )),
+            );
+        }
+    }
+}
+
+fn mount_path(
+    r: &mut Rules<'_>,
+    volume: &Volume,
+    pointer: &str,
+    mounts: &mut Vec<(String, String)>,
+) {
+    let path = &volume.mount_path;
+    let path_pointer = at(pointer, "mountPath");
+    if !path.starts_with('/') {
+        r.push(
+            Diagnostic::error(
+                codes::VOLUME_RELATIVE_MOUNT,
+                r.value(&path_pointer),
+                format!("`mountPath` must be an absolute path, found `{path}`"),
+            )
+            .with_help(format!("write `/{}`", path.trim_start_matches("./"))),
+        );
+        return;
+    }
+    let normal = if path.len() > 1 {
+        path.trim_end_matches('/')
+    } else {
+        path.as_str()
+    }
+    .to_owned();
+    let shm = r
+        .spec
+        .resources
+        .as_ref()
+        .and_then(|res| res.shm.as_ref())
+        .is_some();
+    if shm && normal == "/dev/shm" {
+        r.push(
+            Diagnostic::error(
+                codes::VOLUME_SHM_CONFLICT,
+                r.value(&path_pointer),
+                "`/dev/shm` is already mounted for `resources.shm`",
+            )
+            .with_secondary(r.key("/resources/shm"), "`shm` mounts /dev/shm")
+            .with_help("remove this volume, or remove `resources.shm`"),
+        );
+    }
+    if let Some((_, first)) = mounts.iter().find(|(p, _)| *p == normal) {
+        r.push(
+            Diagnostic::error(
+                codes::VOLUME_DUPLICATE_MOUNT,
+                r.value(&path_pointer),
+                format!("two volumes mount at `{normal}`"),
+            )
+            .with_secondary(r.value(first), "first mounted here")
+            .with_help("give each volume its own `mountPath`"),
+        );
+    } else {
+        mounts.push((normal, path_pointer));
+    }
+}
+
+fn references(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
+    for (key, value) in [
+        ("claim", &volume.claim),
+        ("configMap", &volume.config_map),
+        ("secret", &volume.secret),
+        ("storageClass", &volume.storage_class),
+    ] {
+        if let Some(value) = value
+            && let Err(why) = names::dns1123_subdomain(value)
+        {
+            r.push(Diagnostic::error(
+                codes::VOLUME_INVALID_REFERENCE,
+                r.value(&at(pointer, key)),
+                format!("`{value}` is not a valid {key} name: {why}"),
+            ));
+        }
+    }
+    if let Some(sub) = &volume.sub_path
+        && (sub.starts_with('/') || sub.split('/').any(|part| part == ".."))
+    {
+        r.push(
+            Diagnostic::error(
+                codes::VOLUME_INVALID_REFERENCE,
+                r.value(&at(pointer, "subPath")),
+                format!("`subPath` must be a relative path without `..`, found `{sub}`"),
+            )
+            .with_help("write a path inside the volume, such as `team/run-1`"),
+        );
+    }
+}
+
+fn access_modes(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
+    let replicas = r.max_replicas();
+    let Some(modes) = &volume.access_modes else {
+        return;
+    };
+    if replicas < 2 || volume.read_only == Some(true) && modes.contains(&AccessMode::ReadOnlyMany) {
+        return;
+    }
+    let shared_mode = modes
+        .iter()
+        .any(|m| matches!(m, AccessMode::ReadWriteMany | AccessMode::ReadOnlyMany));
+    if shared_mode {
+        return;
+    }
+    if let Some(mode) = modes
+        .iter()
+        .find(|m| matches!(m, AccessMode::ReadWriteOnce | AccessMode::ReadWriteOncePod))
+    {
+        let why = if *mode == AccessMode::ReadWriteOncePod {
+            "only one pod can ever use it: the others stay Pending"
+        } else {
+            "pods on other nodes cannot mount it and stay Pending"
+        };
+        r.push(
+            Diagnostic::warning(
+                codes::VOLUME_RWO_SHARED,
+                r.value(&at(pointer, "accessModes")),
+                format!("volume `{name}` is `{mode:?}` but up to {replicas} pods mount it: {why}"),
+            )
+            .with_help(
+                "use `accessModes = [\"ReadWriteMany\"]` with a storage class that supports it",
+            ),
+        );
+    }
+}
