@@ -62,17 +62,14 @@ pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
         Format::Toml => parse_toml(id, &source.text)?,
         Format::Yaml => unwrap_krm(parse_yaml(id, &source.text)?)?,
     };
-    let depth = root.depth();
-    if depth > MAX_DEPTH {
+    if let Some(deep) = root.deeper_than(MAX_DEPTH) {
         return Err(vec![
             Diagnostic::error(
                 codes::PARSE_TOO_DEEP,
-                Span::new(id, 0, 0),
-                format!(
-                    "the document nests {depth} levels deep; no spec nests deeper than {MAX_DEPTH}"
-                ),
+                deep,
+                format!("the document nests deeper than {MAX_DEPTH} levels"),
             )
-            .with_help("check that this is a training spec"),
+            .with_help("no spec nests this deep; check that this is a training spec"),
         ]);
     }
     Ok(root)
@@ -88,11 +85,20 @@ fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
                 let range = error.span().unwrap_or(0..0);
                 let message = lowercase_first(error.message().trim().trim_end_matches('.'));
                 seen.insert((range.start, message.clone())).then(|| {
-                    Diagnostic::error(
+                    let d = Diagnostic::error(
                         codes::PARSE_TOML,
                         Span::new(id, range.start, range.end),
                         format!("invalid TOML: {message}"),
-                    )
+                    );
+                    let written = text.get(range.clone()).unwrap_or("").trim();
+                    if message.contains("must be quoted")
+                        && !written.is_empty()
+                        && !written.contains('"')
+                    {
+                        d.with_help(format!("quote it: `\"{written}\"`"))
+                    } else {
+                        d
+                    }
                 })
             })
             .collect());
@@ -202,34 +208,92 @@ fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
 }
 
 fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnostic {
-    let location = error.location();
-    let span = location
-        .and_then(|loc| {
-            let span = loc.span();
-            Some(Span::new(id, usize::try_from(span.byte_offset()?).ok()?, 0))
-        })
-        .unwrap_or_else(|| Span::new(id, 0, 0));
-    let span = Span::new(id, span.start.min(text.len()), span.start.min(text.len()));
-    // serde-saphyr's message may embed its own location and snippet; keep the first line.
-    let message = error.to_string();
-    let message = message.lines().next().unwrap_or("").trim();
-    let message = message
-        .split(" at line ")
-        .next()
-        .unwrap_or(message)
-        .trim_end_matches('.');
-    let mut diagnostic = Diagnostic::error(
-        codes::PARSE_YAML,
-        span,
-        format!("invalid YAML: {}", lowercase_first(message)),
-    );
-    if message.contains("budget") || message.contains("depth") {
-        diagnostic.code = codes::PARSE_TOO_DEEP;
-        diagnostic = diagnostic.with_help(format!(
-            "no spec nests deeper than {MAX_DEPTH} levels or holds more than one document"
-        ));
+    use serde_saphyr::budget::BudgetBreach;
+    // serde-saphyr reports lines and columns in characters; byte offsets are not
+    // always filled in, so convert from line and column.
+    let offset = error
+        .location()
+        .filter(|loc| loc.line() > 0)
+        .map_or(0, |loc| {
+            offset_of(
+                text,
+                usize::try_from(loc.line()).unwrap_or(1),
+                usize::try_from(loc.column()).unwrap_or(1),
+            )
+        });
+    let span = Span::new(id, offset, offset);
+    let mut error = error;
+    while let serde_saphyr::Error::WithSnippet { error: inner, .. }
+    | serde_saphyr::Error::AliasError { error: inner, .. } = error
+    {
+        error = inner;
     }
-    diagnostic
+    match error {
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            let key = key
+                .as_deref()
+                .map_or_else(String::new, |k| format!(" `{k}`"));
+            Diagnostic::error(codes::PARSE_YAML, span, format!("duplicate key{key}"))
+                .with_label("set again here")
+                .with_help("a key may appear once per mapping; remove one of them")
+        }
+        serde_saphyr::Error::Budget {
+            breach: BudgetBreach::Depth { .. },
+            ..
+        } => Diagnostic::error(
+            codes::PARSE_TOO_DEEP,
+            span,
+            format!("the document nests deeper than {MAX_DEPTH} levels"),
+        )
+        .with_help("no spec nests this deep; check that this is a training spec"),
+        serde_saphyr::Error::MultipleDocuments { .. }
+        | serde_saphyr::Error::Budget {
+            breach: BudgetBreach::Documents { .. },
+            ..
+        } => Diagnostic::error(
+            codes::PARSE_YAML,
+            span,
+            "the file holds more than one YAML document",
+        )
+        .with_help("a spec is one document: remove the `---` and what follows, or split the file"),
+        _ => {
+            // serde-saphyr's text may start with `error: line N column M: `; the
+            // location is already in the header, so keep only the description.
+            let message = error.to_string();
+            let mut message = message.lines().next().unwrap_or("").trim();
+            message = message.strip_prefix("error: ").unwrap_or(message);
+            if message.starts_with("line ")
+                && let Some((_, rest)) = message.split_once(": ")
+            {
+                message = rest;
+            }
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(message)
+                .trim_end_matches('.');
+            Diagnostic::error(
+                codes::PARSE_YAML,
+                span,
+                format!("invalid YAML: {}", lowercase_first(message)),
+            )
+        }
+    }
+}
+
+/// Byte offset of a 1-based line and character column.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let rest = &text[line_start.min(text.len())..];
+    line_start
+        + rest
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(rest.len(), |(i, _)| i)
 }
 
 fn lowercase_first(text: &str) -> String {

@@ -70,7 +70,7 @@ pub struct Spec {
     pub scheduling: Option<Scheduling>,
     /// Container ports exposed on the rank-0 pod through a Service named after the job: port name to port number, e.g. `tensorboard = 6006`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<BTreeMap<String, u16>>,
+    pub ports: Option<IndexMap<String, u16>>,
     /// Labels put on every generated object and every pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,

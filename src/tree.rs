@@ -53,22 +53,24 @@ impl Node {
         self.as_table()?.iter().find(|entry| entry.key == key)
     }
 
-    /// Depth of the deepest container: a scalar is 0, `{a = 1}` is 1.
-    pub fn depth(&self) -> usize {
+    /// The span of the first value nested more than `limit` containers deep
+    /// (`{a = 1}` nests `1` one level deep), if any.
+    pub fn deeper_than(&self, limit: usize) -> Option<Span> {
         // Iterative, so a pathological tree cannot overflow the stack here.
-        let mut max = 0;
         let mut stack = vec![(self, 0usize)];
         while let Some((node, depth)) = stack.pop() {
-            max = max.max(depth);
+            if depth > limit {
+                return Some(node.span);
+            }
             match &node.value {
-                Value::Array(items) => stack.extend(items.iter().map(|n| (n, depth + 1))),
+                Value::Array(items) => stack.extend(items.iter().rev().map(|n| (n, depth + 1))),
                 Value::Table(entries) => {
-                    stack.extend(entries.iter().map(|e| (&e.value, depth + 1)))
+                    stack.extend(entries.iter().rev().map(|e| (&e.value, depth + 1)))
                 }
                 _ => {}
             }
         }
-        max
+        None
     }
 
     /// The node at a JSON pointer (`/volumes/data/size`), and the span of the key
@@ -178,6 +180,7 @@ mod tests {
         assert_eq!(root.key_span_at("/a~1b"), span(0, 3));
         assert_eq!(root.span_at("/a~1b/7"), span(8, 15));
         assert_eq!(root.entry_span_at("/a~1b"), span(0, 15));
-        assert_eq!(root.depth(), 2);
+        assert_eq!(root.deeper_than(1), Some(span(10, 13)));
+        assert_eq!(root.deeper_than(2), None);
     }
 }

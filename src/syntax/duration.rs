@@ -20,7 +20,14 @@ pub fn parse_seconds(text: &str) -> Result<u64, String> {
         let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
         let unit = &after[..unit_len];
         let Some(position) = allowed.iter().position(|u| *u == unit) else {
-            return Err(if ["d", "h", "m", "s"].contains(&unit) {
+            return Err(if after.starts_with('.') {
+                format!("`{text}` has a fraction; durations use whole units (`1h30m`, not `1.5h`)")
+            } else if unit.is_empty() {
+                format!(
+                    "`{text}` has `{}` where a unit (`d`, `h`, `m`, `s`) belongs",
+                    after.chars().next().unwrap_or(' ')
+                )
+            } else if ["d", "h", "m", "s"].contains(&unit) {
                 format!("`{text}` repeats or misorders its units")
             } else {
                 format!("`{unit}` is not a duration unit")

@@ -39,6 +39,12 @@ const DECIMAL: [(&str, i32); 9] = [
 pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
     let generic_help =
         "write a number with an optional suffix: `500m`, `8`, `2Gi`, `100G`, `1e3`".to_owned();
+    if text.contains(char::is_whitespace) {
+        return Err(QuantityError {
+            reason: format!("`{text}` contains a space"),
+            help: generic_help,
+        });
+    }
     let number_end = number_prefix_len(text);
     let (number, suffix) = text.split_at(number_end);
     let digits = number.trim_start_matches(['+', '-']);

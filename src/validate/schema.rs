@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 use super::{field_path, suggest};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
-use crate::tree::{Node, pointer_segment};
+use crate::tree::{Node, Value, pointer_segment};
 
 fn schema() -> &'static Json {
     static SCHEMA: OnceLock<Json> = OnceLock::new();
@@ -45,7 +45,7 @@ pub fn check(tree: &Node, sources: &Sources) -> Outcome {
     let mut invalid = Vec::new();
     let context = Context { tree, sources };
     for error in validator().iter_errors(&instance) {
-        context.report(&error, None, &mut out);
+        context.report(&error, &mut out);
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 invalid.extend(
@@ -74,12 +74,11 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// `also` names what else an `anyOf` accepted, when we chose one branch to report.
-    fn report(&self, error: &ValidationError<'_>, also: Option<&str>, out: &mut Vec<Diagnostic>) {
+    fn report(&self, error: &ValidationError<'_>, out: &mut Vec<Diagnostic>) {
         let pointer = error.instance_path().as_str();
         let path = field_path(pointer);
         let tree = self.tree;
-        let mut diagnostic = match error.kind() {
+        let diagnostic = match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
                     out.push(self.unknown_key(pointer, key));
@@ -88,14 +87,11 @@ impl Context<'_> {
             }
             ValidationErrorKind::Required { property } => {
                 let key = property.as_str().unwrap_or_default();
-                let full = join_pointer(pointer, key);
-                let what = schema_at(schema(), &full)
-                    .and_then(|s| s.get("description"))
-                    .and_then(Json::as_str)
-                    .map(|d| format!(": {}", first_sentence(d)))
+                let what = description(&join_pointer(pointer, key))
+                    .map(|d| format!(": {d}"))
                     .unwrap_or_default();
                 let (span, place) = if pointer.is_empty() {
-                    (tree.span_at("").with_len_at_most(0), "the spec".to_owned())
+                    (self.start(), "the spec".to_owned())
                 } else {
                     (tree.key_span_at(pointer), format!("`{path}`"))
                 };
@@ -106,38 +102,13 @@ impl Context<'_> {
                 )
                 .with_help(format!("add `{key}`{what}"))
             }
-            ValidationErrorKind::Type { kind } => {
-                let expected = describe_types(kind);
-                self.type_error(pointer, &expected, also)
-            }
-            ValidationErrorKind::Enum { options } => {
-                let options: Vec<&str> = options
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Json::as_str)
-                    .collect();
-                let found = error
-                    .instance()
-                    .as_str()
-                    .map_or_else(|| self.source_text(pointer), str::to_owned);
-                let list = options
-                    .iter()
-                    .map(|o| format!("`{o}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let mut d = Diagnostic::error(
-                    codes::SCHEMA_ENUM,
-                    tree.span_at(pointer),
-                    format!("`{path}` must be one of {list}, found `{found}`"),
-                );
-                if let Some(best) = suggest(&found, options.iter().copied()) {
-                    d = d.with_help(format!("did you mean `{best}`?"));
-                } else if let Some(also) = also {
-                    d = d.with_help(format!("`{path}` also accepts {also}"));
-                }
-                d
-            }
+            ValidationErrorKind::Type { kind } => self.type_error(pointer, &describe_types(kind)),
+            ValidationErrorKind::Enum { .. } | ValidationErrorKind::Constant { .. } => self
+                .enum_error(
+                    pointer,
+                    &value_options(std::slice::from_ref(error), pointer).unwrap_or_default(),
+                    None,
+                ),
             ValidationErrorKind::Minimum { limit } => {
                 self.range(pointer, &format!("at least {limit}"))
             }
@@ -161,16 +132,13 @@ impl Context<'_> {
                 format!("`{path}` is invalid: {}", error.masked()),
             ),
         };
-        if diagnostic.help.is_none()
-            && let Some(also) = also
-        {
-            diagnostic = diagnostic.with_help(format!("`{path}` also accepts {also}"));
-        }
         out.push(diagnostic);
     }
 
-    /// An `anyOf` failed. If exactly the branches of the value's type failed
-    /// deeper down, report that branch's errors; otherwise say what is accepted.
+    /// An `anyOf` failed. When the value's type fits exactly the branches that
+    /// list allowed values (`"gpu"`, `"auto"`, ...), say which values; when it
+    /// fits a branch that failed deeper down, report that branch; otherwise say
+    /// which types are accepted.
     fn any_of(
         &self,
         pointer: &str,
@@ -178,43 +146,82 @@ impl Context<'_> {
         out: &mut Vec<Diagnostic>,
     ) {
         let fits_type = |errors: &Vec<ValidationError<'static>>| {
-            !errors.iter().any(|e| {
-                e.instance_path().as_str() == pointer
-                    && (matches!(e.kind(), ValidationErrorKind::Type { .. })
-                        || matches!(e.kind(), ValidationErrorKind::AnyOf { context } if context.iter().all(|b| b.iter().any(|e| matches!(e.kind(), ValidationErrorKind::Type { .. })))))
-            })
+            !errors.iter().any(|e| is_type_mismatch(e, pointer))
         };
-        let describe = |errors: &Vec<ValidationError<'static>>| -> Option<String> {
-            errors
+        let fitting: Vec<&Vec<ValidationError<'static>>> =
+            branches.iter().filter(|b| fits_type(b)).collect();
+        if fitting.is_empty() {
+            let mut expected: Vec<String> = branches
                 .iter()
-                .filter(|e| e.instance_path().as_str() == pointer)
-                .find_map(|e| describe_expectation(e))
-        };
-        let fitting: Vec<_> = branches.iter().filter(|b| fits_type(b)).collect();
-        if let Some(best) = fitting.iter().min_by_key(|b| b.len()) {
+                .filter_map(|b| describe_branch(b, pointer))
+                .collect();
+            expected.dedup();
+            out.push(self.type_error(pointer, &expected.join(" or ")));
+            return;
+        }
+        let options: Option<Vec<String>> = fitting
+            .iter()
+            .map(|b| value_options(b, pointer))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.concat());
+        if let Some(options) = options {
             let others: Vec<String> = branches
                 .iter()
                 .filter(|b| !fits_type(b))
-                .filter_map(describe)
+                .filter_map(|b| describe_branch(b, pointer))
                 .collect();
-            let also = (!others.is_empty()).then(|| others.join(" or "));
-            for error in *best {
-                self.report(error, also.as_deref(), out);
-            }
+            out.push(self.enum_error(
+                pointer,
+                &options,
+                (!others.is_empty()).then(|| others.join(" or ")).as_deref(),
+            ));
             return;
         }
-        let mut expected: Vec<String> = branches.iter().filter_map(describe).collect();
-        expected.dedup();
-        out.push(self.type_error(pointer, &expected.join(" or "), None));
+        let best = fitting
+            .iter()
+            .min_by_key(|b| b.len())
+            .expect("at least one fitting branch");
+        for error in *best {
+            self.report(error, out);
+        }
     }
 
-    fn type_error(&self, pointer: &str, expected: &str, also: Option<&str>) -> Diagnostic {
+    fn enum_error(
+        &self,
+        pointer: &str,
+        options: &[String],
+        other_types: Option<&str>,
+    ) -> Diagnostic {
+        let path = field_path(pointer);
+        let found = self.source_text(pointer);
+        let mut list = options
+            .iter()
+            .map(|o| format!("`{o}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if let Some(other) = other_types {
+            list = format!("{other} or one of {list}");
+        } else {
+            list = format!("one of {list}");
+        }
+        let d = Diagnostic::error(
+            codes::SCHEMA_ENUM,
+            self.tree.span_at(pointer),
+            format!("`{path}` must be {list}, found `{found}`"),
+        );
+        match suggest(&found, options.iter().map(String::as_str)) {
+            Some(best) => d.with_help(format!("did you mean `{best}`?")),
+            None => self.with_description(d, pointer),
+        }
+    }
+
+    fn type_error(&self, pointer: &str, expected: &str) -> Diagnostic {
         let path = field_path(pointer);
         let found = self
             .tree
             .pointer(pointer)
             .map_or("nothing", |(node, _)| describe_node(node));
-        let mut d = Diagnostic::error(
+        let d = Diagnostic::error(
             codes::SCHEMA_TYPE,
             self.tree.span_at(pointer),
             format!("`{path}` must be {expected}, found {found}"),
@@ -222,32 +229,54 @@ impl Context<'_> {
         let scalar = self.tree.pointer(pointer).is_some_and(|(node, _)| {
             matches!(
                 node.value,
-                crate::tree::Value::Integer(_)
-                    | crate::tree::Value::Float(_)
-                    | crate::tree::Value::Bool(_)
+                Value::Integer(_) | Value::Float(_) | Value::Bool(_)
             )
         });
-        if expected.contains("a string") && scalar {
-            d = d.with_help(format!(
+        let takes_numbers = expected.contains("an integer") || expected.contains("a number");
+        let string = self
+            .tree
+            .pointer(pointer)
+            .and_then(|(node, _)| node.as_str());
+        if expected.contains("a string") && scalar && !takes_numbers {
+            d.with_help(format!(
                 "quote the value: `\"{}\"`",
                 self.source_text(pointer)
-            ));
-        } else if let Some(also) = also {
-            d = d.with_help(format!("`{path}` also accepts {also}"));
+            ))
+        } else if let (true, Some(text)) = (expected == "an array", string) {
+            let items: Vec<String> = text.split_whitespace().map(|w| format!("{w:?}")).collect();
+            d.with_help(format!(
+                "write a list, one item per element: `[{}]`",
+                items.join(", ")
+            ))
+        } else {
+            self.with_description(d, pointer)
         }
-        d
     }
 
     fn range(&self, pointer: &str, bound: &str) -> Diagnostic {
         let path = field_path(pointer);
-        Diagnostic::error(
+        let d = Diagnostic::error(
             codes::SCHEMA_RANGE,
             self.tree.span_at(pointer),
             format!(
                 "`{path}` must be {bound}, found `{}`",
                 self.source_text(pointer)
             ),
-        )
+        );
+        self.with_description(d, pointer)
+    }
+
+    /// Adds the field's documentation as help: it says what the field takes.
+    fn with_description(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
+        match description(pointer) {
+            Some(text) => d.with_help(format!("`{}`: {text}", field_path(pointer))),
+            None => d,
+        }
+    }
+
+    fn start(&self) -> crate::source::Span {
+        let span = self.tree.span;
+        crate::source::Span::new(span.source, span.start, span.start)
     }
 
     fn unknown_key(&self, pointer: &str, key: &str) -> Diagnostic {
@@ -305,25 +334,80 @@ impl Context<'_> {
     }
 }
 
-trait SpanExt {
-    fn with_len_at_most(self, len: usize) -> Self;
-}
-
-impl SpanExt for crate::source::Span {
-    fn with_len_at_most(self, len: usize) -> Self {
-        crate::source::Span::new(self.source, self.start, self.end.min(self.start + len))
-    }
-}
-
 fn join_pointer(pointer: &str, key: &str) -> String {
     format!("{pointer}/{}", pointer_segment(key))
 }
 
-fn first_sentence(text: &str) -> &str {
-    text.split(". ")
-        .next()
-        .unwrap_or(text)
-        .trim_end_matches('.')
+/// The first sentence of a field's description (a `.` before a capital letter ends it).
+fn description(pointer: &str) -> Option<String> {
+    let text = property_schema(schema(), pointer)?
+        .get("description")?
+        .as_str()?;
+    let mut end = text.len();
+    for (i, _) in text.match_indices(". ") {
+        if text[i + 2..].starts_with(|c: char| c.is_uppercase()) {
+            end = i;
+            break;
+        }
+    }
+    Some(text[..end].trim_end_matches('.').to_owned())
+}
+
+/// Whether `error` says the value at `pointer` has the wrong type (directly or
+/// in every branch of a nested `anyOf`).
+fn is_type_mismatch(error: &ValidationError<'_>, pointer: &str) -> bool {
+    if error.instance_path().as_str() != pointer {
+        return false;
+    }
+    match error.kind() {
+        ValidationErrorKind::Type { .. } => true,
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+                .iter()
+                .all(|branch| branch.iter().any(|e| is_type_mismatch(e, pointer)))
+        }
+        _ => false,
+    }
+}
+
+/// The allowed values, when every error of a branch at `pointer` is an `enum`
+/// or `const` mismatch (possibly through nested `oneOf`s).
+fn value_options(errors: &[ValidationError<'_>], pointer: &str) -> Option<Vec<String>> {
+    let mut options = Vec::new();
+    for error in errors
+        .iter()
+        .filter(|e| e.instance_path().as_str() == pointer)
+    {
+        match error.kind() {
+            ValidationErrorKind::Constant { expected_value } => {
+                options.push(value_text(expected_value))
+            }
+            ValidationErrorKind::Enum { options: values } => {
+                options.extend(values.as_array()?.iter().map(value_text))
+            }
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
+                for branch in context {
+                    options.extend(value_options(branch, pointer)?);
+                }
+            }
+            _ => return None,
+        }
+    }
+    (!options.is_empty()).then_some(options)
+}
+
+fn value_text(value: &Json) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
+}
+
+fn describe_branch(errors: &[ValidationError<'_>], pointer: &str) -> Option<String> {
+    errors
+        .iter()
+        .filter(|e| e.instance_path().as_str() == pointer)
+        .find_map(describe_expectation)
 }
 
 fn describe_expectation(error: &ValidationError<'_>) -> Option<String> {
@@ -366,7 +450,6 @@ fn describe_types(kind: &TypeKind) -> String {
 }
 
 fn describe_node(node: &Node) -> &'static str {
-    use crate::tree::Value;
     match node.value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -407,6 +490,17 @@ fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
         node = resolve(next)?;
     }
     Some(node)
+}
+
+/// The schema written at the property for `pointer` (where its description is),
+/// before following its `$ref`.
+fn property_schema<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
+    let (parent, last) = pointer.rsplit_once('/')?;
+    let last = last.replace("~1", "/").replace("~0", "~");
+    let parent = schema_at(root, parent)?;
+    let node = parent.get("properties").and_then(|p| p.get(&last));
+    node.or_else(|| parent.get("additionalProperties").filter(|a| a.is_object()))
+        .or_else(|| parent.get("items"))
 }
 
 #[cfg(test)]

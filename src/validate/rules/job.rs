@@ -52,7 +52,7 @@ fn name(r: &mut Rules<'_>) {
 
 fn entrypoint(r: &mut Rules<'_>) {
     let spec = r.spec;
-    let set: Vec<&str> = [
+    let mut set: Vec<&str> = [
         ("script", spec.script.is_some()),
         ("module", spec.module.is_some()),
         ("command", spec.command.is_some()),
@@ -60,6 +60,7 @@ fn entrypoint(r: &mut Rules<'_>) {
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))
     .collect();
+    set.sort_by_key(|key| r.key(&format!("/{key}")).start); // as written
     match set.as_slice() {
         [] => {
             r.push(
@@ -134,18 +135,13 @@ fn replicas(r: &mut Rules<'_>) {
                 true
             }
             Err(why) => {
-                let help = match text.trim().parse::<u32>() {
-                    Ok(n) => format!("for a fixed count write the number without quotes: `replicas = {n}`"),
-                    Err(_) => "write a number of pods (`replicas = 2`) or an elastic range (`replicas = \"2:4\"`)".to_owned(),
+                let d = match text.trim().parse::<u32>() {
+                    Ok(n) => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is the string `\"{text}\"`; a fixed count is a number"))
+                        .with_help(format!("drop the quotes: `replicas = {n}`")),
+                    Err(_) => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is invalid: {why}"))
+                        .with_help("write a number of pods (`replicas = 2`) or an elastic range (`replicas = \"2:4\"`)"),
                 };
-                r.push(
-                    Diagnostic::error(
-                        codes::REPLICAS_SYNTAX,
-                        r.value("/replicas"),
-                        format!("`replicas` is invalid: {why}"),
-                    )
-                    .with_help(help),
-                );
+                r.push(d);
                 true
             }
         },

@@ -118,12 +118,15 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     ];
     for (set, pointer, help) in fields {
         if set {
-            let field = crate::validate::field_path(pointer);
+            let field = match pointer {
+                "/replicas" => "elastic `replicas`".to_owned(),
+                _ => format!("`{}`", crate::validate::field_path(pointer)),
+            };
             r.push(
                 Diagnostic::error(
                     codes::TARGET_UNSUPPORTED,
                     r.key(pointer),
-                    format!("target `trainjob` cannot express `{field}`"),
+                    format!("target `trainjob` cannot express {field}"),
                 )
                 .with_help(help.to_owned()),
             );

@@ -33,7 +33,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
 }
 
 fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
-    let set: Vec<&str> = [
+    let mut set: Vec<&str> = [
         ("size", volume.size.is_some()),
         ("claim", volume.claim.is_some()),
         (
@@ -49,6 +49,7 @@ fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
     .into_iter()
     .filter_map(|(key, set)| set.then_some(key))
     .collect();
+    set.sort_by_key(|key| r.key(&at(pointer, key)).start); // as written
     match set.as_slice() {
         [] => {
             let help = if matches!(volume.empty_dir, Some(EmptyDir::Enabled(false))) {

@@ -1,0 +1,119 @@
+//! `trainc check` on every spec in `tests/check/`: the exit status and the
+//! whole rendering are pinned in `<case>.expected` next to the spec.
+//!
+//! Adding a case means adding files: `tests/check/<area>-<what>.toml` (or
+//! `.yaml`) and its expectation, written by `TRAINC_BLESS=1 cargo test` and then
+//! read line by line before committing.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::support::{compare, root, text, trainc};
+
+fn cases() -> Vec<PathBuf> {
+    let dir = root().join("tests/check");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/check exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "toml" || e == "yaml" || e == "yml")
+        })
+        .collect();
+    cases.sort();
+    cases
+}
+
+fn render(case: &std::path::Path) -> String {
+    let name = case.file_name().unwrap().to_str().unwrap();
+    let output = trainc(case.parent().unwrap(), &["check", name]);
+    let status = output
+        .status
+        .code()
+        .expect("trainc exits normally, not by a signal");
+    assert!(
+        output.stdout.is_empty(),
+        "{name}: human format prints nothing on stdout"
+    );
+    format!("exit: {status}\n{}", text(&output.stderr))
+}
+
+#[test]
+fn every_case_renders_as_expected() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let actual = render(&case);
+        if let Some(diff) = compare(&case.with_extension("expected"), &actual) {
+            failures.push(diff);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} case(s) differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Cases named `*-fail*` must fail, `*-pass*` and `*-warn*` must pass.
+#[test]
+fn case_names_match_their_outcome() {
+    for case in cases() {
+        let name = case.file_stem().unwrap().to_str().unwrap().to_owned();
+        let exit = render(&case).lines().next().unwrap().to_owned();
+        if name.contains("-fail") {
+            assert_eq!(exit, "exit: 1", "{name} must fail");
+        } else {
+            assert_eq!(exit, "exit: 0", "{name} must pass");
+        }
+    }
+}
+
+/// Every code trainc can emit is shown by at least one case, except the few
+/// that need inputs too large or too odd for a file in the repository; those
+/// are covered by the named CLI tests.
+#[test]
+fn every_code_has_a_failing_case() {
+    let covered_elsewhere = [
+        "trainc::source::too_large",
+        "trainc::source::not_utf8",
+        "trainc::schema::other",
+    ];
+    let mut seen = BTreeSet::new();
+    for case in cases() {
+        let expected = std::fs::read_to_string(case.with_extension("expected")).unwrap_or_default();
+        for line in expected.lines() {
+            if let Some(code) = line
+                .trim()
+                .strip_prefix("trainc::")
+                .filter(|c| !c.contains(' '))
+            {
+                seen.insert(format!("trainc::{code}"));
+            }
+        }
+    }
+    let missing: Vec<&str> = trainc::diagnostic::codes::ALL
+        .iter()
+        .copied()
+        .filter(|code| !seen.contains(*code) && !covered_elsewhere.contains(code))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes without a case in tests/check: {missing:?}"
+    );
+}
+
+/// Every rule's passing side: each `*-pass*` case must print no diagnostic at all.
+#[test]
+fn passing_cases_are_clean() {
+    for case in cases() {
+        let name = case.file_stem().unwrap().to_str().unwrap().to_owned();
+        if name.contains("-pass") {
+            let rendered = render(&case);
+            assert!(
+                rendered.ends_with("checked 1 file: 0 errors, 0 warnings\n"),
+                "{name}:\n{rendered}"
+            );
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Set to re-bless expectation files instead of comparing. CI never sets it.
+pub const BLESS_VAR: &str = "TRAINC_BLESS";
+
+pub fn blessing() -> bool {
+    std::env::var_os(BLESS_VAR).is_some_and(|v| !v.is_empty())
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `trainc ARGS` in `dir`, with a plain, deterministic rendering.
+pub fn trainc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainc"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("trainc runs")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("trainc prints UTF-8")
+}
+
+/// Compares `actual` with the file at `path`, or writes it when blessing.
+/// Returns a description of the mismatch, if any.
+pub fn compare(path: &Path, actual: &str) -> Option<String> {
+    if blessing() {
+        std::fs::write(path, actual).expect("write expectation");
+        return None;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    (expected != actual).then(|| {
+        let mut diff = format!("--- {} (expected)\n+++ actual\n", path.display());
+        let (e, a): (Vec<_>, Vec<_>) = (expected.lines().collect(), actual.lines().collect());
+        for i in 0..e.len().max(a.len()) {
+            match (e.get(i), a.get(i)) {
+                (Some(x), Some(y)) if x == y => {}
+                (x, y) => {
+                    if let Some(x) = x {
+                        diff.push_str(&format!("-{x}\n"));
+                    }
+                    if let Some(y) = y {
+                        diff.push_str(&format!("+{y}\n"));
+                    }
+                }
+            }
+        }
+        diff
+    })
+}
