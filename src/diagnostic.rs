@@ -62,7 +62,7 @@ impl Diagnostic {
         Diagnostic {
             severity,
             code,
-            message: message.into(),
+            message: escape_controls(message.into()),
             primary: Label { span, text: None },
             secondary: Vec::new(),
             help: None,
@@ -88,7 +88,7 @@ impl Diagnostic {
 
     #[must_use]
     pub fn with_help(mut self, text: impl Into<String>) -> Self {
-        self.help = Some(text.into());
+        self.help = Some(escape_controls(text.into()));
         self
     }
 
@@ -135,6 +135,37 @@ impl Diagnostic {
     }
 }
 
+/// The source as shown in a snippet: ASCII control characters other than line
+/// breaks and tabs become `?` (same length, so every span still fits).
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_control() && !matches!(c, '\n' | '\r' | '\t') {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// User values end up in messages; a NUL or an escape sequence must not reach
+/// the terminal raw.
+fn escape_controls(text: String) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return text;
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn escape_github_data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
@@ -173,6 +204,9 @@ impl Style {
     };
 }
 
+/// Lines longer than this are not shown in snippets.
+const MAX_SNIPPET_LINE: usize = 1000;
+
 /// Renders one diagnostic as miette's graphical report, with the source snippet.
 pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> String {
     let theme = if style.color {
@@ -187,15 +221,22 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
         .with_links(false);
     let source = sources.get(diagnostic.primary.span.source);
     let (_, line, col) = diagnostic.location(sources);
+    // A snippet of a megabyte-long line helps nobody: show the location only.
+    let start = diagnostic.primary.span.start.min(source.text.len());
+    let line_start = source.text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_len = source.text[line_start..]
+        .find('\n')
+        .unwrap_or(source.text.len() - line_start);
     let report = Report {
         diagnostic,
+        snippet: line_len <= MAX_SNIPPET_LINE && !source.text.is_empty(),
         header: format!(
             "{}:{line}:{col}: {}: {}",
             source.name,
             diagnostic.severity.as_str(),
             diagnostic.message
         ),
-        source: NamedSource::new(&source.name, source.text.clone()),
+        source: NamedSource::new(&source.name, printable(&source.text)),
     };
     let mut out = String::new();
     handler
@@ -207,6 +248,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
 /// Adapter that shows a [`Diagnostic`] to miette.
 struct Report<'a> {
     diagnostic: &'a Diagnostic,
+    snippet: bool,
     header: String,
     source: NamedSource<String>,
 }
@@ -245,10 +287,14 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.source)
+        self.snippet
+            .then_some(&self.source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if !self.snippet {
+            return None;
+        }
         let primary = &self.diagnostic.primary;
         let file = primary.span.source;
         let to_miette = |label: &Label, is_primary: bool| {

@@ -91,7 +91,14 @@ fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
                         format!("invalid TOML: {message}"),
                     );
                     let written = text.get(range.clone()).unwrap_or("").trim();
-                    if message.contains("must be quoted")
+                    if message.contains("recursion depth") {
+                        Diagnostic::error(
+                            codes::PARSE_TOO_DEEP,
+                            Span::new(id, range.start, range.end),
+                            format!("the document nests deeper than {MAX_DEPTH} levels"),
+                        )
+                        .with_help("no spec nests this deep; check that this is a training spec")
+                    } else if message.contains("must be quoted")
                         && !written.is_empty()
                         && !written.contains('"')
                     {
@@ -188,6 +195,7 @@ fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
     let options = serde_saphyr::options! {
         budget: Some(budget),
         strict_booleans: true,
+        reject_unsupported_tags: true,
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
     };
     if text.trim().is_empty()
@@ -272,6 +280,22 @@ fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnost
                 .next()
                 .unwrap_or(message)
                 .trim_end_matches('.');
+            if message.contains("recursive references") {
+                return Diagnostic::error(
+                    codes::PARSE_YAML,
+                    span,
+                    "an alias refers to the anchor that contains it",
+                )
+                .with_help("a spec cannot contain itself; write the value out");
+            }
+            if message.contains("recursion limit") || message.contains("nesting") {
+                return Diagnostic::error(
+                    codes::PARSE_TOO_DEEP,
+                    span,
+                    format!("the document nests deeper than {MAX_DEPTH} levels"),
+                )
+                .with_help("no spec nests this deep; check that this is a training spec");
+            }
             Diagnostic::error(
                 codes::PARSE_YAML,
                 span,

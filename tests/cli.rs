@@ -1,1 +1,342 @@
-mod placeholder {}
+//! The command line as a user meets it: output formats, exit statuses, limits.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::{root, text, trainc};
+
+const GOOD: &str =
+    "name = \"demo\"\nimage = \"ghcr.io/acme/train:1.4\"\nscript = \"/app/train.py\"\n";
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trainc-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+#[test]
+fn json_format_is_one_object_per_diagnostic_on_stdout() {
+    let dir = root().join("tests/check");
+    let output = trainc(
+        &dir,
+        &["check", "--format", "json", "many-problems-fail.toml"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        output.stderr.is_empty(),
+        "json mode keeps stderr clean: {}",
+        text(&output.stderr)
+    );
+    let lines: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 9);
+    let first = &lines[0];
+    assert_eq!(first["file"], "many-problems-fail.toml");
+    assert_eq!(
+        (first["line"].as_u64(), first["col"].as_u64()),
+        (Some(1), Some(8))
+    );
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["code"], "trainc::name::invalid");
+    assert_eq!(first["help"], "try `mnist-ddp`");
+    for line in &lines {
+        let keys: Vec<&str> = line
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["file", "line", "col", "severity", "code", "message", "help"]
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["severity"] == "warning" && l["code"] == "trainc::env::literal_secret")
+    );
+}
+
+#[test]
+fn github_format_writes_workflow_annotations() {
+    let dir = root().join("tests/check");
+    let output = trainc(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "github",
+            "nproc-warn-exceeds-gpus.toml",
+            "name-fail-invalid.toml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let out = text(&output.stdout);
+    assert!(out.contains("::warning file=nproc-warn-exceeds-gpus.toml,line=4,col=16,title=trainc%3A%3Anproc%3A%3Aexceeds_gpus::8 processes per pod share 4 GPUs%0Ahelp: "), "{out}");
+    assert!(
+        out.contains("::error file=name-fail-invalid.toml,line=1,col=8,"),
+        "{out}"
+    );
+}
+
+#[test]
+fn warnings_alone_exit_zero() {
+    let output = trainc(
+        &root().join("tests/check"),
+        &["check", "image-warn-unpinned.toml"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert!(text(&output.stderr).contains("warning: `image` is not pinned"));
+}
+
+#[test]
+fn every_file_is_checked_and_reported() {
+    let dir = root().join("tests/check");
+    let output = trainc(
+        &dir,
+        &[
+            "check",
+            "name-fail-invalid.toml",
+            "env-pass.toml",
+            "ports-fail-reserved.toml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let err = text(&output.stderr);
+    assert!(err.contains("name-fail-invalid.toml:1:8: error"), "{err}");
+    assert!(err.contains("ports-fail-reserved.toml:6:1: error"), "{err}");
+    assert!(
+        err.ends_with("checked 3 files: 2 errors, 0 warnings\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_exit_2_and_the_others_are_still_checked() {
+    let dir = root().join("tests/check");
+    let output = trainc(
+        &dir,
+        &["check", "no-such-file.toml", "name-fail-invalid.toml"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let err = text(&output.stderr);
+    assert!(
+        err.starts_with("error: cannot read `no-such-file.toml`: "),
+        "{err}"
+    );
+    assert!(err.contains("name-fail-invalid.toml:1:8: error"), "{err}");
+    let output = trainc(&dir, &["check", "."]);
+    assert_eq!(output.status.code(), Some(2), "a directory is not a spec");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["check"][..],
+        &["frobnicate"],
+        &["check", "--format", "xml", "a.toml"],
+    ] {
+        let output = trainc(&root(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn standard_input_is_read_for_dash() {
+    for (input, expected) in [
+        (GOOD, 0),
+        ("name: demo\nimage: ghcr.io/acme/train:1.4\n", 1),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_trainc"))
+            .args(["check", "-"])
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(expected),
+            "{}",
+            text(&output.stderr)
+        );
+        if expected == 1 {
+            assert!(
+                text(&output.stderr)
+                    .contains("<stdin>:1:1: error: the spec does not say what to run")
+            );
+        }
+    }
+}
+
+#[test]
+fn limits_reject_huge_binary_and_deep_input_without_crashing() {
+    let dir = temp_dir("limits");
+    let mut big = GOOD.to_owned();
+    big.push_str(&format!("# {}\n", "x".repeat(4 * 1024 * 1024)));
+    write(&dir, "big.toml", big);
+    write(
+        &dir,
+        "binary.toml",
+        b"name = \"demo\"\nimage = \"\xff\xfe\"\n",
+    );
+    write(
+        &dir,
+        "deep.toml",
+        format!("a = {}{}", "[".repeat(1_000_000), "]".repeat(1_000_000)),
+    );
+    write(
+        &dir,
+        "deep.yaml",
+        format!("a: {}{}", "[".repeat(1_000_000), "]".repeat(1_000_000)),
+    );
+    write(
+        &dir,
+        "deep-block.yaml",
+        (0..500)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect::<String>(),
+    );
+    let cases = [
+        (
+            "big.toml",
+            "trainc::source::too_large",
+            "big.toml:1:1: error: `big.toml` is larger than 4 MiB",
+        ),
+        (
+            "binary.toml",
+            "trainc::source::not_utf8",
+            "binary.toml:2:10: error: `binary.toml` is not valid UTF-8",
+        ),
+        ("deep.toml", "trainc::parse::too_deep", "deep.toml:1:"),
+        ("deep.yaml", "trainc::parse::too_deep", "deep.yaml:1:"),
+        (
+            "deep-block.yaml",
+            "trainc::parse::too_deep",
+            "deep-block.yaml:",
+        ),
+    ];
+    for (file, code, header) in cases {
+        let output = trainc(&dir, &["check", file]);
+        let err = text(&output.stderr);
+        let shown: String = err.chars().take(2000).collect();
+        assert_eq!(output.status.code(), Some(1), "{file}: {shown}");
+        assert!(
+            err.contains(code) && err.contains(header),
+            "{file}: {shown}"
+        );
+        assert!(
+            !err.contains("panicked") && err.len() < 2000,
+            "{file}: {shown}"
+        );
+    }
+}
+
+#[test]
+fn annotations_over_256_kib_are_rejected() {
+    let dir = temp_dir("annotations");
+    write(
+        &dir,
+        "spec.toml",
+        format!(
+            "{GOOD}\n[annotations]\nnotes = \"{}\"\n",
+            "n".repeat(300 * 1024)
+        ),
+    );
+    let output = trainc(&dir, &["check", "spec.toml"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("trainc::metadata::too_large"));
+}
+
+#[test]
+fn junk_input_gets_a_diagnostic_never_a_panic() {
+    let dir = temp_dir("junk");
+    let junk: [(&str, &[u8]); 12] = [
+        ("empty.toml", b""),
+        ("comments.yaml", b"# nothing here\n"),
+        ("scalar.yaml", b"just a string\n"),
+        ("null.yaml", b"~\n"),
+        ("anchors.yaml", b"a: &x [*x]\n"),
+        ("bomb.yaml", b"a: &a [x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d]\n"),
+        ("tags.yaml", b"name: !!binary aGVsbG8=\nimage: !custom x\n"),
+        ("nul.toml", b"name = \"a\x00b\x1b[31m\"\n"),
+        ("huge-int.toml", b"name = \"demo\"\nreplicas = 99999999999999999999\n"),
+        ("nan.toml", b"name = \"demo\"\nimage = \"x:1\"\nscript = \"a\"\nreplicas = nan\n"),
+        ("weird-keys.yaml", b"? [a, b]\n: c\n"),
+        ("crlf.toml", b"name = \"demo\"\r\nimage = \"ghcr.io/acme/train:1.4\"\r\nscript = 3\r\n"),
+    ];
+    for (name, bytes) in junk {
+        write(&dir, name, bytes);
+        let output = trainc(&dir, &["check", name]);
+        let err = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            !err.contains("panicked") && err.contains(&format!("{name}:")),
+            "{name}: {err}"
+        );
+        assert!(
+            !err.contains(['\0', '\x1b']),
+            "{name}: control characters reach the terminal: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    let dir = root().join("tests/check");
+    let a = trainc(&dir, &["check", "many-problems-fail.toml"]);
+    let b = trainc(&dir, &["check", "many-problems-fail.toml"]);
+    assert_eq!(a.stderr, b.stderr);
+}
+
+#[test]
+fn every_example_is_clean_and_declares_its_schema() {
+    let dir = root().join("examples");
+    let mut examples: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml" || e == "yaml"))
+        .collect();
+    examples.sort();
+    assert!(!examples.is_empty());
+    for example in examples {
+        let name = example.file_name().unwrap().to_str().unwrap();
+        let first = std::fs::read_to_string(&example)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        let schema_line = if name.ends_with(".toml") {
+            "#:schema ../schemas/trainspec.schema.json"
+        } else {
+            "# yaml-language-server: $schema=../schemas/trainspec.schema.json"
+        };
+        assert_eq!(first, schema_line, "{name} must start with its schema line");
+        let output = trainc(&dir, &["check", name]);
+        assert_eq!(
+            text(&output.stderr),
+            "checked 1 file: 0 errors, 0 warnings\n",
+            "{name}"
+        );
+        assert_eq!(output.status.code(), Some(0));
+    }
+}
