@@ -14,7 +14,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate specs and print every problem with its file:line:col.
+    /// Validate specs and print every problem with its `file:line:col`.
     ///
     /// Exit status: 0 when no spec has an error (warnings allowed), 1 when any
     /// spec is invalid, 2 on a usage error or an unreadable file.

@@ -31,11 +31,14 @@ impl Format {
     /// By extension; otherwise a YAML-looking first line (`key: value`, `---`)
     /// means YAML and anything else TOML.
     pub fn detect(source: &Source) -> Format {
-        let lower = source.name.to_ascii_lowercase();
-        if lower.ends_with(".toml") {
+        let extension = std::path::Path::new(&source.name)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("");
+        if extension.eq_ignore_ascii_case("toml") {
             return Format::Toml;
         }
-        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        if extension.eq_ignore_ascii_case("yaml") || extension.eq_ignore_ascii_case("yml") {
             return Format::Yaml;
         }
         let first = source
@@ -151,13 +154,14 @@ fn toml_value(
     let span = Span::new(id, value.span().start, value.span().end);
     let value = match value.get_ref() {
         DeValue::String(s) => Value::String(s.to_string()),
-        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
-            Ok(i) => Value::Integer(i),
-            Err(_) => {
+        DeValue::Integer(i) => {
+            if let Ok(i) = i64::from_str_radix(i.as_str(), i.radix()) {
+                Value::Integer(i)
+            } else {
                 problems.push(unsupported(span, "this integer does not fit in 64 bits"));
                 Value::Null
             }
-        },
+        }
         DeValue::Float(f) => match f.as_str().parse::<f64>() {
             Ok(f) if f.is_finite() => Value::Float(f),
             _ => {

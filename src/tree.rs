@@ -65,7 +65,7 @@ impl Node {
             match &node.value {
                 Value::Array(items) => stack.extend(items.iter().rev().map(|n| (n, depth + 1))),
                 Value::Table(entries) => {
-                    stack.extend(entries.iter().rev().map(|e| (&e.value, depth + 1)))
+                    stack.extend(entries.iter().rev().map(|e| (&e.value, depth + 1)));
                 }
                 _ => {}
             }

@@ -191,7 +191,8 @@ fn standard_input_is_read_for_dash() {
 fn limits_reject_huge_binary_and_deep_input_without_crashing() {
     let dir = temp_dir("limits");
     let mut big = GOOD.to_owned();
-    big.push_str(&format!("# {}\n", "x".repeat(4 * 1024 * 1024)));
+    big.push_str("# ");
+    big.push_str(&"x".repeat(4 * 1024 * 1024));
     write(&dir, "big.toml", big);
     write(
         &dir,
@@ -212,7 +213,7 @@ fn limits_reject_huge_binary_and_deep_input_without_crashing() {
         &dir,
         "deep-block.yaml",
         (0..500)
-            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .flat_map(|i| [" ".repeat(i), format!("k{i}:\n")])
             .collect::<String>(),
     );
     let cases = [
@@ -325,7 +326,7 @@ fn every_example_is_clean_and_declares_its_schema() {
             .next()
             .unwrap_or("")
             .to_owned();
-        let schema_line = if name.ends_with(".toml") {
+        let schema_line = if example.extension().is_some_and(|e| e == "toml") {
             "#:schema ../schemas/trainspec.schema.json"
         } else {
             "# yaml-language-server: $schema=../schemas/trainspec.schema.json"

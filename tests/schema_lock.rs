@@ -26,7 +26,7 @@ fn schema_command_prints_the_committed_schema() {
 fn every_field_is_documented() {
     let schema = trainc::spec::json_schema();
     let mut undocumented = Vec::new();
-    let mut visit = vec![("".to_owned(), &schema)];
+    let mut visit = vec![(String::new(), &schema)];
     visit.extend(
         schema["$defs"]
             .as_object()

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -45,10 +46,10 @@ pub fn compare(path: &Path, actual: &str) -> Option<String> {
                 (Some(x), Some(y)) if x == y => {}
                 (x, y) => {
                     if let Some(x) = x {
-                        diff.push_str(&format!("-{x}\n"));
+                        let _ = writeln!(diff, "-{x}");
                     }
                     if let Some(y) = y {
-                        diff.push_str(&format!("+{y}\n"));
+                        let _ = writeln!(diff, "+{y}");
                     }
                 }
             }

@@ -1,5 +1,7 @@
 //! `trainc check FILE...`: validate every file, print every diagnostic.
 
+use std::fmt::Write as _;
+
 use super::{Status, stderr_style, write_stderr, write_stdout};
 use crate::cli::{CheckArgs, Format};
 use crate::diagnostic::{self, Diagnostic};
@@ -29,25 +31,26 @@ pub(super) fn run(args: &CheckArgs) -> Status {
                 out.push('\n');
             }
             let files = args.files.len();
-            out.push_str(&format!(
-                "checked {files} file{}: {}\n",
-                if files == 1 { "" } else { "s" },
+            let plural = if files == 1 { "" } else { "s" };
+            let _ = writeln!(
+                out,
+                "checked {files} file{plural}: {}",
                 diagnostic::summary(&diagnostics)
-            ));
+            );
             write_stderr(&out);
         }
         Format::Json => {
-            let lines: String = diagnostics
-                .iter()
-                .map(|d| format!("{}\n", d.to_json(&sources)))
-                .collect();
+            let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
+                let _ = writeln!(out, "{}", d.to_json(&sources));
+                out
+            });
             write_stdout(&lines);
         }
         Format::Github => {
-            let lines: String = diagnostics
-                .iter()
-                .map(|d| format!("{}\n", d.to_github(&sources)))
-                .collect();
+            let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
+                let _ = writeln!(out, "{}", d.to_github(&sources));
+                out
+            });
             write_stdout(&lines);
         }
     }

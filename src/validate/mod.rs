@@ -6,6 +6,8 @@
 //! ([`rules`]) run: value formats, cross-field and target-specific rules, each
 //! reported at the span the user wrote. Warnings never stop the pipeline.
 
+use std::fmt::Write as _;
+
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
 use crate::spec::Spec;
@@ -85,7 +87,7 @@ pub fn field_path(pointer: &str) -> String {
     for segment in pointer.split('/').skip(1) {
         let segment = segment.replace("~1", "/").replace("~0", "~");
         if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
+            let _ = write!(out, "[{segment}]");
             continue;
         }
         if !out.is_empty() {
@@ -98,7 +100,7 @@ pub fn field_path(pointer: &str) -> String {
         {
             out.push_str(&segment);
         } else {
-            out.push_str(&format!("{segment:?}"));
+            let _ = write!(out, "{segment:?}");
         }
     }
     if out.is_empty() {

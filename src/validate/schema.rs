@@ -211,7 +211,7 @@ impl Context<'_> {
         );
         match suggest(&found, options.iter().map(String::as_str)) {
             Some(best) => d.with_help(format!("did you mean `{best}`?")),
-            None => self.with_description(d, pointer),
+            None => with_description(d, pointer),
         }
     }
 
@@ -249,7 +249,7 @@ impl Context<'_> {
                 items.join(", ")
             ))
         } else {
-            self.with_description(d, pointer)
+            with_description(d, pointer)
         }
     }
 
@@ -263,15 +263,7 @@ impl Context<'_> {
                 self.source_text(pointer)
             ),
         );
-        self.with_description(d, pointer)
-    }
-
-    /// Adds the field's documentation as help: it says what the field takes.
-    fn with_description(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
-        match description(pointer) {
-            Some(text) => d.with_help(format!("`{}`: {text}", field_path(pointer))),
-            None => d,
-        }
+        with_description(d, pointer)
     }
 
     fn start(&self) -> crate::source::Span {
@@ -338,6 +330,14 @@ fn join_pointer(pointer: &str, key: &str) -> String {
     format!("{pointer}/{}", pointer_segment(key))
 }
 
+/// Adds the field's documentation as help: it says what the field takes.
+fn with_description(d: Diagnostic, pointer: &str) -> Diagnostic {
+    match description(pointer) {
+        Some(text) => d.with_help(format!("`{}`: {text}", field_path(pointer))),
+        None => d,
+    }
+}
+
 /// The first sentence of a field's description (a `.` before a capital letter ends it).
 fn description(pointer: &str) -> Option<String> {
     let text = property_schema(schema(), pointer)?
@@ -380,10 +380,10 @@ fn value_options(errors: &[ValidationError<'_>], pointer: &str) -> Option<Vec<St
     {
         match error.kind() {
             ValidationErrorKind::Constant { expected_value } => {
-                options.push(value_text(expected_value))
+                options.push(value_text(expected_value));
             }
             ValidationErrorKind::Enum { options: values } => {
-                options.extend(values.as_array()?.iter().map(value_text))
+                options.extend(values.as_array()?.iter().map(value_text));
             }
             ValidationErrorKind::AnyOf { context }
             | ValidationErrorKind::OneOfNotValid { context } => {

@@ -116,11 +116,8 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
     .collect();
-    let error = |r: &Rules<'_>, span, message: String| {
-        Diagnostic::error(codes::ENV_SOURCE, span, message)
-            .with_help(format!("write `{name} = {{ secret = \"s\", key = \"k\" }}`, `{{ configMap = \"c\", key = \"k\" }}` or `{{ field = \"metadata.name\" }}`"))
-            .with_secondary(r.key(pointer), "this variable")
-    };
+    let error =
+        |r: &Rules<'_>, span, message: String| source_error(r, name, pointer, span, message);
     match kinds.as_slice() {
         [] => {
             let d = error(
@@ -140,6 +137,25 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
             r.push(d);
         }
     }
+    reference(r, name, source, pointer);
+    field(r, source, pointer);
+}
+
+/// An `ENV_SOURCE` error with the forms a source may take as help.
+fn source_error(
+    r: &Rules<'_>,
+    name: &str,
+    pointer: &str,
+    span: crate::source::Span,
+    message: String,
+) -> Diagnostic {
+    Diagnostic::error(codes::ENV_SOURCE, span, message)
+        .with_help(format!("write `{name} = {{ secret = \"s\", key = \"k\" }}`, `{{ configMap = \"c\", key = \"k\" }}` or `{{ field = \"metadata.name\" }}`"))
+        .with_secondary(r.key(pointer), "this variable")
+}
+
+/// A Secret or ConfigMap source: a valid object name and a key.
+fn reference(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) {
     let reference = source
         .secret
         .as_ref()
@@ -147,8 +163,10 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
         .or(source.config_map.as_ref().map(|c| ("configMap", c)));
     if let Some((kind, object)) = reference {
         if source.key.is_none() {
-            let d = error(
+            let d = source_error(
                 r,
+                name,
+                pointer,
                 r.value(pointer),
                 format!("`env.{name}` reads a {kind} but names no `key`"),
             );
@@ -176,6 +194,10 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
             ));
         }
     }
+}
+
+/// A `field` source: a pod field a variable can read, and nothing else.
+fn field(r: &mut Rules<'_>, source: &EnvSource, pointer: &str) {
     if let Some(field) = &source.field {
         if source.key.is_some() || source.optional.is_some() {
             let which = if source.key.is_some() {
