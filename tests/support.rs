@@ -5,18 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Set to re-bless expectation files instead of comparing. CI never sets it.
-pub const BLESS_VAR: &str = "TRAINC_BLESS";
+pub(crate) const BLESS_VAR: &str = "TRAINC_BLESS";
 
-pub fn blessing() -> bool {
+pub(crate) fn blessing() -> bool {
     std::env::var_os(BLESS_VAR).is_some_and(|v| !v.is_empty())
 }
 
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// `trainc ARGS` in `dir`, with a plain, deterministic rendering.
-pub fn trainc(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn trainc(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_trainc"))
         .args(args)
         .current_dir(dir)
@@ -26,13 +26,13 @@ pub fn trainc(dir: &Path, args: &[&str]) -> Output {
         .expect("trainc runs")
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("trainc prints UTF-8")
 }
 
 /// Compares `actual` with the file at `path`, or writes it when blessing.
 /// Returns a description of the mismatch, if any.
-pub fn compare(path: &Path, actual: &str) -> Option<String> {
+pub(crate) fn compare(path: &Path, actual: &str) -> Option<String> {
     if blessing() {
         std::fs::write(path, actual).expect("write expectation");
         return None;
