@@ -74,7 +74,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
     let scheduling = spec.scheduling.as_ref();
     let policy = spec.policy.as_ref();
-    let fields: [(bool, &str, &str); 8] = [
+    let fields: [(bool, &str, &str); 9] = [
         (
             spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
             "/replicas",
@@ -115,6 +115,11 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             "/policy/backoffLimit",
             "remove it; set the JobSet `failurePolicy` in the runtime",
         ),
+        (
+            policy.is_some_and(|p| p.restart_policy.is_some()),
+            "/policy/restartPolicy",
+            "remove it; restarts are the runtime's JobSet `failurePolicy`",
+        ),
     ];
     for (set, pointer, help) in fields {
         if set {
@@ -131,15 +136,5 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
                 .with_help(help.to_owned()),
             );
         }
-    }
-    if policy.is_some_and(|p| p.restart_policy.is_some()) {
-        r.push(
-            Diagnostic::error(
-                codes::TARGET_UNSUPPORTED,
-                r.key("/policy/restartPolicy"),
-                "target `trainjob` cannot express `policy.restartPolicy`",
-            )
-            .with_help("remove it; restarts are the runtime's JobSet `failurePolicy`"),
-        );
     }
 }
