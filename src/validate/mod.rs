@@ -38,10 +38,13 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     for pointer in &invalid {
         remove_pointer(&mut json, pointer);
     }
-    match serde_json::from_value::<Spec>(json) {
-        Ok(spec) => diagnostics.extend(rules::check(&spec, tree)),
+    let spec = match serde_json::from_value::<Spec>(json) {
+        Ok(spec) => {
+            diagnostics.extend(rules::check(&spec, tree));
+            Some(spec)
+        }
         // A required key is missing or was invalid: nothing for the rules to read.
-        Err(_) if diagnostics.iter().any(Diagnostic::is_error) => {}
+        Err(_) if diagnostics.iter().any(Diagnostic::is_error) => None,
         Err(error) => {
             // The schema is generated from the same types, so this means the two
             // disagree: report it rather than crash.
@@ -50,13 +53,11 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
                 tree.span,
                 format!("invalid spec: {error}"),
             ));
+            None
         }
-    }
-    let spec = if diagnostics.iter().any(Diagnostic::is_error) {
-        None
-    } else {
-        serde_json::from_value::<Spec>(tree.to_json()).ok()
     };
+    // With no error nothing was set aside, so the spec the rules read is the whole spec.
+    let spec = spec.filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
     Validated { spec, diagnostics }
 }
 
