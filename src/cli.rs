@@ -19,6 +19,11 @@ pub enum Command {
     /// Exit status: 0 when no spec has an error (warnings allowed), 1 when any
     /// spec is invalid, 2 on a usage error or an unreadable file.
     Check(CheckArgs),
+    /// Compile a spec into Kubernetes objects, printed as YAML in apply order.
+    ///
+    /// Exit status: 0 when the objects were written, 1 when the spec is
+    /// invalid (nothing is written), 2 on a usage or I/O error.
+    Build(BuildArgs),
     /// Print the JSON Schema of the spec (for editors and CI).
     Schema,
 }
@@ -31,6 +36,41 @@ pub struct CheckArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The spec (TOML or YAML); `-` reads standard input.
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// Generate for this target instead of the spec's `target`.
+    #[arg(long, value_enum)]
+    pub target: Option<TargetArg>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    pub output: OutputFormat,
+    /// Write one file per object into DIR (created if missing) instead of stdout.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Check the objects against the operators' strict schemas and webhook rules before writing.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TargetArg {
+    /// Kubeflow Training Operator PyTorchJob.
+    Pytorchjob,
+    /// Kubeflow Trainer v2 TrainJob.
+    Trainjob,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Multi-document YAML.
+    Yaml,
+    /// A `v1 List` in JSON.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,7 +6,12 @@
 //! ```text
 //! read      source      file -> text, size-limited, UTF-8 checked
 //! parse     parse       TOML / YAML / KRM -> Node tree, a span on every key and value
+//! compose   compose     command-line settings on top, each with its own source
 //! validate  validate    JSON Schema (every violation), then semantic rules
+//! resolve   resolve     typed spec + defaults -> Model, nothing left to decide
+//! render    render      Model -> objects in apply order (PVCs, Services, the job)
+//! verify    verify      (--verify) objects against the strict upstream schemas
+//! emit      emit        objects -> YAML, JSON, or one file per object
 //! ```
 //!
 //! Each stage collects every problem it finds; the pipeline stops between
@@ -17,25 +22,122 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compose;
 pub mod diagnostic;
+pub mod emit;
+pub mod model;
 pub mod parse;
+pub mod render;
+pub mod resolve;
 pub mod source;
 pub mod spec;
 pub mod syntax;
 pub mod tree;
 pub mod validate;
+pub mod verify;
 
 pub use diagnostic::Diagnostic;
 pub use source::{SourceId, Sources};
 pub use validate::Validated;
 
+use diagnostic::codes;
+use render::Object;
+use source::Span;
+use spec::Target;
+
 /// The front end for one spec already read into `sources`: parse, then validate.
 pub fn check(sources: &Sources, id: SourceId) -> Validated {
-    match parse::parse(id, sources.get(id)) {
-        Ok(tree) => validate::validate(&tree, sources),
-        Err(diagnostics) => Validated {
-            spec: None,
+    front_end(&mut sources.clone(), id, &Options::default())
+}
+
+/// What the command line adds to a spec.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--target`: overrides the spec's `target`.
+    pub target: Option<Target>,
+    /// `--verify`: check the objects against the upstream schemas and webhook rules.
+    pub verify: bool,
+}
+
+/// The result of a build: the objects when there was no error, and every
+/// diagnostic (warnings included) found on the way.
+#[derive(Debug)]
+pub struct Built {
+    pub objects: Option<Vec<Object>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The whole pipeline up to emit, for one spec already read into `sources`.
+pub fn build(sources: &mut Sources, id: SourceId, options: &Options) -> Built {
+    let Validated {
+        spec,
+        mut diagnostics,
+    } = front_end(sources, id, options);
+    let Some(spec) = spec else {
+        return Built {
+            objects: None,
             diagnostics,
-        },
+        };
+    };
+    let model = resolve::resolve(&spec);
+    let start = Span::new(id, 0, 0);
+    let objects = match render::render(&model) {
+        Ok(objects) => objects,
+        Err(render::RenderError::UnsupportedTarget(target)) => {
+            diagnostics.push(
+                Diagnostic::error(codes::RENDER_UNSUPPORTED_TARGET, start, format!("this version of trainc cannot build target `{}`", target.as_str()))
+                    .with_help("use `target = \"pytorchjob\"`; `trainc check` still validates the spec for this target"),
+            );
+            return Built {
+                objects: None,
+                diagnostics,
+            };
+        }
+    };
+    if options.verify {
+        for problem in verify::verify(&objects) {
+            let code = if problem.contract == "webhook" {
+                codes::VERIFY_WEBHOOK
+            } else {
+                codes::VERIFY_SCHEMA
+            };
+            let at = if problem.path.is_empty() {
+                String::new()
+            } else {
+                format!(" at `{}`", problem.path)
+            };
+            diagnostics.push(
+                Diagnostic::error(
+                    code,
+                    start,
+                    format!(
+                        "generated {}{at} would be rejected: {}",
+                        problem.object, problem.message
+                    ),
+                )
+                .with_help("this is a bug in trainc; please report it with the spec"),
+            );
+        }
     }
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    Built {
+        objects: (!failed).then_some(objects),
+        diagnostics,
+    }
+}
+
+fn front_end(sources: &mut Sources, id: SourceId, options: &Options) -> Validated {
+    let mut tree = match parse::parse(id, sources.get(id)) {
+        Ok(tree) => tree,
+        Err(diagnostics) => {
+            return Validated {
+                spec: None,
+                diagnostics,
+            };
+        }
+    };
+    if let Some(target) = options.target {
+        compose::set_from_command_line(&mut tree, sources, "--target", "target", target.as_str());
+    }
+    validate::validate(&tree, sources)
 }

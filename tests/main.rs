@@ -1,7 +1,9 @@
 //! The one integration test binary (`autotests = false`): every module here
 //! runs the real `trainc` executable or the public library API.
 
+mod build;
 mod check_cases;
 mod cli;
+mod golden;
 mod schema_lock;
 mod support;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 use crate::diagnostic::Style;
 
+mod build;
 mod check;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
@@ -28,6 +29,7 @@ impl From<Status> for ExitCode {
 pub fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Build(args) => build::run(&args),
         Command::Schema => {
             write_stdout(&crate::spec::json_schema_text());
             Status::Ok

@@ -7,6 +7,9 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{AccessMode, EmptyDir, Volume};
 use crate::syntax::names;
 
+/// trainc names its own volumes (such as the one behind `/dev/shm`) with this prefix.
+const RESERVED_PREFIX: &str = "trainc-";
+
 pub(super) fn check(r: &mut Rules<'_>) {
     let Some(volumes) = &r.spec.volumes else {
         return;
@@ -14,7 +17,12 @@ pub(super) fn check(r: &mut Rules<'_>) {
     let mut mounts: Vec<(String, String)> = Vec::new(); // (normalised mountPath, pointer)
     for (name, volume) in volumes {
         let pointer = at("/volumes", name);
-        if let Err(why) = names::dns1123_label(name) {
+        if name.starts_with(RESERVED_PREFIX) {
+            r.push(
+                Diagnostic::error(codes::VOLUME_INVALID_NAME, r.key(&pointer), format!("volume name `{name}` uses the `{RESERVED_PREFIX}` prefix, which is reserved for trainc's own volumes"))
+                    .with_help(format!("rename it to `{}`", name.trim_start_matches(RESERVED_PREFIX))),
+            );
+        } else if let Err(why) = names::dns1123_label(name) {
             let mut d = Diagnostic::error(
                 codes::VOLUME_INVALID_NAME,
                 r.key(&pointer),

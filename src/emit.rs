@@ -1,0 +1,71 @@
+//! Stage 7, emit: objects into text, deterministically.
+//!
+//! YAML goes through serde-saphyr, which quotes every string a YAML 1.1 reader
+//! (such as the Kubernetes API machinery) would read as something else: `on`,
+//! `yes`, `0755`, `1e3`, `12:30`, `2024-01-01`, `~`. Documents are separated by
+//! `---`, in apply order. JSON is a `v1 List`, which `kubectl apply` accepts.
+
+use crate::render::Object;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+impl Format {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Yaml => "yaml",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// All objects as one stream.
+pub fn stream(objects: &[Object], format: Format) -> String {
+    match format {
+        Format::Yaml => objects.iter().map(yaml).collect::<Vec<_>>().join("---\n"),
+        Format::Json => {
+            let list = serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "List",
+                "items": objects.iter().map(|o| &o.value).collect::<Vec<_>>(),
+            });
+            json(&list)
+        }
+    }
+}
+
+/// One file per object, named so that a directory applies in order:
+/// `01-persistentvolumeclaim-bert-data.yaml`, ..., `03-pytorchjob-bert.yaml`.
+pub fn files(objects: &[Object], format: Format) -> Vec<(String, String)> {
+    objects
+        .iter()
+        .enumerate()
+        .map(|(i, object)| {
+            let name = format!(
+                "{:02}-{}-{}.{}",
+                i + 1,
+                object.kind.to_ascii_lowercase(),
+                object.name,
+                format.extension()
+            );
+            let text = match format {
+                Format::Yaml => yaml(object),
+                Format::Json => json(&object.value),
+            };
+            (name, text)
+        })
+        .collect()
+}
+
+fn yaml(object: &Object) -> String {
+    serde_saphyr::to_string(&object.value).expect("a JSON value always serialises to YAML")
+}
+
+fn json(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("a JSON value always serialises");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,208 @@
+//! The resolved model: what the renderers read. Every default is applied and
+//! every decision made (names, the Master/Worker split, processes per node,
+//! which volumes become claims), so a renderer only translates.
+//!
+//! `Option` here never means "not decided yet": it means "leave it to the
+//! cluster", and a renderer writes nothing for it (no namespace, no deadline).
+//! [`crate::resolve`] builds this from a validated spec.
+
+use std::collections::BTreeMap;
+
+use crate::spec::{ApiLevel, Target};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    /// The job's name; every object name derives from it.
+    pub name: String,
+    pub namespace: Option<String>,
+    pub target: Target,
+    pub container: Container,
+    pub nodes: Nodes,
+    pub nproc_per_node: NProc,
+    /// Total processes, when both the node count and processes per node are known.
+    pub world_size: Option<u32>,
+    /// Present exactly when `nodes` is elastic.
+    pub elastic: Option<Elastic>,
+    pub policy: Policy,
+    pub scheduling: Scheduling,
+    /// Mounted into the training container, in the order written.
+    pub volumes: Vec<Volume>,
+    /// New PersistentVolumeClaims, one per volume with a `size`.
+    pub claims: Vec<Claim>,
+    /// Size of the memory-backed `/dev/shm`, when asked for.
+    pub shm: Option<String>,
+    /// Ports exposed on the rank-0 pod through a Service named after the job.
+    pub ports: Vec<Port>,
+    /// On every object and every pod template.
+    pub labels: BTreeMap<String, String>,
+    /// On every object.
+    pub annotations: BTreeMap<String, String>,
+    /// On every pod template: the annotations plus trainc's pod defaults.
+    pub pod_annotations: BTreeMap<String, String>,
+    /// Labels of the job object alone (the common labels plus Kueue's queue).
+    pub job_labels: BTreeMap<String, String>,
+    pub trainjob: TrainJob,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    pub image: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+    pub working_dir: Option<String>,
+    pub env: Vec<EnvVar>,
+    /// Resource name to quantity; empty when the spec names no resources.
+    pub requests: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: EnvValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvValue {
+    Literal(String),
+    Secret {
+        name: String,
+        key: String,
+        optional: Option<bool>,
+    },
+    ConfigMap {
+        name: String,
+        key: String,
+        optional: Option<bool>,
+    },
+    Field(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nodes {
+    Fixed(u32),
+    Elastic { min: u32, max: u32 },
+}
+
+impl Nodes {
+    /// The most pods that can run at once.
+    pub fn max(self) -> u32 {
+        match self {
+            Nodes::Fixed(n) => n,
+            Nodes::Elastic { max, .. } => max,
+        }
+    }
+
+    /// The fewest pods the job runs with.
+    pub fn min(self) -> u32 {
+        match self {
+            Nodes::Fixed(n) => n,
+            Nodes::Elastic { min, .. } => min,
+        }
+    }
+}
+
+/// Processes per pod, as far as trainc can know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NProc {
+    Count(u32),
+    /// torchrun decides on the node (the GPU count, else the host's CPU count).
+    Auto,
+    /// torchrun starts one process per host CPU.
+    Cpu,
+}
+
+impl NProc {
+    /// As torchrun and the operators spell it: `"8"`, `"auto"`, `"cpu"`.
+    pub fn text(self) -> String {
+        match self {
+            NProc::Count(n) => n.to_string(),
+            NProc::Auto => "auto".to_owned(),
+            NProc::Cpu => "cpu".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Elastic {
+    pub min: u32,
+    pub max: u32,
+    pub max_restarts: Option<u32>,
+    pub rdzv_backend: String,
+    pub rdzv_conf: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub restart_policy: String,
+    pub backoff_limit: Option<u32>,
+    pub ttl_seconds_after_finished: Option<u64>,
+    pub active_deadline_seconds: Option<u64>,
+    pub clean_pod_policy: Option<String>,
+    pub suspend: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scheduling {
+    /// Kueue LocalQueue.
+    pub queue: Option<String>,
+    pub priority_class_name: Option<String>,
+    pub scheduler_name: Option<String>,
+    /// All-or-nothing: the job's pods start together or not at all.
+    pub gang: bool,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+    pub spread_across_nodes: bool,
+    pub service_account_name: Option<String>,
+    pub image_pull_secrets: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toleration {
+    pub key: Option<String>,
+    pub operator: Option<String>,
+    pub value: Option<String>,
+    pub effect: Option<String>,
+    pub toleration_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Volume {
+    pub name: String,
+    pub mount_path: String,
+    pub read_only: bool,
+    pub sub_path: Option<String>,
+    pub source: VolumeSource,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VolumeSource {
+    /// A claim: one trainc creates (see [`Model::claims`]) or an existing one.
+    Claim(String),
+    EmptyDir {
+        size_limit: Option<String>,
+    },
+    ConfigMap(String),
+    Secret(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub name: String,
+    pub size: String,
+    pub access_modes: Vec<String>,
+    pub storage_class: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    pub name: String,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrainJob {
+    /// Name of the ClusterTrainingRuntime.
+    pub runtime: String,
+    pub api_level: ApiLevel,
+}

@@ -1,0 +1,194 @@
+//! `kubeflow.org/v1 PyTorchJob` for the Kubeflow Training Operator (v1.7 to v1.9).
+//!
+//! The operator's webhook wants a container named `pytorch` in every replica
+//! and a `Master` with `replicas: 1` written out; it names pods and their
+//! Services `<name>-master-0` and `<name>-worker-<i>`, labels them
+//! `training.kubeflow.org/job-name`, and marks rank 0 (the Master, or worker 0
+//! when there is none) with `training.kubeflow.org/job-role: master`. It injects
+//! `PET_NNODES`, `PET_NPROC_PER_NODE`, `PET_NODE_RANK`, `PET_MASTER_ADDR` and
+//! `PET_MASTER_PORT` (and `PET_RDZV_*` when elastic), from which torchrun
+//! takes its topology.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+
+use super::pod::{self, PodShape};
+use super::{Object, metadata};
+use crate::model::{Model, Nodes};
+
+pub const API_VERSION: &str = "kubeflow.org/v1";
+pub const KIND: &str = "PyTorchJob";
+/// The container the operator looks for.
+pub const CONTAINER: &str = "pytorch";
+/// The operator's rendezvous port and its required name.
+pub const PORT_NAME: &str = "pytorchjob-port";
+pub const PORT: i32 = 23456;
+pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
+pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PyTorchJob {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ObjectMeta,
+    spec: Spec,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    #[serde(skip_serializing_if = "RunPolicy::is_empty")]
+    run_policy: RunPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elastic_policy: Option<ElasticPolicy>,
+    /// Always a string: `"8"`, `"auto"`, `"cpu"`.
+    nproc_per_node: String,
+    pytorch_replica_specs: BTreeMap<&'static str, ReplicaSpec>,
+}
+
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RunPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clean_pod_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_seconds_after_finished: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active_deadline_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backoff_limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suspend: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduling_policy: Option<SchedulingPolicy>,
+}
+
+impl RunPolicy {
+    fn is_empty(&self) -> bool {
+        self.clean_pod_policy.is_none()
+            && self.ttl_seconds_after_finished.is_none()
+            && self.active_deadline_seconds.is_none()
+            && self.backoff_limit.is_none()
+            && self.suspend.is_none()
+            && self.scheduling_policy.is_none()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SchedulingPolicy {
+    min_available: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queue: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority_class: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ElasticPolicy {
+    min_replicas: u32,
+    max_replicas: u32,
+    rdzv_backend: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rdzv_conf: Vec<RdzvConf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_restarts: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct RdzvConf {
+    key: String,
+    value: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplicaSpec {
+    replicas: u32,
+    restart_policy: String,
+    template: PodTemplateSpec,
+}
+
+/// Labels that select the rank-0 pod: the Master, or worker 0 without one.
+pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (LABEL_JOB_NAME.to_owned(), model.name.clone()),
+        (LABEL_JOB_ROLE.to_owned(), "master".to_owned()),
+    ])
+}
+
+pub(super) fn render(model: &Model) -> Object {
+    let shape = PodShape {
+        container: CONTAINER,
+        fixed_ports: &[(PORT_NAME, PORT)],
+        job_selector: BTreeMap::from([(LABEL_JOB_NAME.to_owned(), model.name.clone())]),
+    };
+    let replica = |replicas: u32| ReplicaSpec {
+        replicas,
+        restart_policy: model.policy.restart_policy.clone(),
+        template: pod::template(model, &shape),
+    };
+    let mut replica_specs = BTreeMap::new();
+    match model.nodes {
+        Nodes::Fixed(n) => {
+            replica_specs.insert("Master", replica(1));
+            if n > 1 {
+                replica_specs.insert("Worker", replica(n - 1));
+            }
+        }
+        // Elastic jobs have workers only; start as many as allowed and let
+        // rendezvous admit whoever arrives between min and max.
+        Nodes::Elastic { max, .. } => {
+            replica_specs.insert("Worker", replica(max));
+        }
+    }
+    let s = &model.scheduling;
+    let p = &model.policy;
+    let run_policy = RunPolicy {
+        clean_pod_policy: p.clean_pod_policy.clone(),
+        ttl_seconds_after_finished: p.ttl_seconds_after_finished,
+        active_deadline_seconds: p.active_deadline_seconds,
+        backoff_limit: p.backoff_limit,
+        suspend: p.suspend.then_some(true),
+        scheduling_policy: s.gang.then(|| SchedulingPolicy {
+            min_available: model.nodes.min(),
+            // A Volcano queue; Kueue reads the label on the job instead.
+            queue: s
+                .queue
+                .clone()
+                .filter(|_| s.scheduler_name.as_deref() == Some("volcano")),
+            priority_class: s.priority_class_name.clone(),
+        }),
+    };
+    let elastic_policy = model.elastic.as_ref().map(|e| ElasticPolicy {
+        min_replicas: e.min,
+        max_replicas: e.max,
+        rdzv_backend: e.rdzv_backend.clone(),
+        rdzv_conf: e
+            .rdzv_conf
+            .iter()
+            .map(|(key, value)| RdzvConf {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+        max_restarts: e.max_restarts,
+    });
+    let job = PyTorchJob {
+        api_version: API_VERSION,
+        kind: KIND,
+        metadata: metadata(model, &model.name, &model.job_labels),
+        spec: Spec {
+            run_policy,
+            elastic_policy,
+            nproc_per_node: model.nproc_per_node.text(),
+            pytorch_replica_specs: replica_specs,
+        },
+    };
+    Object::new(KIND, &model.name, &job)
+}

@@ -1,0 +1,35 @@
+//! `v1 Service` named after the job, exposing `[ports]` of the rank-0 pod.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::{Object, metadata};
+use crate::model::Model;
+
+/// `selector` picks the rank-0 pod by the labels its operator puts on it.
+pub(super) fn render(model: &Model, selector: &BTreeMap<String, String>) -> Object {
+    let service = Service {
+        metadata: metadata(model, &model.name, &model.labels),
+        spec: Some(ServiceSpec {
+            selector: Some(selector.clone()),
+            ports: Some(
+                model
+                    .ports
+                    .iter()
+                    .map(|p| ServicePort {
+                        name: Some(p.name.clone()),
+                        port: i32::from(p.port),
+                        target_port: Some(IntOrString::String(p.name.clone())),
+                        protocol: Some("TCP".to_owned()),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    Object::new("Service", &model.name, &service)
+}

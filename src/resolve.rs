@@ -1,0 +1,358 @@
+//! Stage 5, resolve: a validated spec into the [`Model`], with every default
+//! applied here and nowhere else.
+//!
+//! Resolution cannot fail: validation has already rejected anything it could
+//! not resolve. Where a value is unreadable anyway (which would be a bug in a
+//! rule), resolution falls back to the default instead of panicking.
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    Claim, Container, Elastic, EnvValue, EnvVar, Model, NProc, Nodes, Policy, Port, Scheduling,
+    Toleration, TrainJob, Volume, VolumeSource,
+};
+use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec};
+
+/// Every default trainc applies.
+pub mod defaults {
+    use crate::spec::{ApiLevel, Target};
+
+    pub const TARGET: Target = Target::Pytorchjob;
+    pub const REPLICAS: u32 = 1;
+    /// The extended resource GPUs are requested as.
+    pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+    /// The Training Operator's own default, written out so the output says it.
+    pub const RESTART_POLICY: &str = "OnFailure";
+    pub const RDZV_BACKEND: &str = "c10d";
+    pub const TRAINJOB_RUNTIME: &str = "torch-distributed";
+    pub const TRAINJOB_API_LEVEL: ApiLevel = ApiLevel::V2_2;
+    /// Access mode of a new claim mounted by one pod, and by several.
+    pub const ACCESS_MODE_SINGLE: &str = "ReadWriteOnce";
+    pub const ACCESS_MODE_SHARED: &str = "ReadWriteMany";
+    /// Istio's sidecar keeps a finished training pod running forever, so the
+    /// job never completes; trainc opts pods out unless the spec says otherwise.
+    pub const POD_ANNOTATIONS: &[(&str, &str)] = &[("sidecar.istio.io/inject", "false")];
+}
+
+pub const LABEL_NAME: &str = "app.kubernetes.io/name";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+
+pub fn resolve(spec: &Spec) -> Model {
+    let target = spec.target.unwrap_or(defaults::TARGET);
+    let nodes = nodes(spec);
+    let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
+    let nproc_per_node = match &spec.n_proc_per_node {
+        Some(NProcPerNode::Count(n)) => NProc::Count(*n),
+        Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) => NProc::Count(gpus.max(1)),
+        Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => NProc::Auto,
+        Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => NProc::Cpu,
+        None if gpus > 0 => NProc::Count(gpus),
+        None => NProc::Count(1),
+    };
+    let world_size = match (nodes, nproc_per_node) {
+        (Nodes::Fixed(n), NProc::Count(p)) => n.checked_mul(p),
+        _ => None,
+    };
+    let labels = common_labels(spec);
+    let mut job_labels = labels.clone();
+    if let Some(queue) = spec.scheduling.as_ref().and_then(|s| s.queue.clone()) {
+        job_labels.insert(LABEL_KUEUE_QUEUE.to_owned(), queue);
+    }
+    let annotations = spec.annotations.clone().unwrap_or_default();
+    let mut pod_annotations = annotations.clone();
+    for (key, value) in defaults::POD_ANNOTATIONS {
+        pod_annotations
+            .entry((*key).to_owned())
+            .or_insert_with(|| (*value).to_owned());
+    }
+    let (volumes, claims) = volumes(spec, nodes);
+    Model {
+        name: spec.name.clone(),
+        namespace: spec.namespace.clone(),
+        target,
+        container: container(spec, gpus),
+        nodes,
+        nproc_per_node,
+        world_size,
+        elastic: elastic(spec, nodes),
+        policy: policy(spec),
+        scheduling: scheduling(spec),
+        volumes,
+        claims,
+        shm: spec
+            .resources
+            .as_ref()
+            .and_then(|r| r.shm.as_ref())
+            .map(spec::Quantity::text),
+        ports: spec
+            .ports
+            .iter()
+            .flatten()
+            .map(|(name, port)| Port {
+                name: name.clone(),
+                port: *port,
+            })
+            .collect(),
+        labels,
+        annotations,
+        pod_annotations,
+        job_labels,
+        trainjob: TrainJob {
+            runtime: spec
+                .trainjob
+                .as_ref()
+                .and_then(|t| t.runtime.clone())
+                .unwrap_or_else(|| defaults::TRAINJOB_RUNTIME.to_owned()),
+            api_level: spec
+                .trainjob
+                .as_ref()
+                .and_then(|t| t.api_level)
+                .unwrap_or(defaults::TRAINJOB_API_LEVEL),
+        },
+    }
+}
+
+fn nodes(spec: &Spec) -> Nodes {
+    match &spec.replicas {
+        None => Nodes::Fixed(defaults::REPLICAS),
+        Some(Replicas::Fixed(n)) => Nodes::Fixed(*n),
+        Some(Replicas::Elastic(text)) => match Replicas::parse_elastic(text) {
+            Ok((min, max)) => Nodes::Elastic { min, max },
+            Err(_) => Nodes::Fixed(defaults::REPLICAS),
+        },
+    }
+}
+
+fn common_labels(spec: &Spec) -> BTreeMap<String, String> {
+    let mut labels = spec.labels.clone().unwrap_or_default();
+    labels.insert(LABEL_NAME.to_owned(), spec.name.clone());
+    labels.insert(LABEL_MANAGED_BY.to_owned(), "trainc".to_owned());
+    labels
+}
+
+/// What runs: `torchrun SCRIPT`, `torchrun -m MODULE`, or the command as written.
+/// torchrun takes nodes, rank and rendezvous from the `PET_*` variables the
+/// operator or the Trainer runtime injects, so no flags are needed.
+pub fn entrypoint(spec: &Spec) -> Vec<String> {
+    if let Some(script) = &spec.script {
+        vec!["torchrun".to_owned(), script.clone()]
+    } else if let Some(module) = &spec.module {
+        vec!["torchrun".to_owned(), "-m".to_owned(), module.clone()]
+    } else {
+        spec.command.clone().unwrap_or_default()
+    }
+}
+
+fn container(spec: &Spec, gpus: u32) -> Container {
+    let mut requests = BTreeMap::new();
+    let mut limits = BTreeMap::new();
+    if let Some(resources) = &spec.resources {
+        for (name, value) in [
+            ("cpu", &resources.cpu),
+            ("memory", &resources.memory),
+            ("ephemeral-storage", &resources.ephemeral_storage),
+        ] {
+            if let Some(q) = value {
+                requests.insert(name.to_owned(), q.text());
+                limits.insert(name.to_owned(), q.text());
+            }
+        }
+        if let Some(over) = &resources.limits {
+            for (name, value) in [
+                ("cpu", &over.cpu),
+                ("memory", &over.memory),
+                ("ephemeral-storage", &over.ephemeral_storage),
+            ] {
+                if let Some(q) = value {
+                    limits.insert(name.to_owned(), q.text());
+                }
+            }
+        }
+        if gpus > 0 {
+            let name = resources
+                .gpu_resource
+                .clone()
+                .unwrap_or_else(|| defaults::GPU_RESOURCE.to_owned());
+            // Extended resources must have requests equal to limits.
+            requests.insert(name.clone(), gpus.to_string());
+            limits.insert(name, gpus.to_string());
+        }
+    }
+    let env = spec
+        .env
+        .iter()
+        .flatten()
+        .map(|(name, value)| EnvVar {
+            name: name.clone(),
+            value: match value {
+                spec::EnvValue::Literal(text) => EnvValue::Literal(text.clone()),
+                spec::EnvValue::Source(source) => env_source(source),
+            },
+        })
+        .collect();
+    Container {
+        image: spec.image.clone(),
+        command: entrypoint(spec),
+        args: spec.args.clone().unwrap_or_default(),
+        working_dir: spec.working_dir.clone(),
+        env,
+        requests,
+        limits,
+    }
+}
+
+fn env_source(source: &spec::EnvSource) -> EnvValue {
+    let key = source.key.clone().unwrap_or_default();
+    if let Some(name) = &source.secret {
+        EnvValue::Secret {
+            name: name.clone(),
+            key,
+            optional: source.optional,
+        }
+    } else if let Some(name) = &source.config_map {
+        EnvValue::ConfigMap {
+            name: name.clone(),
+            key,
+            optional: source.optional,
+        }
+    } else {
+        EnvValue::Field(source.field.clone().unwrap_or_default())
+    }
+}
+
+fn volumes(spec: &Spec, nodes: Nodes) -> (Vec<Volume>, Vec<Claim>) {
+    let mut volumes = Vec::new();
+    let mut claims = Vec::new();
+    for (name, volume) in spec.volumes.iter().flatten() {
+        let source = if let Some(size) = &volume.size {
+            let claim_name = claim_name(&spec.name, name);
+            let default_mode = if nodes.max() > 1 {
+                defaults::ACCESS_MODE_SHARED
+            } else {
+                defaults::ACCESS_MODE_SINGLE
+            };
+            let access_modes = match &volume.access_modes {
+                Some(modes) => modes.iter().map(spelled).collect(),
+                None => vec![default_mode.to_owned()],
+            };
+            claims.push(Claim {
+                name: claim_name.clone(),
+                size: size.text(),
+                access_modes,
+                storage_class: volume.storage_class.clone(),
+            });
+            VolumeSource::Claim(claim_name)
+        } else if let Some(claim) = &volume.claim {
+            VolumeSource::Claim(claim.clone())
+        } else if let Some(config_map) = &volume.config_map {
+            VolumeSource::ConfigMap(config_map.clone())
+        } else if let Some(secret) = &volume.secret {
+            VolumeSource::Secret(secret.clone())
+        } else {
+            let size_limit = match &volume.empty_dir {
+                Some(EmptyDir::SizeLimit(q)) => Some(q.text()),
+                _ => None,
+            };
+            VolumeSource::EmptyDir { size_limit }
+        };
+        volumes.push(Volume {
+            name: name.clone(),
+            mount_path: volume.mount_path.clone(),
+            read_only: volume.read_only.unwrap_or(false),
+            sub_path: volume.sub_path.clone(),
+            source,
+        });
+    }
+    (volumes, claims)
+}
+
+/// An enum as the spec spells it (`ReadWriteOnce`, `OnFailure`, `NoSchedule`).
+fn spelled<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(text)) => text,
+        _ => String::new(),
+    }
+}
+
+/// The PersistentVolumeClaim trainc creates for a volume with a `size`.
+pub fn claim_name(job: &str, volume: &str) -> String {
+    format!("{job}-{volume}")
+}
+
+fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
+    let Nodes::Elastic { min, max } = nodes else {
+        return None;
+    };
+    let settings = spec.elastic.clone().unwrap_or(spec::Elastic {
+        max_restarts: None,
+        rdzv_backend: None,
+        rdzv_conf: None,
+    });
+    let backend = settings
+        .rdzv_backend
+        .map_or_else(|| defaults::RDZV_BACKEND.to_owned(), |b| spelled(&b));
+    Some(Elastic {
+        min,
+        max,
+        max_restarts: settings.max_restarts,
+        rdzv_backend: backend,
+        rdzv_conf: settings.rdzv_conf.unwrap_or_default().into_iter().collect(),
+    })
+}
+
+fn policy(spec: &Spec) -> Policy {
+    let policy = spec.policy.clone().unwrap_or(spec::Policy {
+        restart_policy: None,
+        backoff_limit: None,
+        ttl_after_finished: None,
+        active_deadline: None,
+        clean_pod_policy: None,
+        suspend: None,
+    });
+    let seconds = |d: &Option<spec::Duration>| {
+        d.as_ref().and_then(|d| match d {
+            spec::Duration::Seconds(s) => Some(*s),
+            spec::Duration::Text(text) => crate::syntax::duration::parse_seconds(text).ok(),
+        })
+    };
+    Policy {
+        restart_policy: policy
+            .restart_policy
+            .map_or_else(|| defaults::RESTART_POLICY.to_owned(), |p| spelled(&p)),
+        backoff_limit: policy.backoff_limit,
+        ttl_seconds_after_finished: seconds(&policy.ttl_after_finished),
+        active_deadline_seconds: seconds(&policy.active_deadline),
+        clean_pod_policy: policy.clean_pod_policy.map(|p| spelled(&p)),
+        suspend: policy.suspend.unwrap_or(false),
+    }
+}
+
+fn scheduling(spec: &Spec) -> Scheduling {
+    let s = spec.scheduling.clone();
+    let s = s.as_ref();
+    Scheduling {
+        queue: s.and_then(|s| s.queue.clone()),
+        priority_class_name: s.and_then(|s| s.priority_class_name.clone()),
+        scheduler_name: s.and_then(|s| s.scheduler_name.clone()),
+        gang: s.and_then(|s| s.gang).unwrap_or(false),
+        node_selector: s.and_then(|s| s.node_selector.clone()).unwrap_or_default(),
+        tolerations: s
+            .and_then(|s| s.tolerations.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| Toleration {
+                key: t.key,
+                operator: t.operator.map(|o| spelled(&o)),
+                value: t.value,
+                effect: t.effect.map(|e| spelled(&e)),
+                toleration_seconds: t.toleration_seconds,
+            })
+            .collect(),
+        spread_across_nodes: s.and_then(|s| s.spread_across_nodes).unwrap_or(false),
+        service_account_name: s.and_then(|s| s.service_account_name.clone()),
+        image_pull_secrets: s
+            .and_then(|s| s.image_pull_secrets.clone())
+            .unwrap_or_default(),
+    }
+}

@@ -1,0 +1,293 @@
+//! `--verify`: the generated objects against the strict upstream schemas in
+//! `schemas/k8s/` and against the admission-webhook rules those schemas
+//! cannot express. A failure here is a bug in trainc, reported as an error
+//! rather than handed to the cluster.
+//!
+//! Mirrors `validate.py`: a schema is chosen by `apiVersion` + `kind` (from
+//! the schema's `x-kubernetes-group-version-kind`), and because CRD schemas
+//! leave `metadata` open, a CRD's metadata is also checked against ObjectMeta.
+
+use std::sync::OnceLock;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::render::{Object, pytorchjob};
+use crate::syntax::names;
+
+/// One problem with one generated object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// `Kind/name` of the object.
+    pub object: String,
+    /// Where in the object, as a JSON pointer (`/spec/...`); empty for the whole.
+    pub path: String,
+    pub message: String,
+    /// `schema` or `webhook`: which contract the object breaks.
+    pub contract: &'static str,
+}
+
+struct Schema {
+    api_version: String,
+    kind: String,
+    validator: Validator,
+    /// Whether `metadata` is left open (a CRD) and must be checked separately.
+    open_metadata: bool,
+}
+
+const SCHEMA_FILES: &[&str] = &[
+    include_str!("../schemas/k8s/pytorchjob-kubeflow-v1.json"),
+    include_str!("../schemas/k8s/service-v1.json"),
+    include_str!("../schemas/k8s/persistentvolumeclaim-v1.json"),
+];
+const OBJECT_META: &str = include_str!("../schemas/k8s/objectmeta-meta-v1.json");
+
+fn schemas() -> &'static (Vec<Schema>, Validator) {
+    static SCHEMAS: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        let compile = |text: &str| -> (Value, Validator) {
+            let schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
+            let validator = jsonschema::draft7::new(&schema).expect("bundled schemas compile");
+            (schema, validator)
+        };
+        let mut list = Vec::new();
+        for text in SCHEMA_FILES {
+            let (schema, validator) = compile(text);
+            let open_metadata = schema.pointer("/properties/metadata/properties").is_none();
+            // Each bundled file names exactly one group-version-kind.
+            let gvk = &schema["x-kubernetes-group-version-kind"][0];
+            let group = gvk["group"].as_str().unwrap_or("");
+            let version = gvk["version"].as_str().unwrap_or("");
+            let api_version = if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            };
+            let kind = gvk["kind"].as_str().unwrap_or("").to_owned();
+            list.push(Schema {
+                api_version,
+                kind,
+                validator,
+                open_metadata,
+            });
+        }
+        (list, compile(OBJECT_META).1)
+    })
+}
+
+/// Every problem of every object.
+pub fn verify(objects: &[Object]) -> Vec<Problem> {
+    let values: Vec<&Value> = objects.iter().map(|o| &o.value).collect();
+    verify_values(&values)
+}
+
+/// Every problem of every object given as JSON (as read back from YAML).
+pub fn verify_values(values: &[&Value]) -> Vec<Problem> {
+    let (list, meta) = schemas();
+    let mut problems = Vec::new();
+    for value in values {
+        let id = format!(
+            "{}/{}",
+            value["kind"].as_str().unwrap_or("?"),
+            value["metadata"]["name"].as_str().unwrap_or("?")
+        );
+        let api_version = value["apiVersion"].as_str().unwrap_or("");
+        let kind = value["kind"].as_str().unwrap_or("");
+        let Some(schema) = list
+            .iter()
+            .find(|s| s.api_version == api_version && s.kind == kind)
+        else {
+            problems.push(Problem {
+                object: id,
+                path: String::new(),
+                message: format!("no schema for {api_version} {kind}"),
+                contract: "schema",
+            });
+            continue;
+        };
+        for error in schema.validator.iter_errors(value) {
+            problems.push(Problem {
+                object: id.clone(),
+                path: error.instance_path().to_string(),
+                message: error.to_string(),
+                contract: "schema",
+            });
+        }
+        if schema.open_metadata {
+            for error in meta.iter_errors(&value["metadata"]) {
+                problems.push(Problem {
+                    object: id.clone(),
+                    path: format!("/metadata{}", error.instance_path()),
+                    message: error.to_string(),
+                    contract: "schema",
+                });
+            }
+        }
+        if kind == pytorchjob::KIND {
+            pytorchjob_webhook(&id, value, &mut problems);
+        }
+    }
+    problems
+}
+
+/// What the Training Operator's webhook rejects.
+fn pytorchjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    let mut reject = |path: &str, message: String| {
+        problems.push(Problem {
+            object: id.to_owned(),
+            path: path.to_owned(),
+            message,
+            contract: "webhook",
+        });
+    };
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    if let Err(why) = names::dns1035_label(name) {
+        reject(
+            "/metadata/name",
+            format!("the job name is not a DNS-1035 label: {why}"),
+        );
+    }
+    if job.pointer("/spec/elasticPolicy/nProcPerNode").is_some() {
+        reject(
+            "/spec/elasticPolicy/nProcPerNode",
+            "the deprecated elasticPolicy.nProcPerNode is set".to_owned(),
+        );
+    }
+    let Some(replicas) = job
+        .pointer("/spec/pytorchReplicaSpecs")
+        .and_then(Value::as_object)
+    else {
+        reject("/spec/pytorchReplicaSpecs", "no replica specs".to_owned());
+        return;
+    };
+    for (kind, spec) in replicas {
+        let path = format!("/spec/pytorchReplicaSpecs/{kind}");
+        if kind != "Master" && kind != "Worker" {
+            reject(
+                &path,
+                format!("replica type `{kind}` is neither Master nor Worker"),
+            );
+        }
+        let count = spec["replicas"].as_u64();
+        if kind == "Master" && count != Some(1) {
+            reject(
+                &format!("{path}/replicas"),
+                format!("Master must have replicas: 1 set explicitly, found {count:?}"),
+            );
+        }
+        let containers = spec
+            .pointer("/template/spec/containers")
+            .and_then(Value::as_array);
+        if !containers
+            .into_iter()
+            .flatten()
+            .any(|c| c["name"] == pytorchjob::CONTAINER)
+        {
+            reject(
+                &format!("{path}/template/spec/containers"),
+                format!("no container named `{}`", pytorchjob::CONTAINER),
+            );
+        }
+        let last = count.unwrap_or(1).saturating_sub(1);
+        let derived = format!("{name}-{}-{last}", kind.to_ascii_lowercase());
+        if derived.len() > names::MAX_LABEL {
+            reject(
+                "/metadata/name",
+                format!(
+                    "the operator would name a pod and Service `{derived}`, longer than {} characters",
+                    names::MAX_LABEL
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Value {
+        serde_json::json!({
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "demo"},
+            "spec": {
+                "nprocPerNode": "2",
+                "pytorchReplicaSpecs": {
+                    "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{"name": "pytorch", "image": "x:1"}]}}},
+                    "Worker": {"replicas": 3, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{"name": "pytorch", "image": "x:1"}]}}}
+                }
+            }
+        })
+    }
+
+    fn problems(value: &Value) -> Vec<Problem> {
+        verify_values(&[value])
+    }
+
+    #[test]
+    fn a_valid_job_passes() {
+        assert_eq!(problems(&job()), vec![]);
+    }
+
+    #[test]
+    fn schema_violations_are_found() {
+        let mut bad = job();
+        bad["spec"]["nprocPerNode"] = serde_json::json!(2); // must be a string
+        bad["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["imagee"] =
+            serde_json::json!("x");
+        bad["metadata"]["labelz"] = serde_json::json!({});
+        let found = problems(&bad);
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert!(paths.contains(&"/spec/nprocPerNode"), "{found:?}");
+        assert!(
+            paths
+                .iter()
+                .any(|p| p
+                    .starts_with("/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0")),
+            "{found:?}"
+        );
+        assert!(
+            paths.contains(&"/metadata"),
+            "metadata is checked against ObjectMeta: {found:?}"
+        );
+        assert!(found.iter().all(|p| p.contract == "schema"));
+    }
+
+    #[test]
+    fn webhook_rules_are_found() {
+        let mut bad = job();
+        bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = serde_json::json!(2);
+        bad["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"] =
+            serde_json::json!("main");
+        bad["spec"]["pytorchReplicaSpecs"]["Chief"] =
+            bad["spec"]["pytorchReplicaSpecs"]["Master"].clone();
+        bad["spec"]["elasticPolicy"] = serde_json::json!({"nProcPerNode": 2});
+        bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
+        let messages: Vec<String> = problems(&bad)
+            .into_iter()
+            .filter(|p| p.contract == "webhook")
+            .map(|p| p.message)
+            .collect();
+        for needle in [
+            "Master must have replicas: 1",
+            "no container named `pytorch`",
+            "`Chief` is neither",
+            "elasticPolicy.nProcPerNode",
+            "longer than 63",
+        ] {
+            assert!(
+                messages.iter().any(|m| m.contains(needle)),
+                "{needle}: {messages:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_kinds_have_no_schema() {
+        let found = problems(
+            &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        );
+        assert_eq!(found[0].message, "no schema for v1 ConfigMap");
+    }
+}
