@@ -46,6 +46,9 @@ pub struct BuildArgs {
     /// Generate for this target instead of the spec's `target`.
     #[arg(long, value_enum)]
     pub target: Option<TargetArg>,
+    /// For a TrainJob: the Trainer API of the cluster, instead of `[trainjob] apiLevel`.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub api_level: Option<ApiLevelArg>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
@@ -63,6 +66,16 @@ pub enum TargetArg {
     Pytorchjob,
     /// Kubeflow Trainer v2 TrainJob.
     Trainjob,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiLevelArg {
+    /// Trainer v2.2 and later: `runtimePatches`.
+    #[value(name = "v2.2")]
+    V2_2,
+    /// Trainer v2.1: `podTemplateOverrides`.
+    #[value(name = "v2.1")]
+    V2_1,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -43,7 +43,7 @@ pub use validate::Validated;
 use diagnostic::codes;
 use render::Object;
 use source::Span;
-use spec::Target;
+use spec::{ApiLevel, Target};
 
 /// The front end for one spec already read into `sources`: parse, then validate.
 pub fn check(sources: &Sources, id: SourceId) -> Validated {
@@ -55,6 +55,8 @@ pub fn check(sources: &Sources, id: SourceId) -> Validated {
 pub struct Options {
     /// `--target`: overrides the spec's `target`.
     pub target: Option<Target>,
+    /// `--api-level`: overrides `[trainjob] apiLevel`.
+    pub api_level: Option<ApiLevel>,
     /// `--verify`: check the objects against the upstream schemas and webhook rules.
     pub verify: bool,
 }
@@ -81,21 +83,9 @@ pub fn build(sources: &mut Sources, id: SourceId, options: &Options) -> Built {
     };
     let model = resolve::resolve(&spec);
     let start = Span::new(id, 0, 0);
-    let objects = match render::render(&model) {
-        Ok(objects) => objects,
-        Err(render::RenderError::UnsupportedTarget(target)) => {
-            diagnostics.push(
-                Diagnostic::error(codes::RENDER_UNSUPPORTED_TARGET, start, format!("this version of trainc cannot build target `{}`", target.as_str()))
-                    .with_help("use `target = \"pytorchjob\"`; `trainc check` still validates the spec for this target"),
-            );
-            return Built {
-                objects: None,
-                diagnostics,
-            };
-        }
-    };
+    let objects = render::render(&model);
     if options.verify {
-        for problem in verify::verify(&objects) {
+        for problem in verify::verify(&objects, model.trainjob.api_level) {
             let code = if problem.contract == "webhook" {
                 codes::VERIFY_WEBHOOK
             } else {
@@ -137,7 +127,22 @@ fn front_end(sources: &mut Sources, id: SourceId, options: &Options) -> Validate
         }
     };
     if let Some(target) = options.target {
-        compose::set_from_command_line(&mut tree, sources, "--target", "target", target.as_str());
+        compose::set_from_command_line(
+            &mut tree,
+            sources,
+            "--target",
+            &["target"],
+            target.as_str(),
+        );
+    }
+    if let Some(level) = options.api_level {
+        compose::set_from_command_line(
+            &mut tree,
+            sources,
+            "--api-level",
+            &["trainjob", "apiLevel"],
+            level.as_str(),
+        );
     }
     validate::validate(&tree, sources)
 }

@@ -460,6 +460,15 @@ pub enum ApiLevel {
     V2_1,
 }
 
+impl ApiLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiLevel::V2_2 => "v2.2",
+            ApiLevel::V2_1 => "v2.1",
+        }
+    }
+}
+
 /// A template value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]

@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use crate::render::{Object, pytorchjob};
+use crate::render::{Object, pytorchjob, trainjob};
+use crate::spec::ApiLevel;
 use crate::syntax::names;
 
 /// One problem with one generated object.
@@ -35,23 +36,35 @@ struct Schema {
     open_metadata: bool,
 }
 
-const SCHEMA_FILES: &[&str] = &[
+/// Schemas of the kinds that have one API.
+const COMMON: &[&str] = &[
     include_str!("../schemas/k8s/pytorchjob-kubeflow-v1.json"),
     include_str!("../schemas/k8s/service-v1.json"),
     include_str!("../schemas/k8s/persistentvolumeclaim-v1.json"),
 ];
+/// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), and on v2.1.
+const TRAINJOB_CURRENT: &str = include_str!("../schemas/k8s/trainjob-trainer-v1alpha1.json");
+const TRAINJOB_V2_1: &str =
+    include_str!("../schemas/k8s/variants/trainjob-trainer-v1alpha1-v2.1.0.json");
 const OBJECT_META: &str = include_str!("../schemas/k8s/objectmeta-meta-v1.json");
 
-fn schemas() -> &'static (Vec<Schema>, Validator) {
-    static SCHEMAS: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
-    SCHEMAS.get_or_init(|| {
-        let compile = |text: &str| -> (Value, Validator) {
-            let schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
-            let validator = jsonschema::draft7::new(&schema).expect("bundled schemas compile");
-            (schema, validator)
-        };
+fn compile(text: &str) -> (Value, Validator) {
+    let schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
+    let validator = jsonschema::draft7::new(&schema).expect("bundled schemas compile");
+    (schema, validator)
+}
+
+/// The schemas for one Trainer API level; each set is compiled once, on first use.
+fn schemas(level: ApiLevel) -> &'static (Vec<Schema>, Validator) {
+    static CURRENT: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
+    static V2_1: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
+    let (cell, trainjob) = match level {
+        ApiLevel::V2_2 => (&CURRENT, TRAINJOB_CURRENT),
+        ApiLevel::V2_1 => (&V2_1, TRAINJOB_V2_1),
+    };
+    cell.get_or_init(|| {
         let mut list = Vec::new();
-        for text in SCHEMA_FILES {
+        for text in COMMON.iter().copied().chain([trainjob]) {
             let (schema, validator) = compile(text);
             let open_metadata = schema.pointer("/properties/metadata/properties").is_none();
             // Each bundled file names exactly one group-version-kind.
@@ -75,15 +88,15 @@ fn schemas() -> &'static (Vec<Schema>, Validator) {
     })
 }
 
-/// Every problem of every object.
-pub fn verify(objects: &[Object]) -> Vec<Problem> {
+/// Every problem of every object; a TrainJob is checked for Trainer `level`.
+pub fn verify(objects: &[Object], level: ApiLevel) -> Vec<Problem> {
     let values: Vec<&Value> = objects.iter().map(|o| &o.value).collect();
-    verify_values(&values)
+    verify_values(&values, level)
 }
 
 /// Every problem of every object given as JSON (as read back from YAML).
-pub fn verify_values(values: &[&Value]) -> Vec<Problem> {
-    let (list, meta) = schemas();
+pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
+    let (list, meta) = schemas(level);
     let mut problems = Vec::new();
     for value in values {
         let id = format!(
@@ -125,6 +138,9 @@ pub fn verify_values(values: &[&Value]) -> Vec<Problem> {
         }
         if kind == pytorchjob::KIND {
             pytorchjob_webhook(&id, value, &mut problems);
+        }
+        if kind == trainjob::KIND {
+            trainjob_webhook(&id, value, &mut problems);
         }
     }
     problems
@@ -202,6 +218,100 @@ fn pytorchjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     }
 }
 
+/// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
+fn trainjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    let mut reject = |path: &str, message: String| {
+        problems.push(Problem {
+            object: id.to_owned(),
+            path: path.to_owned(),
+            message,
+            contract: "webhook",
+        });
+    };
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    if let Err(why) = names::dns1035_label(name) {
+        reject(
+            "/metadata/name",
+            format!("the TrainJob name is not a DNS-1035 label: {why}"),
+        );
+    }
+    let nodes = job
+        .pointer("/spec/trainer/numNodes")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    let hostname = format!("{name}-{}-0-{}", trainjob::NODE, nodes.saturating_sub(1));
+    if hostname.len() > names::MAX_LABEL {
+        reject(
+            "/metadata/name",
+            format!(
+                "JobSet would name a pod's host `{hostname}`, longer than {} characters",
+                names::MAX_LABEL
+            ),
+        );
+    }
+    for (i, var) in job
+        .pointer("/spec/trainer/env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let var_name = var["name"].as_str().unwrap_or("");
+        if var_name.starts_with("PET_")
+            && [
+                "PET_NNODES",
+                "PET_NPROC_PER_NODE",
+                "PET_NODE_RANK",
+                "PET_MASTER_ADDR",
+                "PET_MASTER_PORT",
+            ]
+            .contains(&var_name)
+        {
+            reject(
+                &format!("/spec/trainer/env/{i}"),
+                format!("`{var_name}` is reserved for the torch runtime"),
+            );
+        }
+    }
+    for (i, patch) in job
+        .pointer("/spec/runtimePatches")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let manager = patch["manager"].as_str().unwrap_or("");
+        let domain_prefixed = manager.split_once('/').is_some_and(|(domain, path)| {
+            domain.contains('.') && names::dns1123_subdomain(domain).is_ok() && !path.is_empty()
+        });
+        if !domain_prefixed {
+            reject(
+                &format!("/spec/runtimePatches/{i}/manager"),
+                format!("manager `{manager}` is not a domain-prefixed path"),
+            );
+        }
+        let jobs = patch
+            .pointer("/trainingRuntimeSpec/template/spec/replicatedJobs")
+            .and_then(Value::as_array);
+        for job in jobs.into_iter().flatten() {
+            let containers = job
+                .pointer("/template/spec/template/spec/containers")
+                .and_then(Value::as_array);
+            if containers
+                .into_iter()
+                .flatten()
+                .any(|c| c["name"] == trainjob::NODE && c.get("env").is_some())
+            {
+                reject(
+                    &format!("/spec/runtimePatches/{i}"),
+                    "env is patched into the `node` container; it belongs in trainer.env"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,7 +332,7 @@ mod tests {
     }
 
     fn problems(value: &Value) -> Vec<Problem> {
-        verify_values(&[value])
+        verify_values(&[value], ApiLevel::V2_2)
     }
 
     #[test]
@@ -274,6 +384,62 @@ mod tests {
             "no container named `pytorch`",
             "`Chief` is neither",
             "elasticPolicy.nProcPerNode",
+            "longer than 63",
+        ] {
+            assert!(
+                messages.iter().any(|m| m.contains(needle)),
+                "{needle}: {messages:?}"
+            );
+        }
+    }
+
+    fn trainjob() -> Value {
+        serde_json::json!({
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "demo"},
+            "spec": {
+                "runtimeRef": {"name": "torch-distributed"},
+                "trainer": {"image": "x:1", "numNodes": 2, "numProcPerNode": 4, "env": [{"name": "A", "value": "1"}]},
+                "runtimePatches": [{"manager": "trainc.dev/trainc", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                    {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "node"}]}}}}}
+                ]}}}}]
+            }
+        })
+    }
+
+    #[test]
+    fn a_valid_trainjob_passes_at_its_level_only() {
+        assert_eq!(problems(&trainjob()), vec![]);
+        // runtimePatches do not exist on v2.1, and numProcPerNode "auto" not on v2.2+.
+        assert!(!verify_values(&[&trainjob()], ApiLevel::V2_1).is_empty());
+        let mut auto = trainjob();
+        auto["spec"]["trainer"]["numProcPerNode"] = serde_json::json!("auto");
+        assert!(
+            problems(&auto)
+                .iter()
+                .any(|p| p.path == "/spec/trainer/numProcPerNode")
+        );
+    }
+
+    #[test]
+    fn trainjob_webhook_rules_are_found() {
+        let mut bad = trainjob();
+        bad["spec"]["trainer"]["env"][0]["name"] = serde_json::json!("PET_NNODES");
+        bad["spec"]["runtimePatches"][0]["manager"] = serde_json::json!("trainc");
+        bad["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+            [0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"] =
+            serde_json::json!([{"name": "B", "value": "2"}]);
+        bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
+        let messages: Vec<String> = problems(&bad)
+            .into_iter()
+            .filter(|p| p.contract == "webhook")
+            .map(|p| p.message)
+            .collect();
+        for needle in [
+            "`PET_NNODES` is reserved",
+            "not a domain-prefixed path",
+            "belongs in trainer.env",
             "longer than 63",
         ] {
             assert!(

@@ -117,17 +117,6 @@ fn target_flag_overrides_the_spec_and_is_pointed_at() {
     assert!(output.stdout.is_empty());
 }
 
-#[test]
-fn a_target_without_a_renderer_is_an_error_not_partial_output() {
-    let output = trainc(
-        &root().join("tests/check"),
-        &["build", "trainjob-pass.toml"],
-    );
-    assert_eq!(output.status.code(), Some(1));
-    assert!(output.stdout.is_empty());
-    assert!(text(&output.stderr).contains("trainc::render::unsupported_target"));
-}
-
 /// Strings a YAML 1.1 reader (PyYAML, and the YAML rules of the Kubernetes API
 /// machinery) turns into booleans, numbers, nulls, timestamps or structure
 /// unless they are quoted.

@@ -1,9 +1,14 @@
 //! Every example, built with `--verify`, must equal its golden file in
-//! `golden/<example>/<target>.yaml`; every golden must pass the strict schemas
-//! and webhook rules in `schemas/k8s/` (through the jsonschema crate).
+//! `golden/<example>/<variant>.yaml` (`pytorchjob`, `trainjob`, `trainjob-v2.1`);
+//! every golden must pass the strict schemas and webhook rules in
+//! `schemas/k8s/` (through the jsonschema crate). And wherever both targets can
+//! build an example, they must describe the same run.
 //! `TRAINC_BLESS=1 cargo test` rewrites the goldens; read the diff before committing.
 
 use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use trainc::spec::{ApiLevel, Target};
 
 use crate::support::{compare, root, text, trainc};
 
@@ -17,26 +22,35 @@ pub(crate) fn examples() -> Vec<PathBuf> {
     examples
 }
 
-/// The target an example names, `pytorchjob` when it names none.
-fn own_target(example: &Path) -> String {
-    let text = std::fs::read_to_string(example).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("target"))
-        .unwrap_or("");
-    ["trainjob", "pytorchjob"]
-        .into_iter()
-        .find(|t| line.contains(t))
-        .unwrap_or("pytorchjob")
-        .to_owned()
+/// The golden variant an example is for: its own target and API level.
+fn own_variant(example: &Path) -> String {
+    let mut sources = trainc::Sources::new();
+    let id = trainc::source::read(&mut sources, example).unwrap();
+    let spec = trainc::check(&sources, id)
+        .spec
+        .expect("examples are valid");
+    match spec.target.unwrap_or(Target::Pytorchjob) {
+        Target::Pytorchjob => "pytorchjob".to_owned(),
+        Target::Trainjob => match spec
+            .trainjob
+            .and_then(|t| t.api_level)
+            .unwrap_or(ApiLevel::V2_2)
+        {
+            ApiLevel::V2_2 => "trainjob".to_owned(),
+            ApiLevel::V2_1 => "trainjob-v2.1".to_owned(),
+        },
+    }
 }
 
-fn golden_path(example: &Path, target: &str) -> PathBuf {
-    let stem = example.file_stem().unwrap().to_str().unwrap();
-    root()
-        .join("golden")
-        .join(stem)
-        .join(format!("{target}.yaml"))
+fn level_of_golden(path: &Path) -> ApiLevel {
+    if path
+        .file_stem()
+        .is_some_and(|s| s.to_str().unwrap().ends_with("-v2.1"))
+    {
+        ApiLevel::V2_1
+    } else {
+        ApiLevel::V2_2
+    }
 }
 
 fn build(example: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -54,7 +68,6 @@ fn build(example: &Path, extra: &[&str]) -> (i32, String, String) {
 fn every_example_builds_verifies_and_matches_its_golden() {
     let mut failures = Vec::new();
     for example in examples() {
-        let target = own_target(&example);
         let (status, stdout, stderr) = build(&example, &[]);
         assert_eq!(status, 0, "{}: {stderr}", example.display());
         assert_eq!(
@@ -63,7 +76,11 @@ fn every_example_builds_verifies_and_matches_its_golden() {
             "{}: examples build without warnings",
             example.display()
         );
-        let path = golden_path(&example, &target);
+        let stem = example.file_stem().unwrap().to_str().unwrap();
+        let path = root()
+            .join("golden")
+            .join(stem)
+            .join(format!("{}.yaml", own_variant(&example)));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         if let Some(diff) = compare(&path, &stdout) {
             failures.push(diff);
@@ -78,21 +95,30 @@ fn every_example_builds_verifies_and_matches_its_golden() {
 
 #[test]
 fn every_golden_passes_the_strict_schemas_and_webhook_rules() {
-    let mut checked = 0;
+    let mut checked = Vec::new();
     for dir in std::fs::read_dir(root().join("golden")).unwrap() {
         for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
             let path = file.unwrap().path();
-            let documents: Vec<serde_json::Value> =
+            let documents: Vec<Value> =
                 serde_saphyr::from_str_multiple(&std::fs::read_to_string(&path).unwrap())
                     .expect("goldens are YAML");
             assert!(!documents.is_empty(), "{}", path.display());
-            let values: Vec<&serde_json::Value> = documents.iter().collect();
-            let problems = trainc::verify::verify_values(&values);
+            let values: Vec<&Value> = documents.iter().collect();
+            let problems = trainc::verify::verify_values(&values, level_of_golden(&path));
             assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
-            checked += documents.len();
+            checked.extend(
+                documents
+                    .iter()
+                    .map(|d| d["kind"].as_str().unwrap().to_owned()),
+            );
         }
     }
-    assert!(checked >= 6, "only {checked} golden documents found");
+    for kind in ["PyTorchJob", "TrainJob", "Service", "PersistentVolumeClaim"] {
+        assert!(
+            checked.iter().any(|k| k == kind),
+            "no golden holds a {kind}"
+        );
+    }
 }
 
 #[test]
@@ -105,4 +131,114 @@ fn building_twice_gives_the_same_bytes() {
             example.display()
         );
     }
+}
+
+/// What a run is, whichever object describes it.
+#[derive(Debug, PartialEq)]
+struct Run {
+    image: Value,
+    command: Value,
+    args: Value,
+    nodes: u64,
+    processes_per_node: String,
+    resources: Value,
+    env: Value,
+    volumes: Value,
+    mounts: Value,
+    claims: Vec<Value>,
+}
+
+fn run_of(yaml: &str) -> Run {
+    let documents: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
+    let job = documents.last().unwrap();
+    let claims: Vec<Value> = documents
+        .iter()
+        .filter(|d| d["kind"] == "PersistentVolumeClaim")
+        .cloned()
+        .collect();
+    let sorted = |v: &Value| {
+        let mut items = v.as_array().cloned().unwrap_or_default();
+        items.sort_by_key(|i| i["name"].as_str().unwrap_or("").to_owned());
+        Value::Array(items)
+    };
+    match job["kind"].as_str().unwrap() {
+        "PyTorchJob" => {
+            let replicas = &job["spec"]["pytorchReplicaSpecs"];
+            let nodes = ["Master", "Worker"]
+                .iter()
+                .filter_map(|r| replicas[r]["replicas"].as_u64())
+                .sum();
+            let pod = &replicas["Master"]["template"]["spec"];
+            let container = &pod["containers"][0];
+            Run {
+                image: container["image"].clone(),
+                command: container["command"].clone(),
+                args: container["args"].clone(),
+                nodes,
+                processes_per_node: job["spec"]["nprocPerNode"].as_str().unwrap().to_owned(),
+                resources: container["resources"].clone(),
+                env: container["env"].clone(),
+                volumes: sorted(&pod["volumes"]),
+                mounts: sorted(&container["volumeMounts"]),
+                claims,
+            }
+        }
+        "TrainJob" => {
+            let trainer = &job["spec"]["trainer"];
+            let pod = job
+                .pointer("/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec")
+                .or_else(|| job.pointer("/spec/podTemplateOverrides/0/spec"))
+                .unwrap();
+            let nproc = &trainer["numProcPerNode"];
+            Run {
+                image: trainer["image"].clone(),
+                command: trainer["command"].clone(),
+                args: trainer["args"].clone(),
+                nodes: trainer["numNodes"].as_u64().unwrap(),
+                processes_per_node: nproc
+                    .as_str()
+                    .map_or_else(|| nproc.to_string(), str::to_owned),
+                resources: trainer["resourcesPerNode"].clone(),
+                env: trainer["env"].clone(),
+                volumes: sorted(&pod["volumes"]),
+                mounts: pod
+                    .pointer("/containers/0/volumeMounts")
+                    .map_or(json!([]), sorted),
+                claims,
+            }
+        }
+        other => panic!("unexpected job kind {other}"),
+    }
+}
+
+#[test]
+fn both_targets_describe_the_same_run_wherever_both_can_build() {
+    let mut compared = Vec::new();
+    for example in examples() {
+        let for_level = |level: &str| {
+            let pytorchjob = build(&example, &["--target", "pytorchjob"]);
+            let trainjob = build(&example, &["--target", "trainjob", "--api-level", level]);
+            (pytorchjob, trainjob)
+        };
+        for level in ["v2.2", "v2.1"] {
+            let ((p_status, p_out, _), (t_status, t_out, _)) = for_level(level);
+            if p_status != 0 || t_status != 0 {
+                continue; // one target cannot express this spec; its errors are tested elsewhere
+            }
+            assert_eq!(
+                run_of(&p_out),
+                run_of(&t_out),
+                "{} at {level}",
+                example.display()
+            );
+            compared.push(format!(
+                "{} {level}",
+                example.file_stem().unwrap().to_str().unwrap()
+            ));
+        }
+    }
+    assert!(
+        compared.len() >= 5,
+        "too few examples build for both targets: {compared:?}"
+    );
 }

@@ -3,11 +3,11 @@
 use std::fmt::Write as _;
 
 use super::{Status, stderr_style, write_stderr, write_stdout};
-use crate::cli::{BuildArgs, OutputFormat, TargetArg};
+use crate::cli::{ApiLevelArg, BuildArgs, OutputFormat, TargetArg};
 use crate::diagnostic::{self, Diagnostic};
 use crate::emit::{self, Format};
 use crate::source::{self, ReadError, Sources};
-use crate::spec::Target;
+use crate::spec::{ApiLevel, Target};
 
 pub(super) fn run(args: &BuildArgs) -> Status {
     let mut sources = Sources::new();
@@ -26,6 +26,10 @@ pub(super) fn run(args: &BuildArgs) -> Status {
         target: args.target.map(|t| match t {
             TargetArg::Pytorchjob => Target::Pytorchjob,
             TargetArg::Trainjob => Target::Trainjob,
+        }),
+        api_level: args.api_level.map(|level| match level {
+            ApiLevelArg::V2_2 => ApiLevel::V2_2,
+            ApiLevelArg::V2_1 => ApiLevel::V2_1,
         }),
         verify: args.verify,
     };

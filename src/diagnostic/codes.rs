@@ -82,8 +82,7 @@ codes! {
     PORT_DUPLICATE = "trainc::ports::duplicate";
     SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name";
     SCHEDULING_TOLERATION = "trainc::scheduling::toleration";
-    // render and verify
-    RENDER_UNSUPPORTED_TARGET = "trainc::render::unsupported_target";
+    // verify
     VERIFY_SCHEMA = "trainc::verify::schema";
     VERIFY_WEBHOOK = "trainc::verify::webhook";
 }

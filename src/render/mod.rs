@@ -17,6 +17,7 @@ mod pod;
 pub mod pvc;
 pub mod pytorchjob;
 pub mod service;
+pub mod trainjob;
 
 /// One generated object.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,29 +39,22 @@ impl Object {
     }
 }
 
-/// Why a model could not be rendered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RenderError {
-    /// The target has no renderer in this version of trainc.
-    UnsupportedTarget(Target),
-}
-
 /// Every object of the model, in apply order.
-pub fn render(model: &Model) -> Result<Vec<Object>, RenderError> {
+pub fn render(model: &Model) -> Vec<Object> {
     let mut objects: Vec<Object> = model
         .claims
         .iter()
         .map(|claim| pvc::render(model, claim))
         .collect();
-    let job = match model.target {
-        Target::Pytorchjob => pytorchjob::render(model),
-        Target::Trainjob => return Err(RenderError::UnsupportedTarget(Target::Trainjob)),
+    let (job, rank0) = match model.target {
+        Target::Pytorchjob => (pytorchjob::render(model), pytorchjob::rank0_selector(model)),
+        Target::Trainjob => (trainjob::render(model), trainjob::rank0_selector(model)),
     };
     if !model.ports.is_empty() {
-        objects.push(service::render(model, &pytorchjob::rank0_selector(model)));
+        objects.push(service::render(model, &rank0));
     }
     objects.push(job);
-    Ok(objects)
+    objects
 }
 
 /// Metadata of a generated object: its name, the job's namespace, labels and

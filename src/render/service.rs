@@ -21,7 +21,8 @@ pub(super) fn render(model: &Model, selector: &BTreeMap<String, String>) -> Obje
                     .map(|p| ServicePort {
                         name: Some(p.name.clone()),
                         port: i32::from(p.port),
-                        target_port: Some(IntOrString::String(p.name.clone())),
+                        // By number: a TrainJob's container cannot declare named ports.
+                        target_port: Some(IntOrString::Int(i32::from(p.port))),
                         protocol: Some("TCP".to_owned()),
                         ..Default::default()
                     })

@@ -3,23 +3,93 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{Replicas, Spec, Target};
+use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Replicas, Spec, Target};
 use crate::syntax::names::MAX_LABEL;
 
 pub(super) fn check(r: &mut Rules<'_>) {
     name_length(r);
+    // A warning, not an error: one spec may be built for either target.
     if r.spec.trainjob.is_some() && r.target() != Target::Trainjob {
         r.push(
-            Diagnostic::error(
+            Diagnostic::warning(
                 codes::TRAINJOB_WRONG_TARGET,
                 r.key("/trainjob"),
-                format!("`[trainjob]` settings apply only to `target = \"trainjob\"`, but the target is `{}`", r.target().as_str()),
+                format!(
+                    "`[trainjob]` settings have no effect on target `{}`",
+                    r.target().as_str()
+                ),
             )
-            .with_help("set `target = \"trainjob\"`, or remove `[trainjob]`"),
+            .with_help("set `target = \"trainjob\"` if that is what this spec is for"),
         );
     }
     if r.target() == Target::Trainjob {
         trainjob_unsupported(r);
+        trainjob_api_level(r);
+    }
+}
+
+/// What one Trainer API has and the other lacks.
+fn trainjob_api_level(r: &mut Rules<'_>) {
+    let spec = r.spec;
+    let level = spec
+        .trainjob
+        .as_ref()
+        .and_then(|t| t.api_level)
+        .unwrap_or(crate::resolve::defaults::TRAINJOB_API_LEVEL);
+    let unsupported = |r: &Rules<'_>, pointer: &str, what: &str, help: &str| {
+        Diagnostic::error(
+            codes::TARGET_UNSUPPORTED,
+            r.key(pointer),
+            format!(
+                "target `trainjob` on Trainer API {} cannot express {what}",
+                level.as_str()
+            ),
+        )
+        .with_help(help.to_owned())
+    };
+    match level {
+        ApiLevel::V2_2 => {
+            if let Some(NProcPerNode::Keyword(keyword @ (NProcKeyword::Auto | NProcKeyword::Cpu))) =
+                &spec.n_proc_per_node
+            {
+                let word = if *keyword == NProcKeyword::Auto {
+                    "auto"
+                } else {
+                    "cpu"
+                };
+                let d = unsupported(
+                    r,
+                    "/nProcPerNode",
+                    &format!("`nProcPerNode = \"{word}\"`"),
+                    "Trainer v2.2 and later take a number of processes per node: write the number, or `\"gpu\"` with `resources.gpus`",
+                );
+                r.push(d);
+            }
+        }
+        ApiLevel::V2_1 => {
+            if spec
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.active_deadline.is_some())
+            {
+                let d = unsupported(
+                    r,
+                    "/policy/activeDeadline",
+                    "`policy.activeDeadline`",
+                    "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"`",
+                );
+                r.push(d);
+            }
+            if spec.scheduling.as_ref().is_some_and(|s| s.queue.is_some()) {
+                let d = unsupported(
+                    r,
+                    "/scheduling/queue",
+                    "`scheduling.queue`",
+                    "Kueue manages TrainJobs from Trainer v2.2; remove the queue, or use `apiLevel = \"v2.2\"`",
+                );
+                r.push(d);
+            }
+        }
     }
 }
 
@@ -74,7 +144,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
     let scheduling = spec.scheduling.as_ref();
     let policy = spec.policy.as_ref();
-    let fields: [(bool, &str, &str); 9] = [
+    let fields: [(bool, &str, &str); 10] = [
         (
             spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
             "/replicas",
@@ -114,6 +184,11 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             policy.is_some_and(|p| p.backoff_limit.is_some()),
             "/policy/backoffLimit",
             "remove it; set the JobSet `failurePolicy` in the runtime",
+        ),
+        (
+            spec.working_dir.is_some(),
+            "/workingDir",
+            "neither the trainer nor the runtime patch has a working directory; set WORKDIR in the image, or use paths that do not depend on it",
         ),
         (
             policy.is_some_and(|p| p.restart_policy.is_some()),

@@ -1,0 +1,287 @@
+//! `trainer.kubeflow.org/v1alpha1 TrainJob` for Kubeflow Trainer v2, in the
+//! API of v2.2 and later (`runtimePatches`) or of v2.1 (`podTemplateOverrides`).
+//!
+//! A TrainJob names a ClusterTrainingRuntime; the torch runtime runs a JobSet
+//! (named after the TrainJob) with one replicated job `node` whose container is
+//! `node`. The TrainJob itself only has fields for the trainer (image, command,
+//! env, nodes, processes, resources); everything else about the pod goes in
+//! one patch of that `node` job and container. Env goes in `trainer.env` only:
+//! the runtime rejects env patched into the `node` container, and sets the
+//! `PET_*` variables torchrun reads itself.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1 as core;
+use serde::Serialize;
+
+use super::pod::{self, PodShape};
+use super::{Object, metadata, non_empty, non_empty_vec};
+use crate::model::{Model, NProc};
+use crate::spec::ApiLevel;
+
+pub const API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
+pub const KIND: &str = "TrainJob";
+/// The replicated job and container of the torch runtime that patches target.
+pub const NODE: &str = "node";
+/// Who owns the runtime patch: the webhook wants a domain-prefixed path.
+pub const MANAGER: &str = "trainc.dev/trainc";
+/// Labels JobSet puts on every pod it creates.
+pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
+pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";
+pub const LABEL_JOB_INDEX: &str = "jobset.sigs.k8s.io/job-index";
+/// Set by Kubernetes on the pods of an Indexed Job (the `node` job is one).
+pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TrainJob {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    spec: Spec,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    runtime_ref: RuntimeRef,
+    trainer: Trainer,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suspend: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active_deadline_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime_patches: Option<Vec<RuntimePatch>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod_template_overrides: Option<Vec<PodTemplateOverride>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RuntimeRef {
+    name: String,
+    api_group: &'static str,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Trainer {
+    image: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    env: Option<Vec<core::EnvVar>>,
+    num_nodes: u32,
+    /// An integer on v2.2 and later; int-or-string (`auto`, `cpu`) on v2.1.
+    num_proc_per_node: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources_per_node: Option<core::ResourceRequirements>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RuntimePatch {
+    manager: &'static str,
+    training_runtime_spec: TrainingRuntimeSpec,
+}
+
+#[derive(Serialize)]
+struct TrainingRuntimeSpec {
+    template: JobSetTemplate,
+}
+
+#[derive(Serialize)]
+struct JobSetTemplate {
+    spec: JobSetSpec,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JobSetSpec {
+    replicated_jobs: Vec<ReplicatedJob>,
+}
+
+#[derive(Serialize)]
+struct ReplicatedJob {
+    name: &'static str,
+    template: JobTemplate,
+}
+
+#[derive(Serialize)]
+struct JobTemplate {
+    spec: JobSpec,
+}
+
+#[derive(Serialize)]
+struct JobSpec {
+    template: PodPatch,
+}
+
+#[derive(Serialize)]
+struct PodPatch {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<PodMetadata>,
+    spec: PodSpecPatch,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodTemplateOverride {
+    target_jobs: Vec<TargetJob>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<PodMetadata>,
+    spec: PodSpecPatch,
+}
+
+#[derive(Serialize)]
+struct TargetJob {
+    name: &'static str,
+}
+
+#[derive(Serialize)]
+struct PodMetadata {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+/// The pod-level fields both patch forms accept.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodSpecPatch {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    affinity: Option<core::Affinity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    containers: Option<Vec<ContainerPatch>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image_pull_secrets: Option<Vec<core::LocalObjectReference>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_selector: Option<BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_account_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tolerations: Option<Vec<core::Toleration>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volumes: Option<Vec<core::Volume>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContainerPatch {
+    name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volume_mounts: Option<Vec<core::VolumeMount>>,
+}
+
+/// Labels that select the rank-0 pod: node 0 of job 0 of the `node` replicated job.
+pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (LABEL_JOBSET_NAME.to_owned(), model.name.clone()),
+        (LABEL_REPLICATED_JOB.to_owned(), NODE.to_owned()),
+        (LABEL_JOB_INDEX.to_owned(), "0".to_owned()),
+        (LABEL_COMPLETION_INDEX.to_owned(), "0".to_owned()),
+    ])
+}
+
+pub(super) fn render(model: &Model) -> Object {
+    let v2_1 = model.trainjob.api_level == ApiLevel::V2_1;
+    let shape = PodShape {
+        container: NODE,
+        fixed_ports: &[],
+        job_selector: BTreeMap::from([(LABEL_JOBSET_NAME.to_owned(), model.name.clone())]),
+    };
+    let c = &model.container;
+    let trainer = Trainer {
+        image: c.image.clone(),
+        command: non_empty_vec(&c.command),
+        args: non_empty_vec(&c.args),
+        env: non_empty_vec(&pod::env(model)),
+        num_nodes: model.nodes.max(),
+        num_proc_per_node: match model.nproc_per_node {
+            NProc::Count(n) => serde_json::json!(n),
+            other => serde_json::json!(other.text()),
+        },
+        resources_per_node: pod::resources(model),
+    };
+    let pod_metadata =
+        (!model.labels.is_empty() || !model.pod_annotations.is_empty()).then(|| PodMetadata {
+            annotations: non_empty(&model.pod_annotations),
+            labels: non_empty(&model.labels),
+        });
+    let s = &model.scheduling;
+    let mounts = pod::mounts(model);
+    let patch = PodSpecPatch {
+        affinity: s.spread_across_nodes.then(|| pod::spread(&shape)),
+        containers: (!mounts.is_empty()).then(|| {
+            vec![ContainerPatch {
+                name: NODE,
+                volume_mounts: Some(mounts),
+            }]
+        }),
+        image_pull_secrets: non_empty_vec(
+            &s.image_pull_secrets
+                .iter()
+                .map(|name| core::LocalObjectReference { name: name.clone() })
+                .collect::<Vec<_>>(),
+        ),
+        node_selector: non_empty(&s.node_selector),
+        service_account_name: s.service_account_name.clone(),
+        tolerations: non_empty_vec(&pod::tolerations(model)),
+        volumes: non_empty_vec(&pod::volumes(model)),
+    };
+    let (runtime_patches, pod_template_overrides) = if v2_1 {
+        (
+            None,
+            Some(vec![PodTemplateOverride {
+                target_jobs: vec![TargetJob { name: NODE }],
+                metadata: pod_metadata,
+                spec: patch,
+            }]),
+        )
+    } else {
+        let patch = RuntimePatch {
+            manager: MANAGER,
+            training_runtime_spec: TrainingRuntimeSpec {
+                template: JobSetTemplate {
+                    spec: JobSetSpec {
+                        replicated_jobs: vec![ReplicatedJob {
+                            name: NODE,
+                            template: JobTemplate {
+                                spec: JobSpec {
+                                    template: PodPatch {
+                                        metadata: pod_metadata,
+                                        spec: patch,
+                                    },
+                                },
+                            },
+                        }],
+                    },
+                },
+            },
+        };
+        (Some(vec![patch]), None)
+    };
+    let job = TrainJob {
+        api_version: API_VERSION,
+        kind: KIND,
+        metadata: metadata(model, &model.name, &model.job_labels),
+        spec: Spec {
+            runtime_ref: RuntimeRef {
+                name: model.trainjob.runtime.clone(),
+                api_group: "trainer.kubeflow.org",
+                kind: "ClusterTrainingRuntime",
+            },
+            trainer,
+            suspend: model.policy.suspend.then_some(true),
+            // v2.1 has no such field; validation rejects a deadline there.
+            active_deadline_seconds: model.policy.active_deadline_seconds.filter(|_| !v2_1),
+            runtime_patches,
+            pod_template_overrides,
+        },
+    };
+    Object::new(KIND, &model.name, &job)
+}
