@@ -24,8 +24,14 @@ pub enum Command {
     /// Exit status: 0 when the objects were written, 1 when the spec is
     /// invalid (nothing is written), 2 on a usage or I/O error.
     Build(BuildArgs),
+    /// Write a starter spec that passes `trainc check` as written.
+    Init(InitArgs),
     /// Print the JSON Schema of the spec (for editors and CI).
-    Schema,
+    Schema {
+        /// The schema of an overlay instead: nothing required, plus `unset`.
+        #[arg(long)]
+        overlay: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -36,6 +42,35 @@ pub struct CheckArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    #[command(flatten)]
+    pub compose: ComposeArgs,
+}
+
+/// What goes on top of a spec, for `build` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ComposeArgs {
+    /// An overlay (a partial spec, TOML or YAML) merged over the spec; repeat to apply several in order.
+    #[arg(short = 'O', long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
+    /// A template variable, over the spec's `[vars]`; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+}
+
+fn parse_set(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value))
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+        {
+            Ok((name.to_owned(), value.to_owned()))
+        }
+        _ => Err(format!(
+            "expected NAME=VALUE with a name of letters, digits, `_` and `-`, found `{text}`"
+        )),
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -58,6 +93,27 @@ pub struct BuildArgs {
     /// Check the objects against the operators' strict schemas and webhook rules before writing.
     #[arg(long)]
     pub verify: bool,
+    #[command(flatten)]
+    pub compose: ComposeArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Where to write it.
+    #[arg(value_name = "FILE", default_value = "trainspec.toml")]
+    pub file: PathBuf,
+    /// The job's name (a DNS-1035 label). Default: the current directory's name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// What the spec is for.
+    #[arg(long, value_enum, default_value_t = TargetArg::Pytorchjob)]
+    pub target: TargetArg,
+    /// Start from a GPU job: one GPU per pod, a process per GPU, /dev/shm, the GPU toleration.
+    #[arg(long)]
+    pub gpu: bool,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,15 +1,210 @@
-//! Stage 3, compose: what the command line sets on top of the parsed spec.
+//! Stage 3, compose: overlays and command-line settings on top of the base spec.
 //!
-//! A value set on the command line (`--target trainjob`) becomes a source of
-//! its own, named `<command line>`, so a diagnostic about it points at the
-//! flag that set it rather than at a file that never mentioned it.
+//! An overlay is a partial spec, deep-merged over the base in order: tables
+//! merge key by key, scalars and arrays replace. Every merged value keeps the
+//! span of the file that set it, so a diagnostic about it points into that
+//! overlay. Two ways remove what the base set:
+//!
+//! - `unset = ["resources.gpus", "scheduling.tolerations"]` at the top of an
+//!   overlay (TOML or YAML) removes those keys before the overlay's own values
+//!   are merged, so an overlay can also replace a whole table;
+//! - in a YAML overlay, a key set to `null` (`gpus: ~`) is removed, as in a
+//!   JSON merge patch.
+//!
+//! A value set on the command line (`--target trainjob`, `--set tag=1.5`)
+//! becomes a source of its own named `<command line>`, so a diagnostic about it
+//! points at the flag rather than at a file that never mentioned it.
 
+use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::tree::{Entry, Node, Value};
+use crate::validate::{field_path, schema, suggest};
+
+/// The overlay-only key that lists paths to remove.
+pub const UNSET: &str = "unset";
+
+/// Merges `overlay` over `base`; returns the problems with its `unset` list.
+pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    if let Value::Table(entries) = &mut overlay.value
+        && let Some(i) = entries.iter().position(|e| e.key == UNSET)
+    {
+        let unset = entries.remove(i);
+        for path in unset_paths(&unset, &mut problems) {
+            remove(base, &path);
+        }
+    }
+    merge(base, overlay);
+    problems
+}
+
+fn merge(base: &mut Node, overlay: Node) {
+    let (Value::Table(base_entries), Value::Table(overlay_entries)) =
+        (&mut base.value, overlay.value)
+    else {
+        return;
+    };
+    for entry in overlay_entries {
+        let existing = base_entries.iter().position(|e| e.key == entry.key);
+        match (existing, &entry.value.value) {
+            (Some(i), Value::Null) => {
+                base_entries.remove(i);
+            }
+            (None, Value::Null) => {}
+            (Some(i), Value::Table(_))
+                if matches!(base_entries[i].value.value, Value::Table(_)) =>
+            {
+                merge(&mut base_entries[i].value, entry.value);
+            }
+            (Some(i), _) => base_entries[i] = entry,
+            (None, _) => base_entries.push(entry),
+        }
+    }
+}
+
+/// The paths of an `unset` list, each checked to name a field of the spec.
+fn unset_paths(unset: &Entry, problems: &mut Vec<Diagnostic>) -> Vec<Vec<String>> {
+    let help = "`unset` lists dotted paths of keys to remove, e.g. `unset = [\"resources.gpus\", \"scheduling.tolerations\"]`";
+    let Value::Array(items) = &unset.value.value else {
+        problems.push(
+            Diagnostic::error(
+                codes::OVERLAY_UNSET,
+                unset.value.span,
+                "`unset` must be an array of paths",
+            )
+            .with_help(help),
+        );
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    for item in items {
+        let Some(text) = item.as_str() else {
+            problems.push(
+                Diagnostic::error(
+                    codes::OVERLAY_UNSET,
+                    item.span,
+                    "each `unset` entry must be a path string",
+                )
+                .with_help(help),
+            );
+            continue;
+        };
+        let path = match split_path(text) {
+            Ok(path) => path,
+            Err(why) => {
+                problems.push(
+                    Diagnostic::error(
+                        codes::OVERLAY_UNSET,
+                        item.span,
+                        format!("`{text}` is not a path: {why}"),
+                    )
+                    .with_help(help),
+                );
+                continue;
+            }
+        };
+        if let Some(problem) = unknown_field(&path, item.span) {
+            problems.push(problem);
+            continue;
+        }
+        paths.push(path);
+    }
+    paths
+}
+
+/// An error when `path` names no field of the spec (keys of maps such as
+/// `env` or `labels` are free).
+fn unknown_field(path: &[String], span: Span) -> Option<Diagnostic> {
+    let mut pointer = String::new();
+    for segment in path {
+        let parent = schema::schema_at_pointer(&pointer)?;
+        let free = parent
+            .get("additionalProperties")
+            .is_some_and(serde_json::Value::is_object);
+        let known: Vec<&str> = parent
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !free && !known.contains(&segment.as_str()) {
+            let place = if pointer.is_empty() {
+                "the spec".to_owned()
+            } else {
+                format!("`{}`", field_path(&pointer))
+            };
+            let d = Diagnostic::error(
+                codes::OVERLAY_UNSET,
+                span,
+                format!("`unset` names `{segment}`, which is not a field of {place}"),
+            );
+            return Some(match suggest(segment, known.iter().copied()) {
+                Some(best) => d.with_help(format!("did you mean `{best}`?")),
+                None => d.with_help(format!(
+                    "fields there: {}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            });
+        }
+        pointer.push('/');
+        pointer.push_str(&crate::tree::pointer_segment(segment));
+    }
+    None
+}
+
+/// `resources.gpus` → `["resources", "gpus"]`; `labels."app.kubernetes.io/name"`
+/// keeps a quoted key whole.
+fn split_path(text: &str) -> Result<Vec<String>, String> {
+    let mut segments = Vec::new();
+    let mut rest = text;
+    loop {
+        let segment;
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').ok_or("a quoted key is not closed")?;
+            segment = quoted[..end].to_owned();
+            rest = &quoted[end + 1..];
+        } else {
+            let end = rest.find('.').unwrap_or(rest.len());
+            segment = rest[..end].to_owned();
+            rest = &rest[end..];
+        }
+        if segment.is_empty() {
+            return Err("it has an empty key".to_owned());
+        }
+        segments.push(segment);
+        match rest.strip_prefix('.') {
+            Some(after) => rest = after,
+            None if rest.is_empty() => return Ok(segments),
+            None => return Err("keys are separated by `.`".to_owned()),
+        }
+    }
+}
+
+fn remove(node: &mut Node, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = node;
+    for key in parents {
+        let Value::Table(entries) = &mut node.value else {
+            return;
+        };
+        let Some(entry) = entries.iter_mut().find(|e| e.key == *key) else {
+            return;
+        };
+        node = &mut entry.value;
+    }
+    if let Value::Table(entries) = &mut node.value {
+        entries.retain(|e| e.key != *last);
+    }
+}
 
 /// Sets the value at `path` (`["trainjob", "apiLevel"]`) to the string
-/// `value`, as written after `flag` (`--api-level`), replacing what the spec
-/// said and creating tables on the way as needed.
+/// `value`, as written right after `flag` (`"--api-level "`, `"--set tag="`),
+/// replacing what the spec said and creating tables on the way as needed.
 pub fn set_from_command_line(
     tree: &mut Node,
     sources: &mut Sources,
@@ -17,10 +212,10 @@ pub fn set_from_command_line(
     path: &[&str],
     value: &str,
 ) {
-    let text = format!("{flag} {value}");
+    let text = format!("{flag}{value}");
     let id: SourceId = sources.add("<command line>", text.clone());
-    let key_span = Span::new(id, 0, flag.len());
-    let value_span = Span::new(id, flag.len() + 1, text.len());
+    let key_span = Span::new(id, 0, flag.trim_end().len());
+    let value_span = Span::new(id, flag.len(), text.len());
     let Some((last, parents)) = path.split_last() else {
         return;
     };
@@ -53,5 +248,105 @@ pub fn set_from_command_line(
     match entries.iter_mut().find(|e| e.key == *last) {
         Some(existing) => *existing = entry,
         None => entries.push(entry),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    fn parse(sources: &mut Sources, name: &str, text: &str) -> Node {
+        let id = sources.add(name, text);
+        crate::parse::parse(id, sources.get(id)).unwrap()
+    }
+
+    #[test]
+    fn tables_merge_and_scalars_and_arrays_replace_in_order() {
+        let mut sources = Sources::new();
+        let mut base = parse(
+            &mut sources,
+            "base.toml",
+            "name = \"a\"\nargs = [\"1\", \"2\"]\n[env]\nA = \"1\"\nB = \"2\"\n",
+        );
+        let first = parse(
+            &mut sources,
+            "one.toml",
+            "args = [\"3\"]\n[env]\nB = \"two\"\nC = \"3\"\n",
+        );
+        let second = parse(
+            &mut sources,
+            "two.toml",
+            "name = \"b\"\n[env]\nC = \"three\"\n",
+        );
+        assert!(merge_overlay(&mut base, first).is_empty());
+        assert!(merge_overlay(&mut base, second).is_empty());
+        assert_eq!(
+            base.to_json(),
+            serde_json::json!({"name": "b", "args": ["3"], "env": {"A": "1", "B": "two", "C": "three"}})
+        );
+        // Each value remembers the file that set it.
+        assert_eq!(
+            sources
+                .get(base.pointer("/env/B").unwrap().0.span.source)
+                .name,
+            "one.toml"
+        );
+        assert_eq!(
+            sources
+                .get(base.pointer("/env/C").unwrap().0.span.source)
+                .name,
+            "two.toml"
+        );
+        assert_eq!(
+            sources
+                .get(base.pointer("/env/A").unwrap().0.span.source)
+                .name,
+            "base.toml"
+        );
+    }
+
+    #[test]
+    fn unset_and_yaml_null_remove_keys() {
+        let mut sources = Sources::new();
+        let mut base = parse(
+            &mut sources,
+            "b.toml",
+            "name = \"a\"\n[resources]\ngpus = 4\ncpu = 8\n[labels]\n\"a.io/x\" = \"1\"\ny = \"2\"\n",
+        );
+        let overlay = parse(
+            &mut sources,
+            "o.toml",
+            "unset = [\"resources.gpus\", 'labels.\"a.io/x\"']\n[resources]\ngpus = 1\n",
+        );
+        assert!(merge_overlay(&mut base, overlay).is_empty());
+        assert_eq!(
+            base.to_json()["resources"],
+            serde_json::json!({"cpu": 8, "gpus": 1})
+        );
+        assert_eq!(base.to_json()["labels"], serde_json::json!({"y": "2"}));
+        let yaml = parse(&mut sources, "o.yaml", "resources:\n  gpus: ~\n");
+        assert!(merge_overlay(&mut base, yaml).is_empty());
+        assert_eq!(base.to_json()["resources"], serde_json::json!({"cpu": 8}));
+    }
+
+    #[test]
+    fn unset_paths_are_checked() {
+        let mut sources = Sources::new();
+        let mut base = parse(&mut sources, "b.toml", "name = \"a\"\n");
+        let overlay = parse(
+            &mut sources,
+            "o.toml",
+            "unset = [\"resource.gpus\", \"env.ANY\", \"a..b\", 3]\n",
+        );
+        let problems = merge_overlay(&mut base, overlay);
+        let messages: Vec<&str> = problems.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(problems.len(), 3, "{messages:?}");
+        assert_eq!(
+            problems[0].help.as_deref(),
+            Some("did you mean `resources`?")
+        );
+        assert!(messages[1].contains("not a path"));
+        assert!(messages[2].contains("path string"));
     }
 }

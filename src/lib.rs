@@ -6,7 +6,8 @@
 //! ```text
 //! read      source      file -> text, size-limited, UTF-8 checked
 //! parse     parse       TOML / YAML / KRM -> Node tree, a span on every key and value
-//! compose   compose     command-line settings on top, each with its own source
+//! compose   compose     overlays deep-merged in order, command-line settings on top;
+//!           template    then `{{ }}` templates rendered
 //! validate  validate    JSON Schema (every violation), then semantic rules
 //! resolve   resolve     typed spec + defaults -> Model, nothing left to decide
 //! render    render      Model -> objects in apply order (PVCs, Services, the job)
@@ -31,7 +32,9 @@ pub mod render;
 pub mod resolve;
 pub mod source;
 pub mod spec;
+pub mod starter;
 pub mod syntax;
+pub mod template;
 pub mod tree;
 pub mod validate;
 pub mod verify;
@@ -47,7 +50,24 @@ use spec::{ApiLevel, Target};
 
 /// The front end for one spec already read into `sources`: parse, then validate.
 pub fn check(sources: &Sources, id: SourceId) -> Validated {
-    front_end(&mut sources.clone(), id, &Options::default())
+    front_end(&mut sources.clone(), &Input::spec(id), &Options::default())
+}
+
+/// The files of one compilation, already read into [`Sources`].
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub spec: SourceId,
+    /// Merged over the spec in order.
+    pub overlays: Vec<SourceId>,
+}
+
+impl Input {
+    pub fn spec(spec: SourceId) -> Input {
+        Input {
+            spec,
+            overlays: Vec::new(),
+        }
+    }
 }
 
 /// What the command line adds to a spec.
@@ -57,6 +77,8 @@ pub struct Options {
     pub target: Option<Target>,
     /// `--api-level`: overrides `[trainjob] apiLevel`.
     pub api_level: Option<ApiLevel>,
+    /// `--set NAME=VALUE`: template vars over `[vars]`, in order.
+    pub sets: Vec<(String, String)>,
     /// `--verify`: check the objects against the upstream schemas and webhook rules.
     pub verify: bool,
 }
@@ -70,11 +92,19 @@ pub struct Built {
 }
 
 /// The whole pipeline up to emit, for one spec already read into `sources`.
-pub fn build(sources: &mut Sources, id: SourceId, options: &Options) -> Built {
+/// The front end with overlays and command-line settings: parse, compose,
+/// render templates, validate.
+pub fn check_input(sources: &mut Sources, input: &Input, options: &Options) -> Validated {
+    front_end(sources, input, options)
+}
+
+/// The whole pipeline up to emit.
+pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
+    let id = input.spec;
     let Validated {
         spec,
         mut diagnostics,
-    } = front_end(sources, id, options);
+    } = front_end(sources, input, options);
     let Some(spec) = spec else {
         return Built {
             objects: None,
@@ -116,21 +146,29 @@ pub fn build(sources: &mut Sources, id: SourceId, options: &Options) -> Built {
     }
 }
 
-fn front_end(sources: &mut Sources, id: SourceId, options: &Options) -> Validated {
-    let mut tree = match parse::parse(id, sources.get(id)) {
-        Ok(tree) => tree,
-        Err(diagnostics) => {
-            return Validated {
-                spec: None,
-                diagnostics,
-            };
-        }
+fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validated {
+    let parsed = |id: SourceId| parse::parse(id, sources.get(id));
+    let mut problems = Vec::new();
+    let mut tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
+    let overlays: Vec<_> = input
+        .overlays
+        .iter()
+        .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
+        .collect();
+    let Some(mut tree) = tree.take().filter(|_| problems.is_empty()) else {
+        return Validated {
+            spec: None,
+            diagnostics: problems,
+        };
     };
+    for overlay in overlays {
+        problems.extend(compose::merge_overlay(&mut tree, overlay));
+    }
     if let Some(target) = options.target {
         compose::set_from_command_line(
             &mut tree,
             sources,
-            "--target",
+            "--target ",
             &["target"],
             target.as_str(),
         );
@@ -139,10 +177,29 @@ fn front_end(sources: &mut Sources, id: SourceId, options: &Options) -> Validate
         compose::set_from_command_line(
             &mut tree,
             sources,
-            "--api-level",
+            "--api-level ",
             &["trainjob", "apiLevel"],
             level.as_str(),
         );
     }
-    validate::validate(&tree, sources)
+    for (name, value) in &options.sets {
+        compose::set_from_command_line(
+            &mut tree,
+            sources,
+            &format!("--set {name}="),
+            &["vars", name],
+            value,
+        );
+    }
+    problems.extend(template::render(&mut tree));
+    if problems.iter().any(Diagnostic::is_error) {
+        return Validated {
+            spec: None,
+            diagnostics: problems,
+        };
+    }
+    let mut validated = validate::validate(&tree, sources);
+    problems.append(&mut validated.diagnostics);
+    validated.diagnostics = problems;
+    validated
 }

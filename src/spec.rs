@@ -486,6 +486,41 @@ pub fn json_schema() -> serde_json::Value {
     schema
 }
 
+/// The JSON Schema of an overlay (`schemas/overlay.schema.json`): the spec's,
+/// with nothing required and the overlay-only `unset` list.
+pub fn overlay_schema() -> serde_json::Value {
+    fn drop_required(schema: &mut serde_json::Value) {
+        match schema {
+            serde_json::Value::Object(object) => {
+                object.remove("required");
+                object.values_mut().for_each(drop_required);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(drop_required),
+            _ => {}
+        }
+    }
+    let mut schema = json_schema();
+    drop_required(&mut schema);
+    schema["$id"] = serde_json::json!("https://trainc.dev/schemas/overlay.schema.json");
+    schema["title"] = serde_json::json!("trainc overlay");
+    schema["description"] = serde_json::json!(
+        "A partial TrainSpec merged over a spec with `trainc build -O`: tables merge key by key, scalars and arrays replace."
+    );
+    schema["properties"]["unset"] = serde_json::json!({
+        "description": "Dotted paths of keys to remove from the spec before this overlay is merged, e.g. `[\"resources.gpus\", \"scheduling.tolerations\"]`; quote keys that contain dots: `labels.\"app.kubernetes.io/part-of\"`.",
+        "type": "array",
+        "items": {"type": "string"}
+    });
+    schema
+}
+
+/// Pretty JSON with a final newline, as the schemas are committed.
+pub fn schema_text(schema: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(schema).expect("a schema serialises");
+    text.push('\n');
+    text
+}
+
 /// Removes the `null` that schemars allows for every `Option`: an optional key
 /// is left out, not set to null (TOML has no null; in YAML it is a mistake).
 fn strip_null(schema: &mut serde_json::Value) {
@@ -520,7 +555,5 @@ fn strip_null(schema: &mut serde_json::Value) {
 
 /// [`json_schema`] as the committed file's text: pretty, with a final newline.
 pub fn json_schema_text() -> String {
-    let mut text = serde_json::to_string_pretty(&json_schema()).expect("a schema serialises");
-    text.push('\n');
-    text
+    schema_text(&json_schema())
 }

@@ -2,8 +2,9 @@
 //! whole rendering are pinned in `<case>.expected` next to the spec.
 //!
 //! Adding a case means adding files: `tests/check/<area>-<what>.toml` (or
-//! `.yaml`) and its expectation, written by `TRAINC_BLESS=1 cargo test` and then
-//! read line by line before committing.
+//! `.yaml`), optionally `<case>.args` with extra arguments (`-O`, `--set`), and
+//! its expectation, written by `TRAINC_BLESS=1 cargo test` and then read line
+//! by line before committing.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -24,9 +25,15 @@ fn cases() -> Vec<PathBuf> {
     cases
 }
 
+/// `trainc check [ARGS] CASE`, where ARGS come from `<case>.args` (one per
+/// line; overlays live in `tests/check/overlays/`).
 fn render(case: &std::path::Path) -> String {
     let name = case.file_name().unwrap().to_str().unwrap();
-    let output = trainc(case.parent().unwrap(), &["check", name]);
+    let extra = std::fs::read_to_string(case.with_extension("args")).unwrap_or_default();
+    let mut args: Vec<&str> = vec!["check"];
+    args.extend(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
+    args.push(name);
+    let output = trainc(case.parent().unwrap(), &args);
     let status = output
         .status
         .code()

@@ -45,7 +45,7 @@ fn own_variant(example: &Path) -> String {
 fn level_of_golden(path: &Path) -> ApiLevel {
     if path
         .file_stem()
-        .is_some_and(|s| s.to_str().unwrap().ends_with("-v2.1"))
+        .is_some_and(|s| s.to_str().unwrap().contains("-v2.1"))
     {
         ApiLevel::V2_1
     } else {
@@ -64,26 +64,36 @@ fn build(example: &Path, extra: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The shipped overlays each example is also built with.
+const OVERLAYS: [Option<&str>; 3] = [None, Some("cpu"), Some("gpu")];
+
 #[test]
 fn every_example_builds_verifies_and_matches_its_golden() {
     let mut failures = Vec::new();
     for example in examples() {
-        let (status, stdout, stderr) = build(&example, &[]);
-        assert_eq!(status, 0, "{}: {stderr}", example.display());
-        assert_eq!(
-            stderr,
-            "",
-            "{}: examples build without warnings",
-            example.display()
-        );
-        let stem = example.file_stem().unwrap().to_str().unwrap();
-        let path = root()
-            .join("golden")
-            .join(stem)
-            .join(format!("{}.yaml", own_variant(&example)));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        if let Some(diff) = compare(&path, &stdout) {
-            failures.push(diff);
+        for overlay in OVERLAYS {
+            let overlay_path = overlay.map(|o| format!("overlays/{o}.toml"));
+            let extra: Vec<&str> = overlay_path
+                .iter()
+                .flat_map(|p| ["-O", p.as_str()])
+                .collect();
+            let (status, stdout, stderr) = build(&example, &extra);
+            let what = format!("{} {}", example.display(), extra.join(" "));
+            assert_eq!(status, 0, "{what}: {stderr}");
+            assert_eq!(stderr, "", "{what}: examples build without warnings");
+            let stem = example.file_stem().unwrap().to_str().unwrap();
+            let variant = match overlay {
+                None => own_variant(&example),
+                Some(o) => format!("{}.{o}", own_variant(&example)),
+            };
+            let path = root()
+                .join("golden")
+                .join(stem)
+                .join(format!("{variant}.yaml"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            if let Some(diff) = compare(&path, &stdout) {
+                failures.push(diff);
+            }
         }
     }
     assert!(

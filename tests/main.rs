@@ -4,6 +4,7 @@
 mod build;
 mod check_cases;
 mod cli;
+mod compose;
 mod golden;
 mod schema_lock;
 mod support;

@@ -15,6 +15,18 @@ fn committed_schema_matches_the_types() {
 }
 
 #[test]
+fn committed_overlay_schema_matches_the_types() {
+    let generated = trainc::spec::schema_text(&trainc::spec::overlay_schema());
+    if let Some(diff) = compare(&root().join("schemas/overlay.schema.json"), &generated) {
+        panic!(
+            "schemas/overlay.schema.json is stale; run `TRAINC_BLESS=1 cargo test` and commit it\n{diff}"
+        );
+    }
+    let output = trainc(&root(), &["schema", "--overlay"]);
+    assert_eq!(text(&output.stdout), generated);
+}
+
+#[test]
 fn schema_command_prints_the_committed_schema() {
     let output = trainc(&root(), &["schema"]);
     assert!(output.status.success());
@@ -50,4 +62,24 @@ fn every_field_is_documented() {
         undocumented.is_empty(),
         "fields without a doc comment: {undocumented:?}"
     );
+}
+
+#[test]
+fn shipped_overlays_follow_the_overlay_schema() {
+    let schema = trainc::spec::overlay_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for name in ["cpu", "gpu"] {
+        let mut sources = trainc::Sources::new();
+        let id = trainc::source::read(&mut sources, &root().join(format!("overlays/{name}.toml")))
+            .unwrap();
+        let tree = trainc::parse::parse(id, sources.get(id)).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&tree.to_json())
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "overlays/{name}.toml: {errors:?}");
+        // And a mistake is caught, so the check above means something.
+        let bad = serde_json::json!({"resources": {"gpu": 1}});
+        assert!(!validator.is_valid(&bad));
+    }
 }

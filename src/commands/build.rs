@@ -2,25 +2,27 @@
 
 use std::fmt::Write as _;
 
-use super::{Status, stderr_style, write_stderr, write_stdout};
+use super::{Status, read_input, read_overlays, stderr_style, write_stderr, write_stdout};
 use crate::cli::{ApiLevelArg, BuildArgs, OutputFormat, TargetArg};
 use crate::diagnostic::{self, Diagnostic};
 use crate::emit::{self, Format};
-use crate::source::{self, ReadError, Sources};
+use crate::source::Sources;
 use crate::spec::{ApiLevel, Target};
 
 pub(super) fn run(args: &BuildArgs) -> Status {
     let mut sources = Sources::new();
-    let id = match source::read(&mut sources, &args.spec) {
-        Ok(id) => id,
-        Err(ReadError::Io { name, error }) => {
-            write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
-            return Status::Usage;
-        }
-        Err(ReadError::Invalid(d)) => {
-            report(&sources, &[*d]);
+    let mut diagnostics = Vec::new();
+    let overlays = match read_overlays(&mut sources, &args.compose, &mut diagnostics) {
+        Ok(ids) => ids,
+        Err(failed) => return failed,
+    };
+    let input = match read_input(&mut sources, &args.spec, &overlays, &mut diagnostics) {
+        Ok(Some(input)) if diagnostics.is_empty() => input,
+        Ok(_) => {
+            report(&sources, &diagnostics);
             return Status::Invalid;
         }
+        Err(failed) => return failed,
     };
     let options = crate::Options {
         target: args.target.map(|t| match t {
@@ -31,9 +33,10 @@ pub(super) fn run(args: &BuildArgs) -> Status {
             ApiLevelArg::V2_2 => ApiLevel::V2_2,
             ApiLevelArg::V2_1 => ApiLevel::V2_1,
         }),
+        sets: args.compose.sets.clone(),
         verify: args.verify,
     };
-    let built = crate::build(&mut sources, id, &options);
+    let built = crate::build(&mut sources, &input, &options);
     let mut diagnostics = built.diagnostics;
     diagnostic::sort(&mut diagnostics);
     report(&sources, &diagnostics);

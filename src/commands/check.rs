@@ -2,32 +2,53 @@
 
 use std::fmt::Write as _;
 
-use super::{Status, stderr_style, write_stderr, write_stdout};
+use super::{Status, read_input, read_overlays, stderr_style, write_stderr, write_stdout};
 use crate::cli::{CheckArgs, Format};
 use crate::diagnostic::{self, Diagnostic};
-use crate::source::{self, ReadError, Sources};
+use crate::source::Sources;
 
 pub(super) fn run(args: &CheckArgs) -> Status {
     let mut sources = Sources::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;
+    let options = crate::Options {
+        sets: args.compose.sets.clone(),
+        ..crate::Options::default()
+    };
+    let overlays = match read_overlays(&mut sources, &args.compose, &mut diagnostics) {
+        Ok(ids) => ids,
+        Err(failed) => return failed,
+    };
+    if !diagnostics.is_empty() {
+        return finish(args, &sources, diagnostics, Status::Ok);
+    }
     for path in &args.files {
-        match source::read(&mut sources, path) {
-            Ok(id) => diagnostics.extend(crate::check(&sources, id).diagnostics),
-            Err(ReadError::Io { name, error }) => {
-                write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
-                status = Status::Usage;
+        match read_input(&mut sources, path, &overlays, &mut diagnostics) {
+            Ok(Some(input)) => {
+                diagnostics.extend(crate::check_input(&mut sources, &input, &options).diagnostics);
             }
-            Err(ReadError::Invalid(d)) => diagnostics.push(*d),
+            Ok(None) => {}
+            Err(failed) => status = failed,
         }
     }
+    finish(args, &sources, diagnostics, status)
+}
+
+fn finish(
+    args: &CheckArgs,
+    sources: &Sources,
+    mut diagnostics: Vec<Diagnostic>,
+    mut status: Status,
+) -> Status {
     diagnostic::sort(&mut diagnostics);
+    // An overlay shared by several specs would report its own problems once per spec.
+    diagnostics.dedup();
     match args.format {
         Format::Human => {
             let style = stderr_style();
             let mut out = String::new();
             for d in &diagnostics {
-                out.push_str(&diagnostic::render(d, &sources, style));
+                out.push_str(&diagnostic::render(d, sources, style));
                 out.push('\n');
             }
             let files = args.files.len();
@@ -41,14 +62,14 @@ pub(super) fn run(args: &CheckArgs) -> Status {
         }
         Format::Json => {
             let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
-                let _ = writeln!(out, "{}", d.to_json(&sources));
+                let _ = writeln!(out, "{}", d.to_json(sources));
                 out
             });
             write_stdout(&lines);
         }
         Format::Github => {
             let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
-                let _ = writeln!(out, "{}", d.to_github(&sources));
+                let _ = writeln!(out, "{}", d.to_github(sources));
                 out
             });
             write_stdout(&lines);

@@ -10,6 +10,7 @@ use crate::diagnostic::Style;
 
 mod build;
 mod check;
+mod init;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
 /// 2 usage or I/O error.
@@ -30,11 +31,57 @@ pub fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
-        Command::Schema => {
-            write_stdout(&crate::spec::json_schema_text());
+        Command::Init(args) => init::run(&args),
+        Command::Schema { overlay } => {
+            let schema = if overlay {
+                crate::spec::overlay_schema()
+            } else {
+                crate::spec::json_schema()
+            };
+            write_stdout(&crate::spec::schema_text(&schema));
             Status::Ok
         }
     }
+}
+
+/// Reads `path` (and the overlays) into `sources`. An unreadable file is
+/// reported here and gives `Err(Status::Usage)`; a file that cannot be a spec
+/// (too large, not UTF-8) comes back as a diagnostic.
+fn read_input(
+    sources: &mut crate::Sources,
+    path: &std::path::Path,
+    overlays: &[crate::SourceId],
+    diagnostics: &mut Vec<crate::Diagnostic>,
+) -> Result<Option<crate::Input>, Status> {
+    match crate::source::read(sources, path) {
+        Ok(id) => Ok(Some(crate::Input {
+            spec: id,
+            overlays: overlays.to_vec(),
+        })),
+        Err(crate::source::ReadError::Io { name, error }) => {
+            write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
+            Err(Status::Usage)
+        }
+        Err(crate::source::ReadError::Invalid(d)) => {
+            diagnostics.push(*d);
+            Ok(None)
+        }
+    }
+}
+
+/// Reads every overlay once; the same ones apply to every spec.
+fn read_overlays(
+    sources: &mut crate::Sources,
+    args: &crate::cli::ComposeArgs,
+    diagnostics: &mut Vec<crate::Diagnostic>,
+) -> Result<Vec<crate::SourceId>, Status> {
+    let mut ids = Vec::new();
+    for path in &args.overlays {
+        if let Some(input) = read_input(sources, path, &[], diagnostics)? {
+            ids.push(input.spec);
+        }
+    }
+    Ok(ids)
 }
 
 /// Colour only for a terminal, and never with `NO_COLOR` set.

@@ -25,6 +25,12 @@ codes! {
     KRM_API_VERSION = "trainc::krm::api_version";
     KRM_KIND = "trainc::krm::kind";
     KRM_NAME_CONFLICT = "trainc::krm::name_conflict";
+    // compose and templates
+    OVERLAY_UNSET = "trainc::overlay::unset";
+    TEMPLATE_UNDEFINED = "trainc::template::undefined";
+    TEMPLATE_FUEL = "trainc::template::fuel";
+    TEMPLATE_SYNTAX = "trainc::template::syntax";
+    TEMPLATE_ERROR = "trainc::template::error";
     // validate, JSON Schema pass
     SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key";
     SCHEMA_MISSING_KEY = "trainc::schema::missing_key";

@@ -461,6 +461,11 @@ fn describe_node(node: &Node) -> &'static str {
     }
 }
 
+/// The object schema of the spec that describes the value at `pointer`.
+pub fn schema_at_pointer(pointer: &str) -> Option<&'static Json> {
+    schema_at(schema(), pointer)
+}
+
 /// The object schema that describes the value at `pointer`, following `$ref`,
 /// `properties`, `additionalProperties`, `items` and object branches of `anyOf`.
 fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {

@@ -1,0 +1,84 @@
+//! `trainc init [FILE]`: write a starter spec; never overwrite without `--force`.
+
+use std::io::Write as _;
+
+use super::{Status, write_stderr};
+use crate::cli::{InitArgs, TargetArg};
+use crate::spec::Target;
+use crate::starter::{self, Starter};
+use crate::syntax::names;
+
+pub(super) fn run(args: &InitArgs) -> Status {
+    let name = args.name.clone().unwrap_or_else(default_name);
+    if let Err(why) = names::dns1035_label(&name) {
+        let hint = names::suggest_dns1035(&name)
+            .map(|s| format!("; try `--name {s}`"))
+            .unwrap_or_default();
+        write_stderr(&format!(
+            "error: `{name}` cannot be a job name: {why}{hint}\n"
+        ));
+        return Status::Usage;
+    }
+    let target = match args.target {
+        TargetArg::Pytorchjob => Target::Pytorchjob,
+        TargetArg::Trainjob => Target::Trainjob,
+    };
+    let file = args.file.display().to_string();
+    let text = starter::render(&Starter {
+        file,
+        name,
+        target,
+        gpu: args.gpu,
+    });
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if args.force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let path = &args.file;
+    let written = options
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    match written {
+        Ok(()) => {
+            write_stderr(&format!(
+                "wrote {}; check it with `trainc check {}`\n",
+                path.display(),
+                path.display()
+            ));
+            Status::Ok
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            write_stderr(&format!(
+                "error: `{}` already exists; pass --force to overwrite it\n",
+                path.display()
+            ));
+            Status::Usage
+        }
+        Err(error) => {
+            write_stderr(&format!(
+                "error: cannot write `{}`: {error}\n",
+                path.display()
+            ));
+            Status::Usage
+        }
+    }
+}
+
+/// The current directory's name as a job name, else `train`.
+fn default_name() -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|dir| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .map(|n| {
+            if names::dns1035_label(&n).is_ok() {
+                n
+            } else {
+                names::suggest_dns1035(&n).unwrap_or_default()
+            }
+        })
+        .filter(|n| names::dns1035_label(n).is_ok() && n.len() <= 40)
+        .unwrap_or_else(|| "train".to_owned())
+}

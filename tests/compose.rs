@@ -1,0 +1,209 @@
+//! Overlays, templates and `trainc init`, through the command line.
+
+use serde_json::Value;
+
+use crate::support::{root, text, trainc};
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trainc-compose-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn job(yaml: &str) -> Value {
+    let documents: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
+    documents.last().unwrap().clone()
+}
+
+fn container(job: &Value) -> Value {
+    job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0].clone()
+}
+
+#[test]
+fn overlays_apply_in_order_and_the_last_one_wins() {
+    let dir = temp_dir("order");
+    std::fs::write(dir.join("spec.toml"), "name = \"demo\"\nimage = \"ghcr.io/acme/train:1.4\"\nscript = \"/app/train.py\"\n[env]\nA = \"base\"\nB = \"base\"\n").unwrap();
+    std::fs::write(dir.join("one.toml"), "replicas = 3\n[env]\nA = \"one\"\n").unwrap();
+    std::fs::write(dir.join("two.yaml"), "replicas: 5\nenv:\n  B: two\n").unwrap();
+    let build = |args: &[&str]| {
+        let mut all = vec!["build"];
+        all.extend_from_slice(args);
+        all.push("spec.toml");
+        let output = trainc(&dir, &all);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        job(&text(&output.stdout))
+    };
+    let one_two = build(&["-O", "one.toml", "-O", "two.yaml"]);
+    let two_one = build(&["-O", "two.yaml", "-O", "one.toml"]);
+    assert_eq!(
+        one_two["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 4,
+        "two.yaml came last: 5 pods"
+    );
+    assert_eq!(
+        two_one["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 2,
+        "one.toml came last: 3 pods"
+    );
+    let env = &container(&one_two)["env"];
+    assert_eq!(
+        env,
+        &serde_json::json!([{"name": "A", "value": "one"}, {"name": "B", "value": "two"}])
+    );
+}
+
+#[test]
+fn an_overlay_removes_what_the_base_set() {
+    let output = trainc(
+        &root(),
+        &[
+            "build",
+            "-O",
+            "overlays/cpu.toml",
+            "examples/gpu-multinode.toml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let job = job(&text(&output.stdout));
+    let pod = &job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"];
+    assert!(
+        pod["containers"][0]["resources"]["limits"]
+            .get("nvidia.com/gpu")
+            .is_none()
+    );
+    assert!(pod.get("tolerations").is_none() && pod.get("nodeSelector").is_none());
+    assert_eq!(job["spec"]["nprocPerNode"], "1");
+}
+
+#[test]
+fn templates_use_vars_and_set_wins_over_them() {
+    let dir = root().join("tests/check");
+    let plain = trainc(&dir, &["build", "template-pass-set.toml"]);
+    let set = trainc(
+        &dir,
+        &[
+            "build",
+            "--set",
+            "tag=1.4",
+            "--set",
+            "run=b",
+            "template-pass-set.toml",
+        ],
+    );
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stderr));
+    let plain = container(&job(&text(&plain.stdout)));
+    let set = container(&job(&text(&set.stdout)));
+    assert_eq!(plain["image"], "ghcr.io/acme/train:1.3");
+    assert_eq!(set["image"], "ghcr.io/acme/train:1.4");
+    assert_eq!(
+        set["args"],
+        serde_json::json!(["--run=demo-b", "--literal={{x}}", "{{ raw }}"])
+    );
+}
+
+#[test]
+fn a_bad_set_is_a_usage_error() {
+    let output = trainc(
+        &root(),
+        &[
+            "build",
+            "--set",
+            "no-equals-sign",
+            "examples/cpu-minimal.toml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("expected NAME=VALUE"));
+}
+
+#[test]
+fn the_cpu_overlay_threads_follow_set() {
+    let output = trainc(
+        &root(),
+        &[
+            "build",
+            "-O",
+            "overlays/cpu.toml",
+            "--set",
+            "ompThreads=16",
+            "examples/cpu-minimal.toml",
+        ],
+    );
+    let env = container(&job(&text(&output.stdout)))["env"].clone();
+    assert_eq!(
+        env,
+        serde_json::json!([{"name": "OMP_NUM_THREADS", "value": "16"}])
+    );
+}
+
+#[test]
+fn init_writes_specs_that_check_clean_and_build_for_every_target() {
+    let dir = temp_dir("init");
+    for target in ["pytorchjob", "trainjob"] {
+        for gpu in [false, true] {
+            let file = format!("{target}{}.toml", if gpu { "-gpu" } else { "" });
+            let mut args = vec!["init", file.as_str(), "--target", target, "--name", "demo"];
+            if gpu {
+                args.push("--gpu");
+            }
+            let output = trainc(&dir, &args);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{file}: {}",
+                text(&output.stderr)
+            );
+            let written = std::fs::read_to_string(dir.join(&file)).unwrap();
+            assert!(written.starts_with("#:schema "), "{file}");
+            assert_eq!(written.contains("gpus = 1"), gpu, "{file}");
+            let check = trainc(&dir, &["check", &file]);
+            assert_eq!(
+                text(&check.stderr),
+                "checked 1 file: 0 errors, 0 warnings\n",
+                "{file}"
+            );
+            let build = trainc(&dir, &["build", "--verify", &file]);
+            assert_eq!(
+                build.status.code(),
+                Some(0),
+                "{file}: {}",
+                text(&build.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn init_never_overwrites_without_force_and_rejects_bad_names() {
+    let dir = temp_dir("init-force");
+    assert_eq!(
+        trainc(&dir, &["init", "--name", "demo"]).status.code(),
+        Some(0)
+    );
+    assert!(dir.join("trainspec.toml").exists());
+    std::fs::write(dir.join("trainspec.toml"), "mine").unwrap();
+    let again = trainc(&dir, &["init", "--name", "demo"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("already exists; pass --force"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("trainspec.toml")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        trainc(&dir, &["init", "--name", "demo", "--force"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_ne!(
+        std::fs::read_to_string(dir.join("trainspec.toml")).unwrap(),
+        "mine"
+    );
+    let bad = trainc(&dir, &["init", "other.toml", "--name", "My_Job"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("try `--name my-job`"),
+        "{}",
+        text(&bad.stderr)
+    );
+    assert!(!dir.join("other.toml").exists());
+}
