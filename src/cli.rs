@@ -26,6 +26,15 @@ pub enum Command {
     Build(BuildArgs),
     /// Write a starter spec that passes `trainc check` as written.
     Init(InitArgs),
+    /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
+    ///
+    /// The TrainSpec is the ResourceList's functionConfig; the generated
+    /// objects are added after the input items. Run with no arguments and a
+    /// ResourceList on stdin, trainc does the same.
+    Fn,
+    /// Manage the kustomize exec plugin.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
     /// Print the JSON Schema of the spec (for editors and CI).
     Schema {
         /// The schema of an overlay instead: nothing required, plus `unset`.
@@ -95,6 +104,16 @@ pub struct BuildArgs {
     pub verify: bool,
     #[command(flatten)]
     pub compose: ComposeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Link trainc as kustomize's exec plugin for `kind: TrainSpec`.
+    Install {
+        /// The kustomize plugin root. Default: $XDG_CONFIG_HOME/kustomize/plugin.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -26,6 +26,7 @@ pub mod commands;
 pub mod compose;
 pub mod diagnostic;
 pub mod emit;
+pub mod krm;
 pub mod model;
 pub mod parse;
 pub mod render;
@@ -100,11 +101,25 @@ pub fn check_input(sources: &mut Sources, input: &Input, options: &Options) -> V
 
 /// The whole pipeline up to emit.
 pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
-    let id = input.spec;
+    let validated = front_end(sources, input, options);
+    back_end(validated, Span::new(input.spec, 0, 0), options)
+}
+
+/// The whole pipeline for a spec already parsed (such as a ResourceList's
+/// `functionConfig`), with no overlays: compose, validate, resolve, render.
+pub fn build_parsed(sources: &mut Sources, tree: tree::Node, options: &Options) -> Built {
+    let start = Span::new(tree.span.source, tree.span.start, tree.span.start);
+    let validated = compose_and_validate(sources, tree, Vec::new(), Vec::new(), options);
+    back_end(validated, start, options)
+}
+
+/// Resolve, render and (with `--verify`) verify a validated spec; `start` is
+/// where problems with the output itself are reported.
+fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let Validated {
         spec,
         mut diagnostics,
-    } = front_end(sources, input, options);
+    } = validated;
     let Some(spec) = spec else {
         return Built {
             objects: None,
@@ -112,7 +127,6 @@ pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
         };
     };
     let model = resolve::resolve(&spec);
-    let start = Span::new(id, 0, 0);
     let objects = render::render(&model);
     if options.verify {
         for problem in verify::verify(&objects, model.trainjob.api_level) {
@@ -155,12 +169,23 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
         .iter()
         .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
         .collect();
-    let Some(mut tree) = tree.take().filter(|_| problems.is_empty()) else {
+    let Some(tree) = tree.take().filter(|_| problems.is_empty()) else {
         return Validated {
             spec: None,
             diagnostics: problems,
         };
     };
+    compose_and_validate(sources, tree, overlays, problems, options)
+}
+
+/// Overlays and command-line settings on top of `tree`, templates, validation.
+fn compose_and_validate(
+    sources: &mut Sources,
+    mut tree: tree::Node,
+    overlays: Vec<tree::Node>,
+    mut problems: Vec<Diagnostic>,
+    options: &Options,
+) -> Validated {
     for overlay in overlays {
         problems.extend(compose::merge_overlay(&mut tree, overlay));
     }

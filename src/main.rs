@@ -1,8 +1,5 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = trainc::cli::Cli::parse();
-    trainc::commands::run(cli).into()
+    trainc::commands::main(std::env::args_os().collect()).into()
 }

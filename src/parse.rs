@@ -61,10 +61,28 @@ impl Format {
 
 /// Parses one source into a tree whose root is a table of spec fields.
 pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
-    let root = match Format::detect(source) {
-        Format::Toml => parse_toml(id, &source.text)?,
-        Format::Yaml => unwrap_krm(parse_yaml(id, &source.text)?)?,
-    };
+    match Format::detect(source) {
+        Format::Toml => within_depth(parse_toml(id, &source.text)?),
+        Format::Yaml => spec_from_node(parse_yaml(id, &source.text, MAX_DEPTH)?),
+    }
+}
+
+/// A spec from a YAML node parsed elsewhere (a ResourceList's functionConfig):
+/// bare or KRM form, nesting checked.
+pub fn spec_from_node(node: Node) -> Result<Node, Vec<Diagnostic>> {
+    within_depth(unwrap_krm(node)?)
+}
+
+/// Any single YAML document, with spans, nesting at most `max_depth` levels.
+pub fn parse_yaml_document(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+) -> Result<Node, Vec<Diagnostic>> {
+    parse_yaml(id, text, max_depth)
+}
+
+fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
     if let Some(deep) = root.deeper_than(MAX_DEPTH) {
         return Err(vec![
             Diagnostic::error(
@@ -192,9 +210,9 @@ fn unsupported(span: Span, message: &str) -> Diagnostic {
     Diagnostic::error(codes::PARSE_UNSUPPORTED_VALUE, span, message.to_owned())
 }
 
-fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
+fn parse_yaml(id: SourceId, text: &str, max_depth: usize) -> Result<Node, Vec<Diagnostic>> {
     let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_DEPTH + 1;
+    budget.max_depth = max_depth + 1;
     budget.max_documents = 1;
     let options = serde_saphyr::options! {
         budget: Some(budget),
@@ -215,11 +233,16 @@ fn parse_yaml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
             node.span = Span::new(id, 0, text.len());
             Ok(node)
         }
-        Err(error) => Err(vec![yaml_error(id, text, &error)]),
+        Err(error) => Err(vec![yaml_error(id, text, &error, max_depth)]),
     }
 }
 
-fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnostic {
+fn yaml_error(
+    id: SourceId,
+    text: &str,
+    error: &serde_saphyr::Error,
+    max_depth: usize,
+) -> Diagnostic {
     use serde_saphyr::budget::BudgetBreach;
     // serde-saphyr reports lines and columns in characters; byte offsets are not
     // always filled in, so convert from line and column.
@@ -255,7 +278,7 @@ fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnost
         } => Diagnostic::error(
             codes::PARSE_TOO_DEEP,
             span,
-            format!("the document nests deeper than {MAX_DEPTH} levels"),
+            format!("the document nests deeper than {max_depth} levels"),
         )
         .with_help("no spec nests this deep; check that this is a training spec"),
         serde_saphyr::Error::MultipleDocuments { .. }
@@ -296,7 +319,7 @@ fn yaml_error(id: SourceId, text: &str, error: &serde_saphyr::Error) -> Diagnost
                 return Diagnostic::error(
                     codes::PARSE_TOO_DEEP,
                     span,
-                    format!("the document nests deeper than {MAX_DEPTH} levels"),
+                    format!("the document nests deeper than {max_depth} levels"),
                 )
                 .with_help("no spec nests this deep; check that this is a training spec");
             }

@@ -154,13 +154,23 @@ pub fn add_bytes(
     name: String,
     bytes: Vec<u8>,
 ) -> Result<SourceId, ReadError> {
-    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+    add_bytes_limited(sources, name, bytes, MAX_SOURCE_BYTES)
+}
+
+/// [`add_bytes`] with another size limit (a ResourceList holds more than a spec).
+pub fn add_bytes_limited(
+    sources: &mut Sources,
+    name: String,
+    bytes: Vec<u8>,
+    limit: u64,
+) -> Result<SourceId, ReadError> {
+    if bytes.len() as u64 > limit {
         let id = sources.add(name.clone(), String::new());
         return Err(ReadError::Invalid(Box::new(
             Diagnostic::error(
                 codes::SOURCE_TOO_LARGE,
                 Span::new(id, 0, 0),
-                format!("`{name}` is larger than 4 MiB"),
+                format!("`{name}` is larger than {} MiB", limit / (1024 * 1024)),
             )
             .with_help("a training spec is a few kilobytes; check that this is the right file"),
         )));

@@ -130,6 +130,38 @@ impl Node {
         }
     }
 
+    /// The JSON pointer of the deepest key or value that contains `span`'s
+    /// start (same source), relative to this node; `None` when outside it.
+    pub fn pointer_of(&self, span: Span) -> Option<String> {
+        let inside = |s: Span| {
+            s.source == span.source && s.start <= span.start && span.start <= s.end.max(s.start + 1)
+        };
+        let mut pointer = String::new();
+        let mut node = self;
+        let mut found = inside(node.span);
+        loop {
+            let next = match &node.value {
+                Value::Table(entries) => entries.iter().find_map(|e| {
+                    (inside(e.key_span)
+                        || inside(e.value.span)
+                        || e.value.pointer_of(span).is_some())
+                    .then(|| (pointer_segment(&e.key), &e.value))
+                }),
+                Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                    (inside(item.span) || item.pointer_of(span).is_some())
+                        .then(|| (i.to_string(), item))
+                }),
+                _ => None,
+            };
+            let Some((segment, child)) = next else { break };
+            pointer.push('/');
+            pointer.push_str(&segment);
+            node = child;
+            found = true;
+        }
+        found.then_some(pointer)
+    }
+
     /// The plain JSON value, for schema validation and typed deserialization.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
@@ -181,6 +213,9 @@ mod tests {
         assert_eq!(root.span_at("/a~1b/7"), span(8, 15));
         assert_eq!(root.entry_span_at("/a~1b"), span(0, 15));
         assert_eq!(root.deeper_than(1), Some(span(10, 13)));
+        assert_eq!(root.pointer_of(span(11, 11)).as_deref(), Some("/a~1b/0"));
+        assert_eq!(root.pointer_of(span(1, 1)).as_deref(), Some("/a~1b"));
+        assert_eq!(root.pointer_of(span(30, 30)), None);
         assert_eq!(root.deeper_than(2), None);
     }
 }

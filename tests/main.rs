@@ -6,5 +6,6 @@ mod check_cases;
 mod cli;
 mod compose;
 mod golden;
+mod integrations;
 mod schema_lock;
 mod support;

@@ -10,6 +10,7 @@ use crate::diagnostic::Style;
 
 mod build;
 mod check;
+mod function;
 mod init;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
@@ -27,11 +28,50 @@ impl From<Status> for ExitCode {
     }
 }
 
+/// Runs trainc as invoked: as the kustomize plugin when its name is
+/// `TrainSpec`, as a KRM function when it has no arguments and stdin is not a
+/// terminal, else as the command line says.
+pub fn main(args: Vec<std::ffi::OsString>) -> Status {
+    let invoked_as = args
+        .first()
+        .map(std::path::Path::new)
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if invoked_as == function::PLUGIN_NAME {
+        return function::run_plugin(&args[1..]);
+    }
+    if args.len() == 1 && !std::io::stdin().is_terminal() {
+        match function::read_stdin() {
+            Err(status) => return status,
+            // Nothing piped in (`trainc </dev/null`): a person, not kpt; show the usage.
+            Ok(input) if input.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(input) => return function::run_function(input),
+        }
+    }
+    match <Cli as clap::Parser>::try_parse_from(args) {
+        Ok(cli) => run(cli),
+        Err(error) => {
+            let _ = error.print();
+            if error.use_stderr() {
+                Status::Usage
+            } else {
+                Status::Ok
+            }
+        }
+    }
+}
+
 pub fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
+        Command::Fn => match function::read_stdin() {
+            Ok(input) => function::run_function(input),
+            Err(status) => status,
+        },
+        Command::Plugin(crate::cli::PluginCommand::Install { dir }) => function::install(dir),
         Command::Schema { overlay } => {
             let schema = if overlay {
                 crate::spec::overlay_schema()

@@ -1,0 +1,159 @@
+//! The two generator personalities: `trainc fn` (a KRM function: ResourceList
+//! on stdin, ResourceList on stdout) and the kustomize legacy exec plugin
+//! (`TrainSpec CONFIG-FILE`, objects on stdout). In both the config carries the
+//! whole spec: trainc reads no other file.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::{Status, stderr_style, write_stderr, write_stdout};
+use crate::diagnostic;
+use crate::source::Sources;
+
+/// The name kustomize runs a legacy exec plugin for `kind: TrainSpec` by.
+pub(super) const PLUGIN_NAME: &str = "TrainSpec";
+/// Where below the plugin root kustomize looks for it: `<group>/<version>/<lowercase kind>/<Kind>`.
+pub(super) const PLUGIN_PATH: &str = "trainc.dev/v1alpha1/trainspec/TrainSpec";
+
+/// Reads the ResourceList from stdin, up to the function's size limit (and one
+/// byte more, so that an oversized input is recognised).
+pub(super) fn read_stdin() -> Result<Vec<u8>, Status> {
+    let mut input = Vec::new();
+    let limit = crate::krm::MAX_INPUT_BYTES + 1;
+    match std::io::stdin().lock().take(limit).read_to_end(&mut input) {
+        Ok(_) => Ok(input),
+        Err(error) => {
+            write_stderr(&format!(
+                "error: cannot read the ResourceList from stdin: {error}\n"
+            ));
+            Err(Status::Usage)
+        }
+    }
+}
+
+/// `trainc fn`: nothing but the ResourceList ever goes to stdout.
+pub(super) fn run_function(input: Vec<u8>) -> Status {
+    let output = crate::krm::run(input);
+    report(&output.sources, &output.diagnostics);
+    write_stdout(&output.resource_list);
+    if output.failed {
+        Status::Invalid
+    } else {
+        Status::Ok
+    }
+}
+
+/// Invoked as `TrainSpec CONFIG-FILE` by kustomize: the generated objects as YAML.
+pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
+    let [config] = args else {
+        write_stderr(
+            "error: as a kustomize plugin, trainc takes exactly one argument: the generator config file\n",
+        );
+        return Status::Usage;
+    };
+    let mut sources = Sources::new();
+    let id = match crate::source::read(&mut sources, Path::new(config)) {
+        Ok(id) => id,
+        Err(crate::source::ReadError::Io { name, error }) => {
+            write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
+            return Status::Usage;
+        }
+        Err(crate::source::ReadError::Invalid(d)) => {
+            report(&sources, &[*d]);
+            return Status::Invalid;
+        }
+    };
+    let built = crate::build(
+        &mut sources,
+        &crate::Input::spec(id),
+        &crate::Options::default(),
+    );
+    report(&sources, &built.diagnostics);
+    match built.objects {
+        Some(objects) => {
+            write_stdout(&crate::emit::stream(&objects, crate::emit::Format::Yaml));
+            Status::Ok
+        }
+        None => Status::Invalid,
+    }
+}
+
+/// `trainc plugin install [--dir DIR]`: a symlink named `TrainSpec` to this binary.
+pub(super) fn install(dir: Option<PathBuf>) -> Status {
+    let Some(root) = dir.or_else(default_plugin_root) else {
+        write_stderr("error: neither XDG_CONFIG_HOME nor HOME is set; pass --dir\n");
+        return Status::Usage;
+    };
+    let link = root.join(PLUGIN_PATH);
+    let target = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(error) => {
+            write_stderr(&format!("error: cannot find trainc's own path: {error}\n"));
+            return Status::Usage;
+        }
+    };
+    let parent = link.parent().expect("the plugin path has a parent");
+    let result = std::fs::create_dir_all(parent).and_then(|()| {
+        match std::fs::symlink_metadata(&link) {
+            Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
+            Ok(_) => {
+                return Err(std::io::Error::other(
+                    "a file that is not a symlink is in the way; remove it first",
+                ));
+            }
+            Err(_) => {}
+        }
+        symlink(&target, &link)
+    });
+    match result {
+        Ok(()) => {
+            write_stderr(&format!(
+                "installed {} -> {}\nuse it with: kubectl kustomize --enable-alpha-plugins DIR\n",
+                link.display(),
+                target.display()
+            ));
+            Status::Ok
+        }
+        Err(error) => {
+            write_stderr(&format!(
+                "error: cannot install `{}`: {error}\n",
+                link.display()
+            ));
+            Status::Usage
+        }
+    }
+}
+
+/// `$XDG_CONFIG_HOME/kustomize/plugin`, else `$HOME/.config/kustomize/plugin`.
+fn default_plugin_root() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("kustomize").join("plugin"))
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::fs::copy(target, link).map(|_| ())
+}
+
+fn report(sources: &Sources, diagnostics: &[crate::Diagnostic]) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    let style = stderr_style();
+    let mut out = String::new();
+    for d in diagnostics {
+        out.push_str(&diagnostic::render(d, sources, style));
+        out.push('\n');
+    }
+    out.push_str(&diagnostic::summary(diagnostics));
+    out.push('\n');
+    write_stderr(&out);
+}

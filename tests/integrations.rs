@@ -1,0 +1,511 @@
+//! trainc as a generator: the KRM function protocol (tested directly, so the
+//! contract is covered without any tool), the kustomize exec-plugin
+//! personality, and the real `kubectl kustomize` and `kpt fn eval --exec`.
+//!
+//! The real-tool tests find `kubectl` on PATH and `kpt` beside kubectl's real
+//! binary (or on PATH). Where a tool is missing they say so and stop; with
+//! `TRAINC_REQUIRE_TOOLS=1` (set by `.ci/run` when the tools exist) a missing
+//! tool fails the test instead.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{root, text, trainc};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trainc-krm-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_with_stdin(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    // Write on a thread: a large input must not deadlock against a full stdout pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+fn function(args: &[&str], stdin: &str) -> (i32, Value, String) {
+    let output = run_with_stdin(
+        Path::new(env!("CARGO_BIN_EXE_trainc")),
+        args,
+        stdin.as_bytes(),
+    );
+    let list: Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap_or_else(|e| {
+        panic!(
+            "stdout must be exactly one ResourceList ({e}):\n{}",
+            text(&output.stdout)
+        )
+    });
+    assert_eq!(list["kind"], "ResourceList", "{list}");
+    (output.status.code().unwrap(), list, text(&output.stderr))
+}
+
+const SPEC: &str = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: demo\n  annotations:\n    config.kubernetes.io/path: fn/trainspec.yaml\nspec:\n  image: ghcr.io/acme/train:1.4\n  script: /app/train.py\n  replicas: 2\n";
+
+fn resource_list(items: &[Value], function_config: Option<&str>) -> String {
+    let mut list =
+        json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items});
+    if let Some(config) = function_config {
+        list["functionConfig"] = serde_saphyr::from_str::<Value>(config).unwrap();
+    }
+    serde_saphyr::to_string(&list).unwrap()
+}
+
+#[test]
+fn a_thousand_items_pass_through_unchanged_and_in_order() {
+    let items: Vec<Value> = (0..1000)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i:04}"), "annotations": {"config.kubernetes.io/index": i.to_string()}},
+                   "data": {"on": "yes", "n": "0755", "when": "2024-01-01", "multi": "a\nb"}})
+        })
+        .collect();
+    let (status, list, stderr) = function(&["fn"], &resource_list(&items, Some(SPEC)));
+    assert_eq!(status, 0, "{stderr}");
+    let out = list["items"].as_array().unwrap();
+    assert_eq!(
+        &out[..1000],
+        &items[..],
+        "input items are unchanged and in order"
+    );
+    let generated: Vec<&str> = out[1000..]
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(generated, ["PyTorchJob"]);
+    assert!(list.get("results").is_none());
+}
+
+#[test]
+fn generated_objects_equal_what_build_prints() {
+    let dir = temp_dir("same");
+    std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
+    let built: Vec<Value> =
+        serde_saphyr::from_str_multiple(&text(&trainc(&dir, &["build", "spec.yaml"]).stdout))
+            .unwrap();
+    let (_, list, _) = function(&["fn"], &resource_list(&[], Some(SPEC)));
+    assert_eq!(list["items"].as_array().unwrap(), &built);
+}
+
+#[test]
+fn with_no_arguments_and_a_resource_list_on_stdin_trainc_is_the_function() {
+    let input = resource_list(
+        &[json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}})],
+        Some(SPEC),
+    );
+    let (status, list, _) = function(&[], &input);
+    assert_eq!(status, 0);
+    assert_eq!(list["items"][0]["kind"], "Namespace");
+    assert_eq!(list["items"][1]["kind"], "PyTorchJob");
+}
+
+#[test]
+fn an_invalid_function_config_gives_error_results_and_no_objects() {
+    let bad = SPEC.replace("replicas: 2", "replica: 2\n  resources:\n    memory: 64GB");
+    let items = [json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})];
+    let (status, list, stderr) = function(&["fn"], &resource_list(&items, Some(&bad)));
+    assert_eq!(status, 1);
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        1,
+        "items pass through, nothing is added"
+    );
+    let results = list["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:#?}");
+    let fields: Vec<&str> = results
+        .iter()
+        .map(|r| r["field"]["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["spec.replica", "spec.resources.memory"]);
+    for result in results {
+        assert_eq!(result["severity"], "error");
+        assert_eq!(
+            result["resourceRef"],
+            json!({"apiVersion": "trainc.dev/v1alpha1", "kind": "TrainSpec", "name": "demo"})
+        );
+        assert_eq!(result["file"]["path"], "fn/trainspec.yaml");
+    }
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean")
+            || results[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("rename `replica` to `replicas`")
+    );
+    assert!(
+        stderr.contains("error: unknown key `replica`"),
+        "people get the rendering on stderr: {stderr}"
+    );
+}
+
+#[test]
+fn warnings_are_warning_results_and_the_objects_are_added() {
+    let spec = SPEC.replace("ghcr.io/acme/train:1.4", "ghcr.io/acme/train");
+    let (status, list, _) = function(&["fn"], &resource_list(&[], Some(&spec)));
+    assert_eq!(status, 0);
+    assert_eq!(list["results"][0]["severity"], "warning");
+    assert_eq!(
+        list["results"][0]["tags"]["code"],
+        "trainc::image::unpinned"
+    );
+    assert_eq!(list["items"][0]["kind"], "PyTorchJob");
+}
+
+#[test]
+fn malformed_input_still_gets_one_resource_list_with_an_error() {
+    let cases: [(&str, &str); 8] = [
+        ("not yaml", "items: [\n"),
+        ("a scalar", "hello\n"),
+        (
+            "another kind",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        ),
+        (
+            "items not a list",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: {a: 1}\n",
+        ),
+        (
+            "an item not a mapping",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [3]\n",
+        ),
+        (
+            "no functionConfig",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
+        ),
+        (
+            "functionConfig of another kind",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {a: b}}\n",
+        ),
+        (
+            "functionConfig not a mapping",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig: [1, 2]\n",
+        ),
+    ];
+    for (what, input) in cases {
+        let (status, list, _) = function(&["fn"], input);
+        assert_eq!(status, 1, "{what}");
+        let results = list["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: no results in {list}"));
+        assert!(
+            results.iter().any(|r| r["severity"] == "error"),
+            "{what}: {results:?}"
+        );
+    }
+}
+
+#[test]
+fn v1beta1_and_json_input_are_accepted() {
+    let list = resource_list(&[], Some(SPEC))
+        .replace("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1");
+    let as_json = serde_json::to_string(&serde_saphyr::from_str::<Value>(&list).unwrap()).unwrap();
+    let (status, out, _) = function(&["fn"], &as_json);
+    assert_eq!(status, 0);
+    assert_eq!(out["apiVersion"], "config.kubernetes.io/v1beta1");
+    assert_eq!(out["items"][0]["kind"], "PyTorchJob");
+}
+
+/// A link named `TrainSpec` to the test binary, in a fresh directory.
+fn plugin_binary(dir: &Path) -> PathBuf {
+    let output = trainc(
+        dir,
+        &[
+            "plugin",
+            "install",
+            "--dir",
+            dir.join("plugins").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    dir.join("plugins/trainc.dev/v1alpha1/trainspec/TrainSpec")
+}
+
+#[test]
+fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
+    let dir = temp_dir("plugin");
+    let plugin = plugin_binary(&dir);
+    assert!(
+        std::fs::symlink_metadata(&plugin)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    std::fs::write(dir.join("config.yaml"), SPEC).unwrap();
+    let output = Command::new(&plugin)
+        .arg("config.yaml")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        output.stdout,
+        trainc(&dir, &["build", "config.yaml"]).stdout
+    );
+
+    std::fs::write(
+        dir.join("bad.yaml"),
+        SPEC.replace("replicas: 2", "replicas: 0"),
+    )
+    .unwrap();
+    let bad = Command::new(&plugin)
+        .arg("bad.yaml")
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(bad.stdout.is_empty());
+    assert!(
+        text(&bad.stderr).contains("bad.yaml:10:13: error: `replicas` must be at least 1"),
+        "{}",
+        text(&bad.stderr)
+    );
+
+    let usage = Command::new(&plugin).current_dir(&dir).output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    // Installing again replaces the link; a file in the way is not clobbered.
+    plugin_binary(&dir);
+    std::fs::remove_file(&plugin).unwrap();
+    std::fs::write(&plugin, "not a link").unwrap();
+    let blocked = trainc(
+        &dir,
+        &[
+            "plugin",
+            "install",
+            "--dir",
+            dir.join("plugins").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(blocked.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&plugin).unwrap(), "not a link");
+}
+
+/// A tool to test with, or `None` (after saying so) when it is not installed
+/// and not required.
+fn tool(name: &str) -> Option<PathBuf> {
+    let on_path = |program: &str| {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    };
+    let found = match name {
+        "kpt" => on_path("kubectl")
+            .and_then(|k| std::fs::canonicalize(k).ok())
+            .and_then(|k| k.parent().map(|d| d.join("kpt")))
+            .filter(|p| p.is_file())
+            .or_else(|| on_path("kpt")),
+        _ => on_path(name),
+    };
+    if found.is_none() {
+        let required = std::env::var_os("TRAINC_REQUIRE_TOOLS").is_some_and(|v| v == "1");
+        assert!(
+            !required,
+            "{name} is required (TRAINC_REQUIRE_TOOLS=1) but not installed"
+        );
+        eprintln!("note: {name} is not installed; this test checks nothing here");
+    }
+    found
+}
+
+fn objects(yaml: &str) -> Vec<Value> {
+    let mut objects: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
+    objects.sort_by_key(|o| {
+        (
+            o["kind"].as_str().unwrap().to_owned(),
+            o["metadata"]["name"].as_str().unwrap().to_owned(),
+        )
+    });
+    objects
+}
+
+#[test]
+fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = temp_dir("xdg");
+    let install = trainc(
+        &xdg,
+        &[
+            "plugin",
+            "install",
+            "--dir",
+            xdg.join("kustomize/plugin").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(install.status.code(), Some(0));
+    let example = root().join("examples/kustomize");
+    let spec = example.join("spec/trainspec.yaml");
+    for (variant, overlay) in [
+        ("base", None),
+        ("cpu", Some("overlays/cpu.toml")),
+        ("gpu", Some("overlays/gpu.toml")),
+    ] {
+        let output = Command::new(&kubectl)
+            .args([
+                "kustomize",
+                "--enable-alpha-plugins",
+                example.join(variant).to_str().unwrap(),
+            ])
+            .env("XDG_CONFIG_HOME", &xdg)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "kubectl kustomize {variant}: {}",
+            text(&output.stderr)
+        );
+        let mut args = vec!["build", spec.to_str().unwrap()];
+        if let Some(overlay) = overlay {
+            args.extend(["-O", overlay]);
+        }
+        let cli = trainc(&root(), &args);
+        assert_eq!(cli.status.code(), Some(0), "{}", text(&cli.stderr));
+        let kustomized = objects(&text(&output.stdout));
+        assert_eq!(
+            kustomized,
+            objects(&text(&cli.stdout)),
+            "{variant}: the kustomize path and the CLI path differ"
+        );
+        assert_eq!(kustomized.len(), 2, "{variant}: a Service and a PyTorchJob");
+    }
+}
+
+#[test]
+fn kubectl_kustomize_reports_a_bad_spec() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = temp_dir("xdg-bad");
+    assert_eq!(
+        trainc(
+            &xdg,
+            &[
+                "plugin",
+                "install",
+                "--dir",
+                xdg.join("kustomize/plugin").to_str().unwrap()
+            ]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let dir = temp_dir("kustomize-bad");
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("trainspec.yaml"),
+        SPEC.replace("replicas: 2", "replicas: 0"),
+    )
+    .unwrap();
+    let output = Command::new(&kubectl)
+        .args(["kustomize", "--enable-alpha-plugins", dir.to_str().unwrap()])
+        .env("XDG_CONFIG_HOME", &xdg)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains("`replicas` must be at least 1"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn kpt_fn_eval_exec_adds_the_objects_to_the_package() {
+    let Some(kpt) = tool("kpt") else { return };
+    let example = root().join("examples/kpt");
+    let package = temp_dir("kpt-package");
+    std::fs::copy(
+        example.join("package/configmap.yaml"),
+        package.join("configmap.yaml"),
+    )
+    .unwrap();
+    let run = |config: &Path| {
+        Command::new(&kpt)
+            .args([
+                "fn",
+                "eval",
+                package.to_str().unwrap(),
+                "--exec",
+                env!("CARGO_BIN_EXE_trainc"),
+            ])
+            .args(["--fn-config", config.to_str().unwrap(), "-o", "stdout"])
+            .output()
+            .unwrap()
+    };
+    let output = run(&example.join("trainspec.yaml"));
+    assert!(output.status.success(), "kpt: {}", text(&output.stderr));
+    let list: Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap();
+    let items = list["items"].as_array().unwrap();
+    let strip = |o: &Value| {
+        let mut o = o.clone();
+        if let Some(annotations) = o["metadata"]
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.retain(|k, _| !k.contains("config.kubernetes.io/"));
+            if annotations.is_empty() {
+                o["metadata"].as_object_mut().unwrap().remove("annotations");
+            }
+        }
+        o
+    };
+    assert_eq!(
+        strip(&items[0]),
+        serde_saphyr::from_str::<Value>(
+            &std::fs::read_to_string(package.join("configmap.yaml")).unwrap()
+        )
+        .unwrap()
+    );
+    let built = trainc(
+        &root(),
+        &["build", example.join("trainspec.yaml").to_str().unwrap()],
+    );
+    let expected: Vec<Value> = serde_saphyr::from_str_multiple(&text(&built.stdout)).unwrap();
+    let generated: Vec<Value> = items[1..].iter().map(strip).collect();
+    assert_eq!(generated, expected);
+
+    let bad = package
+        .parent()
+        .unwrap()
+        .join(format!("bad-fn-config-{}.yaml", std::process::id()));
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(example.join("trainspec.yaml"))
+            .unwrap()
+            .replace("memory: 32Gi", "memory: 32GB"),
+    )
+    .unwrap();
+    let failed = run(&bad);
+    assert!(!failed.status.success(), "kpt must fail on a bad spec");
+    let all = format!("{}{}", text(&failed.stdout), text(&failed.stderr));
+    assert!(all.contains("is not a Kubernetes quantity"), "{all}");
+}
