@@ -18,7 +18,7 @@
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::tree::{Entry, Node, Value};
-use crate::validate::{field_path, schema, suggest};
+use crate::validate::{field_path, schema_lookup, suggest};
 
 /// The overlay-only key that lists paths to remove.
 pub const UNSET: &str = "unset";
@@ -117,7 +117,7 @@ fn unset_paths(unset: &Entry, problems: &mut Vec<Diagnostic>) -> Vec<Vec<String>
 fn unknown_field(path: &[String], span: Span) -> Option<Diagnostic> {
     let mut pointer = String::new();
     for segment in path {
-        let parent = schema::schema_at_pointer(&pointer)?;
+        let parent = schema_lookup::schema_at_pointer(&pointer)?;
         let free = parent
             .get("additionalProperties")
             .is_some_and(serde_json::Value::is_object);

@@ -28,6 +28,17 @@ pub struct Problem {
     pub contract: &'static str,
 }
 
+impl Problem {
+    fn webhook(object: &str, path: &str, message: String) -> Problem {
+        Problem {
+            object: object.to_owned(),
+            path: path.to_owned(),
+            message,
+            contract: "webhook",
+        }
+    }
+}
+
 struct Schema {
     api_version: String,
     kind: String,
@@ -136,6 +147,17 @@ pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
                 });
             }
         }
+        if kind == pytorchjob::KIND || kind == trainjob::KIND {
+            // Both operators want the job name to be a DNS-1035 label.
+            let name = value["metadata"]["name"].as_str().unwrap_or("");
+            if let Err(why) = names::dns1035_label(name) {
+                problems.push(Problem::webhook(
+                    &id,
+                    "/metadata/name",
+                    format!("the job name is not a DNS-1035 label: {why}"),
+                ));
+            }
+        }
         if kind == pytorchjob::KIND {
             pytorchjob_webhook(&id, value, &mut problems);
         }
@@ -148,21 +170,9 @@ pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
 
 /// What the Training Operator's webhook rejects.
 fn pytorchjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
-    let mut reject = |path: &str, message: String| {
-        problems.push(Problem {
-            object: id.to_owned(),
-            path: path.to_owned(),
-            message,
-            contract: "webhook",
-        });
-    };
+    let mut reject =
+        |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
-    if let Err(why) = names::dns1035_label(name) {
-        reject(
-            "/metadata/name",
-            format!("the job name is not a DNS-1035 label: {why}"),
-        );
-    }
     if job.pointer("/spec/elasticPolicy/nProcPerNode").is_some() {
         reject(
             "/spec/elasticPolicy/nProcPerNode",
@@ -220,21 +230,9 @@ fn pytorchjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
 
 /// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
 fn trainjob_webhook(id: &str, job: &Value, problems: &mut Vec<Problem>) {
-    let mut reject = |path: &str, message: String| {
-        problems.push(Problem {
-            object: id.to_owned(),
-            path: path.to_owned(),
-            message,
-            contract: "webhook",
-        });
-    };
+    let mut reject =
+        |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
-    if let Err(why) = names::dns1035_label(name) {
-        reject(
-            "/metadata/name",
-            format!("the TrainJob name is not a DNS-1035 label: {why}"),
-        );
-    }
     let nodes = job
         .pointer("/spec/trainer/numNodes")
         .and_then(Value::as_u64)
@@ -331,6 +329,21 @@ mod tests {
         })
     }
 
+    /// Every needle appears in some webhook problem of `value`.
+    fn assert_webhook_finds(value: &Value, needles: &[&str]) {
+        let messages: Vec<String> = problems(value)
+            .into_iter()
+            .filter(|p| p.contract == "webhook")
+            .map(|p| p.message)
+            .collect();
+        for needle in needles {
+            assert!(
+                messages.iter().any(|m| m.contains(needle)),
+                "{needle}: {messages:?}"
+            );
+        }
+    }
+
     fn problems(value: &Value) -> Vec<Problem> {
         verify_values(&[value], ApiLevel::V2_2)
     }
@@ -374,23 +387,16 @@ mod tests {
             bad["spec"]["pytorchReplicaSpecs"]["Master"].clone();
         bad["spec"]["elasticPolicy"] = serde_json::json!({"nProcPerNode": 2});
         bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
-        let messages: Vec<String> = problems(&bad)
-            .into_iter()
-            .filter(|p| p.contract == "webhook")
-            .map(|p| p.message)
-            .collect();
-        for needle in [
-            "Master must have replicas: 1",
-            "no container named `pytorch`",
-            "`Chief` is neither",
-            "elasticPolicy.nProcPerNode",
-            "longer than 63",
-        ] {
-            assert!(
-                messages.iter().any(|m| m.contains(needle)),
-                "{needle}: {messages:?}"
-            );
-        }
+        assert_webhook_finds(
+            &bad,
+            &[
+                "Master must have replicas: 1",
+                "no container named `pytorch`",
+                "`Chief` is neither",
+                "elasticPolicy.nProcPerNode",
+                "longer than 63",
+            ],
+        );
     }
 
     fn trainjob() -> Value {
@@ -431,22 +437,15 @@ mod tests {
             [0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"] =
             serde_json::json!([{"name": "B", "value": "2"}]);
         bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
-        let messages: Vec<String> = problems(&bad)
-            .into_iter()
-            .filter(|p| p.contract == "webhook")
-            .map(|p| p.message)
-            .collect();
-        for needle in [
-            "`PET_NNODES` is reserved",
-            "not a domain-prefixed path",
-            "belongs in trainer.env",
-            "longer than 63",
-        ] {
-            assert!(
-                messages.iter().any(|m| m.contains(needle)),
-                "{needle}: {messages:?}"
-            );
-        }
+        assert_webhook_finds(
+            &bad,
+            &[
+                "`PET_NNODES` is reserved",
+                "not a domain-prefixed path",
+                "belongs in trainer.env",
+                "longer than 63",
+            ],
+        );
     }
 
     #[test]

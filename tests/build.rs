@@ -1,17 +1,8 @@
 //! `trainc build` as a user meets it: output modes, all-or-nothing output,
 //! YAML that a YAML 1.1 reader reads back unchanged.
+use std::path::Path;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-use crate::support::{root, text, trainc};
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("trainc-build-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
 #[test]
 fn an_invalid_spec_writes_nothing_to_stdout_and_exits_1() {
@@ -22,7 +13,7 @@ fn an_invalid_spec_writes_nothing_to_stdout_and_exits_1() {
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     assert!(text(&output.stderr).contains("many-problems-fail.toml:1:8: error"));
-    let dir = temp_dir("invalid");
+    let dir = temp_dir("build-invalid");
     let out = dir.join("out");
     let output = trainc(
         &root().join("tests/check"),
@@ -68,7 +59,7 @@ fn json_output_is_a_list_of_the_same_objects() {
 
 #[test]
 fn output_dir_writes_one_file_per_object_in_apply_order() {
-    let dir = temp_dir("dir");
+    let dir = temp_dir("build-dir");
     let output = trainc(
         &root(),
         &[
@@ -209,7 +200,7 @@ const TRAPS: &[&str] = &[
 
 #[test]
 fn yaml_11_trap_strings_survive_a_pyyaml_round_trip() {
-    let dir = temp_dir("traps");
+    let dir = temp_dir("build-traps");
     let quoted = |s: &str| serde_json::to_string(s).unwrap(); // a JSON string is a TOML basic string
     let args = TRAPS
         .iter()
@@ -234,20 +225,8 @@ fn yaml_11_trap_strings_survive_a_pyyaml_round_trip() {
         docs = list(yaml.safe_load_all(sys.stdin))\n\
         c = docs[-1]['spec']['pytorchReplicaSpecs']['Master']['template']['spec']['containers'][0]\n\
         print(json.dumps({'args': c['args'], 'env': [e['value'] for e in c['env']]}))\n";
-    let mut python = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("this test needs python3 (with PyYAML: pip install pyyaml)");
-    python
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&output.stdout)
-        .unwrap();
-    let result = python.wait_with_output().unwrap();
+    // Needs python3 with PyYAML (pip install pyyaml); run_with_stdin panics without python3.
+    let result = run_with_stdin(Path::new("python3"), &["-c", script], &output.stdout);
     assert!(
         result.status.success(),
         "PyYAML could not read the output (pip install pyyaml?): {}",
@@ -270,15 +249,11 @@ fn yaml_11_trap_strings_survive_a_pyyaml_round_trip() {
 #[test]
 fn build_reads_standard_input() {
     let spec = std::fs::read(root().join("examples/cpu-minimal.toml")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trainc"))
-        .args(["build", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&spec).unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = run_with_stdin(
+        Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["build", "-"],
+        &spec,
+    );
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         output.stdout,

@@ -1,20 +1,11 @@
 //! The command line as a user meets it: output formats, exit statuses, limits.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::support::{root, text, trainc};
+use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
 const GOOD: &str =
     "name = \"demo\"\nimage = \"ghcr.io/acme/train:1.4\"\nscript = \"/app/train.py\"\n";
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("trainc-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
     std::fs::write(dir.join(name), bytes).unwrap();
@@ -157,21 +148,11 @@ fn standard_input_is_read_for_dash() {
         (GOOD, 0),
         ("name: demo\nimage: ghcr.io/acme/train:1.4\n", 1),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_trainc"))
-            .args(["check", "-"])
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
+        let output = run_with_stdin(
+            Path::new(env!("CARGO_BIN_EXE_trainc")),
+            &["check", "-"],
+            input.as_bytes(),
+        );
         assert_eq!(
             output.status.code(),
             Some(expected),
@@ -189,7 +170,7 @@ fn standard_input_is_read_for_dash() {
 
 #[test]
 fn limits_reject_huge_binary_and_deep_input_without_crashing() {
-    let dir = temp_dir("limits");
+    let dir = temp_dir("cli-limits");
     let mut big = GOOD.to_owned();
     big.push_str("# ");
     big.push_str(&"x".repeat(4 * 1024 * 1024));
@@ -253,7 +234,7 @@ fn limits_reject_huge_binary_and_deep_input_without_crashing() {
 
 #[test]
 fn annotations_over_256_kib_are_rejected() {
-    let dir = temp_dir("annotations");
+    let dir = temp_dir("cli-annotations");
     write(
         &dir,
         "spec.toml",
@@ -269,7 +250,7 @@ fn annotations_over_256_kib_are_rejected() {
 
 #[test]
 fn junk_input_gets_a_diagnostic_never_a_panic() {
-    let dir = temp_dir("junk");
+    let dir = temp_dir("cli-junk");
     let junk: [(&str, &[u8]); 12] = [
         ("empty.toml", b""),
         ("comments.yaml", b"# nothing here\n"),

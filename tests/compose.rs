@@ -2,14 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{root, text, trainc};
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("trainc-compose-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::support::{root, temp_dir, text, trainc};
 
 fn job(yaml: &str) -> Value {
     let documents: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
@@ -22,7 +15,7 @@ fn container(job: &Value) -> Value {
 
 #[test]
 fn overlays_apply_in_order_and_the_last_one_wins() {
-    let dir = temp_dir("order");
+    let dir = temp_dir("compose-order");
     std::fs::write(dir.join("spec.toml"), "name = \"demo\"\nimage = \"ghcr.io/acme/train:1.4\"\nscript = \"/app/train.py\"\n[env]\nA = \"base\"\nB = \"base\"\n").unwrap();
     std::fs::write(dir.join("one.toml"), "replicas = 3\n[env]\nA = \"one\"\n").unwrap();
     std::fs::write(dir.join("two.yaml"), "replicas: 5\nenv:\n  B: two\n").unwrap();
@@ -137,7 +130,7 @@ fn the_cpu_overlay_threads_follow_set() {
 
 #[test]
 fn init_writes_specs_that_check_clean_and_build_for_every_target() {
-    let dir = temp_dir("init");
+    let dir = temp_dir("compose-init");
     for target in ["pytorchjob", "trainjob"] {
         for gpu in [false, true] {
             let file = format!("{target}{}.toml", if gpu { "-gpu" } else { "" });
@@ -174,7 +167,7 @@ fn init_writes_specs_that_check_clean_and_build_for_every_target() {
 
 #[test]
 fn init_never_overwrites_without_force_and_rejects_bad_names() {
-    let dir = temp_dir("init-force");
+    let dir = temp_dir("compose-init-force");
     assert_eq!(
         trainc(&dir, &["init", "--name", "demo"]).status.code(),
         Some(0)

@@ -7,40 +7,12 @@
 //! `TRAINC_REQUIRE_TOOLS=1` (set by `.ci/run` when the tools exist) a missing
 //! tool fails the test instead.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::{root, text, trainc};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trainc-krm-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run_with_stdin(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(program)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    // Write on a thread: a large input must not deadlock against a full stdout pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
-}
+use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
 fn function(args: &[&str], stdin: &str) -> (i32, Value, String) {
     let output = run_with_stdin(
@@ -95,7 +67,7 @@ fn a_thousand_items_pass_through_unchanged_and_in_order() {
 
 #[test]
 fn generated_objects_equal_what_build_prints() {
-    let dir = temp_dir("same");
+    let dir = temp_dir("krm-same");
     std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
     let built: Vec<Value> =
         serde_saphyr::from_str_multiple(&text(&trainc(&dir, &["build", "spec.yaml"]).stdout))
@@ -242,7 +214,7 @@ fn plugin_binary(dir: &Path) -> PathBuf {
 
 #[test]
 fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
-    let dir = temp_dir("plugin");
+    let dir = temp_dir("krm-plugin");
     let plugin = plugin_binary(&dir);
     assert!(
         std::fs::symlink_metadata(&plugin)
@@ -345,7 +317,7 @@ fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
     let Some(kubectl) = tool("kubectl") else {
         return;
     };
-    let xdg = temp_dir("xdg");
+    let xdg = temp_dir("krm-xdg");
     let install = trainc(
         &xdg,
         &[
@@ -398,7 +370,7 @@ fn kubectl_kustomize_reports_a_bad_spec() {
     let Some(kubectl) = tool("kubectl") else {
         return;
     };
-    let xdg = temp_dir("xdg-bad");
+    let xdg = temp_dir("krm-xdg-bad");
     assert_eq!(
         trainc(
             &xdg,
@@ -413,7 +385,7 @@ fn kubectl_kustomize_reports_a_bad_spec() {
         .code(),
         Some(0)
     );
-    let dir = temp_dir("kustomize-bad");
+    let dir = temp_dir("krm-kustomize-bad");
     std::fs::write(
         dir.join("kustomization.yaml"),
         "generators:\n- trainspec.yaml\n",
@@ -442,7 +414,7 @@ fn kubectl_kustomize_reports_a_bad_spec() {
 fn kpt_fn_eval_exec_adds_the_objects_to_the_package() {
     let Some(kpt) = tool("kpt") else { return };
     let example = root().join("examples/kpt");
-    let package = temp_dir("kpt-package");
+    let package = temp_dir("krm-kpt-package");
     std::fs::copy(
         example.join("package/configmap.yaml"),
         package.join("configmap.yaml"),

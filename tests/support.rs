@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Set to re-bless expectation files instead of comparing. CI never sets it.
 pub(crate) const BLESS_VAR: &str = "TRAINC_BLESS";
@@ -56,4 +57,33 @@ pub(crate) fn compare(path: &Path, actual: &str) -> Option<String> {
         }
         diff
     })
+}
+
+/// A fresh, empty directory for one test (`<tmp>/trainc-<name>-<pid>`).
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trainc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a temporary directory");
+    dir
+}
+
+/// `program ARGS` with `stdin` written to its standard input.
+pub(crate) fn run_with_stdin(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    // Write on a thread: a large input must not deadlock against a full stdout pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
 }

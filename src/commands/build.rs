@@ -1,10 +1,8 @@
 //! `trainc build SPEC`: compile, then write everything or nothing.
 
-use std::fmt::Write as _;
-
-use super::{Status, read_input, read_overlays, stderr_style, write_stderr, write_stdout};
+use super::{Status, read_input, read_overlays, report, write_stderr, write_stdout};
 use crate::cli::{ApiLevelArg, BuildArgs, OutputFormat, TargetArg};
-use crate::diagnostic::{self, Diagnostic};
+use crate::diagnostic;
 use crate::emit::{self, Format};
 use crate::source::Sources;
 use crate::spec::{ApiLevel, Target};
@@ -71,19 +69,4 @@ pub(super) fn run(args: &BuildArgs) -> Status {
         }
     }
     Status::Ok
-}
-
-/// Diagnostics (warnings on success, errors on failure) go to stderr.
-fn report(sources: &Sources, diagnostics: &[Diagnostic]) {
-    if diagnostics.is_empty() {
-        return;
-    }
-    let style = stderr_style();
-    let mut out = String::new();
-    for d in diagnostics {
-        out.push_str(&diagnostic::render(d, sources, style));
-        out.push('\n');
-    }
-    let _ = writeln!(out, "{}", diagnostic::summary(diagnostics));
-    write_stderr(&out);
 }

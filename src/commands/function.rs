@@ -6,8 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{Status, stderr_style, write_stderr, write_stdout};
-use crate::diagnostic;
+use super::{Status, report, write_stderr, write_stdout};
 use crate::source::Sources;
 
 /// The name kustomize runs a legacy exec plugin for `kind: TrainSpec` by.
@@ -141,19 +140,4 @@ fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
     std::fs::copy(target, link).map(|_| ())
-}
-
-fn report(sources: &Sources, diagnostics: &[crate::Diagnostic]) {
-    if diagnostics.is_empty() {
-        return;
-    }
-    let style = stderr_style();
-    let mut out = String::new();
-    for d in diagnostics {
-        out.push_str(&diagnostic::render(d, sources, style));
-        out.push('\n');
-    }
-    out.push_str(&diagnostic::summary(diagnostics));
-    out.push('\n');
-    write_stderr(&out);
 }

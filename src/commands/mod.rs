@@ -124,6 +124,22 @@ fn read_overlays(
     Ok(ids)
 }
 
+/// Diagnostics for people, on stderr, with a closing tally; nothing when there are none.
+fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    let style = stderr_style();
+    let mut out = String::new();
+    for d in diagnostics {
+        out.push_str(&crate::diagnostic::render(d, sources, style));
+        out.push('\n');
+    }
+    out.push_str(&crate::diagnostic::summary(diagnostics));
+    out.push('\n');
+    write_stderr(&out);
+}
+
 /// Colour only for a terminal, and never with `NO_COLOR` set.
 fn stderr_style() -> Style {
     let color = std::io::stderr().is_terminal()

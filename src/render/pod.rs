@@ -46,12 +46,7 @@ pub(super) fn pod_spec(model: &Model, shape: &PodShape<'_>) -> core::PodSpec {
         priority_class_name: s.priority_class_name.clone(),
         scheduler_name: s.scheduler_name.clone(),
         service_account_name: s.service_account_name.clone(),
-        image_pull_secrets: non_empty_vec(
-            &s.image_pull_secrets
-                .iter()
-                .map(|name| core::LocalObjectReference { name: name.clone() })
-                .collect::<Vec<_>>(),
-        ),
+        image_pull_secrets: non_empty_vec(&image_pull_secrets(model)),
         ..core::PodSpec::default()
     }
 }
@@ -235,6 +230,15 @@ pub(super) fn volumes(model: &Model) -> Vec<core::Volume> {
         });
     }
     volumes
+}
+
+pub(super) fn image_pull_secrets(model: &Model) -> Vec<core::LocalObjectReference> {
+    model
+        .scheduling
+        .image_pull_secrets
+        .iter()
+        .map(|name| core::LocalObjectReference { name: name.clone() })
+        .collect()
 }
 
 pub(super) fn tolerations(model: &Model) -> Vec<core::Toleration> {

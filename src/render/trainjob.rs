@@ -222,12 +222,7 @@ pub(super) fn render(model: &Model) -> Object {
                 volume_mounts: Some(mounts),
             }]
         }),
-        image_pull_secrets: non_empty_vec(
-            &s.image_pull_secrets
-                .iter()
-                .map(|name| core::LocalObjectReference { name: name.clone() })
-                .collect::<Vec<_>>(),
-        ),
+        image_pull_secrets: non_empty_vec(&pod::image_pull_secrets(model)),
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),
         tolerations: non_empty_vec(&pod::tolerations(model)),

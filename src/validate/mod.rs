@@ -15,6 +15,7 @@ use crate::tree::Node;
 
 pub mod rules;
 pub mod schema;
+pub mod schema_lookup;
 
 /// The outcome of validation: the typed spec when there were no errors, and
 /// every diagnostic (errors and warnings) found on the way.

@@ -13,15 +13,11 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 use serde_json::Value as Json;
 
+use super::schema_lookup::{description, schema, schema_at};
 use super::{field_path, suggest};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
 use crate::tree::{Node, Value, pointer_segment};
-
-fn schema() -> &'static Json {
-    static SCHEMA: OnceLock<Json> = OnceLock::new();
-    SCHEMA.get_or_init(crate::spec::json_schema)
-}
 
 fn validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
@@ -338,21 +334,6 @@ fn with_description(d: Diagnostic, pointer: &str) -> Diagnostic {
     }
 }
 
-/// The first sentence of a field's description (a `.` before a capital letter ends it).
-fn description(pointer: &str) -> Option<String> {
-    let text = property_schema(schema(), pointer)?
-        .get("description")?
-        .as_str()?;
-    let mut end = text.len();
-    for (i, _) in text.match_indices(". ") {
-        if text[i + 2..].starts_with(|c: char| c.is_uppercase()) {
-            end = i;
-            break;
-        }
-    }
-    Some(text[..end].trim_end_matches('.').to_owned())
-}
-
 /// Whether `error` says the value at `pointer` has the wrong type (directly or
 /// in every branch of a nested `anyOf`).
 fn is_type_mismatch(error: &ValidationError<'_>, pointer: &str) -> bool {
@@ -458,77 +439,5 @@ fn describe_node(node: &Node) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Table(_) => "a table",
-    }
-}
-
-/// The object schema of the spec that describes the value at `pointer`.
-pub fn schema_at_pointer(pointer: &str) -> Option<&'static Json> {
-    schema_at(schema(), pointer)
-}
-
-/// The object schema that describes the value at `pointer`, following `$ref`,
-/// `properties`, `additionalProperties`, `items` and object branches of `anyOf`.
-fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
-    let resolve = |mut node: &'a Json| -> Option<&'a Json> {
-        for _ in 0..16 {
-            if let Some(reference) = node.get("$ref").and_then(Json::as_str) {
-                let name = reference.strip_prefix("#/$defs/")?;
-                node = root.get("$defs")?.get(name)?;
-            } else if let Some(branches) = node.get("anyOf").and_then(Json::as_array) {
-                node = branches
-                    .iter()
-                    .find(|b| b.get("$ref").is_some() || b.get("properties").is_some())?;
-            } else {
-                return Some(node);
-            }
-        }
-        None
-    };
-    let mut node = resolve(root)?;
-    for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        let next = node
-            .get("properties")
-            .and_then(|p| p.get(&segment))
-            .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
-            .or_else(|| node.get("items"))?;
-        node = resolve(next)?;
-    }
-    Some(node)
-}
-
-/// The schema written at the property for `pointer` (where its description is),
-/// before following its `$ref`.
-fn property_schema<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
-    let (parent, last) = pointer.rsplit_once('/')?;
-    let last = last.replace("~1", "/").replace("~0", "~");
-    let parent = schema_at(root, parent)?;
-    let node = parent.get("properties").and_then(|p| p.get(&last));
-    node.or_else(|| parent.get("additionalProperties").filter(|a| a.is_object()))
-        .or_else(|| parent.get("items"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_at_follows_refs_and_maps() {
-        let root = schema();
-        assert!(
-            schema_at(root, "/volumes/data").unwrap()["properties"]
-                .get("mountPath")
-                .is_some()
-        );
-        assert!(
-            schema_at(root, "/scheduling/tolerations/0").unwrap()["properties"]
-                .get("effect")
-                .is_some()
-        );
-        assert!(
-            schema_at(root, "/env/X").unwrap()["properties"]
-                .get("secret")
-                .is_some()
-        );
     }
 }

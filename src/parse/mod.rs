@@ -1,0 +1,288 @@
+//! Stage 2, parse: TOML or YAML text into a [`Node`] tree with a span on every
+//! key and value.
+//!
+//! YAML comes bare (the spec's fields at the top level) or wrapped as a KRM
+//! object (`apiVersion: trainc.dev/v1alpha1`, `kind: TrainSpec`, `metadata`,
+//! `spec`); both unwrap to the same tree. The format is chosen by extension,
+//! else by content. This stage knows nothing about which keys a spec has.
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{Source, SourceId};
+use crate::tree::{Node, Value};
+
+mod toml;
+mod yaml;
+
+use self::toml::parse_toml;
+use self::yaml::parse_yaml;
+
+/// The KRM apiVersion and kind of a TrainSpec.
+pub const KRM_API_VERSION: &str = "trainc.dev/v1alpha1";
+pub const KRM_KIND: &str = "TrainSpec";
+
+/// No valid spec nests deeper than 5 levels (`volumes.data.accessModes[0]`, one
+/// more in the KRM form); anything past this is rejected before it is walked.
+pub const MAX_DEPTH: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Yaml,
+}
+
+impl Format {
+    /// By extension; otherwise a YAML-looking first line (`key: value`, `---`)
+    /// means YAML and anything else TOML.
+    pub fn detect(source: &Source) -> Format {
+        let extension = std::path::Path::new(&source.name)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("");
+        if extension.eq_ignore_ascii_case("toml") {
+            return Format::Toml;
+        }
+        if extension.eq_ignore_ascii_case("yaml") || extension.eq_ignore_ascii_case("yml") {
+            return Format::Yaml;
+        }
+        let first = source
+            .text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#'));
+        match first {
+            Some(line) if line.starts_with("---") || line.starts_with("- ") => Format::Yaml,
+            Some(line) if line.starts_with('[') || line.starts_with('{') => Format::Toml,
+            Some(line) => match (line.find(':'), line.find('=')) {
+                (Some(colon), Some(eq)) if colon < eq => Format::Yaml,
+                (Some(_), None) => Format::Yaml,
+                _ => Format::Toml,
+            },
+            None => Format::Toml,
+        }
+    }
+}
+
+/// Parses one source into a tree whose root is a table of spec fields.
+pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
+    match Format::detect(source) {
+        Format::Toml => within_depth(parse_toml(id, &source.text)?),
+        Format::Yaml => spec_from_node(parse_yaml(id, &source.text, MAX_DEPTH)?),
+    }
+}
+
+/// A spec from a YAML node parsed elsewhere (a ResourceList's functionConfig):
+/// bare or KRM form, nesting checked.
+pub fn spec_from_node(node: Node) -> Result<Node, Vec<Diagnostic>> {
+    within_depth(unwrap_krm(node)?)
+}
+
+/// Any single YAML document, with spans, nesting at most `max_depth` levels.
+pub fn parse_yaml_document(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+) -> Result<Node, Vec<Diagnostic>> {
+    parse_yaml(id, text, max_depth)
+}
+
+fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
+    if let Some(deep) = root.deeper_than(MAX_DEPTH) {
+        return Err(vec![
+            Diagnostic::error(
+                codes::PARSE_TOO_DEEP,
+                deep,
+                format!("the document nests deeper than {MAX_DEPTH} levels"),
+            )
+            .with_help("no spec nests this deep; check that this is a training spec"),
+        ]);
+    }
+    Ok(root)
+}
+
+pub(super) fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) if !chars.as_str().starts_with(|c: char| c.is_uppercase()) => {
+            first.to_lowercase().chain(chars).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// Turns the KRM form into the bare form; leaves a bare spec as it is.
+///
+/// `metadata.name` and `metadata.namespace` become `name` and `namespace`
+/// (keeping their spans); other metadata (annotations kustomize adds, labels of
+/// the config object itself) is not part of the spec.
+fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
+    let Some(entries) = root.as_table() else {
+        return Err(vec![
+            Diagnostic::error(codes::PARSE_NOT_A_TABLE, root.span, "a spec must be a mapping of fields")
+                .with_help("start with `name: my-job` and `image: ...`, or use the KRM form with `apiVersion`, `kind` and `spec`"),
+        ]);
+    };
+    if root.get("apiVersion").is_none() && root.get("kind").is_none() {
+        return Ok(root);
+    }
+    let mut problems = Vec::new();
+    let expect =
+        |key: &str, expected: &str, code: &'static str, problems: &mut Vec<Diagnostic>| match root
+            .get(key)
+        {
+            Some(entry) if entry.value.as_str() == Some(expected) => {}
+            Some(entry) => problems.push(
+                Diagnostic::error(
+                    code,
+                    entry.value.span,
+                    format!("`{key}` of a TrainSpec must be `{expected}`"),
+                )
+                .with_help(format!("write `{key}: {expected}`")),
+            ),
+            None => problems.push(
+                Diagnostic::error(
+                    code,
+                    root.span,
+                    format!("the KRM form needs `{key}: {expected}`"),
+                )
+                .with_help(format!("add `{key}: {expected}` at the top level")),
+            ),
+        };
+    expect(
+        "apiVersion",
+        KRM_API_VERSION,
+        codes::KRM_API_VERSION,
+        &mut problems,
+    );
+    expect("kind", KRM_KIND, codes::KRM_KIND, &mut problems);
+
+    let mut spec = match root.get("spec") {
+        Some(entry) if entry.value.as_table().is_some() => entry.value.clone(),
+        Some(entry) if entry.value.value == Value::Null => {
+            Node::new(Value::Table(Vec::new()), entry.key_span)
+        }
+        Some(entry) => {
+            problems.push(Diagnostic::error(
+                codes::PARSE_NOT_A_TABLE,
+                entry.value.span,
+                "`spec` must be a mapping of fields",
+            ));
+            Node::new(Value::Table(Vec::new()), entry.key_span)
+        }
+        None => Node::new(Value::Table(Vec::new()), root.span),
+    };
+    for entry in entries {
+        if !matches!(
+            entry.key.as_str(),
+            "apiVersion" | "kind" | "metadata" | "spec"
+        ) {
+            problems.push(
+                Diagnostic::error(codes::SCHEMA_UNKNOWN_KEY, entry.key_span, format!("unknown key `{}` in a TrainSpec object", entry.key))
+                    .with_help("a TrainSpec object has `apiVersion`, `kind`, `metadata` and `spec`; spec fields go under `spec`"),
+            );
+        }
+    }
+    let metadata = root.get("metadata").map(|e| &e.value);
+    for field in ["name", "namespace"] {
+        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else {
+            continue;
+        };
+        let Value::Table(spec_entries) = &mut spec.value else {
+            unreachable!("spec is a table")
+        };
+        match spec_entries.iter().find(|e| e.key == field) {
+            Some(in_spec) if in_spec.value.value != from_metadata.value.value => problems.push(
+                Diagnostic::error(
+                    codes::KRM_NAME_CONFLICT,
+                    in_spec.value.span,
+                    format!("`spec.{field}` differs from `metadata.{field}`"),
+                )
+                .with_secondary(
+                    from_metadata.value.span,
+                    format!("`metadata.{field}` is set here"),
+                )
+                .with_help(format!(
+                    "remove `{field}` from `spec`; `metadata.{field}` names the job"
+                )),
+            ),
+            Some(_) => {}
+            None => spec_entries.insert(0, from_metadata.clone()),
+        }
+    }
+    if problems.is_empty() {
+        Ok(spec)
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    fn parse_text(name: &str, text: &str) -> Result<Node, Vec<Diagnostic>> {
+        let mut sources = Sources::new();
+        let id = sources.add(name, text);
+        parse(id, sources.get(id))
+    }
+
+    #[test]
+    fn toml_and_yaml_give_the_same_json() {
+        let toml = parse_text("a.toml", "name = \"x\"\nreplicas = 2\n[env]\nA = \"1\"\n").unwrap();
+        let yaml = parse_text("a.yaml", "name: x\nreplicas: 2\nenv:\n  A: \"1\"\n").unwrap();
+        assert_eq!(toml.to_json(), yaml.to_json());
+    }
+
+    #[test]
+    fn krm_form_unwraps_to_the_bare_form() {
+        let krm = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: x\n  annotations: {a: b}\nspec:\n  replicas: 2\n";
+        let node = parse_text("k.yaml", krm).unwrap();
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"name": "x", "replicas": 2})
+        );
+        let (name, _) = node.pointer("/name").unwrap();
+        assert_eq!(&krm[name.span.start..name.span.end], "x");
+    }
+
+    #[test]
+    fn content_decides_without_an_extension() {
+        assert!(parse_text("-", "name: x\n").unwrap().get("name").is_some());
+        assert!(
+            parse_text("-", "# c\nname = \"x\"\n")
+                .unwrap()
+                .get("name")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn yaml_11_booleans_stay_strings() {
+        let node = parse_text("a.yaml", "suspend: yes\n").unwrap();
+        assert_eq!(node.to_json(), serde_json::json!({"suspend": "yes"}));
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_not_a_crash() {
+        for text in [
+            format!("a = {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("a: {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+        ] {
+            let name = if text.contains('=') {
+                "d.toml"
+            } else {
+                "d.yaml"
+            };
+            assert!(parse_text(name, &text).is_err());
+        }
+        let dotted = format!(
+            "{} = 1",
+            (0..20)
+                .map(|i| format!("k{i}"))
+                .collect::<Vec<_>>()
+                .join(".")
+        );
+        let errs = parse_text("d.toml", &dotted).unwrap_err();
+        assert_eq!(errs[0].code, codes::PARSE_TOO_DEEP);
+    }
+}

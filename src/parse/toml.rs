@@ -1,0 +1,121 @@
+//! TOML text into a [`Node`] tree, through `toml`'s spanned `DeTable`.
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{SourceId, Span};
+use crate::tree::{Entry, Node, Value};
+
+use super::{MAX_DEPTH, lowercase_first};
+
+pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnostic>> {
+    let (table, errors) = toml::de::DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        return Err(errors
+            .iter()
+            .filter_map(|error| {
+                let range = error.span().unwrap_or(0..0);
+                let message = lowercase_first(error.message().trim().trim_end_matches('.'));
+                seen.insert((range.start, message.clone())).then(|| {
+                    let d = Diagnostic::error(
+                        codes::PARSE_TOML,
+                        Span::new(id, range.start, range.end),
+                        format!("invalid TOML: {message}"),
+                    );
+                    let written = text.get(range.clone()).unwrap_or("").trim();
+                    if message.contains("recursion depth") {
+                        Diagnostic::error(
+                            codes::PARSE_TOO_DEEP,
+                            Span::new(id, range.start, range.end),
+                            format!("the document nests deeper than {MAX_DEPTH} levels"),
+                        )
+                        .with_help("no spec nests this deep; check that this is a training spec")
+                    } else if message.contains("must be quoted")
+                        && !written.is_empty()
+                        && !written.contains('"')
+                    {
+                        d.with_help(format!("quote it: `\"{written}\"`"))
+                    } else {
+                        d
+                    }
+                })
+            })
+            .collect());
+    }
+    let whole = Span::new(id, 0, text.len());
+    let mut problems = Vec::new();
+    let entries = toml_table(id, table.get_ref(), &mut problems);
+    if problems.is_empty() {
+        Ok(Node::new(Value::Table(entries), whole))
+    } else {
+        Err(problems)
+    }
+}
+
+fn toml_table(
+    id: SourceId,
+    table: &toml::de::DeTable<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<Entry> {
+    table
+        .iter()
+        .map(|(key, value)| {
+            let key_span = Span::new(id, key.span().start, key.span().end);
+            let mut value = toml_value(id, value, problems);
+            if value.span.is_empty() {
+                value.span = key_span; // implicit tables (dotted keys) have no text of their own
+            }
+            Entry {
+                key: key.get_ref().to_string(),
+                key_span,
+                value,
+            }
+        })
+        .collect()
+}
+
+fn toml_value(
+    id: SourceId,
+    value: &toml::Spanned<toml::de::DeValue<'_>>,
+    problems: &mut Vec<Diagnostic>,
+) -> Node {
+    use toml::de::DeValue;
+    let span = Span::new(id, value.span().start, value.span().end);
+    let value = match value.get_ref() {
+        DeValue::String(s) => Value::String(s.to_string()),
+        DeValue::Integer(i) => {
+            if let Ok(i) = i64::from_str_radix(i.as_str(), i.radix()) {
+                Value::Integer(i)
+            } else {
+                problems.push(unsupported(span, "this integer does not fit in 64 bits"));
+                Value::Null
+            }
+        }
+        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+            Ok(f) if f.is_finite() => Value::Float(f),
+            _ => {
+                problems.push(unsupported(
+                    span,
+                    "infinite and NaN numbers have no meaning in a spec",
+                ));
+                Value::Null
+            }
+        },
+        DeValue::Boolean(b) => Value::Bool(*b),
+        DeValue::Datetime(_) => {
+            problems.push(
+                unsupported(span, "TOML dates and times have no meaning in a spec")
+                    .with_help("durations are written as strings such as `\"1h30m\"`; quote the value if it is text"),
+            );
+            Value::Null
+        }
+        DeValue::Array(items) => {
+            Value::Array(items.iter().map(|v| toml_value(id, v, problems)).collect())
+        }
+        DeValue::Table(table) => Value::Table(toml_table(id, table, problems)),
+    };
+    Node::new(value, span)
+}
+
+fn unsupported(span: Span, message: &str) -> Diagnostic {
+    Diagnostic::error(codes::PARSE_UNSUPPORTED_VALUE, span, message.to_owned())
+}
