@@ -26,14 +26,16 @@ pub(super) fn check(r: &mut Rules<'_>) {
             Measure::Bytes,
         ),
     ];
+    // Each valid request and limit, parsed once: (value, as written).
     let mut values = std::collections::HashMap::new();
     for (key, value, measure) in requests {
         if let Some(q) = value
             && let Some(v) = checked(r, &format!("/resources/{key}"), q, measure)
         {
-            values.insert(key, v);
+            values.insert(key, (v, q));
         }
     }
+    let mut limit_values = std::collections::HashMap::new();
     if let Some(limits) = &resources.limits {
         for (key, value, measure) in [
             ("cpu", &limits.cpu, Measure::Cpu),
@@ -46,8 +48,11 @@ pub(super) fn check(r: &mut Rules<'_>) {
         ] {
             let Some(q) = value else { continue };
             let pointer = format!("/resources/limits/{key}");
-            let (Some(limit), Some(request)) = (checked(r, &pointer, q, measure), values.get(key))
-            else {
+            let Some(limit) = checked(r, &pointer, q, measure) else {
+                continue;
+            };
+            limit_values.insert(key, limit);
+            let Some((request, request_q)) = values.get(key) else {
                 continue;
             };
             if limit < *request {
@@ -55,7 +60,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
                     Diagnostic::error(
                         codes::LIMIT_BELOW_REQUEST,
                         r.value(&pointer),
-                        format!("the {key} limit `{}` is below the request `{}`", q.text(), quantity_text(resources, key)),
+                        format!("the {key} limit `{}` is below the request `{}`", q.text(), request_q.text()),
                     )
                     .with_secondary(r.value(&format!("/resources/{key}")), "the request")
                     .with_help("Kubernetes rejects a limit below its request; raise the limit or lower the request"),
@@ -63,14 +68,9 @@ pub(super) fn check(r: &mut Rules<'_>) {
             }
         }
     }
-    if let (Some(shm), Some(memory)) = (values.get("shm"), values.get("memory")) {
-        let limit = resources
-            .limits
-            .as_ref()
-            .and_then(|l| l.memory.as_ref())
-            .and_then(|q| quantity::parse(&q.text()).ok().map(|p| p.value))
-            .unwrap_or(*memory);
-        if shm > &limit {
+    if let (Some((shm, _)), Some((memory, _))) = (values.get("shm"), values.get("memory")) {
+        let limit = limit_values.get("memory").unwrap_or(memory);
+        if shm > limit {
             r.push(
                 Diagnostic::warning(codes::SHM_EXCEEDS_MEMORY, r.value("/resources/shm"), "`shm` is larger than the pod's memory limit")
                     .with_secondary(r.value("/resources/memory"), "memory")
@@ -103,15 +103,6 @@ pub(super) fn check(r: &mut Rules<'_>) {
             );
         }
     }
-}
-
-fn quantity_text(resources: &crate::spec::Resources, key: &str) -> String {
-    let q = match key {
-        "cpu" => &resources.cpu,
-        "memory" => &resources.memory,
-        _ => &resources.ephemeral_storage,
-    };
-    q.as_ref().map(Quantity::text).unwrap_or_default()
 }
 
 /// Checks one quantity at `pointer`; returns its value when it is valid.
