@@ -136,30 +136,21 @@ impl Node {
         let inside = |s: Span| {
             s.source == span.source && s.start <= span.start && span.start <= s.end.max(s.start + 1)
         };
-        let mut pointer = String::new();
-        let mut node = self;
-        let mut found = inside(node.span);
-        loop {
-            let next = match &node.value {
-                Value::Table(entries) => entries.iter().find_map(|e| {
-                    (inside(e.key_span)
-                        || inside(e.value.span)
-                        || e.value.pointer_of(span).is_some())
-                    .then(|| (pointer_segment(&e.key), &e.value))
-                }),
-                Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
-                    (inside(item.span) || item.pointer_of(span).is_some())
-                        .then(|| (i.to_string(), item))
-                }),
-                _ => None,
-            };
-            let Some((segment, child)) = next else { break };
-            pointer.push('/');
-            pointer.push_str(&segment);
-            node = child;
-            found = true;
-        }
-        found.then_some(pointer)
+        let deeper = match &self.value {
+            Value::Table(entries) => entries.iter().find_map(|e| {
+                let rest = e
+                    .value
+                    .pointer_of(span)
+                    .or_else(|| inside(e.key_span).then(String::new))?;
+                Some(format!("/{}{rest}", pointer_segment(&e.key)))
+            }),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| Some(format!("/{i}{}", item.pointer_of(span)?))),
+            _ => None,
+        };
+        deeper.or_else(|| inside(self.span).then(String::new))
     }
 
     /// The plain JSON value, for schema validation and typed deserialization.
