@@ -59,44 +59,48 @@ const TRAINJOB_V2_1: &str =
     include_str!("../schemas/k8s/variants/trainjob-trainer-v1alpha1-v2.1.0.json");
 const OBJECT_META: &str = include_str!("../schemas/k8s/objectmeta-meta-v1.json");
 
-fn compile(text: &str) -> (Value, Validator) {
+/// A bundled schema, compiled, with the group-version-kind it names.
+fn compile(text: &str) -> Schema {
     let schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
     let validator = jsonschema::draft7::new(&schema).expect("bundled schemas compile");
-    (schema, validator)
+    let open_metadata = schema.pointer("/properties/metadata/properties").is_none();
+    // Each bundled file names exactly one group-version-kind.
+    let gvk = &schema["x-kubernetes-group-version-kind"][0];
+    let group = gvk["group"].as_str().unwrap_or("");
+    let version = gvk["version"].as_str().unwrap_or("");
+    let api_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    let kind = gvk["kind"].as_str().unwrap_or("").to_owned();
+    Schema {
+        api_version,
+        kind,
+        validator,
+        open_metadata,
+    }
 }
 
-/// The schemas for one Trainer API level; each set is compiled once, on first use.
-fn schemas(level: ApiLevel) -> &'static (Vec<Schema>, Validator) {
-    static CURRENT: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
-    static V2_1: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
-    let (cell, trainjob) = match level {
-        ApiLevel::V2_2 => (&CURRENT, TRAINJOB_CURRENT),
-        ApiLevel::V2_1 => (&V2_1, TRAINJOB_V2_1),
-    };
-    cell.get_or_init(|| {
-        let mut list = Vec::new();
-        for text in COMMON.iter().copied().chain([trainjob]) {
-            let (schema, validator) = compile(text);
-            let open_metadata = schema.pointer("/properties/metadata/properties").is_none();
-            // Each bundled file names exactly one group-version-kind.
-            let gvk = &schema["x-kubernetes-group-version-kind"][0];
-            let group = gvk["group"].as_str().unwrap_or("");
-            let version = gvk["version"].as_str().unwrap_or("");
-            let api_version = if group.is_empty() {
-                version.to_owned()
-            } else {
-                format!("{group}/{version}")
-            };
-            let kind = gvk["kind"].as_str().unwrap_or("").to_owned();
-            list.push(Schema {
-                api_version,
-                kind,
-                validator,
-                open_metadata,
-            });
-        }
-        (list, compile(OBJECT_META).1)
+/// The schemas of the kinds with one API, and ObjectMeta; compiled once, on first use.
+fn common() -> &'static (Vec<Schema>, Validator) {
+    static COMMON_SCHEMAS: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
+    COMMON_SCHEMAS.get_or_init(|| {
+        (
+            COMMON.iter().map(|text| compile(text)).collect(),
+            compile(OBJECT_META).validator,
+        )
     })
+}
+
+/// The TrainJob schema of one Trainer API level; compiled only when a TrainJob is checked.
+fn trainjob_schema(level: ApiLevel) -> &'static Schema {
+    static CURRENT: OnceLock<Schema> = OnceLock::new();
+    static V2_1: OnceLock<Schema> = OnceLock::new();
+    match level {
+        ApiLevel::V2_2 => CURRENT.get_or_init(|| compile(TRAINJOB_CURRENT)),
+        ApiLevel::V2_1 => V2_1.get_or_init(|| compile(TRAINJOB_V2_1)),
+    }
 }
 
 /// Every problem of every object; a TrainJob is checked for Trainer `level`.
@@ -107,7 +111,7 @@ pub fn verify(objects: &[Object], level: ApiLevel) -> Vec<Problem> {
 
 /// Every problem of every object given as JSON (as read back from YAML).
 pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
-    let (list, meta) = schemas(level);
+    let (list, meta) = common();
     let mut problems = Vec::new();
     for value in values {
         let id = format!(
@@ -117,10 +121,15 @@ pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
         );
         let api_version = value["apiVersion"].as_str().unwrap_or("");
         let kind = value["kind"].as_str().unwrap_or("");
-        let Some(schema) = list
+        let schema = list
             .iter()
             .find(|s| s.api_version == api_version && s.kind == kind)
-        else {
+            .or_else(|| {
+                (kind == trainjob::KIND)
+                    .then(|| trainjob_schema(level))
+                    .filter(|t| t.api_version == api_version)
+            });
+        let Some(schema) = schema else {
             problems.push(Problem {
                 object: id,
                 path: String::new(),
