@@ -163,13 +163,13 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
 fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validated {
     let parsed = |id: SourceId| parse::parse(id, sources.get(id));
     let mut problems = Vec::new();
-    let mut tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
+    let tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
     let overlays: Vec<_> = input
         .overlays
         .iter()
         .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
         .collect();
-    let Some(tree) = tree.take().filter(|_| problems.is_empty()) else {
+    let Some(tree) = tree.filter(|_| problems.is_empty()) else {
         return Validated {
             spec: None,
             diagnostics: problems,

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Status, read_input, read_overlays, stderr_style, write_stderr, write_stdout};
+use super::{Status, read_input, read_overlays, rendered, write_stderr, write_stdout};
 use crate::cli::{CheckArgs, Format};
 use crate::diagnostic::{self, Diagnostic};
 use crate::source::Sources;
@@ -45,12 +45,7 @@ fn finish(
     diagnostics.dedup();
     match args.format {
         Format::Human => {
-            let style = stderr_style();
-            let mut out = String::new();
-            for d in &diagnostics {
-                out.push_str(&diagnostic::render(d, sources, style));
-                out.push('\n');
-            }
+            let mut out = rendered(sources, &diagnostics);
             let files = args.files.len();
             let plural = if files == 1 { "" } else { "s" };
             let _ = writeln!(

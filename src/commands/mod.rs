@@ -124,17 +124,22 @@ fn read_overlays(
     Ok(ids)
 }
 
+/// Every diagnostic rendered for people, in order, each followed by a blank line.
+fn rendered(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) -> String {
+    let style = stderr_style();
+    diagnostics.iter().fold(String::new(), |mut out, d| {
+        out.push_str(&crate::diagnostic::render(d, sources, style));
+        out.push('\n');
+        out
+    })
+}
+
 /// Diagnostics for people, on stderr, with a closing tally; nothing when there are none.
 fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
     if diagnostics.is_empty() {
         return;
     }
-    let style = stderr_style();
-    let mut out = String::new();
-    for d in diagnostics {
-        out.push_str(&crate::diagnostic::render(d, sources, style));
-        out.push('\n');
-    }
+    let mut out = rendered(sources, diagnostics);
     out.push_str(&crate::diagnostic::summary(diagnostics));
     out.push('\n');
     write_stderr(&out);
