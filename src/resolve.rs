@@ -284,11 +284,7 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
     let Nodes::Elastic { min, max } = nodes else {
         return None;
     };
-    let settings = spec.elastic.clone().unwrap_or(spec::Elastic {
-        max_restarts: None,
-        rdzv_backend: None,
-        rdzv_conf: None,
-    });
+    let settings = spec.elastic.clone().unwrap_or_default();
     let backend = settings
         .rdzv_backend
         .map_or_else(|| defaults::RDZV_BACKEND.to_owned(), |b| spelled(&b));
@@ -302,14 +298,7 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
 }
 
 fn policy(spec: &Spec) -> Policy {
-    let policy = spec.policy.clone().unwrap_or(spec::Policy {
-        restart_policy: None,
-        backoff_limit: None,
-        ttl_after_finished: None,
-        active_deadline: None,
-        clean_pod_policy: None,
-        suspend: None,
-    });
+    let policy = spec.policy.clone().unwrap_or_default();
     let seconds = |d: &Option<spec::Duration>| {
         d.as_ref().and_then(|d| match d {
             spec::Duration::Seconds(s) => Some(*s),
@@ -329,16 +318,15 @@ fn policy(spec: &Spec) -> Policy {
 }
 
 fn scheduling(spec: &Spec) -> Scheduling {
-    let s = spec.scheduling.clone();
-    let s = s.as_ref();
+    let s = spec.scheduling.clone().unwrap_or_default();
     Scheduling {
-        queue: s.and_then(|s| s.queue.clone()),
-        priority_class_name: s.and_then(|s| s.priority_class_name.clone()),
-        scheduler_name: s.and_then(|s| s.scheduler_name.clone()),
-        gang: s.and_then(|s| s.gang).unwrap_or(false),
-        node_selector: s.and_then(|s| s.node_selector.clone()).unwrap_or_default(),
+        queue: s.queue,
+        priority_class_name: s.priority_class_name,
+        scheduler_name: s.scheduler_name,
+        gang: s.gang.unwrap_or(false),
+        node_selector: s.node_selector.unwrap_or_default(),
         tolerations: s
-            .and_then(|s| s.tolerations.clone())
+            .tolerations
             .unwrap_or_default()
             .into_iter()
             .map(|t| Toleration {
@@ -349,10 +337,8 @@ fn scheduling(spec: &Spec) -> Scheduling {
                 toleration_seconds: t.toleration_seconds,
             })
             .collect(),
-        spread_across_nodes: s.and_then(|s| s.spread_across_nodes).unwrap_or(false),
-        service_account_name: s.and_then(|s| s.service_account_name.clone()),
-        image_pull_secrets: s
-            .and_then(|s| s.image_pull_secrets.clone())
-            .unwrap_or_default(),
+        spread_across_nodes: s.spread_across_nodes.unwrap_or(false),
+        service_account_name: s.service_account_name,
+        image_pull_secrets: s.image_pull_secrets.unwrap_or_default(),
     }
 }

@@ -312,7 +312,7 @@ pub enum AccessMode {
 }
 
 /// Elastic training (with `replicas = "min:max"`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Elastic {
     /// How many times torchrun restarts the workers before the job fails.
@@ -335,7 +335,7 @@ pub enum RdzvBackend {
 }
 
 /// Failure, completion and time limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Policy {
     /// When a failed pod is restarted: `Never`, `OnFailure`, `Always`, or `ExitCode` (retryable exit codes only).
@@ -374,7 +374,7 @@ pub enum CleanPodPolicy {
 }
 
 /// Scheduling: queues, priorities, placement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Scheduling {
     /// Kueue LocalQueue; becomes the `kueue.x-k8s.io/queue-name` label on the job object.
