@@ -31,11 +31,11 @@ pub struct Validated {
 /// the rules still run on what remains, so one run shows every problem; the
 /// spec is returned only when there is no error at all.
 pub fn validate(tree: &Node, sources: &Sources) -> Validated {
+    let mut json = tree.to_json();
     let schema::Outcome {
         mut diagnostics,
         invalid,
-    } = schema::check(tree, sources);
-    let mut json = tree.to_json();
+    } = schema::check(tree, &json, sources);
     for pointer in &invalid {
         remove_pointer(&mut json, pointer);
     }

@@ -34,13 +34,12 @@ pub struct Outcome {
     pub invalid: Vec<String>,
 }
 
-/// All schema violations of `tree`.
-pub fn check(tree: &Node, sources: &Sources) -> Outcome {
-    let instance = tree.to_json();
+/// All schema violations of `tree`, whose JSON form is `instance`.
+pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     let context = Context { tree, sources };
-    for error in validator().iter_errors(&instance) {
+    for error in validator().iter_errors(instance) {
         context.report(&error, &mut out);
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
