@@ -61,7 +61,8 @@ const OBJECT_META: &str = include_str!("../schemas/k8s/objectmeta-meta-v1.json")
 
 /// A bundled schema, compiled, with the group-version-kind it names.
 fn compile(text: &str) -> Schema {
-    let schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
+    let mut schema: Value = serde_json::from_str(text).expect("bundled schemas are JSON");
+    bound_integer_formats(&mut schema);
     let validator = jsonschema::draft7::new(&schema).expect("bundled schemas compile");
     let open_metadata = schema.pointer("/properties/metadata/properties").is_none();
     // Each bundled file names exactly one group-version-kind.
@@ -79,6 +80,39 @@ fn compile(text: &str) -> Schema {
         kind,
         validator,
         open_metadata,
+    }
+}
+
+/// JSON Schema validators treat `format` as a note on strings, so an int32
+/// field of a CRD (`replicas`, `backoffLimit`, `numNodes`, ...) would accept
+/// any integer; the API server rejects what does not fit. This turns every
+/// `format: int32` / `int64` into the bounds it stands for, keeping any
+/// tighter bound the schema already has.
+fn bound_integer_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(node) => {
+            let bounds = match node.get("format").and_then(Value::as_str) {
+                Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+                Some("int64") => Some((i64::MIN, i64::MAX)),
+                _ => None,
+            };
+            if let Some((min, max)) = bounds {
+                let tighter = |key: &str, bound: i64, keep: fn(i64, i64) -> i64| {
+                    node.get(key)
+                        .and_then(Value::as_i64)
+                        .map_or(bound, |own| keep(own, bound))
+                };
+                let (min, max) = (
+                    tighter("minimum", min, i64::max),
+                    tighter("maximum", max, i64::min),
+                );
+                node.insert("minimum".to_owned(), Value::from(min));
+                node.insert("maximum".to_owned(), Value::from(max));
+            }
+            node.values_mut().for_each(bound_integer_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integer_formats),
+        _ => {}
     }
 }
 
@@ -454,6 +488,48 @@ mod tests {
                 "belongs in trainer.env",
                 "longer than 63",
             ],
+        );
+    }
+
+    #[test]
+    fn int32_and_int64_fields_are_bounded() {
+        let mut bad = job();
+        bad["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] =
+            serde_json::json!(3_000_000_000_u64);
+        bad["spec"]["runPolicy"] = serde_json::json!({
+            "backoffLimit": 2_147_483_648_u64,
+            "ttlSecondsAfterFinished": -2_147_483_649_i64,
+            "activeDeadlineSeconds": 9_223_372_036_854_775_807_i64,
+        });
+        let found = problems(&bad);
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert!(
+            paths.contains(&"/spec/pytorchReplicaSpecs/Worker/replicas"),
+            "{found:?}"
+        );
+        assert!(paths.contains(&"/spec/runPolicy/backoffLimit"), "{found:?}");
+        assert!(
+            paths.contains(&"/spec/runPolicy/ttlSecondsAfterFinished"),
+            "{found:?}"
+        );
+        assert!(
+            !paths.contains(&"/spec/runPolicy/activeDeadlineSeconds"),
+            "an int64 takes i64::MAX: {found:?}"
+        );
+        let mut big = trainjob();
+        big["spec"]["trainer"]["numNodes"] = serde_json::json!(2_147_483_648_u64);
+        assert!(
+            problems(&big)
+                .iter()
+                .any(|p| p.path == "/spec/trainer/numNodes"),
+        );
+        // A tighter bound of the schema's own stays: activeDeadlineSeconds >= 1.
+        let mut zero = trainjob();
+        zero["spec"]["activeDeadlineSeconds"] = serde_json::json!(0);
+        assert!(
+            problems(&zero)
+                .iter()
+                .any(|p| p.path == "/spec/activeDeadlineSeconds"),
         );
     }
 

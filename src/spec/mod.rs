@@ -109,7 +109,7 @@ impl Target {
 #[serde(untagged)]
 pub enum Replicas {
     /// Exactly this many pods.
-    Fixed(#[schemars(range(min = 1))] u32),
+    Fixed(#[schemars(range(min = 1, max = i32::MAX))] u32),
     /// Elastic: `"min:max"`, e.g. `"2:4"`.
     Elastic(String),
 }
@@ -117,10 +117,27 @@ pub enum Replicas {
 impl Replicas {
     /// The `(min, max)` of an elastic `"min:max"`; `Err` says what is wrong.
     pub fn parse_elastic(text: &str) -> Result<(u32, u32), String> {
-        let number = |part: &str| part.trim().parse::<u32>().ok();
+        fn number(part: &str) -> Option<&str> {
+            let part = part.trim();
+            (!part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())).then_some(part)
+        }
+        // elasticPolicy.minReplicas and maxReplicas are int32s (PyTorchJob CRD,
+        // kubeflow/trainer v1.9.4).
+        let bounded = |digits: &str| {
+            digits
+                .parse::<u32>()
+                .ok()
+                .filter(|n| i32::try_from(*n).is_ok())
+                .ok_or_else(|| {
+                    format!(
+                        "`{digits}` is larger than {}, the most pods a job can have",
+                        i32::MAX
+                    )
+                })
+        };
         match text.split_once(':') {
             Some((min, max)) => match (number(min), number(max)) {
-                (Some(min), Some(max)) => Ok((min, max)),
+                (Some(min), Some(max)) => Ok((bounded(min)?, bounded(max)?)),
                 _ => Err(format!("`{text}` is not two whole numbers `min:max`")),
             },
             None => Err(format!("`{text}` is neither a number nor `min:max`")),
@@ -145,7 +162,7 @@ impl Replicas {
 #[serde(untagged)]
 pub enum NProcPerNode {
     /// Exactly this many processes.
-    Count(#[schemars(range(min = 1))] u32),
+    Count(#[schemars(range(min = 1, max = i32::MAX))] u32),
     /// Decided per node.
     Keyword(NProcKeyword),
 }
@@ -183,7 +200,7 @@ impl Quantity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Duration {
-    Seconds(u64),
+    Seconds(#[schemars(range(max = i64::MAX))] u64),
     Text(String),
 }
 
@@ -199,6 +216,7 @@ pub struct Resources {
     pub memory: Option<Quantity>,
     /// GPUs per pod, requested as `gpuResource`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
     pub gpus: Option<u32>,
     /// Extended resource name of the GPUs. Default `nvidia.com/gpu`; e.g. `amd.com/gpu`, `nvidia.com/mig-1g.10gb`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -317,6 +335,7 @@ pub enum AccessMode {
 pub struct Elastic {
     /// How many times torchrun restarts the workers before the job fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
     pub max_restarts: Option<u32>,
     /// Rendezvous backend. Default `c10d`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,6 +362,7 @@ pub struct Policy {
     pub restart_policy: Option<RestartPolicy>,
     /// Retries before the job is marked failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
     pub backoff_limit: Option<u32>,
     /// Delete the finished job after this long: seconds or `"1h"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -424,6 +444,7 @@ pub struct Toleration {
     pub effect: Option<TaintEffect>,
     /// With `NoExecute`: how long the pod stays bound after the taint appears.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = i64::MIN, max = i64::MAX))]
     pub toleration_seconds: Option<i64>,
 }
 

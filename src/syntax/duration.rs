@@ -52,6 +52,23 @@ pub fn parse_seconds(text: &str) -> Result<u64, String> {
     Ok(total)
 }
 
+/// Seconds as a person reads them at a glance: `68 years`, `3 days`, `90 seconds`.
+pub fn approximate(seconds: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (365 * 86_400, "year"),
+        (86_400, "day"),
+        (3_600, "hour"),
+        (60, "minute"),
+        (1, "second"),
+    ];
+    let (size, unit) = UNITS
+        .into_iter()
+        .find(|(size, _)| seconds >= *size)
+        .unwrap_or((1, "second"));
+    let count = seconds / size;
+    format!("about {count} {unit}{}", if count == 1 { "" } else { "s" })
+}
+
 /// The help line for a bad duration.
 pub const HELP: &str = "write whole units largest first, such as `90s`, `15m`, `1h30m` or `2d`, or a number of seconds";
 
@@ -78,5 +95,12 @@ mod tests {
         ] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn approximations_name_the_largest_unit() {
+        assert_eq!(approximate(2_147_483_647), "about 68 years");
+        assert_eq!(approximate(90), "about 1 minute");
+        assert_eq!(approximate(1), "about 1 second");
     }
 }

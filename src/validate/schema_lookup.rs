@@ -63,6 +63,34 @@ pub(super) fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
     Some(node)
 }
 
+/// Whether the field at `pointer` takes whole numbers and no other numbers
+/// (`replicas`, but not a quantity such as `cpu`, which also takes `0.5`).
+pub(super) fn takes_only_integers(pointer: &str) -> bool {
+    let root = schema();
+    let resolve = |node: &'static Json| -> &'static Json {
+        node.get("$ref")
+            .and_then(Json::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| root.get("$defs")?.get(name))
+            .unwrap_or(node)
+    };
+    let kind = |node: &Json| node.get("type").and_then(Json::as_str).map(str::to_owned);
+    let Some(node) = property_schema(root, pointer).map(resolve) else {
+        return false;
+    };
+    match node.get("anyOf").and_then(Json::as_array) {
+        Some(branches) => {
+            let numeric: Vec<String> = branches
+                .iter()
+                .filter_map(|b| kind(resolve(b)))
+                .filter(|t| t == "integer" || t == "number")
+                .collect();
+            !numeric.is_empty() && numeric.iter().all(|t| t == "integer")
+        }
+        None => kind(node).as_deref() == Some("integer"),
+    }
+}
+
 /// The schema written at the property for `pointer` (where its description is),
 /// before following its `$ref`.
 fn property_schema<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
@@ -96,5 +124,21 @@ mod tests {
                 .get("secret")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn integer_fields_are_told_from_numeric_ones() {
+        for pointer in [
+            "/replicas",
+            "/nProcPerNode",
+            "/resources/gpus",
+            "/policy/ttlAfterFinished",
+            "/ports/tb",
+        ] {
+            assert!(takes_only_integers(pointer), "{pointer}");
+        }
+        for pointer in ["/resources/cpu", "/vars/x", "/image", "/volumes/a/size"] {
+            assert!(!takes_only_integers(pointer), "{pointer}");
+        }
     }
 }

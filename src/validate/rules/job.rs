@@ -136,9 +136,9 @@ fn replicas(r: &mut Rules<'_>) {
             }
             Err(why) => {
                 let d = match text.trim().parse::<u32>() {
-                    Ok(n) => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is the string `\"{text}\"`; a fixed count is a number"))
+                    Ok(n) if i32::try_from(n).is_ok() => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is the string `\"{text}\"`; a fixed count is a number"))
                         .with_help(format!("drop the quotes: `replicas = {n}`")),
-                    Err(_) => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is invalid: {why}"))
+                    _ => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is invalid: {why}"))
                         .with_help("write a number of pods (`replicas = 2`) or an elastic range (`replicas = \"2:4\"`)"),
                 };
                 r.push(d);

@@ -151,9 +151,23 @@ fn ports(r: &mut Rules<'_>) {
 
 fn policy(r: &mut Rules<'_>) {
     let Some(policy) = &r.spec.policy else { return };
-    for (key, value, positive) in [
-        ("ttlAfterFinished", &policy.ttl_after_finished, false),
-        ("activeDeadline", &policy.active_deadline, true),
+    // runPolicy.ttlSecondsAfterFinished is an int32 and activeDeadlineSeconds an
+    // int64, in the PyTorchJob CRD (kubeflow/trainer v1.9.4,
+    // manifests/base/crds/kubeflow.org_pytorchjobs.yaml) as in the TrainJob's
+    // (v2.3.0, trainer.kubeflow.org_trainjobs.yaml).
+    for (key, value, positive, limit) in [
+        (
+            "ttlAfterFinished",
+            &policy.ttl_after_finished,
+            false,
+            u64::from(i32::MAX.unsigned_abs()),
+        ),
+        (
+            "activeDeadline",
+            &policy.active_deadline,
+            true,
+            i64::MAX.unsigned_abs(),
+        ),
     ] {
         let pointer = format!("/policy/{key}");
         let seconds = match value {
@@ -178,12 +192,20 @@ fn policy(r: &mut Rules<'_>) {
                 )
                 .with_help("remove it for no deadline"),
             ),
-            Ok(s) if s > i64::MAX as u64 / 2 => {
-                r.push(Diagnostic::error(
-                    codes::DURATION_INVALID,
-                    r.value(&pointer),
-                    format!("`policy.{key}` is too long"),
-                ));
+            Ok(s) if s > limit => {
+                r.push(
+                    Diagnostic::error(
+                        codes::DURATION_INVALID,
+                        r.value(&pointer),
+                        format!(
+                            "`policy.{key}` is {s} seconds; the limit is {limit} seconds ({})",
+                            duration::approximate(limit)
+                        ),
+                    )
+                    .with_help(format!(
+                        "write at most {limit} seconds, or remove `policy.{key}`"
+                    )),
+                );
             }
             Ok(_) => {}
         }
