@@ -24,6 +24,7 @@
 pub mod cli;
 pub mod commands;
 pub mod compose;
+pub mod derived;
 pub mod diagnostic;
 pub mod emit;
 pub mod krm;
@@ -130,10 +131,10 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let objects = render::render(&model);
     if options.verify {
         for problem in verify::verify(&objects, model.trainjob.api_level) {
-            let code = if problem.contract == "webhook" {
-                codes::VERIFY_WEBHOOK
-            } else {
-                codes::VERIFY_SCHEMA
+            let code = match problem.contract {
+                "webhook" => codes::VERIFY_WEBHOOK,
+                "operator" => codes::VERIFY_OPERATOR,
+                _ => codes::VERIFY_SCHEMA,
             };
             let at = if problem.path.is_empty() {
                 String::new()

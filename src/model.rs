@@ -31,8 +31,10 @@ pub struct Model {
     pub claims: Vec<Claim>,
     /// Size of the memory-backed `/dev/shm`, when asked for.
     pub shm: Option<String>,
-    /// Ports exposed on the rank-0 pod through a Service named after the job.
+    /// Ports exposed on the rank-0 pod through the Service `ports_service`.
     pub ports: Vec<Port>,
+    /// Name of the Service for `ports` (see [`crate::derived`]).
+    pub ports_service: String,
     /// On every object and every pod template.
     pub labels: BTreeMap<String, String>,
     /// On every object.

@@ -85,6 +85,7 @@ pub fn resolve(spec: &Spec) -> Model {
             .as_ref()
             .and_then(|r| r.shm.as_ref())
             .map(spec::Quantity::text),
+        ports_service: crate::derived::ports_service(&spec.name),
         ports: spec
             .ports
             .iter()
@@ -226,7 +227,7 @@ fn volumes(spec: &Spec, nodes: Nodes) -> (Vec<Volume>, Vec<Claim>) {
     let mut claims = Vec::new();
     for (name, volume) in spec.volumes.iter().flatten() {
         let source = if let Some(size) = &volume.size {
-            let claim_name = claim_name(&spec.name, name);
+            let claim_name = crate::derived::claim(&spec.name, name);
             let default_mode = if nodes.max() > 1 {
                 defaults::ACCESS_MODE_SHARED
             } else {
@@ -273,11 +274,6 @@ fn spelled<T: serde::Serialize>(value: &T) -> String {
         Ok(serde_json::Value::String(text)) => text,
         _ => String::new(),
     }
-}
-
-/// The PersistentVolumeClaim trainc creates for a volume with a `size`.
-pub fn claim_name(job: &str, volume: &str) -> String {
-    format!("{job}-{volume}")
 }
 
 fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {

@@ -78,7 +78,10 @@ fn output_dir_writes_one_file_per_object_in_apply_order() {
     names.sort();
     assert_eq!(
         names,
-        ["01-service-mnist-tb.yaml", "02-pytorchjob-mnist-tb.yaml"]
+        [
+            "01-service-mnist-tb-ports.yaml",
+            "02-pytorchjob-mnist-tb.yaml"
+        ]
     );
     let joined = names
         .iter()

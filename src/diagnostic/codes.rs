@@ -91,4 +91,5 @@ codes! {
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema";
     VERIFY_WEBHOOK = "trainc::verify::webhook";
+    VERIFY_OPERATOR = "trainc::verify::operator";
 }

@@ -23,9 +23,12 @@ pub const API_VERSION: &str = "kubeflow.org/v1";
 pub const KIND: &str = "PyTorchJob";
 /// The container the operator looks for.
 pub const CONTAINER: &str = "pytorch";
-/// The operator's rendezvous port and its required name.
+/// The operator's rendezvous port and its required name: `MASTER_PORT` and
+/// `PET_MASTER_PORT` on a job with a Master, the `PET_RDZV_ENDPOINT` port of an
+/// elastic one (kubeflow/trainer v1.9.4, `pkg/apis/kubeflow.org/v1/pytorch_types.go`
+/// and `pkg/controller.v1/pytorch/{master,elastic}.go`).
 pub const PORT_NAME: &str = "pytorchjob-port";
-pub const PORT: i32 = 23456;
+pub const PORT: u16 = 23456;
 pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
 pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
 
@@ -125,7 +128,7 @@ pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
 pub(super) fn render(model: &Model) -> Object {
     let shape = PodShape {
         container: CONTAINER,
-        fixed_ports: &[(PORT_NAME, PORT)],
+        fixed_ports: &[(PORT_NAME, i32::from(PORT))],
         job_selector: BTreeMap::from([(LABEL_JOB_NAME.to_owned(), model.name.clone())]),
     };
     let replica = |replicas: u32| ReplicaSpec {

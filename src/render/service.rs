@@ -1,4 +1,6 @@
-//! `v1 Service` named after the job, exposing `[ports]` of the rank-0 pod.
+//! `v1 Service` `<job>-ports`, exposing `[ports]` of the rank-0 pod. It is
+//! never named after the job alone: that name belongs to the headless Service
+//! JobSet creates for a TrainJob (see [`crate::derived`]).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,7 @@ use crate::model::Model;
 /// `selector` picks the rank-0 pod by the labels its operator puts on it.
 pub(super) fn render(model: &Model, selector: &BTreeMap<String, String>) -> Object {
     let service = Service {
-        metadata: metadata(model, &model.name, &model.labels),
+        metadata: metadata(model, &model.ports_service, &model.labels),
         spec: Some(ServiceSpec {
             selector: Some(selector.clone()),
             ports: Some(
@@ -32,5 +34,5 @@ pub(super) fn render(model: &Model, selector: &BTreeMap<String, String>) -> Obje
         }),
         status: None,
     };
-    Object::new("Service", &model.name, &service)
+    Object::new("Service", &model.ports_service, &service)
 }

@@ -25,6 +25,11 @@ pub const KIND: &str = "TrainJob";
 pub const NODE: &str = "node";
 /// Who owns the runtime patch: the webhook wants a domain-prefixed path.
 pub const MANAGER: &str = "trainc.dev/trainc";
+/// The torch runtime's `ContainerTrainerPort`: `PET_MASTER_PORT`, where rank 0
+/// serves the TCPStore, and the port it adds to the `node` container
+/// (kubeflow/trainer v2.0.0–v2.3.0, `pkg/constants/constants.go` and
+/// `pkg/runtime/framework/plugins/torch/torch.go`).
+pub const TRAINER_PORT: u16 = 29500;
 /// Labels JobSet puts on every pod it creates.
 pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
 pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";

@@ -18,8 +18,6 @@ mod scheduling;
 mod target;
 mod volumes;
 
-pub use target::longest_derived_name;
-
 /// Runs every rule; returns errors and warnings in no particular order.
 pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     let mut rules = Rules {

@@ -3,6 +3,7 @@
 use super::metadata::label_map;
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
+use crate::render::{pytorchjob, trainjob};
 use crate::spec::{Duration, TaintEffect, Target, TolerationOperator};
 use crate::syntax::{duration, names};
 
@@ -101,11 +102,16 @@ fn ports(r: &mut Rules<'_>) {
     let Some(ports) = &r.spec.ports else { return };
     let (reserved_port, reserved_name, owner) = match r.target() {
         Target::Pytorchjob => (
-            23456,
-            "pytorchjob-port",
+            pytorchjob::PORT,
+            pytorchjob::PORT_NAME,
             "the Training Operator's rendezvous port",
         ),
-        Target::Trainjob => (29400, "", "the Trainer torch runtime's rendezvous port"),
+        // The runtime declares its port without a name.
+        Target::Trainjob => (
+            trainjob::TRAINER_PORT,
+            "",
+            "the Trainer torch runtime's rendezvous port (`PET_MASTER_PORT`)",
+        ),
     };
     let mut seen: Vec<(u16, &str)> = Vec::new();
     for (name, port) in ports {

@@ -2,8 +2,9 @@
 //! names it derives from the job name become.
 
 use super::Rules;
+use crate::derived;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Replicas, Spec, Target};
+use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Replicas, Target};
 use crate::syntax::names::MAX_LABEL;
 
 pub(super) fn check(r: &mut Rules<'_>) {
@@ -93,48 +94,50 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
     }
 }
 
-/// The longest name of a pod, hostname or Service the target derives from the
-/// job name; each must be a DNS label of at most 63 characters.
-///
-/// - PyTorchJob: the operator names pods and their headless Services
-///   `<name>-master-0` and `<name>-worker-<i>`, `i` up to replicas - 2 (or
-///   max - 1 for an elastic job, which has workers only).
-/// - TrainJob: JobSet names the pods' hostnames `<name>-node-0-<i>`, `i` up
-///   to replicas - 1.
-pub fn longest_derived_name(spec: &Spec) -> String {
-    let name = &spec.name;
-    let replicas = spec.replicas.clone().unwrap_or(Replicas::Fixed(1));
-    match spec.target.unwrap_or(Target::Pytorchjob) {
-        Target::Pytorchjob => match replicas {
-            Replicas::Fixed(n) if n <= 1 => format!("{name}-master-0"),
-            Replicas::Fixed(n) => format!("{name}-worker-{}", n - 2),
-            Replicas::Elastic(_) => format!("{name}-worker-{}", replicas.max().saturating_sub(1)),
-        },
-        Target::Trainjob => format!("{name}-node-0-{}", replicas.max().saturating_sub(1)),
-    }
-}
-
+/// Every name the target and trainc derive from the job name must fit its
+/// limit (see [`crate::derived`]); the one over by the most is reported.
 fn name_length(r: &mut Rules<'_>) {
-    if crate::syntax::names::dns1035_label(&r.spec.name).is_err() && r.spec.name.len() <= MAX_LABEL
-    {
+    let spec = r.spec;
+    if crate::syntax::names::dns1035_label(&spec.name).is_err() && spec.name.len() <= MAX_LABEL {
         return; // the name is invalid for another reason, reported already
     }
-    let longest = longest_derived_name(r.spec);
-    if longest.len() <= MAX_LABEL {
+    let shape = derived::Shape {
+        job: &spec.name,
+        target: r.target(),
+        max_nodes: r.max_replicas(),
+        elastic: spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
+        ports: spec.ports.as_ref().is_some_and(|p| !p.is_empty()),
+    };
+    let claims = spec
+        .volumes
+        .iter()
+        .flatten()
+        .filter(|(_, v)| v.size.is_some())
+        .map(|(name, _)| name.as_str());
+    let Some(longest) = derived::too_long(shape, claims) else {
         return;
-    }
-    let room = r.spec.name.len() - (longest.len() - MAX_LABEL);
+    };
+    let room = spec.name.len().saturating_sub(longest.excess());
     r.push(
         Diagnostic::error(
             codes::NAME_TOO_LONG,
             r.value("/name"),
             format!(
-                "`name` is too long for target `{}`: the longest name it creates, `{longest}`, has {} characters; the limit is {MAX_LABEL}",
+                "`name` is too long for target `{}`: {} would name {} `{}`{}, {} characters; the limit is {}",
                 r.target().as_str(),
-                longest.len()
+                longest.by,
+                longest.what,
+                longest.name,
+                if longest.has_random_suffix() {
+                    " (`xxxxx`: 5 random characters)"
+                } else {
+                    ""
+                },
+                longest.name.len(),
+                longest.limit,
             ),
         )
-        .with_label(format!("{} characters", r.spec.name.len()))
+        .with_label(format!("{} characters", spec.name.len()))
         .with_help(format!("shorten `name` to at most {room} characters")),
     );
 }

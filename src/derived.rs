@@ -1,0 +1,209 @@
+//! Every name derived from the job name, by trainc and by the operators, and
+//! the limit each must meet. A name the cluster would reject makes the job
+//! hang or fail at admission, so the rules check every one of them against
+//! the job name the user wrote, and resolve names trainc's own objects here.
+//!
+//! What each operator derives (checked at the tags trainc supports):
+//!
+//! - Training Operator (kubeflow/trainer v1.7.0–v1.9.4,
+//!   `pkg/controller.v1/common/pod.go` `createNewPod` and
+//!   `pkg/core/utils.go` `GenGeneralName`): each pod, and the headless Service
+//!   in front of it, is named `<job>-master-0` or `<job>-worker-<i>`. Service
+//!   names are DNS-1035 labels, so each must fit in 63 characters.
+//! - JobSet, which runs a TrainJob (kubernetes-sigs/jobset v0.8–v0.12,
+//!   `pkg/webhooks/jobset_webhook.go` `ValidateCreate`): the JobSet and its
+//!   headless Service take the TrainJob's name; its jobs are
+//!   `<job>-node-0`; Kubernetes names an Indexed Job's pods
+//!   `<job>-node-0-<i>-<5 random characters>`, and JobSet's webhook rejects a
+//!   JobSet whose longest pod name, with `-abcde` standing in for the random
+//!   part, exceeds 63 characters.
+//! - trainc: one PersistentVolumeClaim `<job>-<volume>` per volume with a
+//!   `size` (a DNS-1123 subdomain, at most 253), and the Service for
+//!   `[ports]`, `<job>-ports` (a DNS-1035 label). The Service's name can be
+//!   neither the JobSet's headless Service (`<job>`, which JobSet creates only
+//!   when no Service of that name exists, and never adopts) nor a Training
+//!   Operator replica Service (which end in `-<number>`).
+
+use crate::spec::Target;
+use crate::syntax::names::MAX_LABEL;
+
+/// What Kubernetes appends to a pod name it generates: `-` and 5 characters.
+pub const RANDOM_POD_SUFFIX: &str = "-xxxxx";
+/// The longest DNS-1123 subdomain (PersistentVolumeClaim names).
+pub const MAX_SUBDOMAIN: usize = 253;
+
+/// The Service trainc creates for `[ports]`.
+pub fn ports_service(job: &str) -> String {
+    format!("{job}-ports")
+}
+
+/// The PersistentVolumeClaim trainc creates for a volume with a `size`.
+pub fn claim(job: &str, volume: &str) -> String {
+    format!("{job}-{volume}")
+}
+
+/// One name derived from the job name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    /// The name as it will be, `-xxxxx` standing for a random suffix.
+    pub name: String,
+    /// What it names, e.g. `the last worker pod and its Service`.
+    pub what: &'static str,
+    /// Who creates it: `the Training Operator`, `JobSet`, `trainc`.
+    pub by: &'static str,
+    /// Its length limit.
+    pub limit: usize,
+}
+
+impl Derived {
+    pub fn excess(&self) -> usize {
+        self.name.len().saturating_sub(self.limit)
+    }
+
+    /// Whether the name ends in a suffix Kubernetes generates at random.
+    pub fn has_random_suffix(&self) -> bool {
+        self.name.ends_with(RANDOM_POD_SUFFIX)
+    }
+}
+
+/// What the derived names depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    pub job: &'a str,
+    pub target: Target,
+    /// The most pods the job runs.
+    pub max_nodes: u32,
+    /// Whether the job is elastic (a PyTorchJob of workers only).
+    pub elastic: bool,
+    /// Whether trainc creates the Service for `[ports]`.
+    pub ports: bool,
+}
+
+/// Every name derived from `shape.job`, and the claims for `volumes` (the
+/// names of the spec's volumes with a `size`).
+pub fn names<'v>(shape: Shape<'_>, volumes: impl IntoIterator<Item = &'v str>) -> Vec<Derived> {
+    let job = shape.job;
+    let mut out = Vec::new();
+    match shape.target {
+        Target::Pytorchjob => {
+            if !shape.elastic {
+                out.push(Derived {
+                    name: format!("{job}-master-0"),
+                    what: "the master pod and its Service",
+                    by: "the Training Operator",
+                    limit: MAX_LABEL,
+                });
+            }
+            let workers = if shape.elastic {
+                shape.max_nodes
+            } else {
+                shape.max_nodes.saturating_sub(1)
+            };
+            if workers > 0 {
+                out.push(Derived {
+                    name: format!("{job}-worker-{}", workers - 1),
+                    what: "the last worker pod and its Service",
+                    by: "the Training Operator",
+                    limit: MAX_LABEL,
+                });
+            }
+        }
+        Target::Trainjob => out.push(Derived {
+            name: format!(
+                "{job}-node-0-{}{RANDOM_POD_SUFFIX}",
+                shape.max_nodes.saturating_sub(1)
+            ),
+            what: "the last node pod",
+            by: "JobSet",
+            limit: MAX_LABEL,
+        }),
+    }
+    if shape.ports {
+        out.push(Derived {
+            name: ports_service(job),
+            what: "the Service for `[ports]`",
+            by: "trainc",
+            limit: MAX_LABEL,
+        });
+    }
+    out.extend(volumes.into_iter().map(|volume| Derived {
+        name: claim(job, volume),
+        what: "a PersistentVolumeClaim",
+        by: "trainc",
+        limit: MAX_SUBDOMAIN,
+    }));
+    out
+}
+
+/// The derived name that exceeds its limit by the most, if any does.
+pub fn too_long<'v>(
+    shape: Shape<'_>,
+    volumes: impl IntoIterator<Item = &'v str>,
+) -> Option<Derived> {
+    names(shape, volumes)
+        .into_iter()
+        .filter(|d| d.excess() > 0)
+        .max_by_key(Derived::excess)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(job: &str, target: Target, max_nodes: u32) -> Shape<'_> {
+        Shape {
+            job,
+            target,
+            max_nodes,
+            elastic: false,
+            ports: false,
+        }
+    }
+
+    #[test]
+    fn a_pytorchjob_names_its_master_and_last_worker() {
+        let names: Vec<String> = names(shape("mnist", Target::Pytorchjob, 4), [])
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(names, ["mnist-master-0", "mnist-worker-2"]);
+        let elastic = Shape {
+            elastic: true,
+            ..shape("mnist", Target::Pytorchjob, 8)
+        };
+        let names: Vec<String> = super::names(elastic, [])
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(names, ["mnist-worker-7"]);
+    }
+
+    #[test]
+    fn jobset_counts_the_random_pod_suffix() {
+        // 49 + `-node-0-3` (9) = 58 fits a hostname, but not with `-xxxxx` (64).
+        let job = "a".repeat(49);
+        let long = too_long(shape(&job, Target::Trainjob, 4), []).expect("too long");
+        assert_eq!(long.name.len(), 64);
+        assert_eq!(long.by, "JobSet");
+        assert!(too_long(shape(&"a".repeat(48), Target::Trainjob, 4), []).is_none());
+    }
+
+    #[test]
+    fn trainc_names_its_service_and_claims_after_the_job() {
+        let with_ports = Shape {
+            ports: true,
+            ..shape("mnist", Target::Trainjob, 2)
+        };
+        let names = names(with_ports, ["data"]);
+        let service = names
+            .iter()
+            .find(|d| d.by == "trainc" && d.limit == MAX_LABEL);
+        assert_eq!(service.unwrap().name, "mnist-ports");
+        let claim = names.iter().find(|d| d.limit == MAX_SUBDOMAIN);
+        assert_eq!(claim.unwrap().name, "mnist-data");
+        // Never an operator's name: JobSet's headless Service is `mnist`, and
+        // Training Operator Services end in a replica index.
+        assert_ne!(ports_service("mnist"), "mnist");
+        assert!(!ports_service("mnist").ends_with(|c: char| c.is_ascii_digit()));
+    }
+}

@@ -1,0 +1,150 @@
+//! What the operators do with the objects together, which no single object's
+//! schema or webhook shows: the names their controllers take for their own
+//! Services, and the ports a Service can reach on the job's pods.
+
+use serde_json::Value;
+
+use super::{Problem, id};
+use crate::render::{pytorchjob, trainjob};
+
+pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
+    let of_kind = |kind: &str| -> Vec<&Value> {
+        values
+            .iter()
+            .copied()
+            .filter(|v| v["kind"] == kind)
+            .collect()
+    };
+    let services = of_kind("Service");
+    for job in of_kind(trainjob::KIND) {
+        trainjob_services(job, &services, problems);
+    }
+    for job in of_kind(pytorchjob::KIND) {
+        pytorchjob_services(job, &services, problems);
+    }
+}
+
+fn name(value: &Value) -> &str {
+    value["metadata"]["name"].as_str().unwrap_or("")
+}
+
+/// Whether `service` selects pods carrying `label: value`.
+fn selects(service: &Value, label: &str, value: &str) -> bool {
+    service
+        .pointer("/spec/selector")
+        .and_then(|s| s.get(label))
+        .and_then(Value::as_str)
+        == Some(value)
+}
+
+/// JobSet creates the headless Service behind `<job>-node-0-0.<job>` (the
+/// `PET_MASTER_ADDR` the torch runtime sets) only when no Service named
+/// `<job>` exists, and adopts none (kubernetes-sigs/jobset v0.12.0,
+/// `pkg/controllers/jobset_controller.go`, `createHeadlessSvcIfNecessary`).
+/// The TrainJob cannot declare container ports (no TrainJob API level patches
+/// them), so a Service reaches its pods by port number only.
+fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+    let job_name = name(job);
+    for service in services {
+        if name(service) == job_name {
+            problems.push(Problem::operator(
+                &id(service),
+                "/metadata/name",
+                format!(
+                    "JobSet creates its headless Service `{job_name}` only when no Service of that name exists; this one would take its place, and rank 0's address `{job_name}-{node}-0-0.{job_name}` would never resolve",
+                    node = trainjob::NODE
+                ),
+            ));
+        }
+        if !selects(service, trainjob::LABEL_JOBSET_NAME, job_name) {
+            continue;
+        }
+        for (i, port) in service_ports(service) {
+            if port["targetPort"].is_string() {
+                problems.push(Problem::operator(
+                    &id(service),
+                    &format!("/spec/ports/{i}/targetPort"),
+                    "a TrainJob's node container cannot declare named ports; target the port by number".to_owned(),
+                ));
+            }
+        }
+    }
+}
+
+/// The Training Operator creates a headless Service per pod, named like the
+/// pod (`<job>-master-0`, `<job>-worker-<i>`; kubeflow/trainer v1.9.4,
+/// `pkg/controller.v1/common/service.go`). A Service exposing the rank-0 pod
+/// must target ports its `pytorch` container declares.
+fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+    let job_name = name(job);
+    let replicas = job
+        .pointer("/spec/pytorchReplicaSpecs")
+        .and_then(Value::as_object);
+    // Whether the operator names one of this job's pod Services `service`.
+    let operator_service = |service: &str| {
+        replicas.into_iter().flatten().any(|(kind, spec)| {
+            let prefix = format!("{job_name}-{}-", kind.to_ascii_lowercase());
+            service
+                .strip_prefix(&prefix)
+                .filter(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|i| i.parse::<u64>().ok())
+                .is_some_and(|i| i < spec["replicas"].as_u64().unwrap_or(0))
+        })
+    };
+    // Rank 0: the Master, or worker 0 of an elastic job without one.
+    let rank0 = replicas.and_then(|r| r.get("Master").or_else(|| r.get("Worker")));
+    let declared: Vec<&Value> = rank0
+        .and_then(|r| r.pointer("/template/spec/containers"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c["name"] == pytorchjob::CONTAINER)
+        .filter_map(|c| c["ports"].as_array())
+        .flatten()
+        .collect();
+    for service in services {
+        if operator_service(name(service)) {
+            problems.push(Problem::operator(
+                &id(service),
+                "/metadata/name",
+                format!(
+                    "the Training Operator names one of `{job_name}`'s pod Services `{}`; this Service would collide with it",
+                    name(service)
+                ),
+            ));
+        }
+        if !selects(service, pytorchjob::LABEL_JOB_NAME, job_name) {
+            continue;
+        }
+        for (i, port) in service_ports(service) {
+            // Without a targetPort, a Service targets its own port number.
+            let target = match &port["targetPort"] {
+                Value::Null => &port["port"],
+                target => target,
+            };
+            let found = declared.iter().any(|p| match target {
+                Value::String(port_name) => p["name"] == port_name.as_str(),
+                number => p["containerPort"] == *number,
+            });
+            if !found {
+                problems.push(Problem::operator(
+                    &id(service),
+                    &format!("/spec/ports/{i}/targetPort"),
+                    format!(
+                        "targets port {target} of `{job_name}`'s rank-0 pod, which its `{}` container does not declare",
+                        pytorchjob::CONTAINER
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn service_ports(service: &Value) -> impl Iterator<Item = (usize, &Value)> {
+    service
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+}

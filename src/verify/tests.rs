@@ -1,0 +1,253 @@
+//! Unit tests of `--verify`: each contract catches what it must, and trainc-shaped objects pass.
+use super::*;
+
+fn job() -> Value {
+    serde_json::json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "demo"},
+        "spec": {
+            "nprocPerNode": "2",
+            "pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{"name": "pytorch", "image": "x:1"}]}}},
+                "Worker": {"replicas": 3, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{"name": "pytorch", "image": "x:1"}]}}}
+            }
+        }
+    })
+}
+
+/// Every needle appears in some webhook problem of `value`.
+fn assert_webhook_finds(value: &Value, needles: &[&str]) {
+    let messages: Vec<String> = problems(value)
+        .into_iter()
+        .filter(|p| p.contract == "webhook")
+        .map(|p| p.message)
+        .collect();
+    for needle in needles {
+        assert!(
+            messages.iter().any(|m| m.contains(needle)),
+            "{needle}: {messages:?}"
+        );
+    }
+}
+
+fn problems(value: &Value) -> Vec<Problem> {
+    verify_values(&[value], ApiLevel::V2_2)
+}
+
+#[test]
+fn a_valid_job_passes() {
+    assert_eq!(problems(&job()), vec![]);
+}
+
+#[test]
+fn schema_violations_are_found() {
+    let mut bad = job();
+    bad["spec"]["nprocPerNode"] = serde_json::json!(2); // must be a string
+    bad["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["imagee"] =
+        serde_json::json!("x");
+    bad["metadata"]["labelz"] = serde_json::json!({});
+    let found = problems(&bad);
+    let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+    assert!(paths.contains(&"/spec/nprocPerNode"), "{found:?}");
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.starts_with("/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0")),
+        "{found:?}"
+    );
+    assert!(
+        paths.contains(&"/metadata"),
+        "metadata is checked against ObjectMeta: {found:?}"
+    );
+    assert!(found.iter().all(|p| p.contract == "schema"));
+}
+
+#[test]
+fn webhook_rules_are_found() {
+    let mut bad = job();
+    bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = serde_json::json!(2);
+    bad["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"] =
+        serde_json::json!("main");
+    bad["spec"]["pytorchReplicaSpecs"]["Chief"] =
+        bad["spec"]["pytorchReplicaSpecs"]["Master"].clone();
+    bad["spec"]["elasticPolicy"] = serde_json::json!({"nProcPerNode": 2});
+    bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
+    assert_webhook_finds(
+        &bad,
+        &[
+            "Master must have replicas: 1",
+            "no container named `pytorch`",
+            "`Chief` is neither",
+            "elasticPolicy.nProcPerNode",
+            "longer than 63",
+        ],
+    );
+}
+
+fn trainjob() -> Value {
+    serde_json::json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "demo"},
+        "spec": {
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"image": "x:1", "numNodes": 2, "numProcPerNode": 4, "env": [{"name": "A", "value": "1"}]},
+            "runtimePatches": [{"manager": "trainc.dev/trainc", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "node"}]}}}}}
+            ]}}}}]
+        }
+    })
+}
+
+#[test]
+fn a_valid_trainjob_passes_at_its_level_only() {
+    assert_eq!(problems(&trainjob()), vec![]);
+    // runtimePatches do not exist on v2.1, and numProcPerNode "auto" not on v2.2+.
+    assert!(!verify_values(&[&trainjob()], ApiLevel::V2_1).is_empty());
+    let mut auto = trainjob();
+    auto["spec"]["trainer"]["numProcPerNode"] = serde_json::json!("auto");
+    assert!(
+        problems(&auto)
+            .iter()
+            .any(|p| p.path == "/spec/trainer/numProcPerNode")
+    );
+}
+
+#[test]
+fn trainjob_webhook_rules_are_found() {
+    let mut bad = trainjob();
+    bad["spec"]["trainer"]["env"][0]["name"] = serde_json::json!("PET_NNODES");
+    bad["spec"]["runtimePatches"][0]["manager"] = serde_json::json!("trainc");
+    bad["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        [0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"] =
+        serde_json::json!([{"name": "B", "value": "2"}]);
+    bad["metadata"]["name"] = serde_json::json!("a".repeat(60));
+    assert_webhook_finds(
+        &bad,
+        &[
+            "`PET_NNODES` is reserved",
+            "not a domain-prefixed path",
+            "belongs in trainer.env",
+            "longer than 63",
+        ],
+    );
+}
+
+#[test]
+fn int32_and_int64_fields_are_bounded() {
+    let mut bad = job();
+    bad["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = serde_json::json!(3_000_000_000_u64);
+    bad["spec"]["runPolicy"] = serde_json::json!({
+        "backoffLimit": 2_147_483_648_u64,
+        "ttlSecondsAfterFinished": -2_147_483_649_i64,
+        "activeDeadlineSeconds": 9_223_372_036_854_775_807_i64,
+    });
+    let found = problems(&bad);
+    let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+    assert!(
+        paths.contains(&"/spec/pytorchReplicaSpecs/Worker/replicas"),
+        "{found:?}"
+    );
+    assert!(paths.contains(&"/spec/runPolicy/backoffLimit"), "{found:?}");
+    assert!(
+        paths.contains(&"/spec/runPolicy/ttlSecondsAfterFinished"),
+        "{found:?}"
+    );
+    assert!(
+        !paths.contains(&"/spec/runPolicy/activeDeadlineSeconds"),
+        "an int64 takes i64::MAX: {found:?}"
+    );
+    let mut big = trainjob();
+    big["spec"]["trainer"]["numNodes"] = serde_json::json!(2_147_483_648_u64);
+    assert!(
+        problems(&big)
+            .iter()
+            .any(|p| p.path == "/spec/trainer/numNodes"),
+    );
+    // A tighter bound of the schema's own stays: activeDeadlineSeconds >= 1.
+    let mut zero = trainjob();
+    zero["spec"]["activeDeadlineSeconds"] = serde_json::json!(0);
+    assert!(
+        problems(&zero)
+            .iter()
+            .any(|p| p.path == "/spec/activeDeadlineSeconds"),
+    );
+}
+
+#[test]
+fn unknown_kinds_have_no_schema() {
+    let found = problems(
+        &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+    );
+    assert_eq!(found[0].message, "no schema for v1 ConfigMap");
+}
+
+fn service(name: &str, selector: &Value, target_port: &Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"selector": selector, "ports": [{"name": "tb", "port": 6006, "targetPort": target_port}]}
+    })
+}
+
+fn operator_messages(values: &[&Value]) -> Vec<String> {
+    verify_values(values, ApiLevel::V2_2)
+        .into_iter()
+        .filter(|p| p.contract == "operator")
+        .map(|p| p.message)
+        .collect()
+}
+
+#[test]
+fn a_service_named_after_a_trainjob_takes_jobsets_headless_service() {
+    let job = trainjob();
+    let selector = serde_json::json!({"jobset.sigs.k8s.io/jobset-name": "demo"});
+    let stealing = service("demo", &selector, &serde_json::json!(6006));
+    let found = operator_messages(&[&stealing, &job]);
+    assert!(
+        found.iter().any(|m| m.contains("headless Service `demo`")),
+        "{found:?}"
+    );
+    let named_port = service("demo-ports", &selector, &serde_json::json!("tb"));
+    let found = operator_messages(&[&named_port, &job]);
+    assert!(found.iter().any(|m| m.contains("named ports")), "{found:?}");
+    let fine = service("demo-ports", &selector, &serde_json::json!(6006));
+    assert_eq!(operator_messages(&[&fine, &job]), Vec::<String>::new());
+}
+
+#[test]
+fn a_pytorchjob_service_targets_declared_ports_under_a_free_name() {
+    let mut job = job();
+    job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"] =
+        serde_json::json!([{"name": "tb", "containerPort": 6006}]);
+    let selector = serde_json::json!({
+        "training.kubeflow.org/job-name": "demo",
+        "training.kubeflow.org/job-role": "master",
+    });
+    for target in [serde_json::json!(6006), serde_json::json!("tb")] {
+        let fine = service("demo-ports", &selector, &target);
+        assert_eq!(operator_messages(&[&fine, &job]), Vec::<String>::new());
+    }
+    let undeclared = service("demo-ports", &selector, &serde_json::json!(9090));
+    let found = operator_messages(&[&undeclared, &job]);
+    assert!(
+        found.iter().any(|m| m.contains("does not declare")),
+        "{found:?}"
+    );
+    let colliding = service("demo-worker-2", &selector, &serde_json::json!(6006));
+    let found = operator_messages(&[&colliding, &job]);
+    assert!(found.iter().any(|m| m.contains("collide")), "{found:?}");
+}
+
+#[test]
+fn jobset_counts_the_random_pod_suffix() {
+    // `<49 chars>-node-0-1` is 58 characters: a valid hostname, but JobSet
+    // checks `<...>-abcde`, 64.
+    let mut long = trainjob();
+    long["metadata"]["name"] = serde_json::json!("a".repeat(49));
+    assert_webhook_finds(&long, &["longer than 63"]);
+    long["metadata"]["name"] = serde_json::json!("a".repeat(48));
+    assert!(problems(&long).iter().all(|p| p.contract != "webhook"));
+}

@@ -1,0 +1,171 @@
+//! What the operators' admission webhooks (and the CRDs' CEL rules) reject,
+//! object by object: rules a JSON Schema cannot express.
+
+use serde_json::Value;
+
+use super::Problem;
+use crate::render::{pytorchjob, trainjob};
+use crate::syntax::names;
+
+/// Both operators want the job name to be a DNS-1035 label.
+fn job_name(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    if let Err(why) = names::dns1035_label(name) {
+        problems.push(Problem::webhook(
+            id,
+            "/metadata/name",
+            format!("the job name is not a DNS-1035 label: {why}"),
+        ));
+    }
+}
+
+/// What the Training Operator's webhook rejects.
+pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    job_name(id, job, problems);
+    let mut reject =
+        |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    if job.pointer("/spec/elasticPolicy/nProcPerNode").is_some() {
+        reject(
+            "/spec/elasticPolicy/nProcPerNode",
+            "the deprecated elasticPolicy.nProcPerNode is set".to_owned(),
+        );
+    }
+    let Some(replicas) = job
+        .pointer("/spec/pytorchReplicaSpecs")
+        .and_then(Value::as_object)
+    else {
+        reject("/spec/pytorchReplicaSpecs", "no replica specs".to_owned());
+        return;
+    };
+    for (kind, spec) in replicas {
+        let path = format!("/spec/pytorchReplicaSpecs/{kind}");
+        if kind != "Master" && kind != "Worker" {
+            reject(
+                &path,
+                format!("replica type `{kind}` is neither Master nor Worker"),
+            );
+        }
+        let count = spec["replicas"].as_u64();
+        if kind == "Master" && count != Some(1) {
+            reject(
+                &format!("{path}/replicas"),
+                format!("Master must have replicas: 1 set explicitly, found {count:?}"),
+            );
+        }
+        let containers = spec
+            .pointer("/template/spec/containers")
+            .and_then(Value::as_array);
+        if !containers
+            .into_iter()
+            .flatten()
+            .any(|c| c["name"] == pytorchjob::CONTAINER)
+        {
+            reject(
+                &format!("{path}/template/spec/containers"),
+                format!("no container named `{}`", pytorchjob::CONTAINER),
+            );
+        }
+        let last = count.unwrap_or(1).saturating_sub(1);
+        let derived = format!("{name}-{}-{last}", kind.to_ascii_lowercase());
+        if derived.len() > names::MAX_LABEL {
+            reject(
+                "/metadata/name",
+                format!(
+                    "the operator would name a pod and Service `{derived}`, longer than {} characters",
+                    names::MAX_LABEL
+                ),
+            );
+        }
+    }
+}
+
+/// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
+pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    job_name(id, job, problems);
+    let mut reject =
+        |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    let nodes = job
+        .pointer("/spec/trainer/numNodes")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    // JobSet's webhook checks the longest pod name with `-abcde` standing in
+    // for the random suffix (kubernetes-sigs/jobset v0.12.0,
+    // pkg/webhooks/jobset_webhook.go).
+    let pod = format!(
+        "{name}-{}-0-{}-abcde",
+        trainjob::NODE,
+        nodes.saturating_sub(1)
+    );
+    if pod.len() > names::MAX_LABEL {
+        reject(
+            "/metadata/name",
+            format!(
+                "JobSet would reject the pod name `{pod}` as longer than {} characters",
+                names::MAX_LABEL
+            ),
+        );
+    }
+    for (i, var) in job
+        .pointer("/spec/trainer/env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let var_name = var["name"].as_str().unwrap_or("");
+        if var_name.starts_with("PET_")
+            && [
+                "PET_NNODES",
+                "PET_NPROC_PER_NODE",
+                "PET_NODE_RANK",
+                "PET_MASTER_ADDR",
+                "PET_MASTER_PORT",
+            ]
+            .contains(&var_name)
+        {
+            reject(
+                &format!("/spec/trainer/env/{i}"),
+                format!("`{var_name}` is reserved for the torch runtime"),
+            );
+        }
+    }
+    for (i, patch) in job
+        .pointer("/spec/runtimePatches")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let manager = patch["manager"].as_str().unwrap_or("");
+        let domain_prefixed = manager.split_once('/').is_some_and(|(domain, path)| {
+            domain.contains('.') && names::dns1123_subdomain(domain).is_ok() && !path.is_empty()
+        });
+        if !domain_prefixed {
+            reject(
+                &format!("/spec/runtimePatches/{i}/manager"),
+                format!("manager `{manager}` is not a domain-prefixed path"),
+            );
+        }
+        let jobs = patch
+            .pointer("/trainingRuntimeSpec/template/spec/replicatedJobs")
+            .and_then(Value::as_array);
+        for job in jobs.into_iter().flatten() {
+            let containers = job
+                .pointer("/template/spec/template/spec/containers")
+                .and_then(Value::as_array);
+            if containers
+                .into_iter()
+                .flatten()
+                .any(|c| c["name"] == trainjob::NODE && c.get("env").is_some())
+            {
+                reject(
+                    &format!("/spec/runtimePatches/{i}"),
+                    "env is patched into the `node` container; it belongs in trainer.env"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+}
