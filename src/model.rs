@@ -41,7 +41,8 @@ pub struct Model {
     pub annotations: BTreeMap<String, String>,
     /// On every pod template: the annotations plus trainc's pod defaults.
     pub pod_annotations: BTreeMap<String, String>,
-    /// Labels of the job object alone (the common labels plus Kueue's queue).
+    /// Labels of the job object alone: the common labels plus Kueue's queue
+    /// and workload priority class.
     pub job_labels: BTreeMap<String, String>,
     pub trainjob: TrainJob,
 }
@@ -148,6 +149,8 @@ pub struct Policy {
 pub struct Scheduling {
     /// Kueue LocalQueue.
     pub queue: Option<String>,
+    /// Volcano Queue of the PyTorchJob's PodGroup.
+    pub volcano_queue: Option<String>,
     pub priority_class_name: Option<String>,
     pub scheduler_name: Option<String>,
     /// All-or-nothing: the job's pods start together or not at all.
@@ -204,7 +207,9 @@ pub struct Port {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrainJob {
-    /// Name of the ClusterTrainingRuntime.
+    /// Name of the runtime.
     pub runtime: String,
+    /// `ClusterTrainingRuntime` or `TrainingRuntime`.
+    pub runtime_kind: String,
     pub api_level: ApiLevel,
 }

@@ -15,7 +15,7 @@ use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec};
 
 /// Every default trainc applies.
 pub mod defaults {
-    use crate::spec::{ApiLevel, Target};
+    use crate::spec::{ApiLevel, RuntimeKind, Target};
 
     pub const TARGET: Target = Target::Pytorchjob;
     pub const REPLICAS: u32 = 1;
@@ -25,6 +25,7 @@ pub mod defaults {
     pub const RESTART_POLICY: &str = "OnFailure";
     pub const RDZV_BACKEND: &str = "c10d";
     pub const TRAINJOB_RUNTIME: &str = "torch-distributed";
+    pub const TRAINJOB_RUNTIME_KIND: RuntimeKind = RuntimeKind::ClusterTrainingRuntime;
     pub const TRAINJOB_API_LEVEL: ApiLevel = ApiLevel::V2_2;
     /// Access mode of a new claim mounted by one pod, and by several.
     pub const ACCESS_MODE_SINGLE: &str = "ReadWriteOnce";
@@ -37,6 +38,7 @@ pub mod defaults {
 pub const LABEL_NAME: &str = "app.kubernetes.io/name";
 pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+pub const LABEL_KUEUE_PRIORITY: &str = "kueue.x-k8s.io/priority-class";
 
 pub fn resolve(spec: &Spec) -> Model {
     let target = spec.target.unwrap_or(defaults::TARGET);
@@ -55,9 +57,17 @@ pub fn resolve(spec: &Spec) -> Model {
         _ => None,
     };
     let labels = common_labels(spec);
+    // Kueue reads both labels on the job object, not on its pods
+    // (kubernetes-sigs/kueue v0.17.0, pkg/controller/jobframework/reconciler.go).
     let mut job_labels = labels.clone();
-    if let Some(queue) = spec.scheduling.as_ref().and_then(|s| s.queue.clone()) {
-        job_labels.insert(LABEL_KUEUE_QUEUE.to_owned(), queue);
+    let kueue = spec.scheduling.clone().unwrap_or_default();
+    for (key, value) in [
+        (LABEL_KUEUE_QUEUE, kueue.queue),
+        (LABEL_KUEUE_PRIORITY, kueue.workload_priority_class),
+    ] {
+        if let Some(value) = value {
+            job_labels.insert(key.to_owned(), value);
+        }
     }
     let annotations = spec.annotations.clone().unwrap_or_default();
     let mut pod_annotations = annotations.clone();
@@ -100,6 +110,13 @@ pub fn resolve(spec: &Spec) -> Model {
         pod_annotations,
         job_labels,
         trainjob: TrainJob {
+            runtime_kind: spelled(
+                &spec
+                    .trainjob
+                    .as_ref()
+                    .and_then(|t| t.runtime_kind)
+                    .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND),
+            ),
             runtime: spec
                 .trainjob
                 .as_ref()
@@ -317,6 +334,7 @@ fn scheduling(spec: &Spec) -> Scheduling {
     let s = spec.scheduling.clone().unwrap_or_default();
     Scheduling {
         queue: s.queue,
+        volcano_queue: s.volcano_queue,
         priority_class_name: s.priority_class_name,
         scheduler_name: s.scheduler_name,
         gang: s.gang.unwrap_or(false),

@@ -5,6 +5,7 @@ mod build;
 mod check_cases;
 mod cli;
 mod compose;
+mod fidelity;
 mod golden;
 mod integrations;
 mod schema_lock;

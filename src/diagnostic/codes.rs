@@ -83,11 +83,13 @@ codes! {
     IMAGE_UNPINNED = "trainc::image::unpinned";
     TARGET_UNSUPPORTED = "trainc::target::unsupported";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target";
+    TRAINJOB_RUNTIME = "trainc::trainjob::runtime";
     PORT_INVALID = "trainc::ports::invalid";
     PORT_RESERVED = "trainc::ports::reserved";
     PORT_DUPLICATE = "trainc::ports::duplicate";
     SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name";
     SCHEDULING_TOLERATION = "trainc::scheduling::toleration";
+    SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue";
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema";
     VERIFY_WEBHOOK = "trainc::verify::webhook";

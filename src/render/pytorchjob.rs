@@ -84,7 +84,8 @@ impl RunPolicy {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SchedulingPolicy {
-    min_available: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_available: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     queue: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,13 +159,16 @@ pub(super) fn render(model: &Model) -> Object {
         active_deadline_seconds: p.active_deadline_seconds,
         backoff_limit: p.backoff_limit,
         suspend: p.suspend.then_some(true),
-        scheduling_policy: s.gang.then(|| SchedulingPolicy {
-            min_available: model.nodes.min(),
-            // A Volcano queue; Kueue reads the label on the job instead.
-            queue: s
-                .queue
-                .clone()
-                .filter(|_| s.scheduler_name.as_deref() == Some("volcano")),
+        // The operator reads schedulingPolicy only when it runs with gang
+        // scheduling, for the PodGroup it then creates for every job: its
+        // minMember, its Volcano queue (else `default`) and priority
+        // (kubeflow/trainer v1.9.4, pkg/controller.v1/common/job.go). The
+        // Volcano queue is never the Kueue LocalQueue: Volcano's PodGroup
+        // webhook rejects a queue that does not exist (volcano-sh/volcano
+        // v1.10.0+, pkg/webhooks/admission/podgroups/validate).
+        scheduling_policy: (s.gang || s.volcano_queue.is_some()).then(|| SchedulingPolicy {
+            min_available: s.gang.then(|| model.nodes.min()),
+            queue: s.volcano_queue.clone(),
             priority_class: s.priority_class_name.clone(),
         }),
     };

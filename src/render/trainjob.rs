@@ -66,7 +66,7 @@ struct Spec {
 struct RuntimeRef {
     name: String,
     api_group: &'static str,
-    kind: &'static str,
+    kind: String,
 }
 
 #[derive(Serialize)]
@@ -273,7 +273,7 @@ pub(super) fn render(model: &Model) -> Object {
             runtime_ref: RuntimeRef {
                 name: model.trainjob.runtime.clone(),
                 api_group: "trainer.kubeflow.org",
-                kind: "ClusterTrainingRuntime",
+                kind: model.trainjob.runtime_kind.clone(),
             },
             trainer,
             suspend: model.policy.suspend.then_some(true),

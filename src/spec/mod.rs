@@ -397,16 +397,22 @@ pub enum CleanPodPolicy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Scheduling {
-    /// Kueue LocalQueue; becomes the `kueue.x-k8s.io/queue-name` label on the job object.
+    /// Kueue LocalQueue (in the job's namespace); becomes the `kueue.x-k8s.io/queue-name` label on the job object. Not a Volcano queue: see `volcanoQueue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// Kueue WorkloadPriorityClass of the job; becomes the `kueue.x-k8s.io/priority-class` label on the job object. It orders and preempts workloads in Kueue's queues; it does not set the pods' priority (that is `priorityClassName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_priority_class: Option<String>,
+    /// Volcano Queue (a cluster-scoped object that must exist and be open) for the PodGroup of a PyTorchJob: `runPolicy.schedulingPolicy.queue`. Used only when the Training Operator runs with `--gang-scheduler-name=volcano`, which otherwise puts the PodGroup in Volcano's `default` queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volcano_queue: Option<String>,
     /// PriorityClass of the pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// Scheduler of the pods, e.g. `volcano`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
-    /// All-or-nothing scheduling: no pod starts until all can (minAvailable = all replicas).
+    /// All-or-nothing scheduling: no pod starts until all can (`runPolicy.schedulingPolicy.minAvailable` = all replicas, or the minimum of an elastic range). Takes effect only when the Training Operator runs with gang scheduling (`--gang-scheduler-name=volcano` or `scheduler-plugins`), which then gang-schedules every job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gang: Option<bool>,
     /// Only nodes with these labels, e.g. `{ "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" }`.
@@ -465,12 +471,21 @@ pub enum TaintEffect {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TrainJobOptions {
-    /// Name of the ClusterTrainingRuntime to use. Default `torch-distributed`.
+    /// Name of the training runtime to use: a DNS-1123 subdomain. Default `torch-distributed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
+    /// Kind of the runtime: `ClusterTrainingRuntime` (cluster-wide, the default) or `TrainingRuntime` (in the TrainJob's namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_kind: Option<RuntimeKind>,
     /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later) or `v2.1` (podTemplateOverrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_level: Option<ApiLevel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RuntimeKind {
+    ClusterTrainingRuntime,
+    TrainingRuntime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -15,6 +15,10 @@ const RESERVED_LABELS: &[(&str, &str)] = &[
         "kueue.x-k8s.io/queue-name",
         "set `scheduling.queue` instead",
     ),
+    (
+        "kueue.x-k8s.io/priority-class",
+        "set `scheduling.workloadPriorityClass` instead",
+    ),
 ];
 const RESERVED_PREFIXES: &[&str] = &[
     "training.kubeflow.org/",

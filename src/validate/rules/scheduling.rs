@@ -31,14 +31,32 @@ fn scheduling(r: &mut Rules<'_>) {
             ));
         }
     }
-    if let Some(queue) = &s.queue
-        && let Err(why) = names::dns1123_label(queue)
-    {
-        r.push(
-            Diagnostic::error(codes::SCHEDULING_INVALID_NAME, r.value("/scheduling/queue"), format!("`scheduling.queue` `{queue}` is not a valid LocalQueue name: {why}"))
-                .with_help("the queue name becomes a label value: lowercase letters, digits and `-`, at most 63"),
-        );
+    // Kueue's LocalQueue and WorkloadPriorityClass are named in labels on the
+    // job: each is an object name that must also be a label value.
+    for (key, value, what) in [
+        ("queue", &s.queue, "LocalQueue"),
+        (
+            "workloadPriorityClass",
+            &s.workload_priority_class,
+            "WorkloadPriorityClass",
+        ),
+    ] {
+        if let Some(value) = value
+            && let Err(why) = names::dns1123_label(value)
+        {
+            r.push(
+                Diagnostic::error(
+                    codes::SCHEDULING_INVALID_NAME,
+                    r.value(&format!("/scheduling/{key}")),
+                    format!("`scheduling.{key}` `{value}` is not a valid {what} name: {why}"),
+                )
+                .with_help(
+                    "the name becomes a label value: lowercase letters, digits and `-`, at most 63",
+                ),
+            );
+        }
     }
+    volcano_queue(r);
     for (i, secret) in s.image_pull_secrets.iter().flatten().enumerate() {
         if let Err(why) = names::dns1123_subdomain(secret) {
             r.push(Diagnostic::error(
@@ -95,6 +113,34 @@ fn scheduling(r: &mut Rules<'_>) {
                 format!("toleration key `{key}` is invalid: {why}"),
             ));
         }
+    }
+}
+
+/// A Volcano Queue is a cluster-scoped object; the Training Operator hands it
+/// to Volcano through the PodGroup, and Volcano schedules only pods whose
+/// `schedulerName` is `volcano` (the operator sets it on pods with none).
+fn volcano_queue(r: &mut Rules<'_>) {
+    let Some(s) = &r.spec.scheduling else { return };
+    let Some(queue) = &s.volcano_queue else {
+        return;
+    };
+    if let Err(why) = names::dns1123_subdomain(queue) {
+        r.push(Diagnostic::error(
+            codes::SCHEDULING_INVALID_NAME,
+            r.value("/scheduling/volcanoQueue"),
+            format!("`scheduling.volcanoQueue` `{queue}` is not a valid Volcano Queue name: {why}"),
+        ));
+    }
+    if let Some(scheduler) = s.scheduler_name.as_deref().filter(|n| *n != "volcano") {
+        r.push(
+            Diagnostic::warning(
+                codes::SCHEDULING_VOLCANO_QUEUE,
+                r.value("/scheduling/volcanoQueue"),
+                format!("a Volcano queue has no effect on pods scheduled by `{scheduler}`"),
+            )
+            .with_secondary(r.value("/scheduling/schedulerName"), "not Volcano")
+            .with_help("set `schedulerName = \"volcano\"`, or remove `volcanoQueue`"),
+        );
     }
 }
 

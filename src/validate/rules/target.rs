@@ -26,6 +26,32 @@ pub(super) fn check(r: &mut Rules<'_>) {
     if r.target() == Target::Trainjob {
         trainjob_unsupported(r);
         trainjob_api_level(r);
+        runtime(r);
+    }
+}
+
+/// `runtimeRef.name` names a (Cluster)TrainingRuntime object, so it must be a
+/// DNS-1123 subdomain, as every object name is.
+fn runtime(r: &mut Rules<'_>) {
+    let Some(runtime) = r.spec.trainjob.as_ref().and_then(|t| t.runtime.as_ref()) else {
+        return;
+    };
+    if let Err(why) = crate::syntax::names::dns1123_subdomain(runtime) {
+        let kind = r
+            .spec
+            .trainjob
+            .as_ref()
+            .and_then(|t| t.runtime_kind)
+            .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME_KIND);
+        let mut d = Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            r.value("/trainjob/runtime"),
+            format!("`trainjob.runtime` `{runtime}` cannot name a {kind:?}: {why}"),
+        );
+        if let Some(better) = crate::syntax::names::suggest_dns1035(runtime) {
+            d = d.with_help(format!("runtime names are lowercase, such as `{better}`"));
+        }
+        r.push(d);
     }
 }
 
@@ -78,15 +104,6 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
                     "/policy/activeDeadline",
                     "`policy.activeDeadline`",
                     "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"`",
-                );
-                r.push(d);
-            }
-            if spec.scheduling.as_ref().is_some_and(|s| s.queue.is_some()) {
-                let d = unsupported(
-                    r,
-                    "/scheduling/queue",
-                    "`scheduling.queue`",
-                    "Kueue manages TrainJobs from Trainer v2.2; remove the queue, or use `apiLevel = \"v2.2\"`",
                 );
                 r.push(d);
             }
@@ -147,7 +164,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
     let scheduling = spec.scheduling.as_ref();
     let policy = spec.policy.as_ref();
-    let fields: [(bool, &str, &str); 10] = [
+    let fields: [(bool, &str, &str); 11] = [
         (
             spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
             "/replicas",
@@ -161,7 +178,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
         (
             scheduling.is_some_and(|s| s.priority_class_name.is_some()),
             "/scheduling/priorityClassName",
-            "set the priority class in the ClusterTrainingRuntime, or with Kueue use the `kueue.x-k8s.io/priority-class` label in `[labels]`",
+            "set the pods' PriorityClass in the runtime; for a priority in Kueue's queues, set `scheduling.workloadPriorityClass` (a Kueue WorkloadPriorityClass: it orders workloads, it does not set the pods' priority)",
         ),
         (
             scheduling.is_some_and(|s| s.scheduler_name.is_some()),
@@ -172,6 +189,11 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             scheduling.is_some_and(|s| s.gang.is_some()),
             "/scheduling/gang",
             "gang scheduling is the runtime's `podGroupPolicy`; choose a runtime that sets it",
+        ),
+        (
+            scheduling.is_some_and(|s| s.volcano_queue.is_some()),
+            "/scheduling/volcanoQueue",
+            "a TrainJob's Volcano PodGroup comes from the runtime's `podGroupPolicy`; set the queue there",
         ),
         (
             policy.is_some_and(|p| p.clean_pod_policy.is_some()),
