@@ -151,6 +151,9 @@ pub enum ApiLevelArg {
     /// Trainer v2.1: `podTemplateOverrides`.
     #[value(name = "v2.1")]
     V2_1,
+    /// Trainer v2.0: `podSpecOverrides`.
+    #[value(name = "v2.0")]
+    V2_0,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -11,7 +11,7 @@ use crate::model::{
     Claim, Container, Elastic, EnvValue, EnvVar, Model, NProc, Nodes, Policy, Port, Scheduling,
     Toleration, TrainJob, Volume, VolumeSource,
 };
-use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec};
+use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec, Target};
 
 /// Every default trainc applies.
 pub mod defaults {
@@ -81,7 +81,7 @@ pub fn resolve(spec: &Spec) -> Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
         target,
-        container: container(spec, gpus),
+        container: container(spec, gpus, entrypoint(spec, target, nproc_per_node)),
         nodes,
         nproc_per_node,
         world_size,
@@ -151,18 +151,34 @@ fn common_labels(spec: &Spec) -> BTreeMap<String, String> {
 
 /// What runs: `torchrun SCRIPT`, `torchrun -m MODULE`, or the command as written.
 /// torchrun takes nodes, rank and rendezvous from the `PET_*` variables the
-/// operator or the Trainer runtime injects, so no flags are needed.
-pub fn entrypoint(spec: &Spec) -> Vec<String> {
+/// operator or the Trainer runtime injects.
+///
+/// On a PyTorchJob trainc also passes the processes per node as a flag, which
+/// torchrun prefers to `PET_NPROC_PER_NODE`: the Training Operator v1.7 sets
+/// that variable only on a job with a Master, so an elastic job (workers only)
+/// would run one process per pod (fixed in v1.8.0, kubeflow/trainer#1948;
+/// v1.7.0 `pkg/controller.v1/pytorch/envvar.go`). With the flag the count is
+/// the spec's on every supported operator version. A TrainJob gets no flag:
+/// the Trainer runtime resolves `auto`/`cpu` from the pod's resources into
+/// `PET_NPROC_PER_NODE`, and a flag would undo that. `--nproc_per_node` is the
+/// spelling every torchrun accepts (the dashed one is newer).
+fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
+    let mut torchrun = vec!["torchrun".to_owned()];
+    if target == Target::Pytorchjob {
+        torchrun.push(format!("--nproc_per_node={}", nproc.text()));
+    }
     if let Some(script) = &spec.script {
-        vec!["torchrun".to_owned(), script.clone()]
+        torchrun.push(script.clone());
+        torchrun
     } else if let Some(module) = &spec.module {
-        vec!["torchrun".to_owned(), "-m".to_owned(), module.clone()]
+        torchrun.extend(["-m".to_owned(), module.clone()]);
+        torchrun
     } else {
         spec.command.clone().unwrap_or_default()
     }
 }
 
-fn container(spec: &Spec, gpus: u32) -> Container {
+fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
     let mut requests = BTreeMap::new();
     let mut limits = BTreeMap::new();
     if let Some(resources) = &spec.resources {
@@ -211,7 +227,7 @@ fn container(spec: &Spec, gpus: u32) -> Container {
         .collect();
     Container {
         image: spec.image.clone(),
-        command: entrypoint(spec),
+        command,
         args: spec.args.clone().unwrap_or_default(),
         working_dir: spec.working_dir.clone(),
         env,

@@ -116,3 +116,61 @@ fn a_namespaced_training_runtime_can_be_named() {
         serde_json::json!({"name": "torch-cache", "apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime"})
     );
 }
+
+#[test]
+fn torchrun_gets_the_process_count_on_every_training_operator_version() {
+    // Training Operator v1.7 sets PET_NPROC_PER_NODE only on a job with a
+    // Master: an elastic job of workers depends on the flag.
+    let spec = r#"
+name = "mnist"
+image = "ghcr.io/acme/train:1.0"
+module = "acme.train"
+replicas = "2:4"
+nProcPerNode = "gpu"
+[resources]
+gpus = 4
+"#;
+    let objects = build(spec, &[]);
+    let job = of_kind(&objects, "PyTorchJob");
+    let worker = &job["spec"]["pytorchReplicaSpecs"]["Worker"];
+    assert_eq!(
+        worker["template"]["spec"]["containers"][0]["command"],
+        serde_json::json!(["torchrun", "--nproc_per_node=4", "-m", "acme.train"])
+    );
+    assert_eq!(job["spec"]["nprocPerNode"], "4");
+    // A TrainJob's runtime resolves the count into PET_NPROC_PER_NODE itself.
+    let spec = format!("{BASE}\ntarget = \"trainjob\"\nnProcPerNode = 2\n");
+    let objects = build(&spec, &[]);
+    let trainer = &of_kind(&objects, "TrainJob")["spec"]["trainer"];
+    assert_eq!(
+        trainer["command"],
+        serde_json::json!(["torchrun", "/app/train.py"])
+    );
+    assert_eq!(trainer["numProcPerNode"], 2);
+}
+
+#[test]
+fn trainer_v2_0_gets_pod_spec_overrides() {
+    let spec = format!(
+        "{BASE}\ntarget = \"trainjob\"\n[resources]\nshm = \"1Gi\"\n[labels]\nteam = \"a\"\n"
+    );
+    let (status, stdout, stderr) = build_raw(&spec, &["--api-level", "v2.0"]);
+    assert_eq!(status, 0, "{stderr}");
+    let words: Vec<&str> = stderr.split_whitespace().filter(|w| *w != "│").collect();
+    assert!(
+        words
+            .join(" ")
+            .contains("reach the TrainJob and its JobSet but not the pods"),
+        "{stderr}"
+    );
+    let objects: Vec<Value> = serde_saphyr::from_str_multiple(&stdout).unwrap();
+    let job = &of_kind(&objects, "TrainJob")["spec"];
+    assert_eq!(job["labels"]["team"], "a");
+    let overrides = &job["podSpecOverrides"][0];
+    assert_eq!(
+        overrides["targetJobs"],
+        serde_json::json!([{"name": "node"}])
+    );
+    assert_eq!(overrides["volumes"][0]["name"], "trainc-shm");
+    assert!(job.get("runtimePatches").is_none() && job.get("podTemplateOverrides").is_none());
+}

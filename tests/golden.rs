@@ -31,26 +31,33 @@ fn own_variant(example: &Path) -> String {
         .expect("examples are valid");
     match spec.target.unwrap_or(Target::Pytorchjob) {
         Target::Pytorchjob => "pytorchjob".to_owned(),
-        Target::Trainjob => match spec
-            .trainjob
-            .and_then(|t| t.api_level)
-            .unwrap_or(ApiLevel::V2_2)
-        {
-            ApiLevel::V2_2 => "trainjob".to_owned(),
-            ApiLevel::V2_1 => "trainjob-v2.1".to_owned(),
-        },
+        Target::Trainjob => variant_of_level(
+            spec.trainjob
+                .and_then(|t| t.api_level)
+                .unwrap_or(ApiLevel::V2_2),
+        )
+        .to_owned(),
     }
 }
 
-fn level_of_golden(path: &Path) -> ApiLevel {
-    if path
-        .file_stem()
-        .is_some_and(|s| s.to_str().unwrap().contains("-v2.1"))
-    {
-        ApiLevel::V2_1
-    } else {
-        ApiLevel::V2_2
+/// The golden variant of a TrainJob at one Trainer API level.
+fn variant_of_level(level: ApiLevel) -> &'static str {
+    match level {
+        ApiLevel::V2_2 => "trainjob",
+        ApiLevel::V2_1 => "trainjob-v2.1",
+        ApiLevel::V2_0 => "trainjob-v2.0",
     }
+}
+
+const LEVELS: [ApiLevel; 3] = [ApiLevel::V2_2, ApiLevel::V2_1, ApiLevel::V2_0];
+
+fn level_of_golden(path: &Path) -> ApiLevel {
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    LEVELS
+        .into_iter()
+        .filter(|l| *l != ApiLevel::V2_2)
+        .find(|l| stem.starts_with(variant_of_level(*l)))
+        .unwrap_or(ApiLevel::V2_2)
 }
 
 fn build(example: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -100,6 +107,58 @@ fn every_example_builds_verifies_and_matches_its_golden() {
         failures.is_empty(),
         "goldens differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
         failures.join("\n")
+    );
+}
+
+/// A TrainJob example is also built at every other Trainer API level: where
+/// it builds, it matches its golden there; where it cannot, the build fails
+/// with an error naming what that level cannot express, and writes nothing.
+#[test]
+fn trainjob_examples_build_or_fail_clearly_at_every_api_level() {
+    let mut failures = Vec::new();
+    let mut built = Vec::new();
+    for example in examples() {
+        let own = own_variant(&example);
+        if !own.starts_with("trainjob") {
+            continue;
+        }
+        for level in LEVELS {
+            let variant = variant_of_level(level);
+            if variant == own {
+                continue;
+            }
+            let (status, stdout, stderr) = build(&example, &["--api-level", level.as_str()]);
+            let what = format!("{} at {}", example.display(), level.as_str());
+            if status == 0 {
+                let stem = example.file_stem().unwrap().to_str().unwrap();
+                let path = root()
+                    .join("golden")
+                    .join(stem)
+                    .join(format!("{variant}.yaml"));
+                failures.extend(compare(&path, &stdout));
+                built.push(what);
+            } else {
+                assert_eq!(status, 1, "{what}: {stderr}");
+                assert!(stdout.is_empty(), "{what}");
+                // The rendering wraps long messages: compare the words.
+                let words: Vec<&str> = stderr.split_whitespace().filter(|w| *w != "│").collect();
+                assert!(
+                    words
+                        .join(" ")
+                        .contains(&format!("on Trainer API {} cannot express", level.as_str())),
+                    "{what}: {stderr}"
+                );
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "goldens differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        built.len() >= 2,
+        "too few examples build at another level: {built:?}"
     );
 }
 
@@ -180,12 +239,22 @@ fn run_of(yaml: &str) -> Run {
                 .sum();
             let pod = &replicas["Master"]["template"]["spec"];
             let container = &pod["containers"][0];
+            let nproc = job["spec"]["nprocPerNode"].as_str().unwrap().to_owned();
+            // On a PyTorchJob trainc passes the processes per node to torchrun
+            // as well; the TrainJob's runtime sets PET_NPROC_PER_NODE instead.
+            let mut command = container["command"].clone();
+            if let Some(parts) = command.as_array_mut()
+                && parts.first().is_some_and(|p| p == "torchrun")
+            {
+                assert_eq!(parts[1], format!("--nproc_per_node={nproc}"));
+                parts.remove(1);
+            }
             Run {
                 image: container["image"].clone(),
-                command: container["command"].clone(),
+                command,
                 args: container["args"].clone(),
                 nodes,
-                processes_per_node: job["spec"]["nprocPerNode"].as_str().unwrap().to_owned(),
+                processes_per_node: nproc,
                 resources: container["resources"].clone(),
                 env: container["env"].clone(),
                 volumes: sorted(&pod["volumes"]),
@@ -198,6 +267,7 @@ fn run_of(yaml: &str) -> Run {
             let pod = job
                 .pointer("/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec")
                 .or_else(|| job.pointer("/spec/podTemplateOverrides/0/spec"))
+                .or_else(|| job.pointer("/spec/podSpecOverrides/0"))
                 .unwrap();
             let nproc = &trainer["numProcPerNode"];
             Run {
@@ -230,7 +300,7 @@ fn both_targets_describe_the_same_run_wherever_both_can_build() {
             let trainjob = build(&example, &["--target", "trainjob", "--api-level", level]);
             (pytorchjob, trainjob)
         };
-        for level in ["v2.2", "v2.1"] {
+        for level in LEVELS.map(ApiLevel::as_str) {
             let ((p_status, p_out, _), (t_status, t_out, _)) = for_level(level);
             if p_status != 0 || t_status != 0 {
                 continue; // one target cannot express this spec; its errors are tested elsewhere

@@ -30,6 +30,7 @@ pub(super) fn run(args: &BuildArgs) -> Status {
         api_level: args.api_level.map(|level| match level {
             ApiLevelArg::V2_2 => ApiLevel::V2_2,
             ApiLevelArg::V2_1 => ApiLevel::V2_1,
+            ApiLevelArg::V2_0 => ApiLevel::V2_0,
         }),
         sets: args.compose.sets.clone(),
         verify: args.verify,

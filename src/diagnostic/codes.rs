@@ -54,6 +54,8 @@ codes! {
     NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus";
     NPROC_IDLE_GPUS = "trainc::nproc::idle_gpus";
     NPROC_AUTO_ON_CPU = "trainc::nproc::auto_on_cpu";
+    NPROC_TRAINER_CPU = "trainc::nproc::trainer_cpu";
+    NPROC_ELASTIC_COMMAND = "trainc::nproc::elastic_command";
     QUANTITY_INVALID = "trainc::quantity::invalid";
     QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive";
     QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious";
@@ -61,9 +63,11 @@ codes! {
     SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory";
     GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource";
     DURATION_INVALID = "trainc::duration::invalid";
+    POLICY_RESTART_ALWAYS = "trainc::policy::restart_always";
     ENV_INVALID_NAME = "trainc::env::invalid_name";
     ENV_RESERVED = "trainc::env::reserved";
     ENV_OVERWRITTEN = "trainc::env::overwritten";
+    ENV_RENDEZVOUS = "trainc::env::rendezvous";
     ENV_LITERAL_SECRET = "trainc::env::literal_secret";
     ENV_SOURCE = "trainc::env::source";
     VOLUME_INVALID_NAME = "trainc::volumes::invalid_name";
@@ -73,6 +77,8 @@ codes! {
     VOLUME_DUPLICATE_MOUNT = "trainc::volumes::duplicate_mount";
     VOLUME_SHM_CONFLICT = "trainc::volumes::shm_conflict";
     VOLUME_RWO_SHARED = "trainc::volumes::rwo_shared";
+    VOLUME_READ_ONLY_NEW_CLAIM = "trainc::volumes::read_only_new_claim";
+    VOLUME_RWX_DEFAULT_CLASS = "trainc::volumes::rwx_default_class";
     VOLUME_OPTION_WITHOUT_SIZE = "trainc::volumes::option_without_size";
     VOLUME_INVALID_REFERENCE = "trainc::volumes::invalid_reference";
     METADATA_INVALID_KEY = "trainc::metadata::invalid_key";
@@ -84,6 +90,7 @@ codes! {
     TARGET_UNSUPPORTED = "trainc::target::unsupported";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target";
     TRAINJOB_RUNTIME = "trainc::trainjob::runtime";
+    TRAINJOB_POD_METADATA = "trainc::trainjob::pod_metadata";
     PORT_INVALID = "trainc::ports::invalid";
     PORT_RESERVED = "trainc::ports::reserved";
     PORT_DUPLICATE = "trainc::ports::duplicate";

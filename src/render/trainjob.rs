@@ -1,5 +1,6 @@
 //! `trainer.kubeflow.org/v1alpha1 TrainJob` for Kubeflow Trainer v2, in the
-//! API of v2.2 and later (`runtimePatches`) or of v2.1 (`podTemplateOverrides`).
+//! API of v2.2 and later (`runtimePatches`), of v2.1 (`podTemplateOverrides`)
+//! or of v2.0 (`podSpecOverrides`).
 //!
 //! A TrainJob names a ClusterTrainingRuntime; the torch runtime runs a JobSet
 //! (named after the TrainJob) with one replicated job `node` whose container is
@@ -51,6 +52,11 @@ struct TrainJob {
 struct Spec {
     runtime_ref: RuntimeRef,
     trainer: Trainer,
+    /// v2.0 and v2.1: labels and annotations of the JobSet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<BTreeMap<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     suspend: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,6 +65,8 @@ struct Spec {
     runtime_patches: Option<Vec<RuntimePatch>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pod_template_overrides: Option<Vec<PodTemplateOverride>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod_spec_overrides: Option<Vec<PodSpecOverride>>,
 }
 
 #[derive(Serialize)]
@@ -141,6 +149,15 @@ struct PodTemplateOverride {
     spec: PodSpecPatch,
 }
 
+/// v2.0: the pod-level fields beside the target jobs, with no pod metadata.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodSpecOverride {
+    target_jobs: Vec<TargetJob>,
+    #[serde(flatten)]
+    spec: PodSpecPatch,
+}
+
 #[derive(Serialize)]
 struct TargetJob {
     name: &'static str,
@@ -154,7 +171,8 @@ struct PodMetadata {
     labels: Option<BTreeMap<String, String>>,
 }
 
-/// The pod-level fields both patch forms accept.
+/// The pod-level fields the patch forms accept (v2.0's lacks affinity and
+/// imagePullSecrets).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PodSpecPatch {
@@ -193,7 +211,7 @@ pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
 }
 
 pub(super) fn render(model: &Model) -> Object {
-    let v2_1 = model.trainjob.api_level == ApiLevel::V2_1;
+    let level = model.trainjob.api_level;
     let shape = PodShape {
         container: NODE,
         fixed_ports: &[],
@@ -219,69 +237,98 @@ pub(super) fn render(model: &Model) -> Object {
         });
     let s = &model.scheduling;
     let mounts = pod::mounts(model);
+    // v2.0's podSpecOverrides have no affinity and no imagePullSecrets;
+    // validation rejects a spec that needs them there.
+    let v2_0 = level == ApiLevel::V2_0;
     let patch = PodSpecPatch {
-        affinity: s.spread_across_nodes.then(|| pod::spread(&shape)),
+        affinity: (s.spread_across_nodes && !v2_0).then(|| pod::spread(&shape)),
         containers: (!mounts.is_empty()).then(|| {
             vec![ContainerPatch {
                 name: NODE,
                 volume_mounts: Some(mounts),
             }]
         }),
-        image_pull_secrets: non_empty_vec(&pod::image_pull_secrets(model)),
+        image_pull_secrets: non_empty_vec(&pod::image_pull_secrets(model)).filter(|_| !v2_0),
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),
         tolerations: non_empty_vec(&pod::tolerations(model)),
         volumes: non_empty_vec(&pod::volumes(model)),
     };
-    let (runtime_patches, pod_template_overrides) = if v2_1 {
-        (
-            None,
-            Some(vec![PodTemplateOverride {
-                target_jobs: vec![TargetJob { name: NODE }],
-                metadata: pod_metadata,
-                spec: patch,
-            }]),
-        )
-    } else {
-        let patch = RuntimePatch {
-            manager: MANAGER,
-            training_runtime_spec: TrainingRuntimeSpec {
-                template: JobSetTemplate {
-                    spec: JobSetSpec {
-                        replicated_jobs: vec![ReplicatedJob {
-                            name: NODE,
-                            template: JobTemplate {
-                                spec: JobSpec {
-                                    template: PodPatch {
-                                        metadata: pod_metadata,
-                                        spec: patch,
-                                    },
-                                },
-                            },
-                        }],
-                    },
-                },
-            },
-        };
-        (Some(vec![patch]), None)
+    let mut spec = Spec {
+        runtime_ref: RuntimeRef {
+            name: model.trainjob.runtime.clone(),
+            api_group: "trainer.kubeflow.org",
+            kind: model.trainjob.runtime_kind.clone(),
+        },
+        trainer,
+        labels: None,
+        annotations: None,
+        suspend: model.policy.suspend.then_some(true),
+        // Before v2.2 there is no such field; validation rejects a deadline there.
+        active_deadline_seconds: model
+            .policy
+            .active_deadline_seconds
+            .filter(|_| level == ApiLevel::V2_2),
+        runtime_patches: None,
+        pod_template_overrides: None,
+        pod_spec_overrides: None,
     };
+    place_pod_patch(&mut spec, model, pod_metadata, patch);
     let job = TrainJob {
         api_version: API_VERSION,
         kind: KIND,
         metadata: metadata(model, &model.name, &model.job_labels),
-        spec: Spec {
-            runtime_ref: RuntimeRef {
-                name: model.trainjob.runtime.clone(),
-                api_group: "trainer.kubeflow.org",
-                kind: model.trainjob.runtime_kind.clone(),
-            },
-            trainer,
-            suspend: model.policy.suspend.then_some(true),
-            // v2.1 has no such field; validation rejects a deadline there.
-            active_deadline_seconds: model.policy.active_deadline_seconds.filter(|_| !v2_1),
-            runtime_patches,
-            pod_template_overrides,
-        },
+        spec,
     };
     Object::new(KIND, &model.name, &job)
+}
+
+/// Puts the pod patch where the TrainJob's API level takes it.
+fn place_pod_patch(
+    spec: &mut Spec,
+    model: &Model,
+    pod_metadata: Option<PodMetadata>,
+    patch: PodSpecPatch,
+) {
+    let target_jobs = || vec![TargetJob { name: NODE }];
+    match model.trainjob.api_level {
+        ApiLevel::V2_2 => {
+            spec.runtime_patches = Some(vec![RuntimePatch {
+                manager: MANAGER,
+                training_runtime_spec: TrainingRuntimeSpec {
+                    template: JobSetTemplate {
+                        spec: JobSetSpec {
+                            replicated_jobs: vec![ReplicatedJob {
+                                name: NODE,
+                                template: JobTemplate {
+                                    spec: JobSpec {
+                                        template: PodPatch {
+                                            metadata: pod_metadata,
+                                            spec: patch,
+                                        },
+                                    },
+                                },
+                            }],
+                        },
+                    },
+                },
+            }]);
+        }
+        ApiLevel::V2_1 => {
+            spec.pod_template_overrides = Some(vec![PodTemplateOverride {
+                target_jobs: target_jobs(),
+                metadata: pod_metadata,
+                spec: patch,
+            }]);
+        }
+        ApiLevel::V2_0 => {
+            // No pod metadata: the labels and annotations reach the JobSet.
+            spec.labels = non_empty(&model.labels);
+            spec.annotations = non_empty(&model.annotations);
+            spec.pod_spec_overrides = Some(vec![PodSpecOverride {
+                target_jobs: target_jobs(),
+                spec: patch,
+            }]);
+        }
+    }
 }

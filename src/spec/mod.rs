@@ -477,7 +477,7 @@ pub struct TrainJobOptions {
     /// Kind of the runtime: `ClusterTrainingRuntime` (cluster-wide, the default) or `TrainingRuntime` (in the TrainJob's namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_kind: Option<RuntimeKind>,
-    /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later) or `v2.1` (podTemplateOverrides).
+    /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_level: Option<ApiLevel>,
 }
@@ -494,6 +494,8 @@ pub enum ApiLevel {
     V2_2,
     #[serde(rename = "v2.1")]
     V2_1,
+    #[serde(rename = "v2.0")]
+    V2_0,
 }
 
 impl ApiLevel {
@@ -501,6 +503,7 @@ impl ApiLevel {
         match self {
             ApiLevel::V2_2 => "v2.2",
             ApiLevel::V2_1 => "v2.1",
+            ApiLevel::V2_0 => "v2.0",
         }
     }
 }

@@ -24,8 +24,10 @@ const COMMON: &[&str] = &[
     include_str!("../../schemas/k8s/service-v1.json"),
     include_str!("../../schemas/k8s/persistentvolumeclaim-v1.json"),
 ];
-/// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), and on v2.1.
+/// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), on v2.1 and on v2.0.
 const TRAINJOB_CURRENT: &str = include_str!("../../schemas/k8s/trainjob-trainer-v1alpha1.json");
+const TRAINJOB_V2_0: &str =
+    include_str!("../../schemas/k8s/variants/trainjob-trainer-v1alpha1-v2.0.0.json");
 const TRAINJOB_V2_1: &str =
     include_str!("../../schemas/k8s/variants/trainjob-trainer-v1alpha1-v2.1.0.json");
 const OBJECT_META: &str = include_str!("../../schemas/k8s/objectmeta-meta-v1.json");
@@ -102,9 +104,11 @@ fn common() -> &'static (Vec<Schema>, Validator) {
 fn trainjob_schema(level: ApiLevel) -> &'static Schema {
     static CURRENT: OnceLock<Schema> = OnceLock::new();
     static V2_1: OnceLock<Schema> = OnceLock::new();
+    static V2_0: OnceLock<Schema> = OnceLock::new();
     match level {
         ApiLevel::V2_2 => CURRENT.get_or_init(|| compile(TRAINJOB_CURRENT)),
         ApiLevel::V2_1 => V2_1.get_or_init(|| compile(TRAINJOB_V2_1)),
+        ApiLevel::V2_0 => V2_0.get_or_init(|| compile(TRAINJOB_V2_0)),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{EnvSource, EnvValue, Target};
+use crate::spec::{EnvSource, EnvValue, Replicas, Target};
 use crate::syntax::names;
 
 /// Set by the Trainer torch runtime from `numNodes`/`numProcPerNode`; the
@@ -16,21 +16,66 @@ const TRAINJOB_RESERVED: &[&str] = &[
     "PET_MASTER_PORT",
 ];
 
-/// Set by the Training Operator on every PyTorchJob pod, replacing the user's value.
-const PYTORCHJOB_OVERWRITTEN: &[&str] = &[
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "RANK",
-    "WORLD_SIZE",
-    "PET_NNODES",
-    "PET_NPROC_PER_NODE",
-    "PET_NODE_RANK",
-    "PET_MASTER_ADDR",
-    "PET_MASTER_PORT",
-    "PET_RDZV_ENDPOINT",
-    "PET_RDZV_BACKEND",
-    "PET_MAX_RESTARTS",
+/// When the Training Operator sets a variable on a PyTorchJob's containers.
+#[derive(Clone, Copy)]
+enum When {
+    Always,
+    /// On a job with a Master (trainc's fixed-size jobs).
+    Master,
+    /// On an elastic job (elasticPolicy set, workers only).
+    Elastic,
+    /// On an elastic job with `elastic.maxRestarts`.
+    MaxRestarts,
+    /// On an elastic job with `elastic.rdzvConf`.
+    RdzvConf,
+}
+
+/// What the Training Operator appends to every container's env, after the
+/// user's, and when (kubeflow/trainer v1.7.0–v1.9.4,
+/// `pkg/controller.v1/pytorch/envvar.go`, `master.go`, `elastic.go`): of two
+/// variables with one name, the later wins, so a value in the spec is
+/// overwritten. `PET_NPROC_PER_NODE` is set only with a Master on v1.7 and
+/// always from v1.8; trainc passes the count as a flag either way. The
+/// operator also sets `PET_RDZV_ID` and `PET_STANDALONE`, but only from
+/// `elasticPolicy.rdzvId` and `standalone`, which trainc never writes.
+const PYTORCHJOB_INJECTED: &[(&str, When, &str)] = &[
+    (
+        "PYTHONUNBUFFERED",
+        When::Always,
+        "remove it; the operator sets it to `1`",
+    ),
+    ("PET_NNODES", When::Always, "set `replicas`"),
+    ("PET_NPROC_PER_NODE", When::Always, "set `nProcPerNode`"),
+    ("MASTER_ADDR", When::Master, RENDEZVOUS_HELP),
+    ("MASTER_PORT", When::Master, RENDEZVOUS_HELP),
+    ("PET_MASTER_ADDR", When::Master, RENDEZVOUS_HELP),
+    ("PET_MASTER_PORT", When::Master, RENDEZVOUS_HELP),
+    ("WORLD_SIZE", When::Master, RENDEZVOUS_HELP),
+    ("RANK", When::Master, RENDEZVOUS_HELP),
+    ("PET_NODE_RANK", When::Master, RENDEZVOUS_HELP),
+    (
+        "PET_RDZV_ENDPOINT",
+        When::Elastic,
+        "remove it; the operator points it at worker 0",
+    ),
+    (
+        "PET_RDZV_BACKEND",
+        When::Elastic,
+        "set `elastic.rdzvBackend`",
+    ),
+    (
+        "PET_MAX_RESTARTS",
+        When::MaxRestarts,
+        "set `elastic.maxRestarts` only",
+    ),
+    (
+        "PET_RDZV_CONF",
+        When::RdzvConf,
+        "set `elastic.rdzvConf` only",
+    ),
 ];
+
+const RENDEZVOUS_HELP: &str = "remove it; torchrun and the operator take care of rendezvous";
 
 const SECRET_SUFFIXES: &[&str] = &["_TOKEN", "_PASSWORD", "_SECRET", "_KEY"];
 
@@ -74,23 +119,77 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 .with_help("remove it: the runtime derives it from `replicas` and `nProcPerNode`"),
             );
         }
-        if target == Target::Pytorchjob && PYTORCHJOB_OVERWRITTEN.contains(&name.as_str()) {
-            r.push(
-                Diagnostic::warning(
-                    codes::ENV_OVERWRITTEN,
-                    r.key(&pointer),
-                    format!(
-                        "the Training Operator sets `{name}` itself; this value is overwritten"
-                    ),
-                )
-                .with_help("remove it; torchrun and the operator take care of rendezvous"),
-            );
+        if target == Target::Pytorchjob {
+            overwritten(r, name, &pointer);
         }
+        rendezvous(r, name, &pointer);
         match value {
             EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
             EnvValue::Source(source) => env_source(r, name, source, &pointer),
         }
     }
+}
+
+/// A variable the Training Operator sets in this job's situation.
+fn overwritten(r: &mut Rules<'_>, name: &str, pointer: &str) {
+    let spec = r.spec;
+    let elastic = spec.replicas.as_ref().is_some_and(Replicas::is_elastic);
+    let settings = spec.elastic.as_ref();
+    let Some((_, when, help)) = PYTORCHJOB_INJECTED.iter().find(|(n, _, _)| *n == name) else {
+        return;
+    };
+    let situation = match when {
+        When::Always => Some("every pod"),
+        When::Master => (!elastic).then_some("every pod of a job with a Master"),
+        When::Elastic => elastic.then_some("every pod of an elastic job"),
+        When::MaxRestarts => (elastic && settings.is_some_and(|e| e.max_restarts.is_some()))
+            .then_some("every pod of an elastic job with `elastic.maxRestarts`"),
+        When::RdzvConf => (elastic
+            && settings.is_some_and(|e| e.rdzv_conf.as_ref().is_some_and(|c| !c.is_empty())))
+        .then_some("every pod of an elastic job with `elastic.rdzvConf`"),
+    };
+    if let Some(situation) = situation {
+        r.push(
+            Diagnostic::warning(
+                codes::ENV_OVERWRITTEN,
+                r.key(pointer),
+                format!(
+                    "the Training Operator sets `{name}` on {situation}; this value is overwritten"
+                ),
+            )
+            .with_help(*help),
+        );
+    }
+}
+
+/// torchrun settings that replace the rendezvous the operator or the Trainer
+/// runtime sets up, without being overwritten: `PET_STANDALONE` gives each pod
+/// a rendezvous of its own, so with several nodes each waits for peers that
+/// never come; `PET_RDZV_BACKEND` and `PET_RDZV_ENDPOINT` move a job off the
+/// static rendezvous at rank 0 (`PET_MASTER_ADDR`) that a fixed-size job uses.
+fn rendezvous(r: &mut Rules<'_>, name: &str, pointer: &str) {
+    let elastic = r.spec.replicas.as_ref().is_some_and(Replicas::is_elastic);
+    let nodes = r.max_replicas();
+    let (why, help) = match name {
+        "PET_STANDALONE" if nodes > 1 || elastic => (
+            format!(
+                "`PET_STANDALONE` makes torchrun on each pod run a rendezvous of its own: with up to {nodes} pods, each waits for peers that never join"
+            ),
+            RENDEZVOUS_HELP,
+        ),
+        "PET_RDZV_BACKEND" | "PET_RDZV_ENDPOINT" if !elastic => (
+            format!(
+                "`{name}` moves torchrun off the static rendezvous at rank 0 (`PET_MASTER_ADDR`) that the {} sets up for a fixed-size job",
+                match r.target() {
+                    Target::Pytorchjob => "Training Operator",
+                    Target::Trainjob => "Trainer runtime",
+                }
+            ),
+            "remove it; for a c10d rendezvous that pods can join and leave, use an elastic `replicas = \"min:max\"` on a PyTorchJob",
+        ),
+        _ => return,
+    };
+    r.push(Diagnostic::warning(codes::ENV_RENDEZVOUS, r.key(pointer), why).with_help(help));
 }
 
 fn literal_secret(r: &mut Rules<'_>, name: &str, literal: &str, pointer: &str) {

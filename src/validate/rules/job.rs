@@ -1,16 +1,14 @@
-//! Rules on the job as a whole: its name, what it runs, how many pods and
-//! processes.
+//! Rules on the job as a whole: its name, what it runs, how many pods.
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{NProcKeyword, NProcPerNode, Replicas};
+use crate::spec::Replicas;
 use crate::syntax::names;
 
 pub(super) fn check(r: &mut Rules<'_>) {
     name(r);
     entrypoint(r);
     replicas(r);
-    n_proc_per_node(r);
 }
 
 fn name(r: &mut Rules<'_>) {
@@ -157,42 +155,4 @@ fn replicas(r: &mut Rules<'_>) {
             .with_help("set `replicas = \"2:4\"` (for example), or remove `[elastic]`"),
         );
     }
-}
-
-fn n_proc_per_node(r: &mut Rules<'_>) {
-    let gpus = r.gpus();
-    let Some(nproc) = &r.spec.n_proc_per_node else {
-        return;
-    };
-    let span = r.value("/nProcPerNode");
-    let diagnostic = match nproc {
-        NProcPerNode::Keyword(NProcKeyword::Gpu) if gpus == 0 => Some(
-            Diagnostic::error(codes::NPROC_GPU_WITHOUT_GPUS, span, "`nProcPerNode = \"gpu\"` needs GPUs, but `resources.gpus` is not set")
-                .with_label("one process per GPU")
-                .with_help("set `resources.gpus`, or give an explicit number of processes"),
-        ),
-        NProcPerNode::Count(n) if gpus > 0 && *n > gpus => Some(
-            Diagnostic::warning(codes::NPROC_EXCEEDS_GPUS, span, format!("{n} processes per pod share {gpus} GPU{}", plural(gpus)))
-                .with_help("use `nProcPerNode = \"gpu\"` for one process per GPU, unless sharing is intended"),
-        ),
-        NProcPerNode::Count(n) if gpus > 0 && *n < gpus => Some(
-            Diagnostic::warning(codes::NPROC_IDLE_GPUS, span, format!("{n} process{} per pod for {gpus} GPUs: {} GPU{} may sit idle", if *n == 1 { "" } else { "es" }, gpus - n, plural(gpus - n)))
-                .with_help("use `nProcPerNode = \"gpu\"` for one process per GPU, unless each process drives several GPUs"),
-        ),
-        NProcPerNode::Keyword(keyword @ (NProcKeyword::Auto | NProcKeyword::Cpu)) if gpus == 0 => {
-            let word = if *keyword == NProcKeyword::Auto { "auto" } else { "cpu" };
-            Some(
-                Diagnostic::warning(codes::NPROC_AUTO_ON_CPU, span, format!("`nProcPerNode = \"{word}\"` on CPU pods starts one process per host CPU, not per requested CPU"))
-                    .with_help("on a large node this starts far more processes than the pod's CPU request allows; set an explicit number"),
-            )
-        }
-        _ => None,
-    };
-    if let Some(d) = diagnostic {
-        r.push(d);
-    }
-}
-
-pub(super) fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

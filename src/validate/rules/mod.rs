@@ -7,12 +7,13 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
-use crate::spec::{Spec, Target};
+use crate::spec::{ApiLevel, Spec, Target};
 use crate::tree::{Node, pointer_segment};
 
 mod env;
 mod job;
 mod metadata;
+mod nproc;
 mod resources;
 mod scheduling;
 mod target;
@@ -26,6 +27,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
         out: Vec::new(),
     };
     job::check(&mut rules);
+    nproc::check(&mut rules);
     resources::check(&mut rules);
     env::check(&mut rules);
     volumes::check(&mut rules);
@@ -75,6 +77,15 @@ impl Rules<'_> {
 
     pub(crate) fn target(&self) -> Target {
         self.spec.target.unwrap_or(Target::Pytorchjob)
+    }
+
+    /// The Trainer API level a TrainJob is built for.
+    pub(crate) fn api_level(&self) -> ApiLevel {
+        self.spec
+            .trainjob
+            .as_ref()
+            .and_then(|t| t.api_level)
+            .unwrap_or(crate::resolve::defaults::TRAINJOB_API_LEVEL)
     }
 
     /// Most pods the job can run; 1 when `replicas` is not set.

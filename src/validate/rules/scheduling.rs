@@ -4,7 +4,7 @@ use super::metadata::label_map;
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::render::{pytorchjob, trainjob};
-use crate::spec::{Duration, TaintEffect, Target, TolerationOperator};
+use crate::spec::{Duration, RestartPolicy, TaintEffect, Target, TolerationOperator};
 use crate::syntax::{duration, names};
 
 pub(super) fn check(r: &mut Rules<'_>) {
@@ -203,6 +203,19 @@ fn ports(r: &mut Rules<'_>) {
 
 fn policy(r: &mut Rules<'_>) {
     let Some(policy) = &r.spec.policy else { return };
+    // The Training Operator copies the replica's restartPolicy to its pods
+    // (kubeflow/trainer v1.9.4, pkg/core/pod.go `SetRestartPolicy`), and with
+    // `Always` the kubelet restarts a container that exited 0 as well.
+    if policy.restart_policy == Some(RestartPolicy::Always) && r.target() == Target::Pytorchjob {
+        r.push(
+            Diagnostic::warning(
+                codes::POLICY_RESTART_ALWAYS,
+                r.value("/policy/restartPolicy"),
+                "`restartPolicy = \"Always\"` restarts pods that finished successfully too: the Master never completes, the job never succeeds, and training runs again",
+            )
+            .with_help("use `OnFailure` to restart failed pods, or `ExitCode` to restart only on retryable exit codes (128 to 255)"),
+        );
+    }
     // runPolicy.ttlSecondsAfterFinished is an int32 and activeDeadlineSeconds an
     // int64, in the PyTorchJob CRD (kubeflow/trainer v1.9.4,
     // manifests/base/crds/kubeflow.org_pytorchjobs.yaml) as in the TrainJob's

@@ -58,11 +58,7 @@ fn runtime(r: &mut Rules<'_>) {
 /// What one Trainer API has and the other lacks.
 fn trainjob_api_level(r: &mut Rules<'_>) {
     let spec = r.spec;
-    let level = spec
-        .trainjob
-        .as_ref()
-        .and_then(|t| t.api_level)
-        .unwrap_or(crate::resolve::defaults::TRAINJOB_API_LEVEL);
+    let level = r.api_level();
     let unsupported = |r: &Rules<'_>, pointer: &str, what: &str, help: &str| {
         Diagnostic::error(
             codes::TARGET_UNSUPPORTED,
@@ -74,38 +70,73 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
         )
         .with_help(help.to_owned())
     };
-    match level {
-        ApiLevel::V2_2 => {
-            if let Some(NProcPerNode::Keyword(keyword @ (NProcKeyword::Auto | NProcKeyword::Cpu))) =
-                &spec.n_proc_per_node
-            {
-                let word = if *keyword == NProcKeyword::Auto {
-                    "auto"
-                } else {
-                    "cpu"
-                };
-                let d = unsupported(
-                    r,
-                    "/nProcPerNode",
-                    &format!("`nProcPerNode = \"{word}\"`"),
-                    "Trainer v2.2 and later take a number of processes per node: write the number, or `\"gpu\"` with `resources.gpus`",
-                );
-                r.push(d);
-            }
+    let scheduling = spec.scheduling.as_ref();
+    // (applies, pointer, what, help): what each API level's TrainJob lacks
+    // (kubeflow/trainer v2.0.0, v2.1.0, v2.3.0,
+    // manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml).
+    let keyword = match &spec.n_proc_per_node {
+        Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => Some("auto"),
+        Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => Some("cpu"),
+        _ => None,
+    };
+    let nproc = format!("`nProcPerNode = \"{}\"`", keyword.unwrap_or(""));
+    let lacks: [(bool, &str, &str, &str); 4] = [
+        (
+            level == ApiLevel::V2_2 && keyword.is_some(),
+            "/nProcPerNode",
+            &nproc,
+            "Trainer v2.2 and later take a number of processes per node: write the number, or `\"gpu\"` with `resources.gpus`",
+        ),
+        (
+            level != ApiLevel::V2_2
+                && spec
+                    .policy
+                    .as_ref()
+                    .is_some_and(|p| p.active_deadline.is_some()),
+            "/policy/activeDeadline",
+            "`policy.activeDeadline`",
+            "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"`",
+        ),
+        (
+            level == ApiLevel::V2_0
+                && scheduling.is_some_and(|s| s.spread_across_nodes == Some(true)),
+            "/scheduling/spreadAcrossNodes",
+            "`scheduling.spreadAcrossNodes`",
+            "Trainer v2.0's podSpecOverrides have no affinity; set it in the runtime, or use `apiLevel = \"v2.1\"` or later",
+        ),
+        (
+            level == ApiLevel::V2_0
+                && scheduling
+                    .is_some_and(|s| s.image_pull_secrets.as_ref().is_some_and(|p| !p.is_empty())),
+            "/scheduling/imagePullSecrets",
+            "`scheduling.imagePullSecrets`",
+            "Trainer v2.0's podSpecOverrides have no imagePullSecrets; set them in the runtime or on the ServiceAccount, or use `apiLevel = \"v2.1\"` or later",
+        ),
+    ];
+    for (applies, pointer, what, help) in lacks {
+        if applies {
+            let d = unsupported(r, pointer, what, help);
+            r.push(d);
         }
-        ApiLevel::V2_1 => {
-            if spec
-                .policy
-                .as_ref()
-                .is_some_and(|p| p.active_deadline.is_some())
-            {
-                let d = unsupported(
-                    r,
-                    "/policy/activeDeadline",
-                    "`policy.activeDeadline`",
-                    "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"`",
+    }
+    // v2.0 has no pod metadata in its overrides: labels and annotations reach
+    // the TrainJob and, through `spec.labels`/`spec.annotations`, its JobSet,
+    // but no pod (v2.0.0 pkg/runtime/framework/plugins/jobset/jobset.go).
+    if level == ApiLevel::V2_0 {
+        for key in ["labels", "annotations"] {
+            let set = match key {
+                "labels" => spec.labels.as_ref().is_some_and(|m| !m.is_empty()),
+                _ => spec.annotations.as_ref().is_some_and(|m| !m.is_empty()),
+            };
+            if set {
+                r.push(
+                    Diagnostic::warning(
+                        codes::TRAINJOB_POD_METADATA,
+                        r.key(&format!("/{key}")),
+                        format!("on Trainer API v2.0, `[{key}]` reach the TrainJob and its JobSet but not the pods"),
+                    )
+                    .with_help("set pod metadata in the runtime, or use `apiLevel = \"v2.1\"` or later"),
                 );
-                r.push(d);
             }
         }
     }

@@ -37,6 +37,37 @@ pub(super) fn check(r: &mut Rules<'_>) {
         mount_path(r, volume, &pointer, &mut mounts);
         references(r, volume, &pointer);
         access_modes(r, name, volume, &pointer);
+        new_claim(r, name, volume, &pointer);
+    }
+}
+
+/// A claim trainc creates starts empty, and its access mode decides whether
+/// the cluster can provision it at all.
+fn new_claim(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
+    if volume.size.is_none() {
+        return;
+    }
+    if volume.read_only == Some(true) {
+        r.push(
+            Diagnostic::warning(
+                codes::VOLUME_READ_ONLY_NEW_CLAIM,
+                r.value(&at(pointer, "readOnly")),
+                format!("volume `{name}` is a new, empty claim mounted read-only: nothing can ever write to it"),
+            )
+            .with_secondary(r.key(&at(pointer, "size")), "a new claim")
+            .with_help("to read data that exists, mount its claim with `claim = \"NAME\"`; to fill this one, remove `readOnly`"),
+        );
+    }
+    let replicas = r.max_replicas();
+    if replicas > 1 && volume.access_modes.is_none() && volume.storage_class.is_none() {
+        r.push(
+            Diagnostic::warning(
+                codes::VOLUME_RWX_DEFAULT_CLASS,
+                r.key(pointer),
+                format!("volume `{name}` asks the cluster's default storage class for a `ReadWriteMany` claim (the job has up to {replicas} pods); most clouds' default classes cannot provision one, so the claim and the pods would stay Pending"),
+            )
+            .with_help("name a class that provisions ReadWriteMany (`storageClass = \"nfs-client\"`, EFS, Filestore, Azure Files), or set `accessModes` to the mode you need"),
+        );
     }
 }
 
