@@ -146,7 +146,10 @@ fn placement(s: &mut Lines, starter: &Starter) {
             "runtime = \"torch-distributed\"",
             "the ClusterTrainingRuntime",
         );
-        s.entry("# apiLevel = \"v2.1\"", "for clusters on Trainer v2.1");
+        s.entry(
+            "# apiLevel = \"v2.1\"",
+            "for clusters on Trainer v2.1 (or \"v2.0\")",
+        );
     }
 }
 
