@@ -132,6 +132,8 @@ pub struct Elastic {
     pub max: u32,
     pub max_restarts: Option<u32>,
     pub rdzv_backend: String,
+    /// Host and port of the rendezvous server; `None`: the first worker.
+    pub rdzv_endpoint: Option<(String, u16)>,
     pub rdzv_conf: Vec<(String, String)>,
 }
 

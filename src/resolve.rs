@@ -322,6 +322,10 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
         max,
         max_restarts: settings.max_restarts,
         rdzv_backend: backend,
+        rdzv_endpoint: settings
+            .rdzv_endpoint
+            .as_deref()
+            .and_then(spec::Elastic::parse_endpoint),
         rdzv_conf: settings.rdzv_conf.unwrap_or_default().into_iter().collect(),
     })
 }

@@ -174,3 +174,29 @@ fn trainer_v2_0_gets_pod_spec_overrides() {
     assert_eq!(overrides["volumes"][0]["name"], "trainc-shm");
     assert!(job.get("runtimePatches").is_none() && job.get("podTemplateOverrides").is_none());
 }
+
+#[test]
+fn an_etcd_rendezvous_points_at_etcd_not_at_the_first_worker() {
+    let spec = r#"
+name = "mnist"
+image = "ghcr.io/acme/train:1.0"
+script = "/app/train.py"
+replicas = "2:4"
+[elastic]
+rdzvBackend = "etcd-v2"
+rdzvEndpoint = "etcd.infra:2379"
+"#;
+    let objects = build(spec, &[]);
+    let policy = &of_kind(&objects, "PyTorchJob")["spec"]["elasticPolicy"];
+    assert_eq!(policy["rdzvHost"], "etcd.infra");
+    assert_eq!(policy["rdzvPort"], 2379);
+    let (status, stdout, _) = build_raw(
+        &spec.replace("rdzvEndpoint = \"etcd.infra:2379\"\n", ""),
+        &[],
+    );
+    assert_eq!(
+        (status, stdout.as_str()),
+        (1, ""),
+        "etcd without a server is an error"
+    );
+}

@@ -50,6 +50,7 @@ codes! {
     REPLICAS_SYNTAX = "trainc::replicas::syntax";
     REPLICAS_RANGE = "trainc::replicas::range";
     ELASTIC_NOT_ELASTIC = "trainc::elastic::not_elastic";
+    ELASTIC_RDZV_ENDPOINT = "trainc::elastic::rdzv_endpoint";
     NPROC_GPU_WITHOUT_GPUS = "trainc::nproc::gpu_without_gpus";
     NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus";
     NPROC_IDLE_GPUS = "trainc::nproc::idle_gpus";
@@ -64,6 +65,7 @@ codes! {
     GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource";
     DURATION_INVALID = "trainc::duration::invalid";
     POLICY_RESTART_ALWAYS = "trainc::policy::restart_always";
+    POLICY_BACKOFF_WITHOUT_RESTARTS = "trainc::policy::backoff_without_restarts";
     ENV_INVALID_NAME = "trainc::env::invalid_name";
     ENV_RESERVED = "trainc::env::reserved";
     ENV_OVERWRITTEN = "trainc::env::overwritten";

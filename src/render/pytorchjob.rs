@@ -98,6 +98,10 @@ struct ElasticPolicy {
     min_replicas: u32,
     max_replicas: u32,
     rdzv_backend: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rdzv_host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rdzv_port: Option<u16>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     rdzv_conf: Vec<RdzvConf>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,6 +180,11 @@ pub(super) fn render(model: &Model) -> Object {
         min_replicas: e.min,
         max_replicas: e.max,
         rdzv_backend: e.rdzv_backend.clone(),
+        // Without a host and port the operator points PET_RDZV_ENDPOINT at
+        // `<name>-worker-0` on the Worker's `pytorchjob-port` (kubeflow/trainer
+        // v1.9.4, pkg/controller.v1/pytorch/elastic.go).
+        rdzv_host: e.rdzv_endpoint.as_ref().map(|(host, _)| host.clone()),
+        rdzv_port: e.rdzv_endpoint.as_ref().map(|(_, port)| *port),
         rdzv_conf: e
             .rdzv_conf
             .iter()

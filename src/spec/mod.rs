@@ -337,12 +337,24 @@ pub struct Elastic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = i32::MAX))]
     pub max_restarts: Option<u32>,
-    /// Rendezvous backend. Default `c10d`.
+    /// Rendezvous backend. Default `c10d`, hosted by the first worker; `etcd` and `etcd-v2` need `rdzvEndpoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdzv_backend: Option<RdzvBackend>,
+    /// `host:port` of the rendezvous server, e.g. an etcd service `etcd.infra:2379`. Default: the first worker, on the Training Operator's port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_endpoint: Option<String>,
     /// Extra rendezvous settings, e.g. `{ join_timeout = "1200" }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdzv_conf: Option<BTreeMap<String, String>>,
+}
+
+impl Elastic {
+    /// `host:port` as a host and a port from 1 to 65535; `None` when it is not one.
+    pub fn parse_endpoint(text: &str) -> Option<(String, u16)> {
+        let (host, port) = text.rsplit_once(':')?;
+        let port: u16 = port.parse().ok().filter(|p| *p > 0)?;
+        (!host.is_empty()).then(|| (host.to_owned(), port))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -2,7 +2,7 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::Replicas;
+use crate::spec::{RdzvBackend, Replicas};
 use crate::syntax::names;
 
 pub(super) fn check(r: &mut Rules<'_>) {
@@ -145,6 +145,7 @@ fn replicas(r: &mut Rules<'_>) {
         },
         _ => false,
     };
+    rendezvous(r);
     if spec.elastic.is_some() && !elastic {
         r.push(
             Diagnostic::error(
@@ -153,6 +154,49 @@ fn replicas(r: &mut Rules<'_>) {
                 "`[elastic]` settings need an elastic `replicas = \"min:max\"`",
             )
             .with_help("set `replicas = \"2:4\"` (for example), or remove `[elastic]`"),
+        );
+    }
+}
+
+/// Where an elastic job's pods meet. Without `rdzvEndpoint` the Training
+/// Operator points `PET_RDZV_ENDPOINT` at the first worker (kubeflow/trainer
+/// v1.7.0–v1.9.4, `pkg/controller.v1/pytorch/elastic.go`), which hosts a c10d
+/// rendezvous itself but runs no etcd server.
+fn rendezvous(r: &mut Rules<'_>) {
+    let Some(elastic) = &r.spec.elastic else {
+        return;
+    };
+    if let Some(endpoint) = &elastic.rdzv_endpoint {
+        let host_ok = |host: &str| {
+            host.parse::<std::net::Ipv4Addr>().is_ok() || names::dns1123_subdomain(host).is_ok()
+        };
+        match crate::spec::Elastic::parse_endpoint(endpoint) {
+            Some((host, _)) if host_ok(&host) => {}
+            _ => r.push(
+                Diagnostic::error(
+                    codes::ELASTIC_RDZV_ENDPOINT,
+                    r.value("/elastic/rdzvEndpoint"),
+                    format!("`elastic.rdzvEndpoint` must be `host:port`, found `{endpoint}`"),
+                )
+                .with_help("write the rendezvous server's Service name (or IP) and port, such as `etcd.infra:2379`"),
+            ),
+        }
+    }
+    if let Some(backend @ (RdzvBackend::Etcd | RdzvBackend::EtcdV2)) = elastic.rdzv_backend
+        && elastic.rdzv_endpoint.is_none()
+    {
+        let name = if backend == RdzvBackend::Etcd {
+            "etcd"
+        } else {
+            "etcd-v2"
+        };
+        r.push(
+            Diagnostic::error(
+                codes::ELASTIC_RDZV_ENDPOINT,
+                r.value("/elastic/rdzvBackend"),
+                format!("the `{name}` rendezvous needs an etcd server, but without `elastic.rdzvEndpoint` the Training Operator points torchrun at the first worker, where none runs"),
+            )
+            .with_help("set `rdzvEndpoint = \"etcd.NAMESPACE:2379\"` (your etcd Service), or use `rdzvBackend = \"c10d\"`, which the first worker hosts"),
         );
     }
 }

@@ -216,6 +216,23 @@ fn policy(r: &mut Rules<'_>) {
             .with_help("use `OnFailure` to restart failed pods, or `ExitCode` to restart only on retryable exit codes (128 to 255)"),
         );
     }
+    // The operator counts restarts of running containers against backoffLimit
+    // only under OnFailure, Always or ExitCode (v1.9.4, pkg/core/job.go
+    // `PastBackoffLimit`); under Never a failed pod is not restarted at all.
+    if policy.restart_policy == Some(RestartPolicy::Never)
+        && policy.backoff_limit.is_some()
+        && r.target() == Target::Pytorchjob
+    {
+        r.push(
+            Diagnostic::warning(
+                codes::POLICY_BACKOFF_WITHOUT_RESTARTS,
+                r.value("/policy/backoffLimit"),
+                "`backoffLimit` has no effect with `restartPolicy = \"Never\"`: no pod is restarted, so the first failure fails the job",
+            )
+            .with_secondary(r.value("/policy/restartPolicy"), "no restarts")
+            .with_help("for retries, use `restartPolicy = \"OnFailure\"` or `\"ExitCode\"`; otherwise remove `backoffLimit`"),
+        );
+    }
     // runPolicy.ttlSecondsAfterFinished is an int32 and activeDeadlineSeconds an
     // int64, in the PyTorchJob CRD (kubeflow/trainer v1.9.4,
     // manifests/base/crds/kubeflow.org_pytorchjobs.yaml) as in the TrainJob's
