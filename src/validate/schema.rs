@@ -87,7 +87,7 @@ fn whole_floats(
     match &node.value {
         Value::Float(f)
             if f.fract() == 0.0
-                && f.is_finite()
+                && f.abs() < 9_007_199_254_740_992.0 // 2^53: beyond it, the range check speaks
                 && takes_only_integers(pointer)
                 && written().contains(['.', 'e', 'E']) =>
         {
