@@ -16,6 +16,7 @@ use crate::tree::Node;
 pub mod rules;
 pub mod schema;
 pub mod schema_lookup;
+mod whole_numbers;
 
 /// The outcome of validation: the typed spec when there were no errors, and
 /// every diagnostic (errors and warnings) found on the way.

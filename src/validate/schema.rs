@@ -13,7 +13,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 use serde_json::Value as Json;
 
-use super::schema_lookup::{description, schema, schema_at, takes_only_integers};
+use super::schema_lookup::{description, schema, schema_at};
 use super::{field_path, suggest};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
@@ -39,7 +39,7 @@ pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     let context = Context { tree, sources };
-    whole_floats(tree, "", sources, &mut out, &mut invalid);
+    super::whole_numbers::check(tree, "", sources, &mut out, &mut invalid);
     for error in validator().iter_errors(instance) {
         context.report(&error, &mut out);
         match error.kind() {
@@ -61,66 +61,6 @@ pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     Outcome {
         diagnostics: out,
         invalid,
-    }
-}
-
-/// `replicas = 2.0`: JSON Schema counts a whole float as an integer, but the
-/// value is written as a decimal number and Kubernetes wants an integer, so a
-/// field that takes only integers reports it here, at the value, with the fix.
-/// An integer too large for 64 bits (YAML reads it as a float) is left to
-/// the range check, which names the limit.
-fn whole_floats(
-    node: &Node,
-    pointer: &str,
-    sources: &Sources,
-    out: &mut Vec<Diagnostic>,
-    invalid: &mut Vec<String>,
-) {
-    let written = || {
-        let span = node.span;
-        sources
-            .get(span.source)
-            .text
-            .get(span.start..span.end)
-            .unwrap_or("")
-    };
-    match &node.value {
-        Value::Float(f)
-            if f.fract() == 0.0
-                && f.abs() < 9_007_199_254_740_992.0 // 2^53: beyond it, the range check speaks
-                && takes_only_integers(pointer)
-                && written().contains(['.', 'e', 'E']) =>
-        {
-            out.push(
-                Diagnostic::error(
-                    codes::SCHEMA_TYPE,
-                    node.span,
-                    format!(
-                        "`{}` must be an integer, found a decimal number",
-                        field_path(pointer)
-                    ),
-                )
-                .with_help(format!("write it without a fraction: `{f:.0}`")),
-            );
-            invalid.push(pointer.to_owned());
-        }
-        Value::Table(entries) => {
-            for entry in entries {
-                whole_floats(
-                    &entry.value,
-                    &join_pointer(pointer, &entry.key),
-                    sources,
-                    out,
-                    invalid,
-                );
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                whole_floats(item, &format!("{pointer}/{i}"), sources, out, invalid);
-            }
-        }
-        _ => {}
     }
 }
 
@@ -382,7 +322,7 @@ impl Context<'_> {
     }
 }
 
-fn join_pointer(pointer: &str, key: &str) -> String {
+pub(super) fn join_pointer(pointer: &str, key: &str) -> String {
     format!("{pointer}/{}", pointer_segment(key))
 }
 

@@ -1,0 +1,200 @@
+//! The spec's sections about how the job runs on the cluster: elastic
+//! training, the run policy, scheduling, and the TrainJob's settings.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Duration;
+
+/// Elastic training (with `replicas = "min:max"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Elastic {
+    /// How many times torchrun restarts the workers before the job fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
+    pub max_restarts: Option<u32>,
+    /// Rendezvous backend. Default `c10d`, hosted by the first worker; `etcd` and `etcd-v2` need `rdzvEndpoint`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_backend: Option<RdzvBackend>,
+    /// `host:port` of the rendezvous server, e.g. an etcd service `etcd.infra:2379`. Default: the first worker, on the Training Operator's port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_endpoint: Option<String>,
+    /// Extra rendezvous settings, e.g. `{ join_timeout = "1200" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdzv_conf: Option<BTreeMap<String, String>>,
+}
+
+impl Elastic {
+    /// `host:port` as a host and a port from 1 to 65535; `None` when it is not one.
+    pub fn parse_endpoint(text: &str) -> Option<(String, u16)> {
+        let (host, port) = text.rsplit_once(':')?;
+        let port: u16 = port.parse().ok().filter(|p| *p > 0)?;
+        (!host.is_empty()).then(|| (host.to_owned(), port))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RdzvBackend {
+    C10d,
+    Etcd,
+    EtcdV2,
+}
+
+/// Failure, completion and time limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Policy {
+    /// When a failed pod is restarted: `Never`, `OnFailure`, `Always`, or `ExitCode` (retryable exit codes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<RestartPolicy>,
+    /// Retries before the job is marked failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
+    pub backoff_limit: Option<u32>,
+    /// Delete the finished job after this long: seconds or `"1h"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_after_finished: Option<Duration>,
+    /// Fail the job if it runs longer than this: seconds or `"24h"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_deadline: Option<Duration>,
+    /// Which pods to delete when the job finishes: `None`, `Running`, `All`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean_pod_policy: Option<CleanPodPolicy>,
+    /// Create the job suspended; it starts when unsuspended (or admitted by Kueue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RestartPolicy {
+    Never,
+    OnFailure,
+    Always,
+    ExitCode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CleanPodPolicy {
+    None,
+    Running,
+    All,
+}
+
+/// Scheduling: queues, priorities, placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scheduling {
+    /// Kueue LocalQueue (in the job's namespace); becomes the `kueue.x-k8s.io/queue-name` label on the job object. Not a Volcano queue: see `volcanoQueue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Kueue WorkloadPriorityClass of the job; becomes the `kueue.x-k8s.io/priority-class` label on the job object. It orders and preempts workloads in Kueue's queues; it does not set the pods' priority (that is `priorityClassName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_priority_class: Option<String>,
+    /// Volcano Queue (a cluster-scoped object that must exist and be open) for the PodGroup of a PyTorchJob: `runPolicy.schedulingPolicy.queue`. Used only when the Training Operator runs with `--gang-scheduler-name=volcano`, which otherwise puts the PodGroup in Volcano's `default` queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volcano_queue: Option<String>,
+    /// PriorityClass of the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Scheduler of the pods, e.g. `volcano`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    /// All-or-nothing scheduling: no pod starts until all can (`runPolicy.schedulingPolicy.minAvailable` = all replicas, or the minimum of an elastic range). Takes effect only when the Training Operator runs with gang scheduling (`--gang-scheduler-name=volcano` or `scheduler-plugins`), which then gang-schedules every job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gang: Option<bool>,
+    /// Only nodes with these labels, e.g. `{ "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// Taints the pods tolerate, e.g. `{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
+    /// At most one pod of this job per node (pod anti-affinity on the hostname).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_across_nodes: Option<bool>,
+    /// ServiceAccount the pods run as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    /// Secrets used to pull the image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_secrets: Option<Vec<String>>,
+}
+
+/// A Kubernetes toleration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Toleration {
+    /// Taint key; empty with `operator = "Exists"` tolerates everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `Equal` (default) or `Exists`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<TolerationOperator>,
+    /// Taint value, with `operator = "Equal"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<TaintEffect>,
+    /// With `NoExecute`: how long the pod stays bound after the taint appears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = i64::MIN, max = i64::MAX))]
+    pub toleration_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TolerationOperator {
+    Equal,
+    Exists,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// Settings for Kubeflow Trainer v2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TrainJobOptions {
+    /// Name of the training runtime to use: a DNS-1123 subdomain. Default `torch-distributed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Kind of the runtime: `ClusterTrainingRuntime` (cluster-wide, the default) or `TrainingRuntime` (in the TrainJob's namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_kind: Option<RuntimeKind>,
+    /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_level: Option<ApiLevel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RuntimeKind {
+    ClusterTrainingRuntime,
+    TrainingRuntime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApiLevel {
+    #[serde(rename = "v2.2")]
+    V2_2,
+    #[serde(rename = "v2.1")]
+    V2_1,
+    #[serde(rename = "v2.0")]
+    V2_0,
+}
+
+impl ApiLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiLevel::V2_2 => "v2.2",
+            ApiLevel::V2_1 => "v2.1",
+            ApiLevel::V2_0 => "v2.0",
+        }
+    }
+}
