@@ -31,6 +31,16 @@ pub const MANAGER: &str = "trainc.dev/trainc";
 /// (kubeflow/trainer v2.0.0–v2.3.0, `pkg/constants/constants.go` and
 /// `pkg/runtime/framework/plugins/torch/torch.go`).
 pub const TRAINER_PORT: u16 = 29500;
+/// The env the torch runtime sets on the `node` container itself; its webhook
+/// rejects a TrainJob whose `trainer.env` sets one (`TorchRunReservedEnvNames`,
+/// kubeflow/trainer v2.0.0–v2.3.0, `pkg/constants/constants.go`).
+pub const RESERVED_ENV: &[&str] = &[
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+];
 /// Labels JobSet puts on every pod it creates.
 pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
 pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";

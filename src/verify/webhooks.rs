@@ -115,16 +115,7 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
         .enumerate()
     {
         let var_name = var["name"].as_str().unwrap_or("");
-        if var_name.starts_with("PET_")
-            && [
-                "PET_NNODES",
-                "PET_NPROC_PER_NODE",
-                "PET_NODE_RANK",
-                "PET_MASTER_ADDR",
-                "PET_MASTER_PORT",
-            ]
-            .contains(&var_name)
-        {
+        if trainjob::RESERVED_ENV.contains(&var_name) {
             reject(
                 &format!("/spec/trainer/env/{i}"),
                 format!("`{var_name}` is reserved for the torch runtime"),

@@ -3,18 +3,9 @@
 
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{EnvSource, EnvValue, Replicas, Target};
+use crate::render::trainjob;
+use crate::spec::{EnvSource, EnvValue, Target};
 use crate::syntax::names;
-
-/// Set by the Trainer torch runtime from `numNodes`/`numProcPerNode`; the
-/// runtime's webhook rejects a TrainJob whose env sets them.
-const TRAINJOB_RESERVED: &[&str] = &[
-    "PET_NNODES",
-    "PET_NPROC_PER_NODE",
-    "PET_NODE_RANK",
-    "PET_MASTER_ADDR",
-    "PET_MASTER_PORT",
-];
 
 /// When the Training Operator sets a variable on a PyTorchJob's containers.
 #[derive(Clone, Copy)]
@@ -107,7 +98,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 .with_help("use letters, digits and `_`, e.g. `NCCL_DEBUG`"),
             );
         }
-        if target == Target::Trainjob && TRAINJOB_RESERVED.contains(&name.as_str()) {
+        if target == Target::Trainjob && trainjob::RESERVED_ENV.contains(&name.as_str()) {
             r.push(
                 Diagnostic::error(
                     codes::ENV_RESERVED,
@@ -132,9 +123,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
 
 /// A variable the Training Operator sets in this job's situation.
 fn overwritten(r: &mut Rules<'_>, name: &str, pointer: &str) {
-    let spec = r.spec;
-    let elastic = spec.replicas.as_ref().is_some_and(Replicas::is_elastic);
-    let settings = spec.elastic.as_ref();
+    let elastic = r.is_elastic();
+    let settings = r.spec.elastic.as_ref();
     let Some((_, when, help)) = PYTORCHJOB_INJECTED.iter().find(|(n, _, _)| *n == name) else {
         return;
     };
@@ -168,7 +158,7 @@ fn overwritten(r: &mut Rules<'_>, name: &str, pointer: &str) {
 /// never come; `PET_RDZV_BACKEND` and `PET_RDZV_ENDPOINT` move a job off the
 /// static rendezvous at rank 0 (`PET_MASTER_ADDR`) that a fixed-size job uses.
 fn rendezvous(r: &mut Rules<'_>, name: &str, pointer: &str) {
-    let elastic = r.spec.replicas.as_ref().is_some_and(Replicas::is_elastic);
+    let elastic = r.is_elastic();
     let nodes = r.max_replicas();
     let (why, help) = match name {
         "PET_STANDALONE" if nodes > 1 || elastic => (

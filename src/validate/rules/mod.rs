@@ -96,6 +96,14 @@ impl Rules<'_> {
             .map_or(1, crate::spec::Replicas::max)
     }
 
+    /// Whether `replicas` is an elastic `"min:max"` range.
+    pub(crate) fn is_elastic(&self) -> bool {
+        self.spec
+            .replicas
+            .as_ref()
+            .is_some_and(crate::spec::Replicas::is_elastic)
+    }
+
     pub(crate) fn gpus(&self) -> u32 {
         self.spec
             .resources

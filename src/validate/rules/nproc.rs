@@ -18,7 +18,7 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Replicas, Target};
+use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Target};
 use crate::syntax::quantity;
 
 pub(super) fn check(r: &mut Rules<'_>) {
@@ -158,9 +158,8 @@ fn keyword(r: &mut Rules<'_>) {
 /// (`script` and `module` get `--nproc_per_node` from trainc.)
 fn elastic_command(r: &mut Rules<'_>) {
     let spec = r.spec;
-    let elastic = spec.replicas.as_ref().is_some_and(Replicas::is_elastic);
     let Some(command) = &spec.command else { return };
-    if r.target() != Target::Pytorchjob || !elastic {
+    if r.target() != Target::Pytorchjob || !r.is_elastic() {
         return;
     }
     let one = match &spec.n_proc_per_node {

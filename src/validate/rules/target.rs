@@ -4,7 +4,7 @@
 use super::Rules;
 use crate::derived;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Replicas, Target};
+use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Target};
 use crate::syntax::names::MAX_LABEL;
 
 pub(super) fn check(r: &mut Rules<'_>) {
@@ -153,7 +153,7 @@ fn name_length(r: &mut Rules<'_>) {
         job: &spec.name,
         target: r.target(),
         max_nodes: r.max_replicas(),
-        elastic: spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
+        elastic: r.is_elastic(),
         ports: spec.ports.as_ref().is_some_and(|p| !p.is_empty()),
     };
     let claims = spec
@@ -197,7 +197,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let policy = spec.policy.as_ref();
     let fields: [(bool, &str, &str); 11] = [
         (
-            spec.replicas.as_ref().is_some_and(Replicas::is_elastic),
+            r.is_elastic(),
             "/replicas",
             "use a fixed `replicas`, or `target = \"pytorchjob\"` for elastic training",
         ),
