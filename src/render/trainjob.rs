@@ -332,7 +332,9 @@ fn place_pod_patch(
             }]);
         }
         ApiLevel::V2_0 => {
-            // No pod metadata: the labels and annotations reach the JobSet.
+            // No pod metadata: `spec.labels`/`spec.annotations` become the
+            // JobSet's own (kubeflow/trainer v2.0.0, pkg/runtime/core/
+            // trainingruntime.go `newRuntimeInfo`, plugins/jobset/jobset.go `Build`).
             spec.labels = non_empty(&model.labels);
             spec.annotations = non_empty(&model.annotations);
             spec.pod_spec_overrides = Some(vec![PodSpecOverride {

@@ -173,6 +173,10 @@ pub struct TrainJobOptions {
     pub api_level: Option<ApiLevel>,
 }
 
+// The runtime kinds Trainer's TrainJob webhook resolves `runtimeRef` to; any
+// other is "unsupported runtime" (kubeflow/trainer v2.0.0–v2.3.0,
+// `pkg/webhooks/trainjob_webhook.go`, `pkg/runtime/runtime.go`
+// `RuntimeRefToRuntimeRegistryKey`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum RuntimeKind {
     ClusterTrainingRuntime,
