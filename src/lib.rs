@@ -22,6 +22,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
+pub mod code;
 pub mod commands;
 pub mod compose;
 pub mod derived;
@@ -119,6 +120,7 @@ pub fn build_parsed(sources: &mut Sources, tree: tree::Node, options: &Options) 
 fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let Validated {
         spec,
+        code,
         mut diagnostics,
     } = validated;
     let Some(spec) = spec else {
@@ -127,7 +129,7 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
             diagnostics,
         };
     };
-    let model = resolve::resolve(&spec);
+    let model = resolve::resolve(&spec, &code);
     let objects = render::render(&model);
     if options.verify {
         for problem in verify::verify(&objects, model.trainjob.api_level) {
@@ -173,6 +175,7 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
     let Some(tree) = tree.filter(|_| problems.is_empty()) else {
         return Validated {
             spec: None,
+            code: code::Files::new(),
             diagnostics: problems,
         };
     };
@@ -221,10 +224,19 @@ fn compose_and_validate(
     if problems.iter().any(Diagnostic::is_error) {
         return Validated {
             spec: None,
+            code: code::Files::new(),
             diagnostics: problems,
         };
     }
     let mut validated = validate::validate(&tree, sources);
+    if let Some(spec) = &validated.spec {
+        let (files, mut unreadable) = code::load(spec, &tree, sources);
+        if !unreadable.is_empty() {
+            validated.spec = None;
+        }
+        validated.code = files;
+        validated.diagnostics.append(&mut unreadable);
+    }
     problems.append(&mut validated.diagnostics);
     validated.diagnostics = problems;
     validated

@@ -45,6 +45,67 @@ pub struct Model {
     /// and workload priority class.
     pub job_labels: BTreeMap<String, String>,
     pub trainjob: TrainJob,
+    /// Pod-level settings beyond scheduling.
+    pub pod: Pod,
+    /// Local code: the ConfigMap that carries it, mounted at [`Code::MOUNT`].
+    pub code: Option<Code>,
+    /// The spec's `[podTemplate]`, merged into every pod template last.
+    pub pod_template: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pod {
+    pub host_network: bool,
+    pub dns_policy: Option<String>,
+    pub fs_group: Option<i64>,
+}
+
+/// The training container's security context.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Security {
+    pub capabilities: Vec<String>,
+    pub privileged: Option<bool>,
+    pub run_as_user: Option<i64>,
+    pub run_as_group: Option<i64>,
+    pub run_as_non_root: Option<bool>,
+    pub allow_privilege_escalation: Option<bool>,
+    pub read_only_root_filesystem: Option<bool>,
+}
+
+impl Security {
+    pub fn is_empty(&self) -> bool {
+        *self == Security::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvFrom {
+    /// `true`: a Secret; `false`: a ConfigMap.
+    pub secret: bool,
+    pub name: String,
+    pub prefix: Option<String>,
+    pub optional: Option<bool>,
+}
+
+/// Local code in a ConfigMap whose name carries a hash of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    pub config_map: String,
+    /// File name to content, in the order the ConfigMap lists them (sorted).
+    pub files: BTreeMap<String, String>,
+    /// Whether packages are installed, into an emptyDir at [`Code::PACKAGES`].
+    pub packages: bool,
+}
+
+impl Code {
+    /// Where the files appear in the training container.
+    pub const MOUNT: &'static str = "/trainc/code";
+    /// pip's user base (`PYTHONUSERBASE`) for `packages`: writable whatever
+    /// the user and a read-only root filesystem.
+    pub const PACKAGES: &'static str = "/trainc/packages";
+    /// Volume names of the two; `trainc-` is reserved for trainc's volumes.
+    pub const VOLUME: &'static str = "trainc-code";
+    pub const PACKAGES_VOLUME: &'static str = "trainc-packages";
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +115,9 @@ pub struct Container {
     pub args: Vec<String>,
     pub working_dir: Option<String>,
     pub env: Vec<EnvVar>,
+    pub env_from: Vec<EnvFrom>,
+    pub image_pull_policy: Option<String>,
+    pub security: Security,
     /// Resource name to quantity; empty when the spec names no resources.
     pub requests: BTreeMap<String, String>,
     pub limits: BTreeMap<String, String>,
@@ -214,4 +278,13 @@ pub struct TrainJob {
     /// `ClusterTrainingRuntime` or `TrainingRuntime`.
     pub runtime_kind: String,
     pub api_level: ApiLevel,
+    pub dataset_initializer: Option<Initializer>,
+    pub model_initializer: Option<Initializer>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Initializer {
+    pub storage_uri: String,
+    pub env: Vec<EnvVar>,
+    pub secret: Option<String>,
 }

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Claim, Container, Elastic, EnvValue, EnvVar, Model, NProc, Nodes, Policy, Port, Scheduling,
-    Toleration, TrainJob, Volume, VolumeSource,
+    Claim, Container, Elastic, EnvFrom, EnvValue, EnvVar, Initializer, Model, NProc, Nodes, Pod,
+    Policy, Port, Scheduling, Security, Toleration, TrainJob, Volume, VolumeSource,
 };
 use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec, Target};
 
@@ -32,6 +32,12 @@ pub mod defaults {
     pub const ACCESS_MODE_SHARED: &str = "ReadWriteMany";
     /// Istio's sidecar keeps a finished training pod running forever, so the
     /// job never completes; trainc opts pods out unless the spec says otherwise.
+    /// With `hostNetwork`, a pod's `ClusterFirst` falls back to the node's
+    /// resolver, where the job's peers (`<name>-master-0`, JobSet's
+    /// `<name>-node-0-0.<name>`) do not resolve and rendezvous never
+    /// happens; `ClusterFirstWithHostNet` keeps cluster DNS (Kubernetes
+    /// `pkg/kubelet/network/dns/dns.go`, `getPodDNSType`).
+    pub const DNS_POLICY_HOST_NETWORK: &str = "ClusterFirstWithHostNet";
     pub const POD_ANNOTATIONS: &[(&str, &str)] = &[("sidecar.istio.io/inject", "false")];
 }
 
@@ -40,7 +46,7 @@ pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
 pub const LABEL_KUEUE_PRIORITY: &str = "kueue.x-k8s.io/priority-class";
 
-pub fn resolve(spec: &Spec) -> Model {
+pub fn resolve(spec: &Spec, code: &crate::code::Files) -> Model {
     let target = spec.target.unwrap_or(defaults::TARGET);
     let nodes = nodes(spec);
     let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
@@ -82,6 +88,19 @@ pub fn resolve(spec: &Spec) -> Model {
         namespace: spec.namespace.clone(),
         target,
         container: container(spec, gpus, entrypoint(spec, target, nproc_per_node)),
+        pod: Pod {
+            host_network: spec.host_network.unwrap_or(false),
+            dns_policy: spec.dns_policy.map(|p| spelled(&p)).or_else(|| {
+                (spec.host_network == Some(true))
+                    .then(|| defaults::DNS_POLICY_HOST_NETWORK.to_owned())
+            }),
+            fs_group: spec.security_context.as_ref().and_then(|s| s.fs_group),
+        },
+        code: crate::code::resolve(spec, code),
+        pod_template: spec
+            .pod_template
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok()),
         nodes,
         nproc_per_node,
         world_size,
@@ -109,25 +128,26 @@ pub fn resolve(spec: &Spec) -> Model {
         annotations,
         pod_annotations,
         job_labels,
-        trainjob: TrainJob {
-            runtime_kind: spelled(
-                &spec
-                    .trainjob
-                    .as_ref()
-                    .and_then(|t| t.runtime_kind)
-                    .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND),
-            ),
-            runtime: spec
-                .trainjob
-                .as_ref()
-                .and_then(|t| t.runtime.clone())
-                .unwrap_or_else(|| defaults::TRAINJOB_RUNTIME.to_owned()),
-            api_level: spec
-                .trainjob
-                .as_ref()
-                .and_then(|t| t.api_level)
-                .unwrap_or(defaults::TRAINJOB_API_LEVEL),
-        },
+        trainjob: trainjob(spec),
+    }
+}
+
+fn trainjob(spec: &Spec) -> TrainJob {
+    let options = spec.trainjob.as_ref();
+    TrainJob {
+        runtime_kind: spelled(
+            &options
+                .and_then(|t| t.runtime_kind)
+                .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND),
+        ),
+        runtime: options
+            .and_then(|t| t.runtime.clone())
+            .unwrap_or_else(|| defaults::TRAINJOB_RUNTIME.to_owned()),
+        api_level: options
+            .and_then(|t| t.api_level)
+            .unwrap_or(defaults::TRAINJOB_API_LEVEL),
+        dataset_initializer: initializer(spec, |i| i.dataset.as_ref()),
+        model_initializer: initializer(spec, |i| i.model.as_ref()),
     }
 }
 
@@ -163,6 +183,9 @@ fn common_labels(spec: &Spec) -> BTreeMap<String, String> {
 /// `PET_NPROC_PER_NODE`, and a flag would undo that. `--nproc_per_node` is the
 /// spelling every torchrun accepts (the dashed one is newer).
 fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
+    if spec.code.is_some() {
+        return crate::code::entrypoint(spec, target, nproc);
+    }
     let mut torchrun = vec!["torchrun".to_owned()];
     if target == Target::Pytorchjob {
         torchrun.push(format!("--nproc_per_node={}", nproc.text()));
@@ -212,10 +235,52 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
             requests.insert(name.clone(), gpus.to_string());
             limits.insert(name, gpus.to_string());
         }
+        // The same rule holds for every extended resource (k8s.io/kubernetes
+        // pkg/apis/core/validation, `validateResourceRequirements`).
+        for (name, count) in resources.extended.iter().flatten() {
+            requests.insert(name.clone(), count.0.to_string());
+            limits.insert(name.clone(), count.0.to_string());
+        }
     }
-    let env = spec
-        .env
-        .iter()
+    let s = spec.security_context.clone().unwrap_or_default();
+    Container {
+        image_pull_policy: spec.image_pull_policy.map(|p| spelled(&p)),
+        env_from: spec
+            .env_from
+            .iter()
+            .flatten()
+            .map(|e| EnvFrom {
+                secret: e.secret.is_some(),
+                name: e
+                    .secret
+                    .clone()
+                    .or_else(|| e.config_map.clone())
+                    .unwrap_or_default(),
+                prefix: e.prefix.clone(),
+                optional: e.optional,
+            })
+            .collect(),
+        security: Security {
+            capabilities: s.capabilities.unwrap_or_default(),
+            privileged: s.privileged,
+            run_as_user: s.run_as_user,
+            run_as_group: s.run_as_group,
+            run_as_non_root: s.run_as_non_root,
+            allow_privilege_escalation: s.allow_privilege_escalation,
+            read_only_root_filesystem: s.read_only_root_filesystem,
+        },
+        image: spec.image.clone(),
+        command,
+        args: spec.args.clone().unwrap_or_default(),
+        working_dir: spec.working_dir.clone(),
+        env: env_vars(spec.env.as_ref()),
+        requests,
+        limits,
+    }
+}
+
+fn env_vars(env: Option<&indexmap::IndexMap<String, spec::EnvValue>>) -> Vec<EnvVar> {
+    env.into_iter()
         .flatten()
         .map(|(name, value)| EnvVar {
             name: name.clone(),
@@ -224,16 +289,19 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
                 spec::EnvValue::Source(source) => env_source(source),
             },
         })
-        .collect();
-    Container {
-        image: spec.image.clone(),
-        command,
-        args: spec.args.clone().unwrap_or_default(),
-        working_dir: spec.working_dir.clone(),
-        env,
-        requests,
-        limits,
-    }
+        .collect()
+}
+
+fn initializer(
+    spec: &Spec,
+    which: impl Fn(&spec::Initializers) -> Option<&spec::Initializer>,
+) -> Option<Initializer> {
+    let init = which(spec.trainjob.as_ref()?.initializer.as_ref()?)?;
+    Some(Initializer {
+        storage_uri: init.storage_uri.clone(),
+        env: env_vars(init.env.as_ref()),
+        secret: init.secret.clone(),
+    })
 }
 
 fn env_source(source: &spec::EnvSource) -> EnvValue {

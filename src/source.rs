@@ -48,6 +48,10 @@ impl Span {
 pub struct Source {
     pub name: String,
     pub text: String,
+    /// Where relative paths written in this source (`[code] files`) are
+    /// found: the file's directory; `None` for the working directory (standard
+    /// input, or a config kustomize copied to a temporary file).
+    pub dir: Option<std::path::PathBuf>,
 }
 
 impl Source {
@@ -85,8 +89,14 @@ impl Sources {
         self.sources.push(Source {
             name: name.into(),
             text: text.into(),
+            dir: None,
         });
         id
+    }
+
+    /// Says where relative paths in a source are found (see [`Source::dir`]).
+    pub fn set_dir(&mut self, id: SourceId, dir: Option<std::path::PathBuf>) {
+        self.sources[id.0 as usize].dir = dir;
     }
 
     pub fn get(&self, id: SourceId) -> &Source {
@@ -140,12 +150,18 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
             .read_to_end(&mut bytes)
             .map_err(io)?;
     }
-    let name = if path == Path::new("-") {
-        "<stdin>".to_owned()
+    let (name, dir) = if path == Path::new("-") {
+        ("<stdin>".to_owned(), None)
     } else {
-        name
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf);
+        (name, dir)
     };
-    add_bytes(sources, name, bytes)
+    let id = add_bytes(sources, name, bytes)?;
+    sources.set_dir(id, dir);
+    Ok(id)
 }
 
 /// Adds already-read bytes as a source, applying the same limits as [`read`].

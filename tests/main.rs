@@ -4,6 +4,7 @@
 mod build;
 mod check_cases;
 mod cli;
+mod code;
 mod compose;
 mod fidelity;
 mod golden;

@@ -52,7 +52,12 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
     };
     let mut sources = Sources::new();
     let id = match crate::source::read(&mut sources, Path::new(config)) {
-        Ok(id) => id,
+        // kustomize copies the config to a temporary file and runs the plugin
+        // in the kustomization's directory: paths in it are relative to that.
+        Ok(id) => {
+            sources.set_dir(id, None);
+            id
+        }
         Err(crate::source::ReadError::Io { name, error }) => {
             write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
             return Status::Usage;

@@ -45,6 +45,14 @@ codes! {
     ENTRYPOINT_MISSING = "trainc::entrypoint::missing";
     ENTRYPOINT_CONFLICT = "trainc::entrypoint::conflict";
     ENTRYPOINT_EMPTY = "trainc::entrypoint::empty";
+    CODE_FILE = "trainc::code::file";
+    CODE_TOO_LARGE = "trainc::code::too_large";
+    CODE_INVALID = "trainc::code::invalid";
+    RESOURCE_EXTENDED = "trainc::resources::extended";
+    SECURITY_CONTEXT = "trainc::security_context::invalid";
+    ENV_FROM = "trainc::env_from::invalid";
+    DNS_POLICY = "trainc::network::dns_policy";
+    TRAINJOB_INITIALIZER = "trainc::trainjob::initializer";
     ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint";
     WORKING_DIR_RELATIVE = "trainc::working_dir::relative";
     REPLICAS_SYNTAX = "trainc::replicas::syntax";

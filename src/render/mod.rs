@@ -1,5 +1,6 @@
 //! Stage 6, render: the model into Kubernetes objects, one module per kind,
-//! in apply order: PersistentVolumeClaims, Services, then the job.
+//! in apply order: PersistentVolumeClaims, the ConfigMap of `[code]`,
+//! Services, then the job.
 //!
 //! Renderers build typed objects (k8s-openapi for core kinds, our own structs
 //! for the operators' CRDs) and hand them on as JSON values, so emit can write
@@ -13,6 +14,7 @@ use serde::Serialize;
 use crate::model::Model;
 use crate::spec::Target;
 
+mod configmap;
 mod pod;
 pub mod pvc;
 pub mod pytorchjob;
@@ -46,6 +48,9 @@ pub fn render(model: &Model) -> Vec<Object> {
         .iter()
         .map(|claim| pvc::render(model, claim))
         .collect();
+    if let Some(code) = &model.code {
+        objects.push(configmap::render(model, code));
+    }
     let (job, rank0) = match model.target {
         Target::Pytorchjob => (pytorchjob::render(model), pytorchjob::rank0_selector(model)),
         Target::Trainjob => (trainjob::render(model), trainjob::rank0_selector(model)),

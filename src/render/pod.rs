@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{non_empty, non_empty_vec};
-use crate::model::{EnvValue, Model, VolumeSource};
+use crate::model::{Code, EnvValue, Model, VolumeSource};
 
 /// The volume that backs `/dev/shm`. The `trainc-` prefix is reserved for
 /// trainc's own volumes, so it cannot clash with a volume of the spec.
@@ -47,8 +47,56 @@ pub(super) fn pod_spec(model: &Model, shape: &PodShape<'_>) -> core::PodSpec {
         scheduler_name: s.scheduler_name.clone(),
         service_account_name: s.service_account_name.clone(),
         image_pull_secrets: non_empty_vec(&image_pull_secrets(model)),
+        host_network: model.pod.host_network.then_some(true),
+        dns_policy: model.pod.dns_policy.clone(),
+        security_context: pod_security(model),
         ..core::PodSpec::default()
     }
+}
+
+/// The pod-level security settings (`fsGroup`).
+pub(super) fn pod_security(model: &Model) -> Option<core::PodSecurityContext> {
+    model.pod.fs_group.map(|group| core::PodSecurityContext {
+        fs_group: Some(group),
+        ..Default::default()
+    })
+}
+
+/// The training container's security context.
+pub(super) fn security(model: &Model) -> Option<core::SecurityContext> {
+    let s = &model.container.security;
+    (!s.is_empty()).then(|| core::SecurityContext {
+        capabilities: non_empty_vec(&s.capabilities).map(|add| core::Capabilities {
+            add: Some(add),
+            drop: None,
+        }),
+        privileged: s.privileged,
+        run_as_user: s.run_as_user,
+        run_as_group: s.run_as_group,
+        run_as_non_root: s.run_as_non_root,
+        allow_privilege_escalation: s.allow_privilege_escalation,
+        read_only_root_filesystem: s.read_only_root_filesystem,
+        ..Default::default()
+    })
+}
+
+pub(super) fn env_from(model: &Model) -> Vec<core::EnvFromSource> {
+    model
+        .container
+        .env_from
+        .iter()
+        .map(|e| core::EnvFromSource {
+            prefix: e.prefix.clone(),
+            secret_ref: e.secret.then(|| core::SecretEnvSource {
+                name: e.name.clone(),
+                optional: e.optional,
+            }),
+            config_map_ref: (!e.secret).then(|| core::ConfigMapEnvSource {
+                name: e.name.clone(),
+                optional: e.optional,
+            }),
+        })
+        .collect()
 }
 
 pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container {
@@ -74,6 +122,9 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
         args: non_empty_vec(&c.args),
         working_dir: c.working_dir.clone(),
         env: non_empty_vec(&env(model)),
+        env_from: non_empty_vec(&env_from(model)),
+        image_pull_policy: c.image_pull_policy.clone(),
+        security_context: security(model),
         ports: non_empty_vec(&ports),
         resources: resources(model),
         volume_mounts: non_empty_vec(&mounts(model)),
@@ -82,10 +133,11 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
 }
 
 pub(super) fn env(model: &Model) -> Vec<core::EnvVar> {
-    model
-        .container
-        .env
-        .iter()
+    env_vars(&model.container.env)
+}
+
+pub(super) fn env_vars(vars: &[crate::model::EnvVar]) -> Vec<core::EnvVar> {
+    vars.iter()
         .map(|var| {
             let (value, value_from) = match &var.value {
                 EnvValue::Literal(text) => (Some(text.clone()), None),
@@ -177,6 +229,21 @@ pub(super) fn mounts(model: &Model) -> Vec<core::VolumeMount> {
             ..Default::default()
         });
     }
+    if let Some(code) = &model.code {
+        mounts.push(core::VolumeMount {
+            name: Code::VOLUME.to_owned(),
+            mount_path: Code::MOUNT.to_owned(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+        if code.packages {
+            mounts.push(core::VolumeMount {
+                name: Code::PACKAGES_VOLUME.to_owned(),
+                mount_path: Code::PACKAGES.to_owned(),
+                ..Default::default()
+            });
+        }
+    }
     mounts
 }
 
@@ -228,6 +295,23 @@ pub(super) fn volumes(model: &Model) -> Vec<core::Volume> {
             }),
             ..Default::default()
         });
+    }
+    if let Some(code) = &model.code {
+        volumes.push(core::Volume {
+            name: Code::VOLUME.to_owned(),
+            config_map: Some(core::ConfigMapVolumeSource {
+                name: code.config_map.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        if code.packages {
+            volumes.push(core::Volume {
+                name: Code::PACKAGES_VOLUME.to_owned(),
+                empty_dir: Some(core::EmptyDirVolumeSource::default()),
+                ..Default::default()
+            });
+        }
     }
     volumes
 }

@@ -61,6 +61,8 @@ struct TrainJob {
 #[serde(rename_all = "camelCase")]
 struct Spec {
     runtime_ref: RuntimeRef,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    initializer: Option<Initializers>,
     trainer: Trainer,
     /// v2.0 and v2.1: labels and annotations of the JobSet.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,6 +87,24 @@ struct RuntimeRef {
     name: String,
     api_group: &'static str,
     kind: String,
+}
+
+#[derive(Serialize)]
+struct Initializers {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dataset: Option<Initializer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<Initializer>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Initializer {
+    storage_uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    env: Option<Vec<core::EnvVar>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret_ref: Option<core::LocalObjectReference>,
 }
 
 #[derive(Serialize)]
@@ -197,6 +217,8 @@ struct PodSpecPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     service_account_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    security_context: Option<core::PodSecurityContext>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tolerations: Option<Vec<core::Toleration>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     volumes: Option<Vec<core::Volume>>,
@@ -206,6 +228,8 @@ struct PodSpecPatch {
 #[serde(rename_all = "camelCase")]
 struct ContainerPatch {
     name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    security_context: Option<core::SecurityContext>,
     #[serde(skip_serializing_if = "Option::is_none")]
     volume_mounts: Option<Vec<core::VolumeMount>>,
 }
@@ -247,17 +271,22 @@ pub(super) fn render(model: &Model) -> Object {
         });
     let s = &model.scheduling;
     let mounts = pod::mounts(model);
-    // v2.0's podSpecOverrides have no affinity and no imagePullSecrets;
-    // validation rejects a spec that needs them there.
+    // v2.0's podSpecOverrides have no affinity and no imagePullSecrets, and
+    // only v2.2's runtimePatches have security contexts; validation rejects a
+    // spec that needs them where they are not.
     let v2_0 = level == ApiLevel::V2_0;
+    let v2_2 = level == ApiLevel::V2_2;
+    let security = pod::security(model).filter(|_| v2_2);
     let patch = PodSpecPatch {
         affinity: (s.spread_across_nodes && !v2_0).then(|| pod::spread(&shape)),
-        containers: (!mounts.is_empty()).then(|| {
+        containers: (!mounts.is_empty() || security.is_some()).then(|| {
             vec![ContainerPatch {
                 name: NODE,
-                volume_mounts: Some(mounts),
+                security_context: security,
+                volume_mounts: non_empty_vec(&mounts),
             }]
         }),
+        security_context: pod::pod_security(model).filter(|_| v2_2),
         image_pull_secrets: non_empty_vec(&pod::image_pull_secrets(model)).filter(|_| !v2_0),
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),
@@ -270,6 +299,7 @@ pub(super) fn render(model: &Model) -> Object {
             api_group: "trainer.kubeflow.org",
             kind: model.trainjob.runtime_kind.clone(),
         },
+        initializer: initializers(model),
         trainer,
         labels: None,
         annotations: None,
@@ -291,6 +321,24 @@ pub(super) fn render(model: &Model) -> Object {
         spec,
     };
     Object::new(KIND, &model.name, &job)
+}
+
+/// `spec.initializer`: the same at every API level (kubeflow/trainer
+/// v2.0.0–v2.3.0, `pkg/apis/trainer/v1alpha1/trainjob_types.go`).
+fn initializers(model: &Model) -> Option<Initializers> {
+    let t = &model.trainjob;
+    let one = |init: &crate::model::Initializer| Initializer {
+        storage_uri: init.storage_uri.clone(),
+        env: non_empty_vec(&pod::env_vars(&init.env)),
+        secret_ref: init
+            .secret
+            .clone()
+            .map(|name| core::LocalObjectReference { name }),
+    };
+    (t.dataset_initializer.is_some() || t.model_initializer.is_some()).then(|| Initializers {
+        dataset: t.dataset_initializer.as_ref().map(one),
+        model: t.model_initializer.as_ref().map(one),
+    })
 }
 
 /// Puts the pod patch where the TrainJob's API level takes it.

@@ -29,6 +29,9 @@ pub struct Spec {
     pub target: Option<Target>,
     /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest.
     pub image: String,
+    /// When the kubelet pulls `image`: `Always`, `IfNotPresent` or `Never`. Default: Kubernetes decides (`Always` for `:latest` or no tag, else `IfNotPresent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<ImagePullPolicy>,
     /// Python script to run under torchrun: `torchrun SCRIPT ARGS`. Exactly one of `script`, `module`, `command`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
@@ -38,6 +41,9 @@ pub struct Spec {
     /// Command run verbatim, without torchrun (it must start the distributed processes itself). Exactly one of `script`, `module`, `command`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// Local code to run without building an image: the files ship in a ConfigMap and run under torchrun. Replaces `script`, `module` and `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Code>,
     /// Arguments passed after the script, module or command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
@@ -56,6 +62,18 @@ pub struct Spec {
     /// Environment variables of the training container, in the order written: a string, or `{ secret, key }`, `{ configMap, key }`, `{ field }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<IndexMap<String, EnvValue>>,
+    /// Every key of these Secrets and ConfigMaps as environment variables: `[{ secret = "name" }, { configMap = "name", prefix = "APP_" }]`. `[env]` wins over a key of the same name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_from: Option<Vec<EnvFrom>>,
+    /// Security settings of the training container (`capabilities`, `privileged`, `runAsUser`, ...) and of its pod (`fsGroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<SecurityContext>,
+    /// Run the pods in the node's network namespace (RDMA/InfiniBand without a CNI for it). trainc then sets `dnsPolicy = "ClusterFirstWithHostNet"` so the pods still find each other by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<bool>,
+    /// How the pods resolve names: `ClusterFirst` (the default), `ClusterFirstWithHostNet` (the default with `hostNetwork`), `Default` or `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_policy: Option<DnsPolicy>,
     /// Volumes keyed by name, each with a `mountPath` and exactly one source: `size` (a new PVC), `claim`, `emptyDir`, `configMap` or `secret`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<IndexMap<String, Volume>>,
@@ -77,6 +95,9 @@ pub struct Spec {
     /// Annotations put on every generated object and every pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
+    /// A fragment of a Kubernetes PodTemplateSpec merged into every pod the job creates: `[podTemplate.metadata]`, `[podTemplate.spec]`, `[[podTemplate.spec.initContainers]]`, sidecars in `containers`. Lists of named things merge by name; the training container is named `trainer`. Fields trainc sets from the spec are set there, not here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_template: Option<PodTemplate>,
     /// Settings for `target = "trainjob"` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trainjob: Option<TrainJobOptions>,
@@ -227,6 +248,9 @@ pub struct Resources {
     /// Local ephemeral storage per pod: `"50Gi"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_storage: Option<Quantity>,
+    /// Extended resources per pod by name, requested and limited alike: `{ "rdma/rdma_shared_device_a" = 1, "vpc.amazonaws.com/efa" = 4 }`. GPUs go in `gpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended: Option<IndexMap<String, ExtendedCount>>,
     /// Limits that differ from the requests above (Burstable QoS); anything not named keeps limit = request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<ResourceLimits>,
@@ -338,11 +362,32 @@ pub enum VarValue {
     Text(String),
 }
 
+/// A count of an extended resource: a whole number from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct ExtendedCount(#[schemars(range(min = 1, max = i32::MAX))] pub u32);
+
+/// A fragment of a PodTemplateSpec (`metadata` and `spec`), checked against Kubernetes' schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PodTemplate {
+    /// Pod labels and annotations (ObjectMeta).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Fields of the pod's spec (PodSpec), e.g. `initContainers`, `dnsConfig`, `runtimeClassName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+mod container;
 mod run;
 mod schema;
 
+pub use container::{Code, DnsPolicy, EnvFrom, ImagePullPolicy, SecurityContext};
+
 pub use run::{
-    ApiLevel, CleanPodPolicy, Elastic, Policy, RdzvBackend, RestartPolicy, RuntimeKind, Scheduling,
-    TaintEffect, Toleration, TolerationOperator, TrainJobOptions,
+    ApiLevel, CleanPodPolicy, Elastic, Initializer, Initializers, Policy, RdzvBackend,
+    RestartPolicy, RuntimeKind, Scheduling, TaintEffect, Toleration, TolerationOperator,
+    TrainJobOptions,
 };
 pub use schema::{json_schema, json_schema_text, overlay_schema, schema_text};

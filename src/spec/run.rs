@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -171,6 +172,35 @@ pub struct TrainJobOptions {
     /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_level: Option<ApiLevel>,
+    /// Jobs that download the dataset and the pre-trained model before training (`spec.initializer`); the runtime must have `dataset-initializer` and `model-initializer` jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initializer: Option<Initializers>,
+}
+
+/// The TrainJob's initializers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Initializers {
+    /// Downloads the dataset, in the runtime's `dataset-initializer` job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<Initializer>,
+    /// Downloads the pre-trained model, in the runtime's `model-initializer` job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Initializer>,
+}
+
+/// One initializer: where to download from, with what settings and credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Initializer {
+    /// `scheme://path` of what to download, e.g. `hf://meta-llama/Llama-3.2-1B-Instruct`, `s3://bucket/data`.
+    pub storage_uri: String,
+    /// Environment variables of the initializer container, as in `[env]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<IndexMap<String, super::EnvValue>>,
+    /// Name of a Secret (in the job's namespace) with the credentials, e.g. a Hugging Face `HF_TOKEN`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 // The runtime kinds Trainer's TrainJob webhook resolves `runtimeRef` to; any

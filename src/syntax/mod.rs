@@ -9,3 +9,5 @@ pub mod duration;
 pub mod image;
 pub mod names;
 pub mod quantity;
+pub mod sha256;
+pub mod shell;

@@ -107,6 +107,20 @@ pub fn qualified_name(key: &str) -> Result<(), String> {
     label_text(name).map_err(|why| format!("the name part `{name}` {why}"))
 }
 
+/// An extended resource name (`nvidia.com/gpu`, `rdma/rdma_shared_device_a`):
+/// a [`qualified_name`] with a domain prefix outside `kubernetes.io`, which is
+/// reserved for native resources (k8s.io/kubernetes `pkg/apis/core/helper`,
+/// `IsExtendedResourceName`).
+pub fn extended_resource(name: &str) -> Result<(), String> {
+    match name.split_once('/') {
+        None => Err("an extended resource needs a domain prefix, e.g. `nvidia.com/gpu`".to_owned()),
+        Some((domain, _)) if domain == "kubernetes.io" || domain.ends_with(".kubernetes.io") => {
+            Err("the `kubernetes.io` domain is reserved for native resources".to_owned())
+        }
+        Some(_) => qualified_name(name),
+    }
+}
+
 /// A label value: empty, or as the name part of a [`qualified_name`].
 pub fn label_value(value: &str) -> Result<(), String> {
     if value.is_empty() {

@@ -23,6 +23,8 @@ mod whole_numbers;
 #[derive(Debug)]
 pub struct Validated {
     pub spec: Option<Spec>,
+    /// The `[code]` files, read once the spec is valid (see [`crate::code`]).
+    pub code: crate::code::Files,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -60,7 +62,11 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     };
     // With no error nothing was set aside, so the spec the rules read is the whole spec.
     let spec = spec.filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
-    Validated { spec, diagnostics }
+    Validated {
+        spec,
+        code: crate::code::Files::new(),
+        diagnostics,
+    }
 }
 
 /// Removes the value at a JSON pointer (a key from its table; an array item

@@ -1,6 +1,8 @@
 //! Rules on environment variables: names, what the target reserves, secrets
 //! written as literals, and value sources.
 
+use crate::validate::field_path;
+
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::render::trainjob;
@@ -84,20 +86,32 @@ const FIELDS: &[&str] = &[
 ];
 
 pub(super) fn check(r: &mut Rules<'_>) {
+    if let Some(initializers) = r
+        .spec
+        .trainjob
+        .as_ref()
+        .and_then(|t| t.initializer.as_ref())
+    {
+        for (key, init) in [
+            ("dataset", &initializers.dataset),
+            ("model", &initializers.model),
+        ] {
+            let base = format!("/trainjob/initializer/{key}/env");
+            for (name, value) in init.iter().flat_map(|i| i.env.iter().flatten()) {
+                let pointer = at(&base, name);
+                valid_name(r, name, &pointer);
+                match value {
+                    EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
+                    EnvValue::Source(source) => env_source(r, name, source, &pointer),
+                }
+            }
+        }
+    }
     let Some(env) = &r.spec.env else { return };
     let target = r.target();
     for (name, value) in env {
         let pointer = at("/env", name);
-        if let Err(why) = names::env_name(name) {
-            r.push(
-                Diagnostic::error(
-                    codes::ENV_INVALID_NAME,
-                    r.key(&pointer),
-                    format!("`{name}` is not a valid environment variable name: {why}"),
-                )
-                .with_help("use letters, digits and `_`, e.g. `NCCL_DEBUG`"),
-            );
-        }
+        valid_name(r, name, &pointer);
         if target == Target::Trainjob && trainjob::RESERVED_ENV.contains(&name.as_str()) {
             r.push(
                 Diagnostic::error(
@@ -118,6 +132,19 @@ pub(super) fn check(r: &mut Rules<'_>) {
             EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
             EnvValue::Source(source) => env_source(r, name, source, &pointer),
         }
+    }
+}
+
+fn valid_name(r: &mut Rules<'_>, name: &str, pointer: &str) {
+    if let Err(why) = names::env_name(name) {
+        r.push(
+            Diagnostic::error(
+                codes::ENV_INVALID_NAME,
+                r.key(pointer),
+                format!("`{name}` is not a valid environment variable name: {why}"),
+            )
+            .with_help("use letters, digits and `_`, e.g. `NCCL_DEBUG`"),
+        );
     }
 }
 
@@ -212,7 +239,10 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
             let d = error(
                 r,
                 r.value(pointer),
-                format!("`env.{name}` has no source: it needs `secret`, `configMap` or `field`"),
+                format!(
+                    "`{}` has no source: it needs `secret`, `configMap` or `field`",
+                    field_path(pointer)
+                ),
             );
             r.push(d);
         }
@@ -221,7 +251,10 @@ fn env_source(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) 
             let d = error(
                 r,
                 r.key(&at(pointer, second)),
-                format!("`env.{name}` has both `{first}` and `{second}`; it takes one source"),
+                format!(
+                    "`{}` has both `{first}` and `{second}`; it takes one source",
+                    field_path(pointer)
+                ),
             );
             r.push(d);
         }
@@ -257,7 +290,10 @@ fn reference(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) {
                 name,
                 pointer,
                 r.value(pointer),
-                format!("`env.{name}` reads a {kind} but names no `key`"),
+                format!(
+                    "`{}` reads a {kind} but names no `key`",
+                    field_path(pointer)
+                ),
             );
             r.push(d);
         }

@@ -54,6 +54,7 @@ fn entrypoint(r: &mut Rules<'_>) {
         ("script", spec.script.is_some()),
         ("module", spec.module.is_some()),
         ("command", spec.command.is_some()),
+        ("code", spec.code.is_some()),
     ]
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))
@@ -63,14 +64,14 @@ fn entrypoint(r: &mut Rules<'_>) {
         [] => {
             r.push(
                 Diagnostic::error(codes::ENTRYPOINT_MISSING, r.start(), "the spec does not say what to run")
-                    .with_help("add one of `script = \"/app/train.py\"`, `module = \"acme.train\"` or `command = [\"python\", \"train.py\"]`"),
+                    .with_help("add one of `script = \"/app/train.py\"`, `module = \"acme.train\"`, `command = [\"python\", \"train.py\"]` or `[code] files = [\"train.py\"]`"),
             );
             if spec.args.is_some() {
                 r.push(
                     Diagnostic::error(
                         codes::ARGS_WITHOUT_ENTRYPOINT,
                         r.key("/args"),
-                        "`args` needs a `script`, `module` or `command` to pass them to",
+                        "`args` needs a `script`, `module`, `command` or `[code]` to pass them to",
                     )
                     .with_help("add the entry point the arguments belong to"),
                 );
@@ -85,7 +86,7 @@ fn entrypoint(r: &mut Rules<'_>) {
                         format!("`{other}` and `{first}` are both set; a spec runs exactly one"),
                     )
                     .with_secondary(r.key(&format!("/{first}")), format!("`{first}` is set here"))
-                    .with_help("keep one of `script` (torchrun SCRIPT), `module` (torchrun -m MODULE) or `command` (run verbatim)"),
+                    .with_help("keep one of `script` (torchrun SCRIPT), `module` (torchrun -m MODULE), `command` (run verbatim) or `[code]` (local files, run under torchrun)"),
                 );
             }
         }

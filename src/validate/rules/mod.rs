@@ -10,10 +10,12 @@ use crate::source::Span;
 use crate::spec::{ApiLevel, Spec, Target};
 use crate::tree::{Node, pointer_segment};
 
+mod code;
 mod env;
 mod job;
 mod metadata;
 mod nproc;
+mod pod;
 mod resources;
 mod scheduling;
 mod target;
@@ -29,7 +31,9 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     job::check(&mut rules);
     nproc::check(&mut rules);
     resources::check(&mut rules);
+    code::check(&mut rules);
     env::check(&mut rules);
+    pod::check(&mut rules);
     volumes::check(&mut rules);
     metadata::check(&mut rules);
     scheduling::check(&mut rules);

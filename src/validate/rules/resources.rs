@@ -78,30 +78,17 @@ pub(super) fn check(r: &mut Rules<'_>) {
             );
         }
     }
-    if let Some(name) = &resources.gpu_resource {
-        let problem = match name.split_once('/') {
-            None => {
-                Some("an extended resource needs a domain prefix, e.g. `nvidia.com/gpu`".to_owned())
-            }
-            Some((domain, _))
-                if domain == "kubernetes.io" || domain.ends_with(".kubernetes.io") =>
-            {
-                Some("the `kubernetes.io` domain is reserved for native resources".to_owned())
-            }
-            Some(_) => names::qualified_name(name).err(),
-        };
-        if let Some(why) = problem {
-            r.push(
-                Diagnostic::error(
-                    codes::GPU_RESOURCE_INVALID,
-                    r.value("/resources/gpuResource"),
-                    format!("`gpuResource` `{name}` is not an extended resource name: {why}"),
-                )
-                .with_help(
-                    "common names: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-1g.10gb`",
-                ),
-            );
-        }
+    if let Some(name) = &resources.gpu_resource
+        && let Err(why) = names::extended_resource(name)
+    {
+        r.push(
+            Diagnostic::error(
+                codes::GPU_RESOURCE_INVALID,
+                r.value("/resources/gpuResource"),
+                format!("`gpuResource` `{name}` is not an extended resource name: {why}"),
+            )
+            .with_help("common names: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-1g.10gb`"),
+        );
     }
 }
 

@@ -28,6 +28,110 @@ pub(super) fn check(r: &mut Rules<'_>) {
         trainjob_api_level(r);
         runtime(r);
     }
+    initializers(r);
+}
+
+/// The runtimes Kubeflow Trainer ships and the initializer jobs each has; a
+/// TrainJob with an initializer its runtime lacks is rejected ("must have
+/// dataset-initializer job when trainJob is configured with input
+/// datasetConfig"; kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/jobset/jobset.go` `Validate`, and
+/// `manifests/base/runtimes/`). Runtimes trainc does not know are trusted.
+const RUNTIME_INITIALIZERS: &[(&str, bool, bool)] = &[
+    ("torch-distributed", false, false),
+    ("deepspeed-distributed", false, false),
+    ("mlx-distributed", false, false),
+    ("mpi-distributed", false, false),
+    ("jax-distributed", false, false),
+    ("xgboost-distributed", false, false),
+    ("torch-distributed-with-cache", true, false),
+];
+
+/// `[trainjob.initializer]`: only a TrainJob has initializers, the runtime
+/// must have the jobs, and the URI must be one.
+fn initializers(r: &mut Rules<'_>) {
+    let Some(initializers) = r
+        .spec
+        .trainjob
+        .as_ref()
+        .and_then(|t| t.initializer.as_ref())
+    else {
+        return;
+    };
+    if r.target() != Target::Trainjob {
+        r.push(
+            Diagnostic::error(
+                codes::TARGET_UNSUPPORTED,
+                r.key("/trainjob/initializer"),
+                format!("target `{}` has no initializers", r.target().as_str()),
+            )
+            .with_help("use `target = \"trainjob\"`, or download in an init container: `[[podTemplate.spec.initContainers]]`"),
+        );
+        return;
+    }
+    let runtime = r
+        .spec
+        .trainjob
+        .as_ref()
+        .and_then(|t| t.runtime.clone())
+        .unwrap_or_else(|| crate::resolve::defaults::TRAINJOB_RUNTIME.to_owned());
+    let known = RUNTIME_INITIALIZERS
+        .iter()
+        .find(|(name, ..)| *name == runtime)
+        .filter(|_| {
+            r.spec.trainjob.as_ref().and_then(|t| t.runtime_kind)
+                != Some(crate::spec::RuntimeKind::TrainingRuntime)
+        });
+    for (key, init, has) in [
+        ("dataset", &initializers.dataset, known.map(|k| k.1)),
+        ("model", &initializers.model, known.map(|k| k.2)),
+    ] {
+        let Some(init) = init else { continue };
+        let pointer = format!("/trainjob/initializer/{key}");
+        if has == Some(false) {
+            r.push(
+                Diagnostic::error(
+                    codes::TRAINJOB_INITIALIZER,
+                    r.key(&pointer),
+                    format!("the ClusterTrainingRuntime `{runtime}` has no `{key}-initializer` job; Trainer rejects a TrainJob that asks for one"),
+                )
+                .with_help("use a runtime with initializers, such as `torchtune-llama3.2-1b` (both) or `torch-distributed-with-cache` (dataset), or your own TrainingRuntime with `dataset-initializer` and `model-initializer` jobs"),
+            );
+        }
+        let uri = &init.storage_uri;
+        // The CRD's rule from Trainer v2.3.0: `^[A-Za-z][A-Za-z0-9+.-]*://.+$`, at most 2048.
+        let scheme_ok = uri.split_once("://").is_some_and(|(scheme, rest)| {
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+                && !rest.is_empty()
+        });
+        if !scheme_ok || uri.len() > 2048 {
+            r.push(
+                Diagnostic::error(
+                    codes::TRAINJOB_INITIALIZER,
+                    r.value(&format!("{pointer}/storageUri")),
+                    format!(
+                        "`{uri}` is not a storage URI `scheme://path` of at most 2048 characters"
+                    ),
+                )
+                .with_help("e.g. `hf://meta-llama/Llama-3.2-1B-Instruct` or `s3://bucket/path`"),
+            );
+        }
+        if let Some(secret) = &init.secret
+            && let Err(why) = crate::syntax::names::dns1123_subdomain(secret)
+        {
+            r.push(Diagnostic::error(
+                codes::TRAINJOB_INITIALIZER,
+                r.value(&format!("{pointer}/secret")),
+                format!("`{secret}` is not a valid Secret name: {why}"),
+            ));
+        }
+    }
 }
 
 /// `runtimeRef.name` names a (Cluster)TrainingRuntime object, so it must be a
@@ -80,7 +184,13 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
         _ => None,
     };
     let nproc = format!("`nProcPerNode = \"{}\"`", keyword.unwrap_or(""));
-    let lacks: [(bool, &str, &str, &str); 4] = [
+    let lacks: [(bool, &str, &str, &str); 5] = [
+        (
+            level != ApiLevel::V2_2 && spec.security_context.is_some(),
+            "/securityContext",
+            "`[securityContext]`",
+            "Trainer v2.2's runtimePatches carry security contexts; use `apiLevel = \"v2.2\"`, or set it in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
+        ),
         (
             level == ApiLevel::V2_2 && keyword.is_some(),
             "/nProcPerNode",
@@ -195,7 +305,20 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
     let scheduling = spec.scheduling.as_ref();
     let policy = spec.policy.as_ref();
-    let fields: [(bool, &str, &str); 11] = [
+    let runtime_help = "a TrainJob's patches cannot carry it: set it in the runtime's `node` job (your own TrainingRuntime, `runtimeKind = \"TrainingRuntime\"`), or use `target = \"pytorchjob\"`";
+    let fields: [(bool, &str, &str); 15] = [
+        (
+            spec.image_pull_policy.is_some(),
+            "/imagePullPolicy",
+            runtime_help,
+        ),
+        (
+            spec.env_from.is_some(),
+            "/envFrom",
+            "list each key in `[env]` as `NAME = { secret = \"s\", key = \"NAME\" }`, or set envFrom in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
+        ),
+        (spec.host_network.is_some(), "/hostNetwork", runtime_help),
+        (spec.dns_policy.is_some(), "/dnsPolicy", runtime_help),
         (
             r.is_elastic(),
             "/replicas",

@@ -1,0 +1,194 @@
+//! Rules on `[code]` that need no file system: paths, the function, the
+//! packages. Reading the files is [`crate::code::load`]'s, after these pass.
+
+use super::Rules;
+use crate::code::{LAUNCHER, mounted_name};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::model::Code as Mounted;
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(code) = &r.spec.code else { return };
+    if code.files.is_empty() {
+        r.push(
+            Diagnostic::error(codes::CODE_INVALID, r.value("/code/files"), "`[code] files` is empty")
+                .with_help("list the script to run first, then the modules it imports: `files = [\"train.py\", \"utils.py\"]`"),
+        );
+    }
+    let mut seen: Vec<(&str, String)> = Vec::new();
+    for (i, path) in code.files.iter().enumerate() {
+        let pointer = format!("/code/files/{i}");
+        if path.starts_with(['/', '\\']) || std::path::Path::new(path).is_absolute() {
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!("`{path}` is an absolute path; `[code] files` are relative to the file that lists them"),
+                )
+                .with_help("write the path from the spec's directory, e.g. `src/train.py`; trainc reads the file when it builds"),
+            );
+            continue;
+        }
+        let Some(name) = mounted_name(path) else {
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!("`{path}` does not end in a file name a ConfigMap can hold"),
+                )
+                .with_help("file names may use letters, digits, `-`, `_` and `.`; rename the file"),
+            );
+            continue;
+        };
+        if name == LAUNCHER {
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!(
+                        "`{LAUNCHER}` is the name of the script trainc generates to call `function`"
+                    ),
+                )
+                .with_help("rename the file"),
+            );
+        }
+        if let Some((_, first_pointer)) = seen.iter().find(|(n, _)| *n == name) {
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!(
+                        "two files are named `{name}`; every file is mounted by its name in `{}`",
+                        Mounted::MOUNT
+                    ),
+                )
+                .with_secondary(r.value(first_pointer), "the other one")
+                .with_help("rename one of them"),
+            );
+        } else {
+            seen.push((name, pointer));
+        }
+    }
+    function(r, &seen);
+    packages(r);
+    mounts(r);
+}
+
+fn function(r: &mut Rules<'_>, files: &[(&str, String)]) {
+    let Some(function) = r.spec.code.as_ref().and_then(|c| c.function.as_ref()) else {
+        return;
+    };
+    let span = r.value("/code/function");
+    let Some((file, name)) = function.rsplit_once(':') else {
+        r.push(
+            Diagnostic::error(
+                codes::CODE_INVALID,
+                span,
+                format!("`function = \"{function}\"` does not say which file it is in"),
+            )
+            .with_help(format!(
+                "write `FILE:FUNCTION`, e.g. `\"{}:{function}\"`",
+                files.first().map_or("train.py", |(n, _)| n)
+            )),
+        );
+        return;
+    };
+    let identifier = name
+        .chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_alphanumeric());
+    if !identifier {
+        r.push(Diagnostic::error(
+            codes::CODE_INVALID,
+            span,
+            format!("`{name}` is not a Python function name"),
+        ));
+    }
+    let listed = mounted_name(file).is_some_and(|m| files.iter().any(|(n, _)| *n == m));
+    if !listed {
+        let names: Vec<String> = files.iter().map(|(n, _)| format!("`{n}`")).collect();
+        r.push(
+            Diagnostic::error(
+                codes::CODE_INVALID,
+                span,
+                format!("`{file}` is not one of `[code] files`"),
+            )
+            .with_secondary(r.key("/code/files"), "the files shipped")
+            .with_help(if names.is_empty() {
+                format!("add `{file}` to `files`")
+            } else {
+                format!(
+                    "name one of {}, or add `{file}` to `files`",
+                    names.join(", ")
+                )
+            }),
+        );
+    }
+}
+
+fn packages(r: &mut Rules<'_>) {
+    let Some(code) = &r.spec.code else { return };
+    for (i, package) in code.packages.iter().flatten().enumerate() {
+        let pointer = format!("/code/packages/{i}");
+        if package.trim().is_empty() {
+            r.push(Diagnostic::error(
+                codes::CODE_INVALID,
+                r.value(&pointer),
+                "an empty package name",
+            ));
+        } else if package.starts_with('-') {
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!("`{package}` is a pip option, not a requirement"),
+                )
+                .with_help("`packages` are requirements such as `torchvision==0.19.1`; the index goes in `pipIndexUrl`"),
+            );
+        }
+    }
+    if let Some(url) = &code.pip_index_url
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        r.push(
+            Diagnostic::error(
+                codes::CODE_INVALID,
+                r.value("/code/pipIndexUrl"),
+                format!("`{url}` is not an http(s) URL"),
+            )
+            .with_help("write the index's URL, e.g. `https://download.pytorch.org/whl/cu121`"),
+        );
+    }
+    if code.pip_index_url.is_some() && code.packages.as_ref().is_none_or(Vec::is_empty) {
+        r.push(
+            Diagnostic::warning(
+                codes::CODE_INVALID,
+                r.key("/code/pipIndexUrl"),
+                "`pipIndexUrl` has no effect without `packages`",
+            )
+            .with_help("add the packages to install, or remove it"),
+        );
+    }
+}
+
+/// Volumes may not be mounted where trainc mounts the code.
+fn mounts(r: &mut Rules<'_>) {
+    let Some(volumes) = &r.spec.volumes else {
+        return;
+    };
+    for (name, volume) in volumes {
+        let path = volume.mount_path.trim_end_matches('/');
+        if path == "/trainc" || path.starts_with("/trainc/") {
+            let pointer = format!("{}/mountPath", super::at("/volumes", name));
+            r.push(
+                Diagnostic::error(
+                    codes::CODE_INVALID,
+                    r.value(&pointer),
+                    format!("`volumes.{name}` is mounted under `/trainc`, which trainc keeps for `[code]` (`{}`)", Mounted::MOUNT),
+                )
+                .with_secondary(r.key("/code"), "code mounted because of this")
+                .with_help("mount the volume somewhere else; `/trainc` is trainc's"),
+            );
+        }
+    }
+}

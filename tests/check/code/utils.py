@@ -1,0 +1,2 @@
+def seed():
+    return 1234
