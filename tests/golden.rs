@@ -249,6 +249,15 @@ fn run_of(yaml: &str) -> Run {
                 assert_eq!(parts[1], format!("--nproc_per_node={nproc}"));
                 parts.remove(1);
             }
+            // `[code]` with packages: the same flag inside the `sh -c` script.
+            if let Some(parts) = command.as_array_mut()
+                && parts.first().is_some_and(|p| p == "sh")
+            {
+                let script = parts[2].as_str().unwrap();
+                let flag = format!("exec torchrun --nproc_per_node={nproc} ");
+                assert!(script.contains(&flag), "{script}");
+                parts[2] = Value::from(script.replace(&flag, "exec torchrun "));
+            }
             Run {
                 image: container["image"].clone(),
                 command,

@@ -53,6 +53,7 @@ codes! {
     ENV_FROM = "trainc::env_from::invalid";
     DNS_POLICY = "trainc::network::dns_policy";
     TRAINJOB_INITIALIZER = "trainc::trainjob::initializer";
+    POD_TEMPLATE = "trainc::pod_template::conflict";
     ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint";
     WORKING_DIR_RELATIVE = "trainc::working_dir::relative";
     REPLICAS_SYNTAX = "trainc::replicas::syntax";

@@ -15,6 +15,7 @@ use crate::model::Model;
 use crate::spec::Target;
 
 mod configmap;
+mod merge;
 mod pod;
 pub mod pvc;
 pub mod pytorchjob;
@@ -51,15 +52,58 @@ pub fn render(model: &Model) -> Vec<Object> {
     if let Some(code) = &model.code {
         objects.push(configmap::render(model, code));
     }
-    let (job, rank0) = match model.target {
+    let (mut job, rank0) = match model.target {
         Target::Pytorchjob => (pytorchjob::render(model), pytorchjob::rank0_selector(model)),
         Target::Trainjob => (trainjob::render(model), trainjob::rank0_selector(model)),
     };
+    if let Some(fragment) = &model.pod_template {
+        pod_template(model, &mut job.value, fragment);
+    }
     if !model.ports.is_empty() {
         objects.push(service::render(model, &rank0));
     }
     objects.push(job);
     objects
+}
+
+/// `[podTemplate]` merged last into every pod template of the job, or into
+/// the TrainJob's patch of its `node` job (validation allowed only what that
+/// patch carries).
+fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_json::Value) {
+    match model.target {
+        Target::Pytorchjob => {
+            let fragment = merge::for_target(fragment, pytorchjob::CONTAINER);
+            if let Some(replicas) = job
+                .pointer_mut("/spec/pytorchReplicaSpecs")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                for replica in replicas.values_mut() {
+                    merge::merge(&mut replica["template"], &fragment);
+                    merge::sort_keys(&mut replica["template"], None);
+                }
+            }
+        }
+        Target::Trainjob => {
+            let fragment = merge::for_target(fragment, trainjob::NODE);
+            let (place, whole) = match model.trainjob.api_level {
+                crate::spec::ApiLevel::V2_2 => (
+                    "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template",
+                    true,
+                ),
+                crate::spec::ApiLevel::V2_1 => ("/spec/podTemplateOverrides/0", true),
+                // No pod metadata: the pod spec's fields sit beside `targetJobs`.
+                crate::spec::ApiLevel::V2_0 => ("/spec/podSpecOverrides/0", false),
+            };
+            if let Some(patch) = job.pointer_mut(place) {
+                if whole {
+                    merge::merge(patch, &fragment);
+                } else if let Some(spec) = fragment.get("spec") {
+                    merge::merge(patch, spec);
+                }
+                merge::sort_keys(patch, Some("targetJobs"));
+            }
+        }
+    }
 }
 
 /// Metadata of a generated object: its name, the job's namespace, labels and

@@ -198,7 +198,7 @@ pub struct Initializer {
     /// Environment variables of the initializer container, as in `[env]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<IndexMap<String, super::EnvValue>>,
-    /// Name of a Secret (in the job's namespace) with the credentials, e.g. a Hugging Face `HF_TOKEN`.
+    /// Name of a Secret (in the job's namespace) whose keys become the initializer's environment: the credentials, e.g. `ACCESS_TOKEN` for Hugging Face.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
 }

@@ -13,6 +13,7 @@ use crate::source::Sources;
 use crate::spec::Spec;
 use crate::tree::Node;
 
+mod pod_template;
 pub mod rules;
 pub mod schema;
 pub mod schema_lookup;
@@ -39,7 +40,9 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
         mut diagnostics,
         invalid,
     } = schema::check(tree, &json, sources);
-    for pointer in &invalid {
+    let mut fragment = pod_template::check(tree, &json, sources);
+    diagnostics.append(&mut fragment.diagnostics);
+    for pointer in invalid.iter().chain(&fragment.invalid) {
         remove_pointer(&mut json, pointer);
     }
     let spec = match serde_json::from_value::<Spec>(json) {

@@ -38,9 +38,38 @@ pub struct Outcome {
 pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
-    let context = Context { tree, sources };
     super::whole_numbers::check(tree, "", sources, &mut out, &mut invalid);
-    for error in validator().iter_errors(instance) {
+    let mut outcome = check_against(tree, instance, sources, validator(), schema());
+    out.append(&mut outcome.diagnostics);
+    invalid.append(&mut outcome.invalid);
+    out.dedup();
+    // Deepest first, so removing one value never shifts another's pointer.
+    invalid.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    invalid.dedup();
+    Outcome {
+        diagnostics: out,
+        invalid,
+    }
+}
+
+/// Violations of `instance` against another schema (`root`, compiled as
+/// `validator`), reported in the same voice and at the same spans: the
+/// `[podTemplate]` fragment against Kubernetes' PodTemplateSpec.
+pub(super) fn check_against(
+    tree: &Node,
+    instance: &Json,
+    sources: &Sources,
+    validator: &Validator,
+    root: &Json,
+) -> Outcome {
+    let mut out = Vec::new();
+    let mut invalid = Vec::new();
+    let context = Context {
+        tree,
+        sources,
+        root,
+    };
+    for error in validator.iter_errors(instance) {
         context.report(&error, &mut out);
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -54,10 +83,6 @@ pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
             _ => invalid.push(error.instance_path().as_str().to_owned()),
         }
     }
-    out.dedup();
-    // Deepest first, so removing one value never shifts another's pointer.
-    invalid.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-    invalid.dedup();
     Outcome {
         diagnostics: out,
         invalid,
@@ -67,6 +92,8 @@ pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
 struct Context<'a> {
     tree: &'a Node,
     sources: &'a Sources,
+    /// The schema the errors come from, for the keys a table may have.
+    root: &'a Json,
 }
 
 impl Context<'_> {
@@ -274,7 +301,7 @@ impl Context<'_> {
         } else {
             format!("`{}`", field_path(pointer))
         };
-        let known: Vec<&str> = schema_at(schema(), pointer)
+        let known: Vec<&str> = schema_at(self.root, pointer)
             .and_then(|s| s.get("properties"))
             .and_then(Json::as_object)
             .map(|p| p.keys().map(String::as_str).collect())
@@ -292,7 +319,7 @@ impl Context<'_> {
         // A field written one table too high, like `gpus` at the top level.
         for table in &known {
             let inner = join_pointer(pointer, table);
-            let belongs = schema_at(schema(), &inner)
+            let belongs = schema_at(self.root, &inner)
                 .and_then(|s| s.get("properties"))
                 .and_then(Json::as_object)
                 .is_some_and(|p| p.contains_key(key));

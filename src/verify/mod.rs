@@ -15,7 +15,7 @@ use crate::render::{Object, pytorchjob, trainjob};
 use crate::spec::ApiLevel;
 
 mod objects;
-mod schema;
+pub(crate) mod schema;
 mod webhooks;
 
 /// One problem with one generated object.

@@ -23,6 +23,7 @@ const COMMON: &[&str] = &[
     include_str!("../../schemas/k8s/pytorchjob-kubeflow-v1.json"),
     include_str!("../../schemas/k8s/service-v1.json"),
     include_str!("../../schemas/k8s/persistentvolumeclaim-v1.json"),
+    include_str!("../../schemas/k8s/configmap-v1.json"),
 ];
 /// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), on v2.1 and on v2.0.
 const TRAINJOB_CURRENT: &str = include_str!("../../schemas/k8s/trainjob-trainer-v1alpha1.json");
@@ -61,7 +62,7 @@ fn compile(text: &str) -> Schema {
 /// any integer; the API server rejects what does not fit. This turns every
 /// `format: int32` / `int64` into the bounds it stands for, keeping any
 /// tighter bound the schema already has.
-fn bound_integer_formats(schema: &mut Value) {
+pub(crate) fn bound_integer_formats(schema: &mut Value) {
     match schema {
         Value::Object(node) => {
             let bounds = match node.get("format").and_then(Value::as_str) {

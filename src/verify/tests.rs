@@ -178,9 +178,9 @@ fn int32_and_int64_fields_are_bounded() {
 #[test]
 fn unknown_kinds_have_no_schema() {
     let found = problems(
-        &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        &serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}),
     );
-    assert_eq!(found[0].message, "no schema for v1 ConfigMap");
+    assert_eq!(found[0].message, "no schema for v1 Secret");
 }
 
 fn service(name: &str, selector: &Value, target_port: &Value) -> Value {

@@ -16,6 +16,7 @@ mod job;
 mod metadata;
 mod nproc;
 mod pod;
+pub mod pod_template;
 mod resources;
 mod scheduling;
 mod target;
@@ -34,6 +35,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     code::check(&mut rules);
     env::check(&mut rules);
     pod::check(&mut rules);
+    pod_template::check(&mut rules);
     volumes::check(&mut rules);
     metadata::check(&mut rules);
     scheduling::check(&mut rules);

@@ -1,0 +1,351 @@
+//! Rules on `[podTemplate]` beyond its schema: a field the spec also sets is
+//! an error naming both places (one value, one place to read it), and a
+//! TrainJob takes only what its API level's patch type carries.
+
+use serde_json::{Map, Value as Json};
+
+use super::{Rules, at};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{ApiLevel, Target};
+
+/// The training container's name in `[podTemplate]`, on every target (the
+/// operators call it `pytorch` and `node`).
+pub const TRAINER: &str = "trainer";
+
+/// Pod fields the spec owns: (pod spec key, spec pointer, whether the spec sets it).
+fn pod_owned(r: &Rules<'_>) -> Vec<(&'static str, &'static str)> {
+    let mut owned = vec![
+        ("nodeSelector", "/scheduling/nodeSelector"),
+        ("tolerations", "/scheduling/tolerations"),
+        ("affinity", "/scheduling/spreadAcrossNodes"),
+        ("priorityClassName", "/scheduling/priorityClassName"),
+        ("schedulerName", "/scheduling/schedulerName"),
+        ("serviceAccountName", "/scheduling/serviceAccountName"),
+        ("imagePullSecrets", "/scheduling/imagePullSecrets"),
+        ("hostNetwork", "/hostNetwork"),
+        ("dnsPolicy", "/dnsPolicy"),
+    ];
+    owned.retain(|(_, pointer)| r.tree_has(pointer));
+    owned
+}
+
+/// Training-container fields the spec owns.
+const CONTAINER_OWNED: &[(&str, &[&str])] = &[
+    ("image", &["/image"]),
+    ("command", &["/script", "/module", "/command", "/code"]),
+    ("args", &["/args", "/code"]),
+    ("workingDir", &["/workingDir"]),
+    ("envFrom", &["/envFrom"]),
+    ("resources", &["/resources"]),
+    ("imagePullPolicy", &["/imagePullPolicy"]),
+    ("securityContext", &["/securityContext"]),
+];
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(template) = &r.spec.pod_template else {
+        return;
+    };
+    if let Some(metadata) = &template.metadata {
+        for (key, field) in [("labels", "/labels"), ("annotations", "/annotations")] {
+            for name in metadata
+                .get(key)
+                .and_then(Json::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
+                let ours = at(field, name);
+                if r.tree_has(&ours) {
+                    let theirs = at(&format!("/podTemplate/metadata/{key}"), name);
+                    conflict(r, &theirs, &ours);
+                }
+            }
+        }
+    }
+    if let Some(spec) = &template.spec {
+        pod_spec(r, spec);
+    }
+    if r.target() == Target::Trainjob {
+        trainjob(r);
+    }
+}
+
+fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
+    for (key, ours) in pod_owned(r) {
+        if spec.contains_key(key) {
+            conflict(r, &format!("/podTemplate/spec/{key}"), ours);
+        }
+    }
+    if spec.contains_key("restartPolicy") {
+        r.push(
+            Diagnostic::error(
+                codes::POD_TEMPLATE,
+                r.key("/podTemplate/spec/restartPolicy"),
+                "the pods' `restartPolicy` is the job's: the operator sets it",
+            )
+            .with_help("set `policy.restartPolicy`"),
+        );
+    }
+    if spec
+        .get("securityContext")
+        .and_then(|s| s.get("fsGroup"))
+        .is_some()
+        && r.tree_has("/securityContext/fsGroup")
+    {
+        conflict(
+            r,
+            "/podTemplate/spec/securityContext/fsGroup",
+            "/securityContext/fsGroup",
+        );
+    }
+    for (i, volume) in items(spec, "volumes") {
+        let Some(name) = volume.get("name").and_then(Json::as_str) else {
+            continue;
+        };
+        let theirs = format!("/podTemplate/spec/volumes/{i}/name");
+        if r.tree_has(&at("/volumes", name)) {
+            conflict(r, &theirs, &at("/volumes", name));
+        } else if name.starts_with("trainc-") {
+            reserved(r, &theirs, name);
+        }
+    }
+    let container_name = match r.target() {
+        Target::Pytorchjob => crate::render::pytorchjob::CONTAINER,
+        Target::Trainjob => crate::render::trainjob::NODE,
+    };
+    for list in ["initContainers", "containers"] {
+        for (i, container) in items(spec, list) {
+            let base = format!("/podTemplate/spec/{list}/{i}");
+            let name = container
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            if list == "containers" && name == TRAINER {
+                trainer(r, container, &base);
+                continue;
+            }
+            if name == container_name
+                || name == crate::render::pytorchjob::CONTAINER
+                || name == crate::render::trainjob::NODE
+            {
+                r.push(
+                    Diagnostic::error(
+                        codes::POD_TEMPLATE,
+                        r.value(&format!("{base}/name")),
+                        format!("`{name}` is what one operator calls the training container; in `[podTemplate]` it is `{TRAINER}` on every target"),
+                    )
+                    .with_help(format!("write `name = \"{TRAINER}\"` to change the training container, or choose another name for a new one")),
+                );
+                continue;
+            }
+            if container.get("image").is_none() && r.target() == Target::Pytorchjob {
+                r.push(
+                    Diagnostic::error(
+                        codes::POD_TEMPLATE,
+                        r.value(&base),
+                        format!("`{list}[{i}]` (`{name}`) has no `image`; Kubernetes rejects a container without one"),
+                    )
+                    .with_help("add `image`; only the training container, `trainer`, takes the spec's"),
+                );
+            }
+        }
+    }
+}
+
+/// The training container: fields the spec sets belong to the spec.
+fn trainer(r: &mut Rules<'_>, container: &Map<String, Json>, base: &str) {
+    for (key, owners) in CONTAINER_OWNED {
+        if !container.contains_key(*key) {
+            continue;
+        }
+        if let Some(ours) = owners.iter().find(|p| r.tree_has(p)) {
+            conflict(r, &format!("{base}/{key}"), ours);
+        }
+    }
+    for (i, var) in items(container, "env") {
+        if let Some(name) = var.get("name").and_then(Json::as_str)
+            && r.tree_has(&at("/env", name))
+        {
+            conflict(r, &format!("{base}/env/{i}/name"), &at("/env", name));
+        }
+    }
+    for (i, mount) in items(container, "volumeMounts") {
+        if let Some(name) = mount.get("name").and_then(Json::as_str)
+            && name.starts_with("trainc-")
+        {
+            reserved(r, &format!("{base}/volumeMounts/{i}/name"), name);
+        }
+    }
+}
+
+/// What a TrainJob's patch can carry at each API level (kubeflow/trainer
+/// `pkg/apis/trainer/v1alpha1/trainjob_types.go`: v2.2.0 `PodSpecPatch` and
+/// `ContainerPatch`, v2.1.0 `PodTemplateSpecOverride` and
+/// `ContainerOverride`, v2.0.0 `PodSpecOverride`). Containers are patched,
+/// never added: the runtime must have them, so a new init container or
+/// sidecar needs a TrainingRuntime. The `node` container's env is the
+/// trainer's (`[env]`): the webhook rejects it in a patch.
+fn trainjob(r: &mut Rules<'_>) {
+    let level = r.api_level();
+    let Some(template) = &r.spec.pod_template else {
+        return;
+    };
+    let pod_keys: &[&str] = match level {
+        ApiLevel::V2_2 => &[
+            "serviceAccountName",
+            "volumes",
+            "initContainers",
+            "containers",
+            "imagePullSecrets",
+            "securityContext",
+            "nodeSelector",
+            "affinity",
+            "tolerations",
+            "schedulingGates",
+        ],
+        ApiLevel::V2_1 => &[
+            "serviceAccountName",
+            "nodeSelector",
+            "affinity",
+            "tolerations",
+            "volumes",
+            "initContainers",
+            "containers",
+            "schedulingGates",
+            "imagePullSecrets",
+        ],
+        ApiLevel::V2_0 => &[
+            "serviceAccountName",
+            "nodeSelector",
+            "tolerations",
+            "volumes",
+            "initContainers",
+            "containers",
+            "schedulingGates",
+        ],
+    };
+    if level == ApiLevel::V2_0 && template.metadata.is_some() {
+        let d = needs_runtime(
+            r,
+            level,
+            "/podTemplate/metadata",
+            "pod metadata (`podTemplate.metadata`)",
+        );
+        r.push(d);
+    }
+    let Some(spec) = &template.spec else { return };
+    for key in spec.keys() {
+        if !pod_keys.contains(&key.as_str()) {
+            let pointer = format!("/podTemplate/spec/{key}");
+            let d = needs_runtime(r, level, &pointer, &format!("`podTemplate.spec.{key}`"));
+            r.push(d);
+        }
+    }
+    trainjob_containers(r, level, spec, pod_keys);
+}
+
+/// Containers in a TrainJob patch: the runtime's own, and only the fields
+/// the patch type has.
+fn trainjob_containers(
+    r: &mut Rules<'_>,
+    level: ApiLevel,
+    spec: &Map<String, Json>,
+    pod_keys: &[&str],
+) {
+    let container_keys: &[&str] = match level {
+        ApiLevel::V2_2 => &["name", "env", "volumeMounts", "securityContext"],
+        _ => &["name", "env", "volumeMounts"],
+    };
+    for list in ["initContainers", "containers"] {
+        if !pod_keys.contains(&list) {
+            continue;
+        }
+        for (i, container) in items(spec, list) {
+            let base = format!("/podTemplate/spec/{list}/{i}");
+            let name = container
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            if container.contains_key("image") {
+                let what = format!(
+                    "a new container (`{name}` with an `image`): patches change only the runtime's own containers"
+                );
+                let d = needs_runtime(r, level, &format!("{base}/image"), &what);
+                r.push(d);
+                continue;
+            }
+            for key in container.keys() {
+                let pointer = format!("{base}/{key}");
+                if !container_keys.contains(&key.as_str()) {
+                    let what = format!(
+                        "`{key}` of a container (a patch has {})",
+                        container_keys
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    let d = needs_runtime(r, level, &pointer, &what);
+                    r.push(d);
+                } else if key == "env" && name == TRAINER {
+                    r.push(
+                        Diagnostic::error(
+                            codes::POD_TEMPLATE,
+                            r.key(&pointer),
+                            "the Trainer webhook rejects env patched into the `node` container",
+                        )
+                        .with_help("set the variables in `[env]`: they become `trainer.env`"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn items<'a>(
+    map: &'a Map<String, Json>,
+    key: &str,
+) -> impl Iterator<Item = (usize, &'a Map<String, Json>)> {
+    map.get(key)
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, item)| item.as_object().map(|o| (i, o)))
+}
+
+fn needs_runtime(r: &Rules<'_>, level: ApiLevel, pointer: &str, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::TARGET_UNSUPPORTED,
+        r.key(pointer),
+        format!("target `trainjob` on Trainer API {} cannot carry {what}", level.as_str()),
+    )
+    .with_help("it needs a TrainingRuntime: put it in your runtime's `node` job (`runtimeKind = \"TrainingRuntime\"`), or use `target = \"pytorchjob\"`")
+}
+
+fn conflict(r: &mut Rules<'_>, theirs: &str, ours: &str) {
+    r.push(
+        Diagnostic::error(
+            codes::POD_TEMPLATE,
+            r.key(theirs),
+            format!(
+                "`{}` sets what `{}` already sets",
+                crate::validate::field_path(theirs),
+                crate::validate::field_path(ours)
+            ),
+        )
+        .with_secondary(r.entry(ours), "set here")
+        .with_help("keep one: the spec field, unless it cannot say what you need"),
+    );
+}
+
+fn reserved(r: &mut Rules<'_>, pointer: &str, name: &str) {
+    r.push(
+        Diagnostic::error(
+            codes::POD_TEMPLATE,
+            r.value(pointer),
+            format!("`{name}`: names starting with `trainc-` are trainc's own volumes"),
+        )
+        .with_help("choose another name"),
+    );
+}
