@@ -157,9 +157,14 @@ fn launcher(file: &str, function: &str) -> String {
     )
 }
 
+/// `FILE:FUNCTION` as its two parts (the rules check each).
+pub fn split_function(function: &str) -> Option<(&str, &str)> {
+    function.rsplit_once(':')
+}
+
 /// The launcher for `code.function`, when it reads as `FILE:FUNCTION`.
 fn launcher_for(code: &spec::Code) -> Option<String> {
-    let (file, name) = code.function.as_ref()?.split_once(':')?;
+    let (file, name) = split_function(code.function.as_ref()?)?;
     Some(launcher(mounted_name(file)?, name))
 }
 

@@ -49,9 +49,14 @@ pub struct Model {
     pub pod: Pod,
     /// Local code: the ConfigMap that carries it, mounted at [`Code::MOUNT`].
     pub code: Option<Code>,
-    /// The spec's `[podTemplate]`, merged into every pod template last.
+    /// The spec's `[podTemplate]`, merged into every pod template last; its
+    /// training container is [`TRAINER_CONTAINER`].
     pub pod_template: Option<serde_json::Value>,
 }
+
+/// The training container's name in `[podTemplate]`, on every target (the
+/// operators call it `pytorch` and `node`).
+pub const TRAINER_CONTAINER: &str = "trainer";
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pod {

@@ -2,7 +2,7 @@
 //! packages. Reading the files is [`crate::code::load`]'s, after these pass.
 
 use super::Rules;
-use crate::code::{LAUNCHER, mounted_name};
+use crate::code::{LAUNCHER, mounted_name, split_function};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::model::Code as Mounted;
 
@@ -78,7 +78,7 @@ fn function(r: &mut Rules<'_>, files: &[(&str, String)]) {
         return;
     };
     let span = r.value("/code/function");
-    let Some((file, name)) = function.rsplit_once(':') else {
+    let Some((file, name)) = split_function(function) else {
         r.push(
             Diagnostic::error(
                 codes::CODE_INVALID,

@@ -16,7 +16,7 @@ mod job;
 mod metadata;
 mod nproc;
 mod pod;
-pub mod pod_template;
+mod pod_template;
 mod resources;
 mod scheduling;
 mod target;

@@ -8,9 +8,7 @@ use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{ApiLevel, Target};
 
-/// The training container's name in `[podTemplate]`, on every target (the
-/// operators call it `pytorch` and `node`).
-pub const TRAINER: &str = "trainer";
+use crate::model::TRAINER_CONTAINER as TRAINER;
 
 /// Pod fields the spec owns: (pod spec key, spec pointer, whether the spec sets it).
 fn pod_owned(r: &Rules<'_>) -> Vec<(&'static str, &'static str)> {
@@ -109,10 +107,6 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
             reserved(r, &theirs, name);
         }
     }
-    let container_name = match r.target() {
-        Target::Pytorchjob => crate::render::pytorchjob::CONTAINER,
-        Target::Trainjob => crate::render::trainjob::NODE,
-    };
     for list in ["initContainers", "containers"] {
         for (i, container) in items(spec, list) {
             let base = format!("/podTemplate/spec/{list}/{i}");
@@ -124,9 +118,7 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
                 trainer(r, container, &base);
                 continue;
             }
-            if name == container_name
-                || name == crate::render::pytorchjob::CONTAINER
-                || name == crate::render::trainjob::NODE
+            if name == crate::render::pytorchjob::CONTAINER || name == crate::render::trainjob::NODE
             {
                 r.push(
                     Diagnostic::error(
