@@ -27,7 +27,8 @@ pub const MAX_BYTES: usize = 1024 * 1024;
 /// The generated script that calls `function`; user files may not take its name.
 pub const LAUNCHER: &str = "trainc_main.py";
 
-/// The files of `[code]`, by the name they are mounted under.
+/// The files of `[code]` by the name they are mounted under, with the
+/// launcher trainc generates for `function`: the ConfigMap's data.
 pub type Files = BTreeMap<String, String>;
 
 /// Reads every file of `spec.code`; each problem is located at the path as
@@ -64,7 +65,11 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources) -> (Files, Vec<Diagnost
             ),
         }
     }
-    if problems.is_empty() && total + launcher_for(code).map_or(0, |l| l.len()) > MAX_BYTES {
+    if let Some(launcher) = launcher_for(code) {
+        total += launcher.len();
+        files.insert(LAUNCHER.to_owned(), launcher);
+    }
+    if problems.is_empty() && total > MAX_BYTES {
         problems.push(
             Diagnostic::error(
                 codes::CODE_TOO_LARGE,
@@ -132,13 +137,9 @@ pub fn config_map_name(job: &str, data: &Files) -> String {
 /// function is called.
 pub fn resolve(spec: &Spec, files: &Files) -> Option<Code> {
     let code = spec.code.as_ref()?;
-    let mut data = files.clone();
-    if let Some(launcher) = launcher_for(code) {
-        data.insert(LAUNCHER.to_owned(), launcher);
-    }
     Some(Code {
-        config_map: config_map_name(&spec.name, &data),
-        files: data,
+        config_map: config_map_name(&spec.name, files),
+        files: files.clone(),
         packages: code.packages.as_ref().is_some_and(|p| !p.is_empty()),
     })
 }

@@ -217,6 +217,11 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(style.width)
         .with_context_lines(1)
+        // Break lines at spaces only: a path, a hyphenated name or a `code`
+        // span stays whole, so it can be copied from the terminal.
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .with_break_words(false)
         .without_syntax_highlighting()
         .with_links(false);
     let source = sources.get(diagnostic.primary.span.source);

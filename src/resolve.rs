@@ -366,8 +366,35 @@ fn volumes(spec: &Spec, nodes: Nodes) -> (Vec<Volume>, Vec<Claim>) {
             source,
         });
     }
+    let read_only_root = spec
+        .security_context
+        .as_ref()
+        .and_then(|s| s.read_only_root_filesystem)
+        == Some(true);
+    let has_tmp = volumes
+        .iter()
+        .any(|v| v.mount_path.trim_end_matches('/') == TMP_MOUNT);
+    if read_only_root && !has_tmp {
+        // torchrun makes its log directory with `tempfile.mkdtemp(prefix=
+        // "torchelastic_")` (pytorch/pytorch v2.4.0,
+        // torch/distributed/elastic/multiprocessing/api.py, `DefaultLogsSpecs`;
+        // before 2.3 agent/server/local_elastic_agent.py `_make_log_dir`) and
+        // pip unpacks into the temporary directory: with a read-only root
+        // filesystem both fail unless /tmp is a volume.
+        volumes.push(Volume {
+            name: TMP_VOLUME.to_owned(),
+            mount_path: TMP_MOUNT.to_owned(),
+            read_only: false,
+            sub_path: None,
+            source: VolumeSource::EmptyDir { size_limit: None },
+        });
+    }
     (volumes, claims)
 }
+
+/// The writable `/tmp` a read-only root filesystem gets.
+const TMP_VOLUME: &str = "trainc-tmp";
+const TMP_MOUNT: &str = "/tmp";
 
 /// An enum as the spec spells it (`ReadWriteOnce`, `OnFailure`, `NoSchedule`).
 fn spelled<T: serde::Serialize>(value: &T) -> String {

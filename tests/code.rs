@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{temp_dir, text, trainc};
+use crate::support::{run_with_stdin_in, temp_dir, text, trainc};
 
 const SPEC: &str = r#"name = "local"
 image = "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime"
@@ -163,4 +163,89 @@ pipIndexUrl = "https://example.com/simple?a=1&b=$HOME""#,
             "missing `{expected}` in\n{printed}"
         );
     }
+}
+
+/// An overlay's `[code]` paths are relative to the overlay, not to the spec.
+#[test]
+fn an_overlay_ships_files_relative_to_itself() {
+    let dir = project("code-overlay", "def train():\n    print('base')\n");
+    std::fs::create_dir_all(dir.join("variants/debug")).unwrap();
+    std::fs::write(
+        dir.join("variants/debug/train.py"),
+        "def train():\n    print('debug')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("variants/debug.toml"),
+        "[code]\nfiles = [\"debug/train.py\", \"../lib/utils.py\"]\npackages = []\n",
+    )
+    .unwrap();
+    let base = build(&dir, "spec.toml");
+    let output = trainc(&dir, &["build", "spec.toml", "-O", "variants/debug.toml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let debug = text(&output.stdout);
+    assert!(debug.contains("print('debug')"), "{debug}");
+    assert!(debug.contains("SEED = 1"), "{debug}");
+    assert!(
+        !debug.contains("pip install"),
+        "packages = [] installs nothing"
+    );
+    assert_ne!(config_map_name(&base), config_map_name(&debug));
+
+    // A file the overlay names that is not there is reported in the overlay.
+    std::fs::write(
+        dir.join("variants/missing.toml"),
+        "[code]\nfiles = [\"nowhere.py\"]\nfunction = \"nowhere.py:train\"\n",
+    )
+    .unwrap();
+    let output = trainc(&dir, &["build", "spec.toml", "-O", "variants/missing.toml"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("variants/missing.toml:2:"), "{stderr}");
+    assert!(stderr.contains("variants/nowhere.py"), "{stderr}");
+}
+
+/// As a KRM function and as a kustomize plugin, there is no spec file:
+/// paths are relative to the working directory, which kustomize sets to the
+/// kustomization's directory (kubernetes-sigs/kustomize kustomize/v5.5.0,
+/// api/internal/plugins/execplugin/execplugin.go, `cmd.Dir`).
+#[test]
+fn as_a_function_files_are_relative_to_the_working_directory() {
+    let dir = project("code-fn", "def train():\n    print('fn')\n");
+    let config = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: local\nspec:\n  image: pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime\n  replicas: 2\n  code:\n    files: [train.py, lib/utils.py]\n    function: train.py:train\n";
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  {}",
+        config.trim_end().replace('\n', "\n  ")
+    );
+    let run = |cwd: &Path| {
+        run_with_stdin_in(
+            cwd,
+            Path::new(env!("CARGO_BIN_EXE_trainc")),
+            &["fn"],
+            list.as_bytes(),
+        )
+    };
+    let output = run(&dir);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let out: serde_json::Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap();
+    let config_map = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap")
+        .expect("the code ConfigMap");
+    assert_eq!(
+        config_map["data"]["train.py"],
+        "def train():\n    print('fn')\n"
+    );
+
+    // From elsewhere the files are not found: a located error result, no objects.
+    let output = run(dir.parent().unwrap());
+    assert_eq!(output.status.code(), Some(1));
+    let out: serde_json::Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap();
+    assert!(out["items"].as_array().unwrap().is_empty(), "{out}");
+    let results = out["results"].to_string();
+    assert!(results.contains("trainc::code::file"), "{results}");
+    assert!(results.contains("train.py"), "{results}");
 }

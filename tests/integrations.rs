@@ -312,12 +312,9 @@ fn objects(yaml: &str) -> Vec<Value> {
     objects
 }
 
-#[test]
-fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
-    let xdg = temp_dir("krm-xdg");
+/// An `XDG_CONFIG_HOME` with trainc installed as kustomize's plugin.
+fn plugin_home(name: &str) -> PathBuf {
+    let xdg = temp_dir(name);
     let install = trainc(
         &xdg,
         &[
@@ -327,7 +324,60 @@ fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
             xdg.join("kustomize/plugin").to_str().unwrap(),
         ],
     );
-    assert_eq!(install.status.code(), Some(0));
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install.stderr));
+    xdg
+}
+
+fn kustomize(kubectl: &Path, xdg: &Path, dir: &Path) -> std::process::Output {
+    Command::new(kubectl)
+        .args(["kustomize", "--enable-alpha-plugins", dir.to_str().unwrap()])
+        .env("XDG_CONFIG_HOME", xdg)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// kustomize runs the plugin in the kustomization's directory, so `[code]`
+/// files are found next to the kustomization wherever kubectl runs.
+#[test]
+fn kubectl_kustomize_ships_code_files_from_the_kustomization_directory() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg-code");
+    let dir = temp_dir("krm-kustomize-code");
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/train.py"), "print('from kustomize')\n").unwrap();
+    std::fs::write(
+        dir.join("trainspec.yaml"),
+        SPEC.replace(
+            "  script: /app/train.py\n",
+            "  code:\n    files: [src/train.py]\n",
+        ),
+    )
+    .unwrap();
+    let output = kustomize(&kubectl, &xdg, &dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let built = objects(&text(&output.stdout));
+    let config_map = built.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    assert_eq!(config_map["data"]["train.py"], "print('from kustomize')\n");
+    assert_eq!(
+        built,
+        objects(&text(&trainc(&dir, &["build", "trainspec.yaml"]).stdout))
+    );
+}
+
+#[test]
+fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg");
     let example = root().join("examples/kustomize");
     let spec = example.join("spec/trainspec.yaml");
     for (variant, overlay) in [
@@ -335,15 +385,7 @@ fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
         ("cpu", Some("overlays/cpu.toml")),
         ("gpu", Some("overlays/gpu.toml")),
     ] {
-        let output = Command::new(&kubectl)
-            .args([
-                "kustomize",
-                "--enable-alpha-plugins",
-                example.join(variant).to_str().unwrap(),
-            ])
-            .env("XDG_CONFIG_HOME", &xdg)
-            .output()
-            .unwrap();
+        let output = kustomize(&kubectl, &xdg, &example.join(variant));
         assert!(
             output.status.success(),
             "kubectl kustomize {variant}: {}",
@@ -370,21 +412,7 @@ fn kubectl_kustomize_reports_a_bad_spec() {
     let Some(kubectl) = tool("kubectl") else {
         return;
     };
-    let xdg = temp_dir("krm-xdg-bad");
-    assert_eq!(
-        trainc(
-            &xdg,
-            &[
-                "plugin",
-                "install",
-                "--dir",
-                xdg.join("kustomize/plugin").to_str().unwrap()
-            ]
-        )
-        .status
-        .code(),
-        Some(0)
-    );
+    let xdg = plugin_home("krm-xdg-bad");
     let dir = temp_dir("krm-kustomize-bad");
     std::fs::write(
         dir.join("kustomization.yaml"),
@@ -396,12 +424,7 @@ fn kubectl_kustomize_reports_a_bad_spec() {
         SPEC.replace("replicas: 2", "replicas: 0"),
     )
     .unwrap();
-    let output = Command::new(&kubectl)
-        .args(["kustomize", "--enable-alpha-plugins", dir.to_str().unwrap()])
-        .env("XDG_CONFIG_HOME", &xdg)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let output = kustomize(&kubectl, &xdg, &dir);
     assert!(!output.status.success());
     assert!(
         text(&output.stderr).contains("`replicas` must be at least 1"),

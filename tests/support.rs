@@ -69,8 +69,14 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
 
 /// `program ARGS` with `stdin` written to its standard input.
 pub(crate) fn run_with_stdin(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    run_with_stdin_in(Path::new("."), program, args, stdin)
+}
+
+/// [`run_with_stdin`] in the directory `dir`.
+pub(crate) fn run_with_stdin_in(dir: &Path, program: &Path, args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(program)
         .args(args)
+        .current_dir(dir)
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

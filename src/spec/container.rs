@@ -40,7 +40,7 @@ pub struct SecurityContext {
     /// Whether a process may gain more privileges than its parent (setuid binaries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_privilege_escalation: Option<bool>,
-    /// Mount the container's root filesystem read-only.
+    /// Mount the container's root filesystem read-only. trainc then mounts an emptyDir at `/tmp` (unless a volume of the spec does), where torchrun and pip write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only_root_filesystem: Option<bool>,
     /// Pod level: a group that owns the pod's volumes (and is added to the container's groups), so a non-root user can write to them.

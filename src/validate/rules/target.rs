@@ -59,14 +59,20 @@ fn initializers(r: &mut Rules<'_>) {
         return;
     };
     if r.target() != Target::Trainjob {
-        r.push(
-            Diagnostic::error(
-                codes::TARGET_UNSUPPORTED,
-                r.key("/trainjob/initializer"),
-                format!("target `{}` has no initializers", r.target().as_str()),
-            )
-            .with_help("use `target = \"trainjob\"`, or download in an init container: `[[podTemplate.spec.initContainers]]`"),
-        );
+        let present = [
+            ("dataset", &initializers.dataset),
+            ("model", &initializers.model),
+        ];
+        for (key, _) in present.iter().filter(|(_, init)| init.is_some()) {
+            r.push(
+                Diagnostic::error(
+                    codes::TARGET_UNSUPPORTED,
+                    r.key(&format!("/trainjob/initializer/{key}")),
+                    format!("target `{}` has no {key} initializer", r.target().as_str()),
+                )
+                .with_help("use `target = \"trainjob\"`, or download in an init container: `[[podTemplate.spec.initContainers]]`"),
+            );
+        }
         return;
     }
     let runtime = r
