@@ -8,9 +8,11 @@
 //! added and the function fails. The input is never trusted: a malformed
 //! ResourceList still gets a ResourceList back, with an error result.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value as Json, json};
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::source::{self, Sources};
 use crate::tree::Node;
 use crate::validate::field_path;
@@ -96,16 +98,139 @@ pub fn run(input: Vec<u8>) -> Output {
             diagnostics,
         },
     };
+    let mut built = built;
+    if let Some(warning) = context.applied_spec(&items, &config) {
+        built.diagnostics.push(warning);
+    }
     let results: Vec<Json> = built
         .diagnostics
         .iter()
         .map(|d| context.result(d, &config))
         .collect();
-    let mut out_items = items;
-    if let Some(objects) = built.objects {
-        out_items.extend(objects.into_iter().map(|o| o.value));
-    }
+    let out_items = match (built.objects, &context.resource_ref) {
+        (Some(objects), Some(generator)) => {
+            let generated = objects.into_iter().map(|o| o.value).collect();
+            regenerate(items, generated, generator, context.file.as_deref())
+        }
+        // Any error: the package stays as it came in.
+        _ => items,
+    };
     finish(sources, &api_version, out_items, results, built.diagnostics)
+}
+
+/// kustomize's annotation naming the generator of an object
+/// (kubernetes-sigs/kustomize kustomize/v5.5.0, api/internal/utils/annotations.go
+/// `OriginAnnotationKey`; its value is api/resource/origin.go `Origin`:
+/// `configuredIn`, the generator's file, and `configuredBy`, its reference).
+/// kustomize removes it from its output unless `buildMetadata:
+/// [originAnnotations]` (api/krusty/kustomizer.go); kpt writes it into the
+/// package, so that the next run knows which items this TrainSpec made.
+pub const ORIGIN: &str = "config.kubernetes.io/origin";
+
+/// The items with this generator's earlier output replaced by `generated`: a
+/// second run gives the same package, and an object the spec no longer makes
+/// is gone. A regenerated object keeps the file and position kpt gave its
+/// predecessor (the `config.kubernetes.io/` and `internal.config.kubernetes.io/`
+/// annotations kpt and kyaml track resources by).
+fn regenerate(
+    items: Vec<Json>,
+    generated: Vec<Json>,
+    generator: &Json,
+    file: Option<&str>,
+) -> Vec<Json> {
+    let (previous, mut out): (Vec<Json>, Vec<Json>) =
+        items.into_iter().partition(|item| made_by(item, generator));
+    let mut origin = String::new();
+    if let Some(file) = file {
+        let _ = writeln!(origin, "configuredIn: {}", yaml_scalar(file));
+    }
+    origin.push_str("configuredBy:\n");
+    for key in ["apiVersion", "kind", "name", "namespace"] {
+        if let Some(value) = generator.get(key).and_then(Json::as_str) {
+            let _ = writeln!(origin, "  {key}: {}", yaml_scalar(value));
+        }
+    }
+    for mut object in generated {
+        let before = previous.iter().find(|p| same_object(p, &object));
+        let annotations = object["metadata"]
+            .as_object_mut()
+            .map(|m| m.entry("annotations").or_insert_with(|| json!({})));
+        if let Some(Json::Object(annotations)) = annotations {
+            for (key, value) in before
+                .and_then(|b| b.pointer("/metadata/annotations"))
+                .and_then(Json::as_object)
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| {
+                    *key != ORIGIN
+                        && (key.starts_with("config.kubernetes.io/")
+                            || key.starts_with("internal.config.kubernetes.io/"))
+                })
+            {
+                annotations.insert(key.clone(), value.clone());
+            }
+            annotations.insert(ORIGIN.to_owned(), Json::String(origin.clone()));
+        }
+        out.push(object);
+    }
+    out
+}
+
+/// Whether `item` carries the origin annotation of `generator`.
+fn made_by(item: &Json, generator: &Json) -> bool {
+    let Some(origin) = item
+        .pointer(&format!(
+            "/metadata/annotations/{}",
+            ORIGIN.replace('/', "~1")
+        ))
+        .and_then(Json::as_str)
+    else {
+        return false;
+    };
+    let Ok(origin) = serde_saphyr::from_str::<Json>(origin) else {
+        return false;
+    };
+    let by = &origin["configuredBy"];
+    let group = |v: &Json| {
+        v.as_str()
+            .map(|s| s.split_once('/').map_or("", |(g, _)| g).to_owned())
+    };
+    group(&by["apiVersion"]) == group(&generator["apiVersion"])
+        && ["kind", "name", "namespace"]
+            .iter()
+            .all(|key| by.get(key) == generator.get(key))
+}
+
+/// Same group, kind, namespace and name.
+fn same_object(a: &Json, b: &Json) -> bool {
+    let group = |o: &Json| {
+        o["apiVersion"]
+            .as_str()
+            .and_then(|v| v.split_once('/'))
+            .map_or("", |(g, _)| g)
+            .to_owned()
+    };
+    group(a) == group(b)
+        && a["kind"] == b["kind"]
+        && a["metadata"]["name"] == b["metadata"]["name"]
+        && a["metadata"].get("namespace") == b["metadata"].get("namespace")
+}
+
+/// `text` as a YAML scalar: plain when it can only read as this string,
+/// otherwise double-quoted (JSON's string syntax is YAML's).
+fn yaml_scalar(text: &str) -> String {
+    let plain = text.starts_with(|c: char| c.is_ascii_alphabetic())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+        && !["true", "false", "null", "yes", "no", "on", "off", "y", "n"]
+            .iter()
+            .any(|word| text.eq_ignore_ascii_case(word));
+    if plain {
+        text.to_owned()
+    } else {
+        Json::String(text.to_owned()).to_string()
+    }
 }
 
 /// What is wrong with the ResourceList itself, if anything.
@@ -173,6 +298,34 @@ impl Context {
         let file = annotation("config.kubernetes.io/path")
             .or_else(|| annotation("internal.config.kubernetes.io/path"));
         Context { resource_ref, file }
+    }
+
+    /// A warning when the TrainSpec is itself an item of the package without
+    /// `config.kubernetes.io/local-config: "true"`: `kpt live apply` and
+    /// `kubectl apply -f` would send it to a cluster that has no such kind
+    /// (kptdev/kpt v1.0.0-beta.56, pkg/live/rgpath.go: local-config objects are
+    /// not applied; kustomize drops them from its output too).
+    fn applied_spec(&self, items: &[Json], config: &Node) -> Option<Diagnostic> {
+        let reference = self.resource_ref.as_ref()?;
+        let spec = items.iter().find(|item| {
+            item["kind"] == reference["kind"]
+                && item["metadata"]["name"] == reference["name"]
+                && item["metadata"].get("namespace") == reference.get("namespace")
+        })?;
+        let local = spec
+            .pointer("/metadata/annotations/config.kubernetes.io~1local-config")
+            .and_then(Json::as_str)
+            == Some("true");
+        (!local).then(|| {
+            Diagnostic::warning(
+                codes::KRM_LOCAL_CONFIG,
+                config.key_span_at("/metadata"),
+                "the TrainSpec is part of the package and would be applied to the cluster with it",
+            )
+            .with_help(
+                "add `config.kubernetes.io/local-config: \"true\"` to its `metadata.annotations`",
+            )
+        })
     }
 
     fn result(&self, d: &Diagnostic, config: &Node) -> Json {

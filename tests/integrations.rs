@@ -1,6 +1,6 @@
 //! trainc as a generator: the KRM function protocol (tested directly, so the
 //! contract is covered without any tool), the kustomize exec-plugin
-//! personality, and the real `kubectl kustomize` and `kpt fn eval --exec`.
+//! personality, and the real `kubectl kustomize` (kpt: `tests/kpt.rs`).
 //!
 //! The real-tool tests find `kubectl` on PATH and `kpt` beside kubectl's real
 //! binary (or on PATH). Where a tool is missing they say so and stop; with
@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
+use crate::support::{root, run_with_stdin, temp_dir, text, tool, trainc};
 
 fn function(args: &[&str], stdin: &str) -> (i32, Value, String) {
     let output = run_with_stdin(
@@ -73,7 +73,91 @@ fn generated_objects_equal_what_build_prints() {
         serde_saphyr::from_str_multiple(&text(&trainc(&dir, &["build", "spec.yaml"]).stdout))
             .unwrap();
     let (_, list, _) = function(&["fn"], &resource_list(&[], Some(SPEC)));
-    assert_eq!(list["items"].as_array().unwrap(), &built);
+    let mut items = list["items"].as_array().unwrap().clone();
+    for item in &mut items {
+        let annotations = item["metadata"]["annotations"].as_object_mut().unwrap();
+        let origin = annotations.remove("config.kubernetes.io/origin").unwrap();
+        assert_eq!(
+            origin,
+            "configuredIn: fn/trainspec.yaml\nconfiguredBy:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  name: demo\n"
+        );
+        if annotations.is_empty() {
+            item["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("annotations");
+        }
+    }
+    assert_eq!(items, built);
+}
+
+/// The items an earlier run of this TrainSpec generated are replaced (and
+/// keep kpt's file annotations); those of another TrainSpec, and everything
+/// else, pass through.
+#[test]
+fn a_previous_run_is_replaced_and_an_applied_spec_is_a_warning() {
+    let origin = |name: &str| {
+        format!(
+            "configuredBy:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  name: {name}\n"
+        )
+    };
+    let old_job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+        "metadata": {"name": "demo", "annotations": {
+            "config.kubernetes.io/origin": origin("demo"),
+            "internal.config.kubernetes.io/path": "jobs/demo.yaml",
+            "internal.config.kubernetes.io/index": "1"}},
+        "spec": {"stale": true}});
+    let old_claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "demo-data", "annotations": {"config.kubernetes.io/origin": origin("demo")}}});
+    let other = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "other-data", "annotations": {"config.kubernetes.io/origin": origin("other")}}});
+    let spec_item: Value = serde_saphyr::from_str(SPEC).unwrap();
+    let input = resource_list(
+        &[old_job, spec_item.clone(), old_claim, other.clone()],
+        Some(SPEC),
+    );
+    let (status, list, stderr) = function(&["fn"], &input);
+    assert_eq!(status, 0, "{stderr}");
+    let items = list["items"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = items
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap(),
+                i["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("TrainSpec", "demo"),
+            ("PersistentVolumeClaim", "other-data"),
+            ("PyTorchJob", "demo"),
+        ]
+    );
+    assert_eq!(items[1], other);
+    let job = &items[2];
+    assert!(job["spec"].get("stale").is_none(), "{job}");
+    assert_eq!(
+        job["metadata"]["annotations"]["internal.config.kubernetes.io/path"],
+        "jobs/demo.yaml"
+    );
+    assert_eq!(
+        job["metadata"]["annotations"]["internal.config.kubernetes.io/index"],
+        "1"
+    );
+    // The spec is in the package, and nothing keeps it from being applied.
+    let results = list["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["severity"], "warning");
+    assert_eq!(results[0]["tags"]["code"], "trainc::krm::local_config");
+    assert!(stderr.contains("local-config"), "{stderr}");
+
+    let mut local = spec_item;
+    local["metadata"]["annotations"]["config.kubernetes.io/local-config"] = json!("true");
+    let (_, list, _) = function(&["fn"], &resource_list(&[local], Some(SPEC)));
+    assert!(list.get("results").is_none(), "{list}");
 }
 
 #[test]
@@ -272,35 +356,6 @@ fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
     assert_eq!(std::fs::read_to_string(&plugin).unwrap(), "not a link");
 }
 
-/// A tool to test with, or `None` (after saying so) when it is not installed
-/// and not required.
-fn tool(name: &str) -> Option<PathBuf> {
-    let on_path = |program: &str| {
-        std::env::var_os("PATH")
-            .into_iter()
-            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-            .map(|dir| dir.join(program))
-            .find(|p| p.is_file())
-    };
-    let found = match name {
-        "kpt" => on_path("kubectl")
-            .and_then(|k| std::fs::canonicalize(k).ok())
-            .and_then(|k| k.parent().map(|d| d.join("kpt")))
-            .filter(|p| p.is_file())
-            .or_else(|| on_path("kpt")),
-        _ => on_path(name),
-    };
-    if found.is_none() {
-        let required = std::env::var_os("TRAINC_REQUIRE_TOOLS").is_some_and(|v| v == "1");
-        assert!(
-            !required,
-            "{name} is required (TRAINC_REQUIRE_TOOLS=1) but not installed"
-        );
-        eprintln!("note: {name} is not installed; this test checks nothing here");
-    }
-    found
-}
-
 fn objects(yaml: &str) -> Vec<Value> {
     let mut objects: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
     objects.sort_by_key(|o| {
@@ -431,76 +486,4 @@ fn kubectl_kustomize_reports_a_bad_spec() {
         "{}",
         text(&output.stderr)
     );
-}
-
-#[test]
-fn kpt_fn_eval_exec_adds_the_objects_to_the_package() {
-    let Some(kpt) = tool("kpt") else { return };
-    let example = root().join("examples/kpt");
-    let package = temp_dir("krm-kpt-package");
-    std::fs::copy(
-        example.join("package/configmap.yaml"),
-        package.join("configmap.yaml"),
-    )
-    .unwrap();
-    let run = |config: &Path| {
-        Command::new(&kpt)
-            .args([
-                "fn",
-                "eval",
-                package.to_str().unwrap(),
-                "--exec",
-                env!("CARGO_BIN_EXE_trainc"),
-            ])
-            .args(["--fn-config", config.to_str().unwrap(), "-o", "stdout"])
-            .output()
-            .unwrap()
-    };
-    let output = run(&example.join("trainspec.yaml"));
-    assert!(output.status.success(), "kpt: {}", text(&output.stderr));
-    let list: Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap();
-    let items = list["items"].as_array().unwrap();
-    let strip = |o: &Value| {
-        let mut o = o.clone();
-        if let Some(annotations) = o["metadata"]
-            .get_mut("annotations")
-            .and_then(Value::as_object_mut)
-        {
-            annotations.retain(|k, _| !k.contains("config.kubernetes.io/"));
-            if annotations.is_empty() {
-                o["metadata"].as_object_mut().unwrap().remove("annotations");
-            }
-        }
-        o
-    };
-    assert_eq!(
-        strip(&items[0]),
-        serde_saphyr::from_str::<Value>(
-            &std::fs::read_to_string(package.join("configmap.yaml")).unwrap()
-        )
-        .unwrap()
-    );
-    let built = trainc(
-        &root(),
-        &["build", example.join("trainspec.yaml").to_str().unwrap()],
-    );
-    let expected: Vec<Value> = serde_saphyr::from_str_multiple(&text(&built.stdout)).unwrap();
-    let generated: Vec<Value> = items[1..].iter().map(strip).collect();
-    assert_eq!(generated, expected);
-
-    let bad = package
-        .parent()
-        .unwrap()
-        .join(format!("bad-fn-config-{}.yaml", std::process::id()));
-    std::fs::write(
-        &bad,
-        std::fs::read_to_string(example.join("trainspec.yaml"))
-            .unwrap()
-            .replace("memory: 32Gi", "memory: 32GB"),
-    )
-    .unwrap();
-    let failed = run(&bad);
-    assert!(!failed.status.success(), "kpt must fail on a bad spec");
-    let all = format!("{}{}", text(&failed.stdout), text(&failed.stderr));
-    assert!(all.contains("is not a Kubernetes quantity"), "{all}");
 }

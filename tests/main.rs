@@ -10,5 +10,6 @@ mod every_field;
 mod fidelity;
 mod golden;
 mod integrations;
+mod kpt;
 mod schema_lock;
 mod support;

@@ -93,3 +93,32 @@ pub(crate) fn run_with_stdin_in(dir: &Path, program: &Path, args: &[&str], stdin
     writer.join().unwrap();
     output
 }
+
+/// A tool to test with, or `None` (after saying so) when it is not installed
+/// and not required.
+pub(crate) fn tool(name: &str) -> Option<PathBuf> {
+    let on_path = |program: &str| {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    };
+    let found = match name {
+        "kpt" => on_path("kubectl")
+            .and_then(|k| std::fs::canonicalize(k).ok())
+            .and_then(|k| k.parent().map(|d| d.join("kpt")))
+            .filter(|p| p.is_file())
+            .or_else(|| on_path("kpt")),
+        _ => on_path(name),
+    };
+    if found.is_none() {
+        let required = std::env::var_os("TRAINC_REQUIRE_TOOLS").is_some_and(|v| v == "1");
+        assert!(
+            !required,
+            "{name} is required (TRAINC_REQUIRE_TOOLS=1) but not installed"
+        );
+        eprintln!("note: {name} is not installed; this test checks nothing here");
+    }
+    found
+}

@@ -25,6 +25,7 @@ codes! {
     KRM_API_VERSION = "trainc::krm::api_version";
     KRM_KIND = "trainc::krm::kind";
     KRM_NAME_CONFLICT = "trainc::krm::name_conflict";
+    KRM_LOCAL_CONFIG = "trainc::krm::local_config";
     // compose and templates
     OVERLAY_UNSET = "trainc::overlay::unset";
     TEMPLATE_UNDEFINED = "trainc::template::undefined";
