@@ -114,6 +114,11 @@ pub enum PluginCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Print the kustomize transformer configuration for the kinds trainc
+    /// generates: list it under `configurations:` so that `namePrefix`,
+    /// `nameSuffix`, hash-suffixed generators, labels and `images` reach inside
+    /// PyTorchJobs and TrainJobs.
+    Config,
 }
 
 #[derive(Debug, clap::Args)]

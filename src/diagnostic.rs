@@ -47,6 +47,9 @@ pub struct Diagnostic {
     pub primary: Label,
     pub secondary: Vec<Label>,
     pub help: Option<String>,
+    /// The primary span's field (`spec.resources.memory`), where a source is
+    /// shown by its alias rather than by line (see [`crate::source::Source::alias`]).
+    pub field: Option<String>,
 }
 
 impl Diagnostic {
@@ -66,6 +69,7 @@ impl Diagnostic {
             primary: Label { span, text: None },
             secondary: Vec::new(),
             help: None,
+            field: None,
         }
     }
 
@@ -236,12 +240,22 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
         diagnostic,
         snippet: line_len <= MAX_SNIPPET_LINE && !source.text.is_empty(),
         header: format!(
-            "{}:{line}:{col}: {}: {}",
-            source.name,
+            "{}: {}: {}",
+            match (&source.alias, &diagnostic.field) {
+                (Some(alias), Some(field)) => format!("{alias}, {field}"),
+                (Some(alias), None) => alias.clone(),
+                (None, _) => format!("{}:{line}:{col}", source.name),
+            },
             diagnostic.severity.as_str(),
             diagnostic.message
         ),
-        source: NamedSource::new(&source.name, printable(&source.text)),
+        source: NamedSource::new(
+            source.alias.as_ref().map_or_else(
+                || source.name.clone(),
+                |alias| format!("{alias}, as kustomize passed it"),
+            ),
+            printable(&source.text),
+        ),
     };
     let mut out = String::new();
     handler

@@ -102,6 +102,12 @@ pub fn run(input: Vec<u8>) -> Output {
     if let Some(warning) = context.applied_spec(&items, &config) {
         built.diagnostics.push(warning);
     }
+    locate_by_field(
+        &mut sources,
+        &config,
+        context.file.as_deref(),
+        &mut built.diagnostics,
+    );
     let results: Vec<Json> = built
         .diagnostics
         .iter()
@@ -380,5 +386,48 @@ fn finish(
         failed,
         diagnostics,
         sources,
+    }
+}
+
+/// Names the TrainSpec `config` and each problem's field in `diagnostics`,
+/// for a source whose own name and lines mean nothing to the user: a
+/// ResourceList on stdin, or kustomize's temporary copy of a generator
+/// config. `TrainSpec resnet (trainspec.yaml), spec.replicas` is found in
+/// the user's own file.
+pub fn locate_by_field(
+    sources: &mut Sources,
+    config: &Node,
+    file: Option<&str>,
+    diagnostics: &mut [Diagnostic],
+) {
+    let json = config.to_json();
+    let text = |pointer: &str| json.pointer(pointer).and_then(Json::as_str);
+    let kind = text("/kind").unwrap_or("TrainSpec");
+    let mut alias = match text("/metadata/name") {
+        Some(name) => format!("{kind} {name}"),
+        None => format!("{kind} without metadata.name"),
+    };
+    match (text("/metadata/namespace"), file) {
+        (Some(namespace), Some(file)) => {
+            let _ = write!(alias, " (namespace {namespace}, {file})");
+        }
+        (Some(namespace), None) => {
+            let _ = write!(alias, " (namespace {namespace})");
+        }
+        (None, Some(file)) => {
+            let _ = write!(alias, " ({file})");
+        }
+        (None, None) => {}
+    }
+    let id = config.span.source;
+    sources.set_alias(id, alias);
+    for diagnostic in diagnostics
+        .iter_mut()
+        .filter(|d| d.primary.span.source == id)
+    {
+        diagnostic.field = config
+            .pointer_of(diagnostic.primary.span)
+            .filter(|p| !p.is_empty())
+            .map(|p| field_path(&p));
     }
 }

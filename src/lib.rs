@@ -29,6 +29,7 @@ pub mod derived;
 pub mod diagnostic;
 pub mod emit;
 pub mod krm;
+pub mod kustomize;
 pub mod model;
 pub mod parse;
 pub mod render;
@@ -167,12 +168,16 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
     let parsed = |id: SourceId| parse::parse(id, sources.get(id));
     let mut problems = Vec::new();
     let tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
+    problems.extend(parse::exec_function_warning(
+        input.spec,
+        sources.get(input.spec),
+    ));
     let overlays: Vec<_> = input
         .overlays
         .iter()
         .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
         .collect();
-    let Some(tree) = tree.filter(|_| problems.is_empty()) else {
+    let Some(tree) = tree.filter(|_| !problems.iter().any(Diagnostic::is_error)) else {
         return Validated {
             spec: None,
             code: code::Files::new(),

@@ -52,6 +52,10 @@ pub struct Source {
     /// found: the file's directory; `None` for the working directory (standard
     /// input, or a config kustomize copied to a temporary file).
     pub dir: Option<std::path::PathBuf>,
+    /// What the user knows this source as when its own name means nothing to
+    /// them (kustomize's temporary copy of a generator config): diagnostics
+    /// then name this and the field instead of a file, line and column.
+    pub alias: Option<String>,
 }
 
 impl Source {
@@ -90,8 +94,14 @@ impl Sources {
             name: name.into(),
             text: text.into(),
             dir: None,
+            alias: None,
         });
         id
+    }
+
+    /// Names a source for the user (see [`Source::alias`]).
+    pub fn set_alias(&mut self, id: SourceId, alias: String) {
+        self.sources[id.0 as usize].alias = Some(alias);
     }
 
     /// Says where relative paths in a source are found (see [`Source::dir`]).

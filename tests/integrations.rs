@@ -1,6 +1,6 @@
 //! trainc as a generator: the KRM function protocol (tested directly, so the
 //! contract is covered without any tool), the kustomize exec-plugin
-//! personality, and the real `kubectl kustomize` (kpt: `tests/kpt.rs`).
+//! personality (the real kubectl: `tests/kustomize.rs`; kpt: `tests/kpt.rs`).
 //!
 //! The real-tool tests find `kubectl` on PATH and `kpt` beside kubectl's real
 //! binary (or on PATH). Where a tool is missing they say so and stop; with
@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::{root, run_with_stdin, temp_dir, text, tool, trainc};
+use crate::support::{run_with_stdin, temp_dir, text, trainc};
 
 fn function(args: &[&str], stdin: &str) -> (i32, Value, String) {
     let output = run_with_stdin(
@@ -209,7 +209,9 @@ fn an_invalid_function_config_gives_error_results_and_no_objects() {
                 .contains("rename `replica` to `replicas`")
     );
     assert!(
-        stderr.contains("error: unknown key `replica`"),
+        stderr.contains(
+            "TrainSpec demo (fn/trainspec.yaml), spec.replica: error: unknown key `replica`"
+        ),
         "people get the rendering on stderr: {stderr}"
     );
 }
@@ -332,7 +334,8 @@ fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(bad.stdout.is_empty());
     assert!(
-        text(&bad.stderr).contains("bad.yaml:10:13: error: `replicas` must be at least 1"),
+        text(&bad.stderr)
+            .contains("TrainSpec demo, spec.replicas: error: `replicas` must be at least 1"),
         "{}",
         text(&bad.stderr)
     );
@@ -354,136 +357,4 @@ fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
     );
     assert_eq!(blocked.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&plugin).unwrap(), "not a link");
-}
-
-fn objects(yaml: &str) -> Vec<Value> {
-    let mut objects: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
-    objects.sort_by_key(|o| {
-        (
-            o["kind"].as_str().unwrap().to_owned(),
-            o["metadata"]["name"].as_str().unwrap().to_owned(),
-        )
-    });
-    objects
-}
-
-/// An `XDG_CONFIG_HOME` with trainc installed as kustomize's plugin.
-fn plugin_home(name: &str) -> PathBuf {
-    let xdg = temp_dir(name);
-    let install = trainc(
-        &xdg,
-        &[
-            "plugin",
-            "install",
-            "--dir",
-            xdg.join("kustomize/plugin").to_str().unwrap(),
-        ],
-    );
-    assert_eq!(install.status.code(), Some(0), "{}", text(&install.stderr));
-    xdg
-}
-
-fn kustomize(kubectl: &Path, xdg: &Path, dir: &Path) -> std::process::Output {
-    Command::new(kubectl)
-        .args(["kustomize", "--enable-alpha-plugins", dir.to_str().unwrap()])
-        .env("XDG_CONFIG_HOME", xdg)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-/// kustomize runs the plugin in the kustomization's directory, so `[code]`
-/// files are found next to the kustomization wherever kubectl runs.
-#[test]
-fn kubectl_kustomize_ships_code_files_from_the_kustomization_directory() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
-    let xdg = plugin_home("krm-xdg-code");
-    let dir = temp_dir("krm-kustomize-code");
-    std::fs::write(
-        dir.join("kustomization.yaml"),
-        "generators:\n- trainspec.yaml\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(dir.join("src/train.py"), "print('from kustomize')\n").unwrap();
-    std::fs::write(
-        dir.join("trainspec.yaml"),
-        SPEC.replace(
-            "  script: /app/train.py\n",
-            "  code:\n    files: [src/train.py]\n",
-        ),
-    )
-    .unwrap();
-    let output = kustomize(&kubectl, &xdg, &dir);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let built = objects(&text(&output.stdout));
-    let config_map = built.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
-    assert_eq!(config_map["data"]["train.py"], "print('from kustomize')\n");
-    assert_eq!(
-        built,
-        objects(&text(&trainc(&dir, &["build", "trainspec.yaml"]).stdout))
-    );
-}
-
-#[test]
-fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
-    let xdg = plugin_home("krm-xdg");
-    let example = root().join("examples/kustomize");
-    let spec = example.join("spec/trainspec.yaml");
-    for (variant, overlay) in [
-        ("base", None),
-        ("cpu", Some("overlays/cpu.toml")),
-        ("gpu", Some("overlays/gpu.toml")),
-    ] {
-        let output = kustomize(&kubectl, &xdg, &example.join(variant));
-        assert!(
-            output.status.success(),
-            "kubectl kustomize {variant}: {}",
-            text(&output.stderr)
-        );
-        let mut args = vec!["build", spec.to_str().unwrap()];
-        if let Some(overlay) = overlay {
-            args.extend(["-O", overlay]);
-        }
-        let cli = trainc(&root(), &args);
-        assert_eq!(cli.status.code(), Some(0), "{}", text(&cli.stderr));
-        let kustomized = objects(&text(&output.stdout));
-        assert_eq!(
-            kustomized,
-            objects(&text(&cli.stdout)),
-            "{variant}: the kustomize path and the CLI path differ"
-        );
-        assert_eq!(kustomized.len(), 2, "{variant}: a Service and a PyTorchJob");
-    }
-}
-
-#[test]
-fn kubectl_kustomize_reports_a_bad_spec() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
-    let xdg = plugin_home("krm-xdg-bad");
-    let dir = temp_dir("krm-kustomize-bad");
-    std::fs::write(
-        dir.join("kustomization.yaml"),
-        "generators:\n- trainspec.yaml\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("trainspec.yaml"),
-        SPEC.replace("replicas: 2", "replicas: 0"),
-    )
-    .unwrap();
-    let output = kustomize(&kubectl, &xdg, &dir);
-    assert!(!output.status.success());
-    assert!(
-        text(&output.stderr).contains("`replicas` must be at least 1"),
-        "{}",
-        text(&output.stderr)
-    );
 }

@@ -11,5 +11,6 @@ mod fidelity;
 mod golden;
 mod integrations;
 mod kpt;
+mod kustomize;
 mod schema_lock;
 mod support;

@@ -67,11 +67,17 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
             return Status::Invalid;
         }
     };
-    let built = crate::build(
+    let mut built = crate::build(
         &mut sources,
         &crate::Input::spec(id),
         &crate::Options::default(),
     );
+    // kustomize hands the plugin a temporary copy of the TrainSpec
+    // (`/tmp/kust-plugin-config-NNN`, re-serialised, patches applied): its
+    // name and lines lead nowhere, so problems name the TrainSpec and field.
+    if let Ok(config) = crate::parse::parse_yaml_document(id, &sources.get(id).text, 64) {
+        crate::krm::locate_by_field(&mut sources, &config, None, &mut built.diagnostics);
+    }
     report(&sources, &built.diagnostics);
     match built.objects {
         Some(objects) => {

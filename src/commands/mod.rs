@@ -72,6 +72,10 @@ pub fn run(cli: Cli) -> Status {
             Err(status) => status,
         },
         Command::Plugin(crate::cli::PluginCommand::Install { dir }) => function::install(dir),
+        Command::Plugin(crate::cli::PluginCommand::Config) => {
+            write_stdout(&crate::kustomize::configuration());
+            Status::Ok
+        }
         Command::Schema { overlay } => {
             let schema = if overlay {
                 crate::spec::overlay_schema()

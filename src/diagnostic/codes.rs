@@ -26,6 +26,7 @@ codes! {
     KRM_KIND = "trainc::krm::kind";
     KRM_NAME_CONFLICT = "trainc::krm::name_conflict";
     KRM_LOCAL_CONFIG = "trainc::krm::local_config";
+    KRM_EXEC_FUNCTION = "trainc::krm::exec_function";
     // compose and templates
     OVERLAY_UNSET = "trainc::overlay::unset";
     TEMPLATE_UNDEFINED = "trainc::template::undefined";

@@ -70,6 +70,39 @@ pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
     }
 }
 
+/// A warning for a TrainSpec that asks to be run as an exec KRM function
+/// (`config.kubernetes.io/function: exec:`) from a kustomization: `kubectl
+/// kustomize` has no `--enable-exec` (kubectl v1.32, kustomize v5.5.0), and
+/// kustomize then skips the function without a word (kubernetes-sigs/kustomize
+/// kustomize/v5.5.0, api/internal/plugins/fnplugin/fnplugin.go with
+/// kyaml/runfn/runfn.go `EnableExec`): the build succeeds with no job in it.
+pub fn exec_function_warning(id: SourceId, source: &Source) -> Option<Diagnostic> {
+    const KEY: &str = "config.kubernetes.io/function";
+    if Format::detect(source) != Format::Yaml || !source.text.contains(KEY) {
+        return None;
+    }
+    let root = parse_yaml(id, &source.text, MAX_DEPTH).ok()?;
+    let entry = root
+        .get("metadata")?
+        .value
+        .get("annotations")?
+        .value
+        .get(KEY)?;
+    let exec = entry
+        .value
+        .as_str()?
+        .lines()
+        .any(|l| l.trim_start().starts_with("exec:"));
+    exec.then(|| {
+        Diagnostic::warning(
+            codes::KRM_EXEC_FUNCTION,
+            entry.key_span,
+            "`kubectl kustomize` never runs an exec function: with this annotation it generates nothing and succeeds",
+        )
+        .with_help("remove the annotation and install trainc as kustomize's plugin (`trainc plugin install`, then `kubectl kustomize --enable-alpha-plugins`); standalone `kustomize build --enable-alpha-plugins --enable-exec` does run it")
+    })
+}
+
 /// A spec from a YAML node parsed elsewhere (a ResourceList's functionConfig):
 /// bare or KRM form, nesting checked.
 pub fn spec_from_node(node: Node) -> Result<Node, Vec<Diagnostic>> {

@@ -42,6 +42,18 @@ impl Object {
     }
 }
 
+/// The labels trainc puts on every pod of the job. Selectors use them rather
+/// than the operators' labels, which carry the job's name: kustomize's
+/// `namePrefix`, `nameSuffix` and `namespace` rename the job but never rewrite
+/// a label value (kubernetes-sigs/kustomize kustomize/v5.5.0,
+/// api/filters/prefixsuffix: `metadata/name` only), so the pods keep these.
+pub(super) fn own_pods(model: &Model) -> BTreeMap<String, String> {
+    [crate::resolve::LABEL_NAME, crate::resolve::LABEL_MANAGED_BY]
+        .iter()
+        .filter_map(|key| Some(((*key).to_owned(), model.labels.get(*key)?.clone())))
+        .collect()
+}
+
 /// Every object of the model, in apply order.
 pub fn render(model: &Model) -> Vec<Object> {
     let mut objects: Vec<Object> = model

@@ -124,17 +124,16 @@ struct ReplicaSpec {
 
 /// Labels that select the rank-0 pod: the Master, or worker 0 without one.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (LABEL_JOB_NAME.to_owned(), model.name.clone()),
-        (LABEL_JOB_ROLE.to_owned(), "master".to_owned()),
-    ])
+    let mut selector = super::own_pods(model);
+    selector.insert(LABEL_JOB_ROLE.to_owned(), "master".to_owned());
+    selector
 }
 
 pub(super) fn render(model: &Model) -> Object {
     let shape = PodShape {
         container: CONTAINER,
         fixed_ports: &[(PORT_NAME, i32::from(PORT))],
-        job_selector: BTreeMap::from([(LABEL_JOB_NAME.to_owned(), model.name.clone())]),
+        job_selector: super::own_pods(model),
     };
     let replica = |replicas: u32| ReplicaSpec {
         replicas,

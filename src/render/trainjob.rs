@@ -236,12 +236,26 @@ struct ContainerPatch {
 
 /// Labels that select the rank-0 pod: node 0 of job 0 of the `node` replicated job.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (LABEL_JOBSET_NAME.to_owned(), model.name.clone()),
-        (LABEL_REPLICATED_JOB.to_owned(), NODE.to_owned()),
-        (LABEL_JOB_INDEX.to_owned(), "0".to_owned()),
-        (LABEL_COMPLETION_INDEX.to_owned(), "0".to_owned()),
-    ])
+    let mut selector = job_pods(model);
+    for (key, value) in [
+        (LABEL_REPLICATED_JOB, NODE),
+        (LABEL_JOB_INDEX, "0"),
+        (LABEL_COMPLETION_INDEX, "0"),
+    ] {
+        selector.insert(key.to_owned(), value.to_owned());
+    }
+    selector
+}
+
+/// Labels on every pod of this TrainJob: trainc's own, where the API level
+/// carries pod metadata; on v2.0, which cannot, JobSet's name label (which
+/// kustomize follows through trainc's name-reference configuration).
+fn job_pods(model: &Model) -> BTreeMap<String, String> {
+    if model.trainjob.api_level == ApiLevel::V2_0 {
+        BTreeMap::from([(LABEL_JOBSET_NAME.to_owned(), model.name.clone())])
+    } else {
+        super::own_pods(model)
+    }
 }
 
 pub(super) fn render(model: &Model) -> Object {
@@ -249,7 +263,7 @@ pub(super) fn render(model: &Model) -> Object {
     let shape = PodShape {
         container: NODE,
         fixed_ports: &[],
-        job_selector: BTreeMap::from([(LABEL_JOBSET_NAME.to_owned(), model.name.clone())]),
+        job_selector: job_pods(model),
     };
     let c = &model.container;
     let trainer = Trainer {

@@ -29,12 +29,28 @@ fn name(value: &Value) -> &str {
 }
 
 /// Whether `service` selects pods carrying `label: value`.
-fn selects(service: &Value, label: &str, value: &str) -> bool {
+/// Whether the Service's selector picks a pod with `labels`.
+fn selects(service: &Value, labels: &serde_json::Map<String, Value>) -> bool {
     service
         .pointer("/spec/selector")
-        .and_then(|s| s.get(label))
-        .and_then(Value::as_str)
-        == Some(value)
+        .and_then(Value::as_object)
+        .is_some_and(|selector| {
+            !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        })
+}
+
+/// Every `metadata.labels` under `value`: the labels its pod templates give.
+fn template_labels(value: &Value, into: &mut serde_json::Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(labels)) = map.get("metadata").and_then(|m| m.get("labels")) {
+                into.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            map.values().for_each(|v| template_labels(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| template_labels(v, into)),
+        _ => {}
+    }
 }
 
 /// JobSet creates the headless Service behind `<job>-node-0-0.<job>` (the
@@ -45,6 +61,17 @@ fn selects(service: &Value, label: &str, value: &str) -> bool {
 /// them), so a Service reaches its pods by port number only.
 fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
     let job_name = name(job);
+    // What node 0 is labelled: by the patches, by JobSet and by Kubernetes.
+    let mut rank0 = serde_json::Map::new();
+    template_labels(&job["spec"], &mut rank0);
+    for (key, value) in [
+        (trainjob::LABEL_JOBSET_NAME, job_name),
+        (trainjob::LABEL_REPLICATED_JOB, trainjob::NODE),
+        (trainjob::LABEL_JOB_INDEX, "0"),
+        (trainjob::LABEL_COMPLETION_INDEX, "0"),
+    ] {
+        rank0.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
     for service in services {
         if name(service) == job_name {
             problems.push(Problem::operator(
@@ -56,7 +83,7 @@ fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Proble
                 ),
             ));
         }
-        if !selects(service, trainjob::LABEL_JOBSET_NAME, job_name) {
+        if !selects(service, &rank0) {
             continue;
         }
         for (i, port) in service_ports(service) {
@@ -93,6 +120,18 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
     };
     // Rank 0: the Master, or worker 0 of an elastic job without one.
     let rank0 = replicas.and_then(|r| r.get("Master").or_else(|| r.get("Worker")));
+    // What rank 0 is labelled: by its template and by the operator.
+    let mut rank0_labels = rank0
+        .and_then(|r| r.pointer("/template/metadata/labels"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (key, value) in [
+        (pytorchjob::LABEL_JOB_NAME, job_name),
+        (pytorchjob::LABEL_JOB_ROLE, "master"),
+    ] {
+        rank0_labels.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
     let declared: Vec<&Value> = rank0
         .and_then(|r| r.pointer("/template/spec/containers"))
         .and_then(Value::as_array)
@@ -113,7 +152,7 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
                 ),
             ));
         }
-        if !selects(service, pytorchjob::LABEL_JOB_NAME, job_name) {
+        if !selects(service, &rank0_labels) {
             continue;
         }
         for (i, port) in service_ports(service) {

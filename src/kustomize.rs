@@ -1,0 +1,217 @@
+//! The kustomize transformer configuration for the kinds trainc generates
+//! (`trainc plugin config`, listed under a kustomization's `configurations:`).
+//!
+//! kustomize knows where Deployments and Jobs refer to claims, ConfigMaps and
+//! Secrets, and where their pod templates keep labels; of a CRD it knows
+//! nothing. Without this, `namePrefix`, `nameSuffix` or a hash-suffixed
+//! `secretGenerator` renames the PersistentVolumeClaim trainc creates (or the
+//! Secret the job reads) but not the `claimName` (or `secretKeyRef`) in the
+//! PyTorchJob, and the pods never start. The format is kustomize's
+//! transformer config: `nameReference` (referral kind, then the `fieldSpecs`
+//! that name it), `commonLabels`/`templateLabels` and `images` field specs (kubernetes-sigs/kustomize
+//! kustomize/v5.5.0, api/internal/plugins/builtinconfig/transformerconfig.go;
+//! paths are `/`-separated, `\/` escapes a `/` inside a key,
+//! kyaml/utils/pathsplitter.go, and a path through a list applies to every
+//! item).
+//!
+//! Pod selectors need none of this: trainc selects pods by its own labels,
+//! which no name transformer rewrites (see [`crate::render`]) — except on a
+//! Trainer v2.0 TrainJob, whose pods carry no trainc labels, so its Service
+//! follows the TrainJob's name through JobSet's label here.
+
+use std::fmt::Write as _;
+
+use crate::render::{pytorchjob, trainjob};
+
+/// Where each kind keeps the pod specs trainc writes, from the object's root.
+const POD_SPECS: &[(&str, &str, &str)] = &[
+    // (group, kind, path to a PodSpec or a patch of one)
+    (
+        "kubeflow.org",
+        pytorchjob::KIND,
+        "spec/pytorchReplicaSpecs/Master/template/spec",
+    ),
+    (
+        "kubeflow.org",
+        pytorchjob::KIND,
+        "spec/pytorchReplicaSpecs/Worker/template/spec",
+    ),
+    // Trainer v2.2 and later: runtimePatches.
+    (
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/runtimePatches/trainingRuntimeSpec/template/spec/replicatedJobs/template/spec/template/spec",
+    ),
+    // Trainer v2.1: podTemplateOverrides.
+    (
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/podTemplateOverrides/spec",
+    ),
+    // Trainer v2.0: podSpecOverrides.
+    (
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/podSpecOverrides",
+    ),
+];
+
+/// Where the same kinds keep their pod templates' labels.
+const POD_LABELS: &[(&str, &str, &str)] = &[
+    (
+        "kubeflow.org",
+        pytorchjob::KIND,
+        "spec/pytorchReplicaSpecs/Master/template/metadata/labels",
+    ),
+    (
+        "kubeflow.org",
+        pytorchjob::KIND,
+        "spec/pytorchReplicaSpecs/Worker/template/metadata/labels",
+    ),
+    (
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/runtimePatches/trainingRuntimeSpec/template/spec/replicatedJobs/template/spec/template/metadata/labels",
+    ),
+    (
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/podTemplateOverrides/metadata/labels",
+    ),
+];
+
+/// Inside a pod spec: (referral kind, path below the pod spec).
+const IN_POD_SPEC: &[(&str, &str)] = &[
+    (
+        "PersistentVolumeClaim",
+        "volumes/persistentVolumeClaim/claimName",
+    ),
+    ("ConfigMap", "volumes/configMap/name"),
+    ("ConfigMap", "volumes/projected/sources/configMap/name"),
+    ("ConfigMap", "containers/env/valueFrom/configMapKeyRef/name"),
+    ("ConfigMap", "containers/envFrom/configMapRef/name"),
+    (
+        "ConfigMap",
+        "initContainers/env/valueFrom/configMapKeyRef/name",
+    ),
+    ("ConfigMap", "initContainers/envFrom/configMapRef/name"),
+    ("Secret", "volumes/secret/secretName"),
+    ("Secret", "volumes/projected/sources/secret/name"),
+    ("Secret", "containers/env/valueFrom/secretKeyRef/name"),
+    ("Secret", "containers/envFrom/secretRef/name"),
+    ("Secret", "initContainers/env/valueFrom/secretKeyRef/name"),
+    ("Secret", "initContainers/envFrom/secretRef/name"),
+    ("Secret", "imagePullSecrets/name"),
+    ("ServiceAccount", "serviceAccountName"),
+];
+
+/// References outside the pod specs: (referral kind, group, kind, path).
+const OTHER: &[(&str, &str, &str, &str)] = &[
+    (
+        "ConfigMap",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/trainer/env/valueFrom/configMapKeyRef/name",
+    ),
+    (
+        "Secret",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/trainer/env/valueFrom/secretKeyRef/name",
+    ),
+    (
+        "Secret",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/dataset/secretRef/name",
+    ),
+    (
+        "Secret",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/model/secretRef/name",
+    ),
+    (
+        "ConfigMap",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/dataset/env/valueFrom/configMapKeyRef/name",
+    ),
+    (
+        "Secret",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/dataset/env/valueFrom/secretKeyRef/name",
+    ),
+    (
+        "ConfigMap",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/model/env/valueFrom/configMapKeyRef/name",
+    ),
+    (
+        "Secret",
+        "trainer.kubeflow.org",
+        trainjob::KIND,
+        "spec/initializer/model/env/valueFrom/secretKeyRef/name",
+    ),
+];
+
+/// The configuration, as YAML.
+pub fn configuration() -> String {
+    let mut out = String::from(
+        "# kustomize transformer configuration for the objects trainc generates.\n\
+         # List it under `configurations:` in the kustomization that renames\n\
+         # (namePrefix, nameSuffix, generators with hash suffixes) or labels them.\n\
+         # Written by `trainc plugin config`.\n\
+         nameReference:\n",
+    );
+    let field = |out: &mut String, group: &str, kind: &str, path: &str| {
+        let _ = writeln!(
+            out,
+            "  - group: {group}\n    kind: {kind}\n    path: {path}"
+        );
+    };
+    for referral in [
+        "ConfigMap",
+        "PersistentVolumeClaim",
+        "Secret",
+        "ServiceAccount",
+    ] {
+        let _ = writeln!(out, "- kind: {referral}\n  version: v1\n  fieldSpecs:");
+        for (group, kind, pod_spec) in POD_SPECS {
+            for (_, below) in IN_POD_SPEC.iter().filter(|(r, _)| *r == referral) {
+                field(&mut out, group, kind, &format!("{pod_spec}/{below}"));
+            }
+        }
+        for (_, group, kind, path) in OTHER.iter().filter(|(r, ..)| *r == referral) {
+            field(&mut out, group, kind, path);
+        }
+    }
+    // A v2.0 TrainJob's Service selects its pods by the JobSet's name, which is the TrainJob's.
+    let _ = writeln!(
+        out,
+        "- kind: {kind}\n  group: trainer.kubeflow.org\n  fieldSpecs:\n  - kind: Service\n    version: v1\n    path: spec/selector/{label}",
+        kind = trainjob::KIND,
+        label = trainjob::LABEL_JOBSET_NAME.replace('/', "\\/"),
+    );
+    // Labels on the pod templates too, as kustomize does for a Deployment's:
+    // `commonLabels` and `labels` with `includeSelectors` add a label to
+    // Service selectors, so the pods must get it. Never created: trainc's
+    // templates always have labels, and creating the path would add a
+    // Master to an elastic job.
+    for key in ["commonLabels", "templateLabels"] {
+        let _ = writeln!(out, "{key}:");
+        for (group, kind, path) in POD_LABELS {
+            let _ = writeln!(out, "- group: {group}\n  kind: {kind}\n  path: {path}");
+        }
+    }
+    // kustomize's `images:` finds every `containers[].image`; a TrainJob's
+    // trainer image is elsewhere.
+    let _ = writeln!(
+        out,
+        "images:\n- group: trainer.kubeflow.org\n  kind: {}\n  path: spec/trainer/image",
+        trainjob::KIND
+    );
+    out
+}

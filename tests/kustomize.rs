@@ -1,0 +1,382 @@
+//! trainc under the real `kubectl kustomize`, as the exec plugin for
+//! `kind: TrainSpec`: the example's variants equal the CLI's builds, `[code]`
+//! files are found, errors fail the build, and with trainc's transformer
+//! configuration `namePrefix`, `nameSuffix` and `namespace` keep every
+//! reference and selector working on both targets.
+//!
+//! Where kubectl is missing the tests say so and stop; with
+//! `TRAINC_REQUIRE_TOOLS=1` (set by `.ci/run` when it exists) they fail.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{root, temp_dir, text, tool, trainc};
+
+const SPEC: &str = "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: demo\nspec:\n  image: ghcr.io/acme/train:1.4\n  script: /app/train.py\n  replicas: 2\n";
+
+fn objects(yaml: &str) -> Vec<Value> {
+    let mut objects: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
+    objects.sort_by_key(|o| {
+        (
+            o["kind"].as_str().unwrap().to_owned(),
+            o["metadata"]["name"].as_str().unwrap().to_owned(),
+        )
+    });
+    objects
+}
+
+/// An `XDG_CONFIG_HOME` with trainc installed as kustomize's plugin.
+fn plugin_home(name: &str) -> PathBuf {
+    let xdg = temp_dir(name);
+    let install = trainc(
+        &xdg,
+        &[
+            "plugin",
+            "install",
+            "--dir",
+            xdg.join("kustomize/plugin").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install.stderr));
+    xdg
+}
+
+fn kustomize(kubectl: &Path, xdg: &Path, dir: &Path) -> std::process::Output {
+    std::process::Command::new(kubectl)
+        .args(["kustomize", "--enable-alpha-plugins", dir.to_str().unwrap()])
+        .env("XDG_CONFIG_HOME", xdg)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// kustomize runs the plugin in the kustomization's directory, so `[code]`
+/// files are found next to the kustomization wherever kubectl runs.
+#[test]
+fn kubectl_kustomize_ships_code_files_from_the_kustomization_directory() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg-code");
+    let dir = temp_dir("krm-kustomize-code");
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/train.py"), "print('from kustomize')\n").unwrap();
+    std::fs::write(
+        dir.join("trainspec.yaml"),
+        SPEC.replace(
+            "  script: /app/train.py\n",
+            "  code:\n    files: [src/train.py]\n",
+        ),
+    )
+    .unwrap();
+    let output = kustomize(&kubectl, &xdg, &dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let built = objects(&text(&output.stdout));
+    let config_map = built.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    assert_eq!(config_map["data"]["train.py"], "print('from kustomize')\n");
+    assert_eq!(
+        built,
+        objects(&text(&trainc(&dir, &["build", "trainspec.yaml"]).stdout))
+    );
+}
+
+#[test]
+fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg");
+    let example = root().join("examples/kustomize");
+    let spec = example.join("spec/trainspec.yaml");
+    for (variant, overlay) in [
+        ("base", None),
+        ("cpu", Some("overlays/cpu.toml")),
+        ("gpu", Some("overlays/gpu.toml")),
+    ] {
+        let output = kustomize(&kubectl, &xdg, &example.join(variant));
+        assert!(
+            output.status.success(),
+            "kubectl kustomize {variant}: {}",
+            text(&output.stderr)
+        );
+        let mut args = vec!["build", spec.to_str().unwrap()];
+        if let Some(overlay) = overlay {
+            args.extend(["-O", overlay]);
+        }
+        let cli = trainc(&root(), &args);
+        assert_eq!(cli.status.code(), Some(0), "{}", text(&cli.stderr));
+        let kustomized = objects(&text(&output.stdout));
+        assert_eq!(
+            kustomized,
+            objects(&text(&cli.stdout)),
+            "{variant}: the kustomize path and the CLI path differ"
+        );
+        assert_eq!(kustomized.len(), 2, "{variant}: a Service and a PyTorchJob");
+    }
+}
+
+#[test]
+fn kubectl_kustomize_reports_a_bad_spec() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg-bad");
+    let dir = temp_dir("krm-kustomize-bad");
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("trainspec.yaml"),
+        SPEC.replace("replicas: 2", "replicas: 0"),
+    )
+    .unwrap();
+    let output = kustomize(&kubectl, &xdg, &dir);
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr)
+            .contains("TrainSpec demo, spec.replicas: error: `replicas` must be at least 1"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// Every string at a key `key` whose parent key is `parent`, anywhere in `value`
+/// (list items count as being under the list's key).
+fn strings_at(value: &Value, under: &str, parent: &str, key: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, child) in map {
+                if k == key && under == parent {
+                    out.extend(child.as_str().map(str::to_owned));
+                }
+                strings_at(child, k, parent, key, out);
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| strings_at(item, under, parent, key, out)),
+        _ => {}
+    }
+}
+
+/// Every `metadata.labels` map under `value`, merged.
+fn labels_under(value: &Value, into: &mut serde_json::Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(labels)) = map.get("metadata").and_then(|m| m.get("labels")) {
+                into.extend(labels.clone());
+            }
+            map.values().for_each(|v| labels_under(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| labels_under(v, into)),
+        _ => {}
+    }
+}
+
+fn subset(small: &Value, big: &serde_json::Map<String, Value>) -> bool {
+    small
+        .as_object()
+        .is_some_and(|m| !m.is_empty() && m.iter().all(|(k, v)| big.get(k) == Some(v)))
+}
+
+/// The kustomize build of a TrainSpec for `target` (with `extra` spec lines),
+/// renamed and moved by a kustomization that uses trainc's configuration.
+fn build_renamed(kubectl: &Path, xdg: &Path, target: &str, extra: &str) -> Vec<Value> {
+    let dir = temp_dir("kustomize-rename");
+    std::fs::create_dir_all(dir.join("gen")).unwrap();
+    std::fs::create_dir_all(dir.join("dev")).unwrap();
+    std::fs::write(dir.join("gen/train.py"), "print('hi')\n").unwrap();
+    std::fs::write(
+        dir.join("gen/kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    let spread = if extra.contains("v2.0") {
+        ""
+    } else {
+        "  scheduling:\n    spreadAcrossNodes: true\n"
+    };
+    std::fs::write(
+        dir.join("gen/trainspec.yaml"),
+        format!(
+        "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: resnet\nspec:\n  target: {target}\n{extra}  image: ghcr.io/acme/resnet:2.1.0\n  replicas: 2\n  code:\n    files: [train.py]\n  env:\n    WANDB_API_KEY: {{ secret: wandb, key: key }}\n  ports:\n    tensorboard: 6006\n{spread}  volumes:\n    ckpt: {{ mountPath: /ckpt, size: 100Gi, storageClass: rwx }}\n"
+        ),
+    )
+    .unwrap();
+    let config = trainc(&dir, &["plugin", "config"]);
+    assert_eq!(config.status.code(), Some(0));
+    std::fs::write(dir.join("dev/kustomizeconfig.yaml"), &config.stdout).unwrap();
+    std::fs::write(
+        dir.join("dev/kustomization.yaml"),
+        "resources:\n- ../gen\nnamePrefix: dev-\nnameSuffix: -v2\nnamespace: ml\nconfigurations:\n- kustomizeconfig.yaml\nsecretGenerator:\n- name: wandb\n  literals: [key=abc]\n",
+    )
+    .unwrap();
+    let output = kustomize(kubectl, xdg, &dir.join("dev"));
+    assert!(
+        output.status.success(),
+        "{target} {extra}: {}",
+        text(&output.stderr)
+    );
+    objects(&text(&output.stdout))
+}
+
+/// `namePrefix`, `nameSuffix`, `namespace` and a hash-suffixed Secret, with
+/// the transformer configuration of `trainc plugin config`: on every target
+/// each reference names an object of the build and each selector picks the
+/// pods the operator will create under the new name.
+#[test]
+fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg-rename");
+    for (target, extra) in [
+        ("pytorchjob", ""),
+        ("trainjob", "  trainjob:\n    apiLevel: \"v2.2\"\n"),
+        ("trainjob", "  trainjob:\n    apiLevel: \"v2.1\"\n"),
+        ("trainjob", "  trainjob:\n    apiLevel: \"v2.0\"\n"),
+    ] {
+        let what = format!("{target} {extra}");
+        let built = build_renamed(&kubectl, &xdg, target, extra);
+        let names = |kind: &str| -> Vec<String> {
+            built
+                .iter()
+                .filter(|o| o["kind"] == kind)
+                .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        for object in &built {
+            assert_eq!(object["metadata"]["namespace"], "ml", "{what}: {object}");
+            let name = object["metadata"]["name"].as_str().unwrap();
+            assert!(name.starts_with("dev-"), "{what}: {name}");
+        }
+        let job = built
+            .iter()
+            .find(|o| o["kind"] == "PyTorchJob" || o["kind"] == "TrainJob")
+            .unwrap();
+        let job_name = job["metadata"]["name"].as_str().unwrap();
+        assert_eq!(job_name, "dev-resnet-v2");
+        for (parent, key, kind) in [
+            (
+                "persistentVolumeClaim",
+                "claimName",
+                "PersistentVolumeClaim",
+            ),
+            ("configMap", "name", "ConfigMap"),
+            ("secretKeyRef", "name", "Secret"),
+        ] {
+            let mut references = Vec::new();
+            strings_at(job, "", parent, key, &mut references);
+            assert!(!references.is_empty(), "{what}: no {parent}.{key}");
+            for reference in references {
+                assert!(
+                    names(kind).contains(&reference),
+                    "{what}: {parent}.{key} `{reference}` names no {kind} of {:?}",
+                    names(kind)
+                );
+            }
+        }
+        // The labels rank 0 will carry: its templates', and the operator's for the new name.
+        let mut rank0 = serde_json::Map::new();
+        labels_under(&job["spec"], &mut rank0);
+        let operator: &[(&str, &str)] = if target == "pytorchjob" {
+            &[
+                ("training.kubeflow.org/job-name", job_name),
+                ("training.kubeflow.org/job-role", "master"),
+            ]
+        } else {
+            &[
+                ("jobset.sigs.k8s.io/jobset-name", job_name),
+                ("jobset.sigs.k8s.io/replicatedjob-name", "node"),
+                ("jobset.sigs.k8s.io/job-index", "0"),
+                ("batch.kubernetes.io/job-completion-index", "0"),
+            ]
+        };
+        for (key, value) in operator {
+            rank0.insert((*key).to_owned(), Value::String((*value).to_owned()));
+        }
+        let service = built.iter().find(|o| o["kind"] == "Service").unwrap();
+        assert!(
+            subset(&service["spec"]["selector"], &rank0),
+            "{what}: the Service selects {} but rank 0 has {rank0:?}",
+            service["spec"]["selector"]
+        );
+        let mut match_labels = Vec::new();
+        find_match_labels(job, &mut match_labels);
+        assert_eq!(
+            match_labels.is_empty(),
+            extra.contains("v2.0"),
+            "{what}: spreadAcrossNodes"
+        );
+        for selector in match_labels {
+            assert!(
+                subset(&selector, &rank0),
+                "{what}: anti-affinity {selector} matches no pod of the job"
+            );
+        }
+    }
+}
+
+fn find_match_labels(value: &Value, out: &mut Vec<Value>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(labels) = map.get("matchLabels") {
+                out.push(labels.clone());
+            }
+            map.values().for_each(|v| find_match_labels(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| find_match_labels(v, out)),
+        _ => {}
+    }
+}
+
+/// The committed copy in the example is what `trainc plugin config` prints.
+#[test]
+fn the_example_kustomize_configuration_is_current() {
+    let output = trainc(&root(), &["plugin", "config"]);
+    assert_eq!(output.status.code(), Some(0));
+    let committed =
+        std::fs::read_to_string(root().join("examples/kustomize/dev/kustomizeconfig.yaml"))
+            .unwrap();
+    assert_eq!(
+        committed,
+        text(&output.stdout),
+        "regenerate it with `trainc plugin config`"
+    );
+}
+
+/// The function-config form (`config.kubernetes.io/function: exec:`) is one
+/// kubectl cannot run: it generates nothing and succeeds. `trainc check` says
+/// so at the annotation, and the README documents the plugin form instead.
+#[test]
+fn kubectl_skips_an_exec_function_silently_and_check_warns() {
+    let case = root().join("tests/check/krm-warn-exec-function.yaml");
+    let checked = trainc(&root(), &["check", case.to_str().unwrap()]);
+    assert_eq!(checked.status.code(), Some(0));
+    assert!(text(&checked.stderr).contains("trainc::krm::exec_function"));
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let dir = temp_dir("kustomize-exec-fn");
+    std::fs::copy(&case, dir.join("trainspec.yaml")).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    let xdg = plugin_home("krm-xdg-exec-fn");
+    let output = kustomize(&kubectl, &xdg, &dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        objects(&text(&output.stdout)).is_empty(),
+        "kubectl now runs exec functions: update the warning and the README"
+    );
+}
