@@ -96,9 +96,14 @@ pub struct BuildArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
-    /// Write one file per object into DIR (created if missing) instead of stdout.
+    /// Write one file per object into DIR (created if missing) instead of
+    /// stdout, replacing the files an earlier build of this job wrote there.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// With --output-dir: write even when DIR holds manifests trainc did not
+    /// write (they are left as they are).
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
     /// Check the objects against the operators' strict schemas and webhook rules before writing.
     #[arg(long)]
     pub verify: bool,

@@ -263,3 +263,90 @@ fn build_reads_standard_input() {
         trainc(&root(), &["build", "examples/cpu-minimal.toml"]).stdout
     );
 }
+
+/// A second build into the same directory replaces the first one's files:
+/// nothing stale is left for `kubectl apply -f` to apply. Files trainc did not
+/// write stop the build unless `--force`, and are never touched.
+#[test]
+fn output_dir_reused_holds_exactly_the_new_build() {
+    let dir = temp_dir("build-dir-reuse");
+    let out = dir.join("out");
+    let spec = "name = \"reuse\"\nimage = \"ghcr.io/acme/train:1.0\"\nscript = \"train.py\"\nreplicas = 2\n\n[ports]\nmetrics = 9090\n\n[volumes.ckpt]\nmountPath = \"/ckpt\"\nsize = \"10Gi\"\nstorageClass = \"rwx\"\n";
+    std::fs::write(dir.join("spec.toml"), spec).unwrap();
+    let build = |extra: &[&str]| {
+        let mut args = vec!["build", "--output-dir", "out", "spec.toml"];
+        args.extend_from_slice(extra);
+        trainc(&dir, &args)
+    };
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(build(&[]).status.code(), Some(0));
+    assert_eq!(
+        listing(),
+        [
+            "01-persistentvolumeclaim-reuse-ckpt.yaml",
+            "02-service-reuse-ports.yaml",
+            "03-pytorchjob-reuse.yaml"
+        ]
+    );
+    // Another job's files and files that are not manifests stay.
+    std::fs::write(out.join("README.md"), "generated\n").unwrap();
+    let other = trainc(
+        &root(),
+        &[
+            "build",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "examples/cpu-minimal.toml",
+        ],
+    );
+    assert_eq!(other.status.code(), Some(0), "{}", text(&other.stderr));
+    let others: Vec<String> = listing()
+        .into_iter()
+        .filter(|n| !n.contains("reuse") && n != "README.md")
+        .collect();
+    assert!(!others.is_empty());
+
+    // Without the volume and the port: the job moves to 01-, the rest goes.
+    std::fs::write(
+        dir.join("spec.toml"),
+        spec.split("\n\n[ports]").next().unwrap(),
+    )
+    .unwrap();
+    let second = build(&[]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    let mut expected = vec![
+        "01-pytorchjob-reuse.yaml".to_owned(),
+        "README.md".to_owned(),
+    ];
+    expected.extend(others.iter().cloned());
+    expected.sort();
+    assert_eq!(listing(), expected);
+
+    // A hand-written manifest: refused, named, untouched; --force writes beside it.
+    let mine = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n";
+    std::fs::write(out.join("mine.yaml"), mine).unwrap();
+    let refused = build(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("`mine.yaml`") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    let forced = build(&["--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out.join("mine.yaml")).unwrap(),
+        mine
+    );
+    assert!(
+        listing().iter().all(|n| !n.starts_with('.')),
+        "no temporary file is left"
+    );
+}

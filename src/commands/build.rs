@@ -49,23 +49,16 @@ pub(super) fn run(args: &BuildArgs) -> Status {
     match &args.output_dir {
         None => write_stdout(&emit::stream(&objects, format)),
         Some(dir) => {
+            let job = objects
+                .last()
+                .and_then(|o| o.value.pointer("/metadata/labels/app.kubernetes.io~1name"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let files = emit::files(&objects, format);
-            if let Err(error) = std::fs::create_dir_all(dir) {
-                write_stderr(&format!(
-                    "error: cannot create `{}`: {error}\n",
-                    dir.display()
-                ));
+            if let Err(message) = super::output_dir::write(dir, &files, &job, args.force) {
+                write_stderr(&format!("error: {message}\n"));
                 return Status::Usage;
-            }
-            for (name, text) in &files {
-                let path = dir.join(name);
-                if let Err(error) = std::fs::write(&path, text) {
-                    write_stderr(&format!(
-                        "error: cannot write `{}`: {error}\n",
-                        path.display()
-                    ));
-                    return Status::Usage;
-                }
             }
         }
     }

@@ -12,6 +12,7 @@ mod build;
 mod check;
 mod function;
 mod init;
+mod output_dir;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
 /// 2 usage or I/O error.

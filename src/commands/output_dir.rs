@@ -1,0 +1,113 @@
+//! `build --output-dir DIR`: one file per object, and the directory's
+//! trainc-generated files owned by the build.
+//!
+//! `kubectl apply -f DIR` applies every `.yaml`, `.yml` and `.json` file in
+//! it, in name order. A file the previous build wrote and this one does not
+//! (the claim of a dropped volume, a job renamed, `02-pytorchjob-x.yaml` after
+//! the order changed) would still be applied, and a stale job would win. So
+//! each build replaces all the files of its job: those whose object carries
+//! trainc's labels with this job's name (`app.kubernetes.io/managed-by:
+//! trainc`, `app.kubernetes.io/name`). Files of other trainc jobs are left
+//! alone; any other manifest is a file trainc did not write, and the build
+//! refuses the directory unless `--force` (and then still leaves it alone).
+//! Each file is written to a hidden temporary file and renamed into place.
+
+use std::path::{Path, PathBuf};
+
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
+
+/// What `kubectl apply -f DIR` reads.
+const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// Who wrote a file in the directory.
+enum Owner {
+    /// This job's earlier build.
+    Ours,
+    /// Another trainc job.
+    Other,
+    /// Not trainc.
+    Foreign,
+}
+
+fn owner(path: &Path, job: &str) -> Owner {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Owner::Foreign;
+    };
+    let parsed: Option<serde_json::Value> = if path.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).ok()
+    } else {
+        serde_saphyr::from_str(&text).ok()
+    };
+    let labels = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/metadata/labels"))
+        .cloned()
+        .unwrap_or_default();
+    if labels[LABEL_MANAGED_BY] != "trainc" {
+        Owner::Foreign
+    } else if labels[LABEL_NAME] == job {
+        Owner::Ours
+    } else {
+        Owner::Other
+    }
+}
+
+/// Writes `files` into `dir` for the job `job`: see the module documentation.
+pub(super) fn write(
+    dir: &Path,
+    files: &[(String, String)],
+    job: &str,
+    force: bool,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let mut ours = Vec::new();
+    let mut foreign = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_manifest = path.is_file()
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e))
+            && !entry.file_name().to_string_lossy().starts_with('.');
+        if !is_manifest {
+            continue;
+        }
+        match owner(&path, job) {
+            Owner::Ours => ours.push(path),
+            Owner::Other => {}
+            Owner::Foreign => foreign.push(path),
+        }
+    }
+    if !foreign.is_empty() && !force {
+        foreign.sort();
+        let names: Vec<String> = foreign
+            .iter()
+            .map(|p| format!("`{}`", p.file_name().unwrap_or_default().to_string_lossy()))
+            .collect();
+        return Err(format!(
+            "`{}` holds manifests trainc did not write ({}); `kubectl apply -f` would apply them with the job's\n  help: write into a directory of its own, or pass --force to write beside them (they are left as they are)",
+            dir.display(),
+            names.join(", ")
+        ));
+    }
+    let mut written: Vec<PathBuf> = Vec::new();
+    for (name, text) in files {
+        let path = dir.join(name);
+        let temporary = dir.join(format!(".{name}.trainc-{}", std::process::id()));
+        std::fs::write(&temporary, text)
+            .and_then(|()| std::fs::rename(&temporary, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&temporary);
+                format!("cannot write `{}`: {e}", path.display())
+            })?;
+        written.push(path);
+    }
+    for stale in ours.iter().filter(|p| !written.contains(p)) {
+        std::fs::remove_file(stale)
+            .map_err(|e| format!("cannot remove the stale `{}`: {e}", stale.display()))?;
+    }
+    Ok(())
+}
