@@ -211,6 +211,7 @@ pub fn set_from_command_line(
     flag: &str,
     path: &[&str],
     value: &str,
+    typed: bool,
 ) {
     let text = format!("{flag}{value}");
     let id: SourceId = sources.add("<command line>", text.clone());
@@ -240,15 +241,68 @@ pub fn set_from_command_line(
     let Value::Table(entries) = &mut node.value else {
         return;
     };
+    let value = if typed {
+        command_line_value(value, value_span)
+    } else {
+        Node::new(Value::String(value.to_owned()), value_span)
+    };
     let entry = Entry {
         key: (*last).to_owned(),
         key_span,
-        value: Node::new(Value::String(value.to_owned()), value_span),
+        value,
     };
     match entries.iter_mut().find(|e| e.key == *last) {
         Some(existing) => *existing = entry,
         None => entries.push(entry),
     }
+}
+
+/// A `--set` value read as a TOML value, so that `--set n=8` is the integer
+/// 8 as `[vars] n = 8` is: `8`, `1.5`, `true`, `[1, 2]`, `"quoted"` (a string
+/// that would read as something else). Anything that is not a TOML value, or
+/// a number that would not read back as written (`1.10`, `1e3`), is the text
+/// itself (`--set run=lr-sweep-3`).
+fn command_line_value(text: &str, span: Span) -> Node {
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut table| table.remove("v"))
+        // A number or boolean only where it reads back as written: `1.10`
+        // (a version) stays the text, not the float 1.1.
+        .filter(|value| match value {
+            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+                value.to_string() == text.trim()
+            }
+            toml::Value::Datetime(_) => false,
+            _ => true,
+        });
+    match parsed {
+        Some(value) => from_toml(value, span),
+        None => Node::new(Value::String(text.to_owned()), span),
+    }
+}
+
+fn from_toml(value: toml::Value, span: Span) -> Node {
+    let value = match value {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::Integer(i),
+        toml::Value::Float(f) => Value::Float(f),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| from_toml(v, span)).collect())
+        }
+        toml::Value::Table(table) => Value::Table(
+            table
+                .into_iter()
+                .map(|(key, v)| Entry {
+                    key,
+                    key_span: span,
+                    value: from_toml(v, span),
+                })
+                .collect(),
+        ),
+    };
+    Node::new(value, span)
 }
 
 #[cfg(test)]

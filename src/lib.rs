@@ -205,6 +205,7 @@ fn compose_and_validate(
             "--target ",
             &["target"],
             target.as_str(),
+            false,
         );
     }
     if let Some(level) = options.api_level {
@@ -214,6 +215,7 @@ fn compose_and_validate(
             "--api-level ",
             &["trainjob", "apiLevel"],
             level.as_str(),
+            false,
         );
     }
     for (name, value) in &options.sets {
@@ -223,9 +225,11 @@ fn compose_and_validate(
             &format!("--set {name}="),
             &["vars", name],
             value,
+            true,
         );
     }
-    problems.extend(template::render(&mut tree));
+    let set_names: Vec<String> = options.sets.iter().map(|(name, _)| name.clone()).collect();
+    problems.extend(template::render(&mut tree, &set_names));
     if problems.iter().any(Diagnostic::is_error) {
         return Validated {
             spec: None,

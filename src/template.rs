@@ -20,41 +20,253 @@ use crate::tree::{Node, Value};
 /// runaway loop stops within milliseconds.
 pub const FUEL: u64 = 50_000;
 
-/// Renders every template string in `tree`; returns the errors.
-pub fn render(tree: &mut Node) -> Vec<Diagnostic> {
-    if !has_template(tree) {
-        return Vec::new();
+/// The spec fields templates see, in the order they are rendered: each may
+/// use those before it (and `vars`), so every later string sees its
+/// rendered value, never its template.
+const IDENTITY: [&str; 4] = ["target", "replicas", "namespace", "name"];
+
+/// Renders every template string in `tree`; returns the errors. `sets` are
+/// the names given with `--set`: each must be used by some template.
+pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    if !has_template(tree) && sets.is_empty() {
+        return problems;
     }
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(FUEL));
-    let context = context(tree);
-    let defined: Vec<String> = context
-        .get("vars")
-        .and_then(serde_json::Value::as_object)
-        .map(|vars| vars.keys().map(|k| format!("`vars.{k}`")).collect())
-        .unwrap_or_default();
-    let context = minijinja::Value::from(minijinja::value::Serde(&context));
-    let mut problems = Vec::new();
-    walk(tree, false, &mut |node| {
-        let Value::String(text) = &node.value else {
-            return;
-        };
-        match env.render_str(text, context.clone()) {
-            Ok(rendered) => node.value = Value::String(rendered),
-            Err(error) => problems.push(diagnostic(&error, text, node.span, &defined)),
-        }
+    // minijinja's `namespace()` would stand in for an unset `namespace` and
+    // print as `minijinja::functions::builtins::namespace`.
+    env.remove_global("namespace");
+    let json = tree.to_json();
+    let mut context = serde_json::json!({
+        "target": "pytorchjob",
+        "vars": json.get("vars").cloned().unwrap_or_else(|| serde_json::json!({})),
     });
+    let mut used = Used::default();
+    let schema = std::cell::OnceCell::new();
+    // The identity fields, each with what is known so far.
+    for key in IDENTITY {
+        let Some(entry) = tree
+            .as_table_mut()
+            .and_then(|t| t.iter_mut().find(|e| e.key == key))
+        else {
+            continue;
+        };
+        let node = &mut entry.value;
+        if matches!(&node.value, Value::String(text) if is_template(text)) {
+            render_one(
+                &env,
+                &context,
+                node,
+                &format!("/{key}"),
+                &schema,
+                &mut used,
+                &mut problems,
+            );
+        }
+        context[key] = node.to_json();
+    }
+    let defined: Vec<String> = defined_names(&context);
+    let context_value = minijinja::Value::from(minijinja::value::Serde(&context));
+    walk(tree, "", &mut |node, pointer| {
+        if IDENTITY.iter().any(|k| pointer == format!("/{k}")) {
+            return;
+        }
+        render_one_value(
+            &env,
+            &context_value,
+            node,
+            pointer,
+            &schema,
+            &mut used,
+            &mut problems,
+            &defined,
+        );
+    });
+    unused_sets(tree, sets, &used, &context, &mut problems);
     problems
 }
 
-fn has_template(node: &Node) -> bool {
+/// Which vars the templates read: by name, or all of them (`vars[name]`).
+#[derive(Default)]
+struct Used {
+    names: std::collections::BTreeSet<String>,
+    all: bool,
+}
+
+impl Used {
+    fn record(&mut self, env: &Environment<'_>, text: &str) {
+        let Ok(template) = env.template_from_str(text) else {
+            return;
+        };
+        for name in template.undeclared_variables(true) {
+            match name.strip_prefix("vars.") {
+                Some(var) => {
+                    self.names.insert(var.to_owned());
+                }
+                None if name == "vars" => self.all = true,
+                None => {}
+            }
+        }
+    }
+}
+
+fn defined_names(context: &serde_json::Value) -> Vec<String> {
+    let mut defined: Vec<String> = IDENTITY
+        .iter()
+        .rev()
+        .filter(|k| context.get(**k).is_some_and(|v| !v.is_null()))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    defined.extend(
+        context["vars"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| format!("`vars.{k}`")),
+    );
+    defined
+}
+
+fn render_one(
+    env: &Environment<'_>,
+    context: &serde_json::Value,
+    node: &mut Node,
+    pointer: &str,
+    schema: &std::cell::OnceCell<serde_json::Value>,
+    used: &mut Used,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let defined = defined_names(context);
+    let value = minijinja::Value::from(minijinja::value::Serde(context));
+    render_one_value(env, &value, node, pointer, schema, used, problems, &defined);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_one_value(
+    env: &Environment<'_>,
+    context: &minijinja::Value,
+    node: &mut Node,
+    pointer: &str,
+    schema: &std::cell::OnceCell<serde_json::Value>,
+    used: &mut Used,
+    problems: &mut Vec<Diagnostic>,
+    defined: &[String],
+) {
+    let Value::String(text) = &node.value else {
+        return;
+    };
+    used.record(env, text);
+    match env.render_str(text, context.clone()) {
+        Ok(rendered) => {
+            node.value = if is_whole_expression(text) {
+                typed(&rendered, pointer, schema)
+            } else {
+                Value::String(rendered)
+            };
+        }
+        Err(error) => problems.push(diagnostic(&error, text, node.span, defined)),
+    }
+}
+
+/// `{{ expr }}` and nothing else: the template is the whole value.
+fn is_whole_expression(text: &str) -> bool {
+    let inner = text.trim();
+    inner.starts_with("{{")
+        && inner.ends_with("}}")
+        && !inner[2..inner.len() - 2].contains("{{")
+        && !inner.contains("{%")
+}
+
+/// A whole-value template's output as the number or boolean its field
+/// takes, where the spec's schema allows one there; otherwise the text.
+fn typed(rendered: &str, pointer: &str, schema: &std::cell::OnceCell<serde_json::Value>) -> Value {
+    let as_text = || Value::String(rendered.to_owned());
+    let types =
+        crate::validate::expected_types(schema.get_or_init(crate::spec::json_schema), pointer);
+    let has = |t: &str| types.iter().any(|x| x == t);
+    let trimmed = rendered.trim();
+    if (has("integer") || has("number"))
+        && let Ok(n) = trimmed.parse::<i64>()
+    {
+        return Value::Integer(n);
+    }
+    if has("number")
+        && let Ok(x) = trimmed.parse::<f64>()
+        && x.is_finite()
+    {
+        return Value::Float(x);
+    }
+    if has("boolean") && (trimmed == "true" || trimmed == "false") {
+        return Value::Bool(trimmed == "true");
+    }
+    as_text()
+}
+
+/// A `--set NAME` no template reads: a typo, or a var that does nothing.
+fn unused_sets(
+    tree: &Node,
+    sets: &[String],
+    used: &Used,
+    context: &serde_json::Value,
+    problems: &mut Vec<Diagnostic>,
+) {
+    if used.all {
+        return;
+    }
+    let vars = tree.get("vars").map(|e| &e.value);
+    for name in sets.iter().filter(|n| !used.names.contains(*n)) {
+        let Some(entry) = vars
+            .and_then(|v| v.as_table())
+            .and_then(|t| t.iter().find(|e| &e.key == name))
+        else {
+            continue;
+        };
+        let known: Vec<&str> = context["vars"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| k != name)
+            .collect();
+        let read: Vec<String> = used.names.iter().map(|n| format!("`{n}`")).collect();
+        let mut help = match crate::validate::suggest(name, known.iter().copied()) {
+            Some(close) => format!("did you mean `--set {close}=...`? "),
+            None => String::new(),
+        };
+        if read.is_empty() {
+            help.push_str("no template reads any var: use it as `{{ vars.NAME }}` in a string");
+        } else {
+            help.push_str("the templates read ");
+            help.push_str(&read.join(", "));
+        }
+        problems.push(
+            Diagnostic::error(
+                codes::TEMPLATE_UNUSED_SET,
+                entry.key_span,
+                format!("`--set {name}` is not used by any template"),
+            )
+            .with_help(help),
+        );
+    }
+}
+
+/// Whether any string outside the root's `vars` is a template.
+fn has_template(tree: &Node) -> bool {
+    match tree.as_table() {
+        Some(entries) => entries
+            .iter()
+            .any(|e| e.key != "vars" && contains_template(&e.value)),
+        None => contains_template(tree),
+    }
+}
+
+fn contains_template(node: &Node) -> bool {
     match &node.value {
         Value::String(text) => is_template(text),
-        Value::Array(items) => items.iter().any(has_template),
-        Value::Table(entries) => entries
-            .iter()
-            .any(|e| e.key != "vars" && has_template(&e.value)),
+        Value::Array(items) => items.iter().any(contains_template),
+        Value::Table(entries) => entries.iter().any(|e| contains_template(&e.value)),
         _ => false,
     }
 }
@@ -63,32 +275,26 @@ fn is_template(text: &str) -> bool {
     text.contains("{{") || text.contains("{%") || text.contains("{#")
 }
 
-/// Calls `visit` on every template string outside `[vars]`.
-fn walk(node: &mut Node, in_vars: bool, visit: &mut impl FnMut(&mut Node)) {
+/// Calls `visit` on every template string outside `[vars]`, with its JSON pointer.
+fn walk(node: &mut Node, pointer: &str, visit: &mut impl FnMut(&mut Node, &str)) {
     match &mut node.value {
-        Value::String(text) if !in_vars && is_template(text) => visit(node),
-        Value::Array(items) => items.iter_mut().for_each(|item| walk(item, in_vars, visit)),
+        Value::String(text) if is_template(text) => visit(node, pointer),
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                walk(item, &format!("{pointer}/{i}"), visit);
+            }
+        }
         Value::Table(entries) => {
             for entry in entries {
-                let in_vars = in_vars || entry.key == "vars";
-                walk(&mut entry.value, in_vars, visit);
+                if pointer.is_empty() && entry.key == "vars" {
+                    continue;
+                }
+                let key = entry.key.replace('~', "~0").replace('/', "~1");
+                walk(&mut entry.value, &format!("{pointer}/{key}"), visit);
             }
         }
         _ => {}
     }
-}
-
-/// What templates see: the spec's identity as written, and its vars.
-fn context(tree: &Node) -> serde_json::Value {
-    let json = tree.to_json();
-    let field = |key: &str| json.get(key).cloned().unwrap_or(serde_json::Value::Null);
-    serde_json::json!({
-        "name": field("name"),
-        "namespace": field("namespace"),
-        "replicas": field("replicas"),
-        "target": json.get("target").cloned().unwrap_or_else(|| serde_json::json!("pytorchjob")),
-        "vars": json.get("vars").cloned().unwrap_or_else(|| serde_json::json!({})),
-    })
 }
 
 fn diagnostic(error: &minijinja::Error, text: &str, span: Span, defined: &[String]) -> Diagnostic {
@@ -101,11 +307,24 @@ fn diagnostic(error: &minijinja::Error, text: &str, span: Span, defined: &[Strin
     match error.kind() {
         ErrorKind::UndefinedError => {
             let what = at.map_or_else(|| "a value".to_owned(), |a| format!("`{a}`"));
-            let help = if defined.is_empty() {
-                "no vars are defined: add them in `[vars]`, or pass `--set NAME=VALUE`".to_owned()
-            } else {
+            let unset = at.filter(|a| IDENTITY.contains(a));
+            let help = if let Some(field) = unset {
                 format!(
-                    "defined: `name`, `namespace`, `replicas`, `target`, {}; add vars in `[vars]` or with `--set NAME=VALUE`",
+                    "`{field}` is not set in this spec: set it, or write `{{{{ {field} | default(\"...\") }}}}`"
+                )
+            } else {
+                let names: Vec<&str> = defined.iter().map(|d| d.trim_matches('`')).collect();
+                let close = at
+                    .and_then(|a| crate::validate::suggest(a, names.iter().copied()))
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                let vars = if defined.iter().any(|d| d.starts_with("`vars.")) {
+                    ""
+                } else {
+                    "; no vars are defined"
+                };
+                format!(
+                    "{close}defined: {}{vars}; add vars in `[vars]` or with `--set NAME=VALUE`",
                     defined.join(", ")
                 )
             };
@@ -160,7 +379,7 @@ mod tests {
         let mut t = tree(
             "name = \"demo\"\nreplicas = 3\nimage = \"x:{{ vars.tag }}\"\nargs = [\"--n={{ replicas }}\", \"{{ name }}-{{ target }}\", \"plain {not}\"]\n[vars]\ntag = \"1.4\"\nraw = \"{{ not rendered }}\"\n",
         );
-        assert!(render(&mut t).is_empty());
+        assert!(render(&mut t, &[]).is_empty());
         let json = t.to_json();
         assert_eq!(json["image"], "x:1.4");
         assert_eq!(
@@ -173,7 +392,7 @@ mod tests {
     #[test]
     fn literal_braces_can_be_written() {
         let mut t = tree("a = '{{ \"{{\" }} x }}'\nb = \"{% raw %}{{ y }}{% endraw %}\"\n");
-        assert!(render(&mut t).is_empty());
+        assert!(render(&mut t, &[]).is_empty());
         assert_eq!(
             t.to_json(),
             serde_json::json!({"a": "{{ x }}", "b": "{{ y }}"})
@@ -185,7 +404,7 @@ mod tests {
         let mut t = tree(
             "a = \"{{ vars.nope }}\"\nb = \"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\"\nc = \"{{ oops\"\nd = \"{{ vars.n | default('4') }}\"\n",
         );
-        let problems = render(&mut t);
+        let problems = render(&mut t, &[]);
         let codes: Vec<&str> = problems.iter().map(|d| d.code).collect();
         assert_eq!(
             codes,
@@ -206,7 +425,7 @@ mod tests {
     #[test]
     fn no_file_or_environment_access() {
         let mut t = tree("a = \"{% include 'x' %}\"\nb = \"{{ env.HOME }}\"\n");
-        let problems = render(&mut t);
+        let problems = render(&mut t, &[]);
         assert_eq!(problems.len(), 2);
     }
 }

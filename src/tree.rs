@@ -42,6 +42,13 @@ impl Node {
         }
     }
 
+    pub fn as_table_mut(&mut self) -> Option<&mut Vec<Entry>> {
+        match &mut self.value {
+            Value::Table(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::String(s) => Some(s),

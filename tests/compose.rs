@@ -93,6 +93,42 @@ fn templates_use_vars_and_set_wins_over_them() {
     );
 }
 
+/// `--set` values are typed as `[vars]` values are (`8` an integer, `1.10`
+/// kept as written, `"8"` a string); a whole-value template gives a number
+/// field its number; fields read rendered values.
+#[test]
+fn set_values_are_typed_and_templates_can_fill_numbers() {
+    let dir = root().join("tests/check");
+    let build = |sets: &[&str]| {
+        let mut args = vec!["build", "template-pass-typed.toml"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let output = trainc(&dir, &args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        job(&text(&output.stdout))
+    };
+    let default = build(&[]);
+    assert_eq!(default["metadata"]["name"], "bert-a");
+    assert_eq!(
+        default["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"],
+        7
+    );
+    let c = container(&default);
+    assert_eq!(
+        c["args"],
+        serde_json::json!(["--run", "bert-a", "--nodes", "8"])
+    );
+    assert_eq!(c["resources"]["limits"]["cpu"], "4");
+    let set = build(&["n=8", "tag=1.10"]);
+    assert_eq!(set["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 15);
+    assert_eq!(container(&set)["image"], "ghcr.io/acme/train:1.10");
+    assert_eq!(container(&set)["resources"]["limits"]["cpu"], "8");
+    // A quoted value is a string: `"8" * 2` repeats it, as in Jinja.
+    let quoted = build(&["n=\"8\""]);
+    assert_eq!(container(&quoted)["args"][3], "88");
+}
+
 #[test]
 fn a_bad_set_is_a_usage_error() {
     let output = trainc(

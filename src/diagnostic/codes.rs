@@ -33,6 +33,7 @@ codes! {
     TEMPLATE_FUEL = "trainc::template::fuel";
     TEMPLATE_SYNTAX = "trainc::template::syntax";
     TEMPLATE_ERROR = "trainc::template::error";
+    TEMPLATE_UNUSED_SET = "trainc::template::unused_set";
     // validate, JSON Schema pass
     SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key";
     SCHEMA_MISSING_KEY = "trainc::schema::missing_key";
