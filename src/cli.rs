@@ -40,6 +40,10 @@ pub enum Command {
         /// The schema of an overlay instead: nothing required, plus `unset`.
         #[arg(long)]
         overlay: bool,
+        /// The KRM form (`kind: TrainSpec`, for kustomize and kpt); with
+        /// `--overlay`, a partial TrainSpec such as a kustomize patch.
+        #[arg(long)]
+        krm: bool,
     },
 }
 
@@ -128,9 +132,12 @@ pub enum PluginCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
-    /// Where to write it.
+    /// Where to write it: `.toml`, or `.yaml`/`.yml` for YAML; `-` writes to stdout.
     #[arg(value_name = "FILE", default_value = "trainspec.toml")]
     pub file: PathBuf,
+    /// Write the KRM form (`kind: TrainSpec`) for kustomize and kpt (YAML).
+    #[arg(long)]
+    pub krm: bool,
     /// The job's name (a DNS-1035 label). Default: the current directory's name.
     #[arg(long)]
     pub name: Option<String>,

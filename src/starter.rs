@@ -1,6 +1,11 @@
 //! The starter spec `trainc init` writes: every commonly used field with a
 //! one-line comment, valid as written (the tests check it with `trainc check`
-//! for each target, with and without GPUs).
+//! for each target and format, with and without GPUs, and that the three
+//! formats build the same objects).
+//!
+//! The starter is a list of items (fields, tables, comments), each rendered
+//! as TOML, as bare YAML or as a KRM `TrainSpec`; a commented-out item is a
+//! suggestion the user uncomments.
 
 use crate::spec::Target;
 
@@ -12,144 +17,424 @@ pub struct Starter {
     pub name: String,
     pub target: Target,
     pub gpu: bool,
+    pub format: StarterFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StarterFormat {
+    Toml,
+    /// The bare spec as YAML.
+    Yaml,
+    /// The KRM form (`apiVersion`, `kind: TrainSpec`, `metadata`, `spec`).
+    Krm,
 }
 
 /// Trailing comments start in this column.
 const COMMENT_COLUMN: usize = 40;
 
-/// The starter spec as TOML.
+/// A value, written inline in either syntax.
+enum Val {
+    Str(&'static str),
+    Owned(String),
+    Int(i64),
+    Bool(bool),
+    List(Vec<Val>),
+    Map(Vec<(&'static str, Val)>),
+}
+
+impl Val {
+    fn inline(&self, yaml: bool) -> String {
+        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        match self {
+            Val::Str(s) => quote(s),
+            Val::Owned(s) => quote(s),
+            Val::Int(i) => i.to_string(),
+            Val::Bool(b) => b.to_string(),
+            Val::List(items) => {
+                let items: Vec<String> = items.iter().map(|v| v.inline(yaml)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Val::Map(entries) => {
+                let sep = if yaml { ": " } else { " = " };
+                let entries: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{k}{sep}{}", v.inline(yaml)))
+                    .collect();
+                format!("{{ {} }}", entries.join(", "))
+            }
+        }
+    }
+}
+
+enum Item {
+    Blank,
+    /// A field of the current table; `off` writes it commented out.
+    Field {
+        key: &'static str,
+        value: Val,
+        comment: Option<&'static str>,
+        off: bool,
+    },
+    /// A table: the fields that follow, up to the next table, are its.
+    Table {
+        path: &'static [&'static str],
+        comment: Option<&'static str>,
+        /// Commented out in every format (an entry that needs its fields).
+        off: bool,
+    },
+}
+
+fn field(key: &'static str, value: Val, comment: &'static str) -> Item {
+    Item::Field {
+        key,
+        value,
+        comment: (!comment.is_empty()).then_some(comment),
+        off: false,
+    }
+}
+
+fn off(key: &'static str, value: Val, comment: &'static str) -> Item {
+    Item::Field {
+        key,
+        value,
+        comment: (!comment.is_empty()).then_some(comment),
+        off: true,
+    }
+}
+
+fn table(path: &'static [&'static str], comment: &'static str) -> Item {
+    Item::Table {
+        path,
+        comment: (!comment.is_empty()).then_some(comment),
+        off: false,
+    }
+}
+
+fn off_table(path: &'static [&'static str], comment: &'static str) -> Item {
+    Item::Table {
+        path,
+        comment: (!comment.is_empty()).then_some(comment),
+        off: true,
+    }
+}
+
+/// The starter spec in its format.
 pub fn render(starter: &Starter) -> String {
-    let Starter {
-        file,
-        name,
-        target,
-        gpu,
-    } = starter;
-    let pytorchjob = *target == Target::Pytorchjob;
-    let mut s = Lines(String::new());
-    s.line("#:schema ./trainspec.schema.json");
-    s.line("# Editor completion and docs: trainc schema > trainspec.schema.json");
-    s.line(&format!("# Check it: trainc check {file}"));
-    s.line(&format!(
+    let items = items(starter);
+    let mut out = Lines(String::new());
+    let file = &starter.file;
+    match starter.format {
+        StarterFormat::Toml => {
+            out.line("#:schema ./trainspec.schema.json");
+            out.line("# Editor completion and docs: trainc schema > trainspec.schema.json");
+        }
+        StarterFormat::Yaml => {
+            out.line("# yaml-language-server: $schema=./trainspec.schema.json");
+            out.line("# Editor completion and docs: trainc schema > trainspec.schema.json");
+        }
+        StarterFormat::Krm => {
+            out.line("# yaml-language-server: $schema=./trainspec-krm.schema.json");
+            out.line(
+                "# Editor completion and docs: trainc schema --krm > trainspec-krm.schema.json",
+            );
+        }
+    }
+    out.line(&format!("# Check it: trainc check {file}"));
+    out.line(&format!(
         "# Run it:   trainc build {file} | kubectl apply -f -"
     ));
-    s.line("");
-    s.entry(
-        &format!("name = \"{name}\""),
-        "the job; object and pod names derive from it",
-    );
-    s.entry(
-        "# namespace = \"ml\"",
-        "default: the namespace kubectl or kustomize applies to",
-    );
-    if pytorchjob {
-        s.entry(
-            "target = \"pytorchjob\"",
+    out.line("");
+    match starter.format {
+        StarterFormat::Toml => toml(&mut out, &items),
+        StarterFormat::Yaml => yaml(&mut out, &items, 0),
+        StarterFormat::Krm => {
+            out.line("apiVersion: trainc.dev/v1alpha1");
+            out.line("kind: TrainSpec");
+            out.line("metadata:");
+            out.entry(
+                &format!("  name: {}", starter.name),
+                "the job; object and pod names derive from it",
+            );
+            out.entry(
+                "  # namespace: ml",
+                "default: the namespace kubectl or kustomize applies to",
+            );
+            out.line("spec:");
+            let spec: Vec<Item> = items
+                .into_iter()
+                .filter(|i| {
+                    !matches!(
+                        i,
+                        Item::Field {
+                            key: "name" | "namespace",
+                            ..
+                        }
+                    )
+                })
+                .collect();
+            yaml(&mut out, &spec, 2);
+        }
+    }
+    out.0
+}
+
+fn toml(out: &mut Lines, items: &[Item]) {
+    for item in items {
+        match item {
+            Item::Blank => out.line(""),
+            Item::Field {
+                key,
+                value,
+                comment,
+                off,
+            } => {
+                let hash = if *off { "# " } else { "" };
+                out.entry_opt(&format!("{hash}{key} = {}", value.inline(false)), *comment);
+            }
+            Item::Table { path, comment, off } => {
+                // Active even with all its fields commented out: an
+                // uncommented field must land in this table, not the one before.
+                let hash = if *off { "# " } else { "" };
+                out.entry_opt(&format!("{hash}[{}]", path.join(".")), *comment);
+            }
+        }
+    }
+}
+
+/// A table all of whose fields are commented out: in YAML an empty mapping
+/// would be `null`, so its header is commented out too.
+fn table_is_off(items: &[Item], table: &Item) -> bool {
+    let start = items
+        .iter()
+        .position(|i| std::ptr::eq(i, table))
+        .map_or(items.len(), |i| i + 1);
+    items[start..]
+        .iter()
+        .take_while(|i| !matches!(i, Item::Table { .. }))
+        .all(|i| !matches!(i, Item::Field { off: false, .. }))
+}
+
+fn yaml(out: &mut Lines, items: &[Item], indent: usize) {
+    let mut depth = 0;
+    for item in items {
+        match item {
+            Item::Blank => out.line(""),
+            Item::Field {
+                key,
+                value,
+                comment,
+                off,
+            } => {
+                let pad = " ".repeat(indent + 2 * depth);
+                let hash = if *off { "# " } else { "" };
+                out.entry_opt(
+                    &format!("{pad}{hash}{key}: {}", value.inline(true)),
+                    *comment,
+                );
+            }
+            Item::Table { path, comment, off } => {
+                let hash = if *off || table_is_off(items, item) {
+                    "# "
+                } else {
+                    ""
+                };
+                for (level, key) in path.iter().enumerate() {
+                    let pad = " ".repeat(indent + 2 * level);
+                    let text = format!("{pad}{hash}{key}:");
+                    if level + 1 == path.len() {
+                        out.entry_opt(&text, *comment);
+                    } else {
+                        out.line(&text);
+                    }
+                }
+                depth = path.len();
+            }
+        }
+    }
+}
+
+/// Every item of the starter, top-level fields first.
+fn items(starter: &Starter) -> Vec<Item> {
+    let Starter {
+        name, target, gpu, ..
+    } = starter;
+    let pytorchjob = *target == Target::Pytorchjob;
+    let mut items = vec![
+        field(
+            "name",
+            Val::Owned(name.clone()),
+            "the job; object and pod names derive from it",
+        ),
+        off(
+            "namespace",
+            Val::Str("ml"),
+            "default: the namespace kubectl or kustomize applies to",
+        ),
+    ];
+    items.push(if pytorchjob {
+        field(
+            "target",
+            Val::Str("pytorchjob"),
             "Kubeflow Training Operator; or \"trainjob\" for Trainer v2",
-        );
+        )
     } else {
-        s.entry(
-            "target = \"trainjob\"",
+        field(
+            "target",
+            Val::Str("trainjob"),
             "Kubeflow Trainer v2; or \"pytorchjob\" for the Training Operator",
-        );
-    }
-    s.entry(
-        "image = \"ghcr.io/acme/train:1.0\"",
-        "your training image; pin a tag or digest",
-    );
-    s.entry(
-        "script = \"/app/train.py\"",
-        "runs torchrun /app/train.py ARGS; or module = \"acme.train\"",
-    );
-    s.line("args = [\"--epochs\", \"10\"]");
-    s.entry(
-        "replicas = 2",
-        if pytorchjob {
-            "pods (nodes); \"2:4\" makes an elastic job"
+        )
+    });
+    items.extend([
+        field(
+            "image",
+            Val::Str("ghcr.io/acme/train:1.0"),
+            "your training image; pin a tag or digest",
+        ),
+        field(
+            "script",
+            Val::Str("/app/train.py"),
+            "runs torchrun /app/train.py ARGS; or module = \"acme.train\"",
+        ),
+        field(
+            "args",
+            Val::List(vec![Val::Str("--epochs"), Val::Str("10")]),
+            "",
+        ),
+        field(
+            "replicas",
+            Val::Int(2),
+            if pytorchjob {
+                "pods (nodes); \"2:4\" makes an elastic job"
+            } else {
+                "pods (nodes)"
+            },
+        ),
+        if *gpu {
+            field("nProcPerNode", Val::Str("gpu"), "one process per GPU")
         } else {
-            "pods (nodes)"
+            field(
+                "nProcPerNode",
+                Val::Int(1),
+                "one process per pod, using all its cores (OMP_NUM_THREADS)",
+            )
         },
-    );
-    if *gpu {
-        s.entry("nProcPerNode = \"gpu\"", "one process per GPU");
-    } else {
-        s.entry(
-            "nProcPerNode = 1",
-            "one process per pod, using all its cores (OMP_NUM_THREADS)",
-        );
-    }
-    pod(&mut s, starter);
-    s.0
+    ]);
+    pod(&mut items, *gpu);
+    placement(&mut items, starter);
+    items
 }
 
 /// Resources, env and volumes of each pod.
-fn pod(s: &mut Lines, starter: &Starter) {
-    let gpu = &starter.gpu;
-    s.line("");
-    s.entry("[resources]", "per pod; requests = limits");
-    s.line("cpu = \"4\"");
-    s.line("memory = \"16Gi\"");
-    if *gpu {
-        s.entry("gpus = 1", "nvidia.com/gpu; set gpuResource for others");
-        s.entry("shm = \"4Gi\"", "/dev/shm for NCCL and DataLoader workers");
+fn pod(items: &mut Vec<Item>, gpu: bool) {
+    items.extend([
+        Item::Blank,
+        table(&["resources"], "per pod; requests = limits"),
+        field("cpu", Val::Str("4"), ""),
+        field("memory", Val::Str("16Gi"), ""),
+    ]);
+    if gpu {
+        items.push(field(
+            "gpus",
+            Val::Int(1),
+            "nvidia.com/gpu; set gpuResource for others",
+        ));
+        items.push(field(
+            "shm",
+            Val::Str("4Gi"),
+            "/dev/shm for NCCL and DataLoader workers",
+        ));
     }
-    s.line("");
-    s.line("[env]");
-    if *gpu {
-        s.line("NCCL_DEBUG = \"WARN\"");
+    items.extend([Item::Blank, table(&["env"], "")]);
+    items.push(if gpu {
+        field("NCCL_DEBUG", Val::Str("WARN"), "")
     } else {
-        s.entry("OMP_NUM_THREADS = \"4\"", "match resources.cpu");
-    }
-    s.entry(
-        "# HF_TOKEN = { secret = \"hf\", key = \"token\" }",
-        "secrets from a Secret, never literal",
-    );
-    s.line("");
-    s.entry("# [volumes.data]", "mounted in every pod");
-    s.line("# mountPath = \"/data\"");
-    s.entry(
-        "# size = \"100Gi\"",
-        "a new PVC; or claim = \"existing-pvc\", emptyDir = true",
-    );
-    placement(s, starter);
+        field("OMP_NUM_THREADS", Val::Str("4"), "match resources.cpu")
+    });
+    items.extend([
+        off(
+            "HF_TOKEN",
+            Val::Map(vec![("secret", Val::Str("hf")), ("key", Val::Str("token"))]),
+            "secrets from a Secret, never literal",
+        ),
+        Item::Blank,
+        off_table(&["volumes", "data"], "mounted in every pod"),
+        off("mountPath", Val::Str("/data"), ""),
+        off(
+            "size",
+            Val::Str("100Gi"),
+            "a new PVC; or claim = \"existing-pvc\", emptyDir = true",
+        ),
+    ]);
 }
 
 /// Where the pods run and what happens to the job.
-fn placement(s: &mut Lines, starter: &Starter) {
-    let (gpu, pytorchjob) = (&starter.gpu, starter.target == Target::Pytorchjob);
-    s.line("");
-    s.line("[scheduling]");
-    s.entry("# queue = \"team-a\"", "Kueue LocalQueue");
-    if *gpu {
-        s.line("tolerations = [{ key = \"nvidia.com/gpu\", operator = \"Exists\", effect = \"NoSchedule\" }]");
-    } else {
-        s.line("# tolerations = [{ key = \"dedicated\", operator = \"Equal\", value = \"training\", effect = \"NoSchedule\" }]");
-    }
-    s.line("");
-    s.line("[policy]");
+fn placement(items: &mut Vec<Item>, starter: &Starter) {
+    let (gpu, pytorchjob) = (starter.gpu, starter.target == Target::Pytorchjob);
+    let toleration = |key, operator, value: Option<&'static str>| {
+        let mut entries = vec![("key", Val::Str(key)), ("operator", Val::Str(operator))];
+        if let Some(value) = value {
+            entries.push(("value", Val::Str(value)));
+        }
+        entries.push(("effect", Val::Str("NoSchedule")));
+        Val::List(vec![Val::Map(entries)])
+    };
+    items.extend([
+        Item::Blank,
+        table(&["scheduling"], ""),
+        off("queue", Val::Str("team-a"), "Kueue LocalQueue"),
+        if gpu {
+            field(
+                "tolerations",
+                toleration("nvidia.com/gpu", "Exists", None),
+                "",
+            )
+        } else {
+            off(
+                "tolerations",
+                toleration("dedicated", "Equal", Some("training")),
+                "",
+            )
+        },
+        Item::Blank,
+        table(&["policy"], ""),
+    ]);
     if pytorchjob {
-        s.entry("backoffLimit = 3", "retries before the job fails");
-        s.entry(
-            "ttlAfterFinished = \"1d\"",
+        items.push(field(
+            "backoffLimit",
+            Val::Int(3),
+            "retries before the job fails",
+        ));
+        items.push(field(
+            "ttlAfterFinished",
+            Val::Str("1d"),
             "delete the finished job after a day",
-        );
+        ));
     }
-    s.entry(
-        "# activeDeadline = \"24h\"",
+    items.push(off(
+        "activeDeadline",
+        Val::Str("24h"),
         "fail the job if it runs longer",
-    );
-    s.entry("# suspend = true", "create it suspended (Kueue admits it)");
+    ));
+    items.push(off(
+        "suspend",
+        Val::Bool(true),
+        "create it suspended (Kueue admits it)",
+    ));
     if !pytorchjob {
-        s.line("");
-        s.line("[trainjob]");
-        s.entry(
-            "runtime = \"torch-distributed\"",
-            "the ClusterTrainingRuntime",
-        );
-        s.entry(
-            "# apiLevel = \"v2.1\"",
-            "for clusters on Trainer v2.1 (or \"v2.0\")",
-        );
+        items.extend([
+            Item::Blank,
+            table(&["trainjob"], ""),
+            field(
+                "runtime",
+                Val::Str("torch-distributed"),
+                "the ClusterTrainingRuntime",
+            ),
+            off(
+                "apiLevel",
+                Val::Str("v2.1"),
+                "for clusters on Trainer v2.1 (or \"v2.0\")",
+            ),
+        ]);
     }
 }
 
@@ -167,5 +452,12 @@ impl Lines {
             .saturating_sub(code.chars().count() + 1)
             .max(1);
         self.line(&format!("{code}{}# {comment}", " ".repeat(pad)));
+    }
+
+    fn entry_opt(&mut self, code: &str, comment: Option<&str>) {
+        match comment {
+            Some(comment) => self.entry(code, comment),
+            None => self.line(code),
+        }
     }
 }

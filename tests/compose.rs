@@ -201,6 +201,79 @@ fn init_writes_specs_that_check_clean_and_build_for_every_target() {
     }
 }
 
+/// The file's extension decides the format: TOML, bare YAML, or with
+/// `--krm` a TrainSpec; all three check clean and build the same objects.
+/// `-` writes to stdout and creates no file.
+#[test]
+fn init_writes_the_format_the_file_name_says() {
+    let dir = temp_dir("compose-init-formats");
+    for target in ["pytorchjob", "trainjob"] {
+        let mut outputs = Vec::new();
+        for (file, krm) in [
+            ("s.toml", false),
+            ("s.yaml", false),
+            ("s.yml", false),
+            ("s.krm.yaml", true),
+        ] {
+            let _ = std::fs::remove_file(dir.join(file));
+            let mut args = vec!["init", file, "--name", "demo", "--gpu", "--target", target];
+            if krm {
+                args.push("--krm");
+            }
+            let output = trainc(&dir, &args);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{file}: {}",
+                text(&output.stderr)
+            );
+            let written = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert_eq!(written.contains("kind: TrainSpec"), krm, "{file}");
+            assert_eq!(
+                written.contains("gpus = 1"),
+                std::path::Path::new(file)
+                    .extension()
+                    .is_some_and(|e| e == "toml"),
+                "{file}"
+            );
+            let check = trainc(&dir, &["check", file]);
+            assert_eq!(
+                text(&check.stderr),
+                "checked 1 file: 0 errors, 0 warnings\n",
+                "{file}"
+            );
+            let build = trainc(&dir, &["build", "--verify", file]);
+            assert_eq!(
+                build.status.code(),
+                Some(0),
+                "{file}: {}",
+                text(&build.stderr)
+            );
+            outputs.push(build.stdout);
+        }
+        assert!(
+            outputs.windows(2).all(|w| w[0] == w[1]),
+            "{target}: the formats build differently"
+        );
+    }
+    let stdout = trainc(&dir, &["init", "-", "--name", "piped"]);
+    assert_eq!(stdout.status.code(), Some(0));
+    assert!(text(&stdout.stdout).contains("name = \"piped\""));
+    assert!(!dir.join("-").exists(), "`-` is stdout, not a file");
+    let krm = trainc(&dir, &["init", "-", "--krm", "--name", "piped"]);
+    assert!(text(&krm.stdout).contains("kind: TrainSpec"));
+    let wrong = trainc(&dir, &["init", "x.toml", "--krm"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        text(&wrong.stderr).contains(".yaml"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let unknown = trainc(&dir, &["init", "spec.txt"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(!dir.join("spec.txt").exists());
+}
+
 #[test]
 fn init_never_overwrites_without_force_and_rejects_bad_names() {
     let dir = temp_dir("compose-init-force");

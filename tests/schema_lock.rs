@@ -83,3 +83,87 @@ fn shipped_overlays_follow_the_overlay_schema() {
         assert!(!validator.is_valid(&bad));
     }
 }
+
+#[test]
+fn committed_krm_schemas_match_the_types() {
+    for (file, args, generated) in [
+        (
+            "trainspec-krm",
+            vec!["schema", "--krm"],
+            trainc::spec::krm_schema(),
+        ),
+        (
+            "trainspec-patch",
+            vec!["schema", "--krm", "--overlay"],
+            trainc::spec::krm_patch_schema(),
+        ),
+    ] {
+        let generated = trainc::spec::schema_text(&generated);
+        if let Some(diff) = compare(
+            &root().join(format!("schemas/{file}.schema.json")),
+            &generated,
+        ) {
+            panic!(
+                "schemas/{file}.schema.json is stale; run `TRAINC_BLESS=1 cargo test` and commit it\n{diff}"
+            );
+        }
+        let output = trainc(&root(), &args);
+        assert_eq!(text(&output.stdout), generated);
+    }
+}
+
+/// Every YAML example names the schema of its form in its modeline, and
+/// passes it: the KRM form, a kustomize patch, or the bare form.
+#[test]
+fn every_yaml_example_names_and_passes_the_schema_of_its_form() {
+    let mut files = Vec::new();
+    let mut dirs = vec![root().join("examples"), root().join("tests/check")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml")
+                && std::fs::read_to_string(&path)
+                    .unwrap()
+                    .contains("kind: TrainSpec")
+            {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 6, "{files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let in_examples = path.starts_with(root().join("examples"));
+        let patch = path.starts_with(root().join("examples/kustomize"))
+            && path
+                .parent()
+                .and_then(|p| p.file_name())
+                .is_some_and(|d| d.to_string_lossy().ends_with("-spec"));
+        let (file, schema) = if patch {
+            ("trainspec-patch", trainc::spec::krm_patch_schema())
+        } else {
+            ("trainspec-krm", trainc::spec::krm_schema())
+        };
+        if in_examples {
+            let modeline = text.lines().next().unwrap_or_default();
+            assert!(
+                modeline.starts_with("# yaml-language-server: $schema=")
+                    && modeline.ends_with(&format!("schemas/{file}.schema.json")),
+                "{}: `{modeline}` should name {file}.schema.json",
+                path.display()
+            );
+        }
+        if path.to_string_lossy().contains("-fail") {
+            continue;
+        }
+        let document: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    }
+}

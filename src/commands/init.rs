@@ -5,7 +5,7 @@ use std::io::Write as _;
 use super::{Status, write_stderr};
 use crate::cli::{InitArgs, TargetArg};
 use crate::spec::Target;
-use crate::starter::{self, Starter};
+use crate::starter::{self, Starter, StarterFormat};
 use crate::syntax::names;
 
 pub(super) fn run(args: &InitArgs) -> Status {
@@ -23,13 +23,52 @@ pub(super) fn run(args: &InitArgs) -> Status {
         TargetArg::Pytorchjob => Target::Pytorchjob,
         TargetArg::Trainjob => Target::Trainjob,
     };
-    let file = args.file.display().to_string();
+    let to_stdout = args.file.as_os_str() == "-";
+    let extension = args
+        .file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let format = match (extension.as_deref(), args.krm) {
+        (Some("yaml" | "yml"), true) => StarterFormat::Krm,
+        (Some("yaml" | "yml"), false) => StarterFormat::Yaml,
+        (_, true) if to_stdout => StarterFormat::Krm,
+        (Some("toml"), false) => StarterFormat::Toml,
+        _ if to_stdout => StarterFormat::Toml,
+        (Some("toml"), true) => {
+            write_stderr(&format!(
+                "error: --krm writes YAML, and `{}` is a TOML file name; name it `.yaml`\n",
+                args.file.display()
+            ));
+            return Status::Usage;
+        }
+        _ => {
+            write_stderr(&format!(
+                "error: cannot tell a format from `{}`: name it `.toml`, `.yaml` or `.yml` (or `-` for stdout)\n",
+                args.file.display()
+            ));
+            return Status::Usage;
+        }
+    };
+    let file = if to_stdout {
+        match format {
+            StarterFormat::Toml => "trainspec.toml".to_owned(),
+            _ => "trainspec.yaml".to_owned(),
+        }
+    } else {
+        args.file.display().to_string()
+    };
     let text = starter::render(&Starter {
         file,
         name,
         target,
         gpu: args.gpu,
+        format,
     });
+    if to_stdout {
+        super::write_stdout(&text);
+        return Status::Ok;
+    }
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     if args.force {

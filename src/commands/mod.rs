@@ -77,11 +77,12 @@ pub fn run(cli: Cli) -> Status {
             write_stdout(&crate::kustomize::configuration());
             Status::Ok
         }
-        Command::Schema { overlay } => {
-            let schema = if overlay {
-                crate::spec::overlay_schema()
-            } else {
-                crate::spec::json_schema()
+        Command::Schema { overlay, krm } => {
+            let schema = match (overlay, krm) {
+                (false, false) => crate::spec::json_schema(),
+                (true, false) => crate::spec::overlay_schema(),
+                (false, true) => crate::spec::krm_schema(),
+                (true, true) => crate::spec::krm_patch_schema(),
             };
             write_stdout(&crate::spec::schema_text(&schema));
             Status::Ok

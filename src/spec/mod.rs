@@ -390,4 +390,6 @@ pub use run::{
     RestartPolicy, RuntimeKind, Scheduling, TaintEffect, Toleration, TolerationOperator,
     TrainJobOptions,
 };
-pub use schema::{json_schema, json_schema_text, overlay_schema, schema_text};
+pub use schema::{
+    json_schema, json_schema_text, krm_patch_schema, krm_schema, overlay_schema, schema_text,
+};

@@ -40,6 +40,127 @@ pub fn overlay_schema() -> serde_json::Value {
     schema
 }
 
+/// The KRM form of a spec (`schemas/trainspec-krm.schema.json`): `apiVersion`,
+/// `kind: TrainSpec`, `metadata` (the job's `name` and `namespace`) and
+/// `spec`, the spec's other fields. What kustomize and kpt read.
+pub fn krm_schema() -> serde_json::Value {
+    krm(
+        &json_schema(),
+        "trainspec-krm",
+        "TrainSpec",
+        "A training spec in the KRM form that kustomize and kpt hand to trainc: `metadata.name` is the job's name, `spec` holds the other fields.",
+        true,
+    )
+}
+
+/// A partial TrainSpec in the KRM form (`schemas/trainspec-patch.schema.json`):
+/// a kustomize patch of a TrainSpec, where `null` removes a key, or a trainc
+/// overlay written that way. Nothing is required.
+pub fn krm_patch_schema() -> serde_json::Value {
+    fn nullable(schema: &mut serde_json::Value) {
+        let serde_json::Value::Object(object) = schema else {
+            return;
+        };
+        if let Some(serde_json::Value::Object(properties)) = object.get_mut("properties") {
+            for property in properties.values_mut() {
+                nullable(property);
+                let inner = property.take();
+                *property = serde_json::json!({"anyOf": [inner, {"type": "null"}]});
+            }
+        }
+        for key in ["$defs", "items", "additionalProperties"] {
+            match object.get_mut(key) {
+                Some(serde_json::Value::Object(defs)) if key == "$defs" => {
+                    defs.values_mut().for_each(nullable);
+                }
+                Some(other) => nullable(other),
+                None => {}
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(serde_json::Value::Array(branches)) = object.get_mut(key) {
+                branches.iter_mut().for_each(nullable);
+            }
+        }
+    }
+    let mut inner = overlay_schema();
+    nullable(&mut inner);
+    krm(
+        &inner,
+        "trainspec-patch",
+        "TrainSpec patch",
+        "A partial TrainSpec in the KRM form: a kustomize patch of a TrainSpec (`null` removes a key) or a trainc overlay written in YAML. Nothing is required.",
+        false,
+    )
+}
+
+/// Wraps the schema of a spec (`inner`) in the KRM envelope.
+fn krm(
+    inner: &serde_json::Value,
+    id: &str,
+    title: &str,
+    description: &str,
+    complete: bool,
+) -> serde_json::Value {
+    let mut properties = inner["properties"].clone();
+    let name = properties
+        .as_object_mut()
+        .and_then(|p| p.remove("name"))
+        .unwrap_or_default();
+    let namespace = properties
+        .as_object_mut()
+        .and_then(|p| p.remove("namespace"))
+        .unwrap_or_default();
+    let mut spec = serde_json::json!({
+        "description": "The spec's fields, but `name` and `namespace` (in `metadata`).",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    });
+    let mut metadata = serde_json::json!({
+        "description": "The job's name and namespace; kustomize and kpt annotations are allowed.",
+        "type": "object",
+        "properties": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    });
+    let mut root = serde_json::json!({
+        "$schema": inner["$schema"],
+        "$id": format!("https://trainc.dev/schemas/{id}.schema.json"),
+        "title": title,
+        "description": description,
+        "type": "object",
+        "properties": {
+            "apiVersion": {"description": "Always `trainc.dev/v1alpha1`.", "const": crate::parse::KRM_API_VERSION},
+            "kind": {"description": "Always `TrainSpec`.", "const": crate::parse::KRM_KIND},
+            "metadata": metadata.clone(),
+            "spec": spec.clone(),
+        },
+        "additionalProperties": false,
+        "$defs": inner["$defs"],
+    });
+    if complete {
+        let required: Vec<serde_json::Value> = inner["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| *r != "name" && *r != "namespace")
+            .cloned()
+            .collect();
+        spec["required"] = serde_json::Value::Array(required);
+        metadata["required"] = serde_json::json!(["name"]);
+        root["properties"]["spec"] = spec;
+        root["properties"]["metadata"] = metadata;
+        root["required"] = serde_json::json!(["apiVersion", "kind", "metadata", "spec"]);
+    } else {
+        root["required"] = serde_json::json!(["apiVersion", "kind"]);
+    }
+    root
+}
+
 /// Pretty JSON with a final newline, as the schemas are committed.
 pub fn schema_text(schema: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(schema).expect("a schema serialises");
