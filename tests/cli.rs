@@ -307,10 +307,10 @@ fn every_example_is_clean_and_declares_its_schema() {
             .next()
             .unwrap_or("")
             .to_owned();
-        let text = std::fs::read_to_string(&example).unwrap();
+        let content = std::fs::read_to_string(&example).unwrap();
         let schema_line = if example.extension().is_some_and(|e| e == "toml") {
             "#:schema ../schemas/trainspec.schema.json"
-        } else if text.contains("kind: TrainSpec") {
+        } else if content.contains("kind: TrainSpec") {
             "# yaml-language-server: $schema=../schemas/trainspec-krm.schema.json"
         } else {
             "# yaml-language-server: $schema=../schemas/trainspec.schema.json"
