@@ -57,6 +57,22 @@ pub struct CheckArgs {
     pub format: Format,
     #[command(flatten)]
     pub compose: ComposeArgs,
+    #[command(flatten)]
+    pub generate: GenerateArgs,
+}
+
+/// What to generate for, for `build` and `check` (which checks what `build` builds).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GenerateArgs {
+    /// Generate for this target instead of the spec's `target`.
+    #[arg(long, value_enum)]
+    pub target: Option<TargetArg>,
+    /// For a TrainJob: the Trainer API of the cluster, instead of `[trainjob] apiLevel`.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub api_level: Option<ApiLevelArg>,
+    /// Check the objects against the operators' strict schemas and webhook rules.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// What goes on top of a spec, for `build` and `check`.
@@ -91,12 +107,6 @@ pub struct BuildArgs {
     /// The spec (TOML or YAML); `-` reads standard input.
     #[arg(value_name = "SPEC")]
     pub spec: PathBuf,
-    /// Generate for this target instead of the spec's `target`.
-    #[arg(long, value_enum)]
-    pub target: Option<TargetArg>,
-    /// For a TrainJob: the Trainer API of the cluster, instead of `[trainjob] apiLevel`.
-    #[arg(long, value_enum, value_name = "LEVEL")]
-    pub api_level: Option<ApiLevelArg>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     pub output: OutputFormat,
@@ -108,11 +118,10 @@ pub struct BuildArgs {
     /// write (they are left as they are).
     #[arg(long, requires = "output_dir")]
     pub force: bool,
-    /// Check the objects against the operators' strict schemas and webhook rules before writing.
-    #[arg(long)]
-    pub verify: bool,
     #[command(flatten)]
     pub compose: ComposeArgs,
+    #[command(flatten)]
+    pub generate: GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]

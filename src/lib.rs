@@ -229,8 +229,15 @@ fn compose_and_validate(
         );
     }
     let set_names: Vec<String> = options.sets.iter().map(|(name, _)| name.clone()).collect();
-    problems.extend(template::render(&mut tree, &set_names));
-    if problems.iter().any(Diagnostic::is_error) {
+    // A template that failed leaves its text in the tree, which validation
+    // would then misreport; any other problem so far (an overlay's bad
+    // `unset`, an unused `--set`) still lets validation find the rest.
+    let rendered = template::render(&mut tree, &set_names);
+    let unrendered = rendered
+        .iter()
+        .any(|d| d.is_error() && d.code != codes::TEMPLATE_UNUSED_SET);
+    problems.extend(rendered);
+    if unrendered {
         return Validated {
             spec: None,
             code: code::Files::new(),

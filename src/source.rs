@@ -222,6 +222,22 @@ pub fn add_bytes_limited(
     }
 }
 
+/// Why a file could not be read, in plain words (no `(os error 2)`).
+pub fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".to_owned(),
+        _ => {
+            let text = error.to_string();
+            match text.find(" (os error") {
+                Some(i) => text[..i].to_owned(),
+                None => text,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

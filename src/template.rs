@@ -231,7 +231,11 @@ fn unused_sets(
             .filter(|k| k != name)
             .collect();
         let read: Vec<String> = used.names.iter().map(|n| format!("`{n}`")).collect();
-        let mut help = match crate::validate::suggest(name, known.iter().copied()) {
+        let candidates = known
+            .iter()
+            .copied()
+            .chain(used.names.iter().map(String::as_str));
+        let mut help = match crate::validate::suggest(name, candidates) {
             Some(close) => format!("did you mean `--set {close}=...`? "),
             None => String::new(),
         };

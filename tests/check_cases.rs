@@ -84,6 +84,7 @@ fn every_code_has_a_failing_case() {
     let covered_elsewhere = [
         "trainc::source::too_large", // cli::limits_reject_huge_binary_and_deep_input_without_crashing
         "trainc::source::not_utf8",  // the same
+        "trainc::source::unreadable", // cli::an_unreadable_file_is_exit_2_and_the_others_are_still_checked
         "trainc::metadata::too_large", // cli::annotations_over_256_kib_are_rejected
         "trainc::code::too_large", // code::more_than_a_configmap_holds_is_an_error_that_says_to_build_an_image
         "trainc::krm::local_config", // integrations::a_previous_run_is_replaced_and_an_applied_spec_is_a_warning

@@ -121,12 +121,90 @@ fn an_unreadable_file_is_exit_2_and_the_others_are_still_checked() {
     assert_eq!(output.status.code(), Some(2));
     let err = text(&output.stderr);
     assert!(
-        err.starts_with("error: cannot read `no-such-file.toml`: "),
+        err.contains("no-such-file.toml:1:1: error: cannot read `no-such-file.toml`: no such file"),
         "{err}"
     );
     assert!(err.contains("name-fail-invalid.toml:1:8: error"), "{err}");
+    assert!(
+        err.ends_with("checked 2 files: 2 errors, 0 warnings\n"),
+        "counted: {err}"
+    );
     let output = trainc(&dir, &["check", "."]);
     assert_eq!(output.status.code(), Some(2), "a directory is not a spec");
+    assert!(text(&output.stderr).contains("is a directory"));
+    // And in JSON, one line each, like any other problem.
+    let output = trainc(
+        &dir,
+        &["check", "--format", "json", "no-such-file.toml", "."],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["code"] == "trainc::source::unreadable")
+    );
+}
+
+/// `check` takes what `build` takes, and finds what `build` would refuse:
+/// `--target`, `--api-level`, `--verify`, overlays and `--set`.
+#[test]
+fn check_checks_what_build_builds() {
+    let dir = root().join("tests/check");
+    let plain = trainc(&dir, &["check", "trainjob-pass.toml"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stderr));
+    for extra in [
+        &["--target", "pytorchjob", "--verify"][..],
+        &["--api-level", "v2.1", "--verify"],
+        &["--api-level", "v2.0", "--verify"],
+        &["--verify"],
+    ] {
+        let mut args = vec!["check", "trainjob-pass.toml"];
+        args.extend_from_slice(extra);
+        let checked = trainc(&dir, &args);
+        let mut build_args = vec!["build", "trainjob-pass.toml"];
+        build_args.extend_from_slice(extra);
+        let built = trainc(&dir, &build_args);
+        assert_eq!(
+            checked.status.code(),
+            built.status.code(),
+            "{extra:?}: {}",
+            text(&checked.stderr)
+        );
+    }
+    let cpu = trainc(
+        &root(),
+        &[
+            "check",
+            "examples/gpu-multinode.toml",
+            "-O",
+            "overlays/cpu.toml",
+            "--set",
+            "ompThreads=8",
+        ],
+    );
+    assert_eq!(cpu.status.code(), Some(0), "{}", text(&cpu.stderr));
+    let typo = trainc(
+        &root(),
+        &[
+            "check",
+            "examples/gpu-multinode.toml",
+            "-O",
+            "overlays/cpu.toml",
+            "--set",
+            "ompThread=8",
+        ],
+    );
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(
+        text(&typo.stderr).contains("did you mean `--set ompThreads=...`?"),
+        "{}",
+        text(&typo.stderr)
+    );
 }
 
 #[test]

@@ -1,18 +1,20 @@
 //! `trainc build SPEC`: compile, then write everything or nothing.
 
 use super::{Status, read_input, read_overlays, report, write_stderr, write_stdout};
-use crate::cli::{ApiLevelArg, BuildArgs, OutputFormat, TargetArg};
+use crate::cli::{BuildArgs, OutputFormat};
 use crate::diagnostic;
 use crate::emit::{self, Format};
 use crate::source::Sources;
-use crate::spec::{ApiLevel, Target};
 
 pub(super) fn run(args: &BuildArgs) -> Status {
     let mut sources = Sources::new();
     let mut diagnostics = Vec::new();
     let overlays = match read_overlays(&mut sources, &args.compose, &mut diagnostics) {
         Ok(ids) => ids,
-        Err(failed) => return failed,
+        Err(failed) => {
+            report(&sources, &diagnostics);
+            return failed;
+        }
     };
     let input = match read_input(&mut sources, &args.spec, &overlays, &mut diagnostics) {
         Ok(Some(input)) if diagnostics.is_empty() => input,
@@ -20,21 +22,12 @@ pub(super) fn run(args: &BuildArgs) -> Status {
             report(&sources, &diagnostics);
             return Status::Invalid;
         }
-        Err(failed) => return failed,
+        Err(failed) => {
+            report(&sources, &diagnostics);
+            return failed;
+        }
     };
-    let options = crate::Options {
-        target: args.target.map(|t| match t {
-            TargetArg::Pytorchjob => Target::Pytorchjob,
-            TargetArg::Trainjob => Target::Trainjob,
-        }),
-        api_level: args.api_level.map(|level| match level {
-            ApiLevelArg::V2_2 => ApiLevel::V2_2,
-            ApiLevelArg::V2_1 => ApiLevel::V2_1,
-            ApiLevelArg::V2_0 => ApiLevel::V2_0,
-        }),
-        sets: args.compose.sets.clone(),
-        verify: args.verify,
-    };
+    let options = super::options(&args.compose, &args.generate);
     let built = crate::build(&mut sources, &input, &options);
     let mut diagnostics = built.diagnostics;
     diagnostic::sort(&mut diagnostics);

@@ -11,19 +11,20 @@ pub(super) fn run(args: &CheckArgs) -> Status {
     let mut sources = Sources::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;
-    let options = crate::Options {
-        sets: args.compose.sets.clone(),
-        ..crate::Options::default()
-    };
+    let options = super::options(&args.compose, &args.generate);
     let overlays = match read_overlays(&mut sources, &args.compose, &mut diagnostics) {
         Ok(ids) => ids,
-        Err(failed) => return failed,
+        Err(failed) => return finish(args, &sources, diagnostics, failed),
     };
     if !diagnostics.is_empty() {
         return finish(args, &sources, diagnostics, Status::Ok);
     }
     for path in &args.files {
         match read_input(&mut sources, path, &overlays, &mut diagnostics) {
+            // `--verify` checks the objects too, so it builds them.
+            Ok(Some(input)) if options.verify => {
+                diagnostics.extend(crate::build(&mut sources, &input, &options).diagnostics);
+            }
             Ok(Some(input)) => {
                 diagnostics.extend(crate::check_input(&mut sources, &input, &options).diagnostics);
             }

@@ -90,6 +90,28 @@ pub fn run(cli: Cli) -> Status {
     }
 }
 
+/// The pipeline's options from the command line, the same for `build` and `check`.
+fn options(
+    compose: &crate::cli::ComposeArgs,
+    generate: &crate::cli::GenerateArgs,
+) -> crate::Options {
+    use crate::cli::{ApiLevelArg, TargetArg};
+    use crate::spec::{ApiLevel, Target};
+    crate::Options {
+        target: generate.target.map(|t| match t {
+            TargetArg::Pytorchjob => Target::Pytorchjob,
+            TargetArg::Trainjob => Target::Trainjob,
+        }),
+        api_level: generate.api_level.map(|level| match level {
+            ApiLevelArg::V2_2 => ApiLevel::V2_2,
+            ApiLevelArg::V2_1 => ApiLevel::V2_1,
+            ApiLevelArg::V2_0 => ApiLevel::V2_0,
+        }),
+        sets: compose.sets.clone(),
+        verify: generate.verify,
+    }
+}
+
 /// Reads `path` (and the overlays) into `sources`. An unreadable file is
 /// reported here and gives `Err(Status::Usage)`; a file that cannot be a spec
 /// (too large, not UTF-8) comes back as a diagnostic.
@@ -105,7 +127,14 @@ fn read_input(
             overlays: overlays.to_vec(),
         })),
         Err(crate::source::ReadError::Io { name, error }) => {
-            write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
+            // A diagnostic like any other, so that `check` counts it and
+            // `--format json` lists it; the exit status says I/O error.
+            let id = sources.add(&name, String::new());
+            diagnostics.push(crate::Diagnostic::error(
+                crate::diagnostic::codes::SOURCE_UNREADABLE,
+                crate::source::Span::new(id, 0, 0),
+                format!("cannot read `{name}`: {}", crate::source::io_reason(&error)),
+            ));
             Err(Status::Usage)
         }
         Err(crate::source::ReadError::Invalid(d)) => {

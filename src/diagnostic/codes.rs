@@ -16,6 +16,7 @@ codes! {
     // read
     SOURCE_TOO_LARGE = "trainc::source::too_large";
     SOURCE_NOT_UTF8 = "trainc::source::not_utf8";
+    SOURCE_UNREADABLE = "trainc::source::unreadable";
     // parse
     PARSE_TOML = "trainc::parse::toml";
     PARSE_YAML = "trainc::parse::yaml";
