@@ -16,6 +16,9 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                 let range = error.span().unwrap_or(0..0);
                 let message = lowercase_first(error.message().trim().trim_end_matches('.'));
                 seen.insert((range.start, message.clone())).then(|| {
+                    if message.contains("duplicate key") {
+                        return duplicate_key(id, text, &table, range.clone());
+                    }
                     let d = Diagnostic::error(
                         codes::PARSE_TOML,
                         Span::new(id, range.start, range.end),
@@ -118,4 +121,78 @@ fn toml_value(
 
 fn unsupported(span: Span, message: &str) -> Diagnostic {
     Diagnostic::error(codes::PARSE_UNSUPPORTED_VALUE, span, message.to_owned())
+}
+
+/// A key set twice: named, with where it was first set. toml's partial
+/// table still holds the first one.
+fn duplicate_key(
+    id: SourceId,
+    text: &str,
+    table: &toml::Spanned<toml::de::DeTable<'_>>,
+    range: std::ops::Range<usize>,
+) -> Diagnostic {
+    let written = text.get(range.clone()).unwrap_or("").trim();
+    let key = written
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .rsplit('.')
+        .next()
+        .unwrap_or(written)
+        .trim()
+        .trim_matches('"')
+        .trim_matches('\'');
+    let mut first = None;
+    earlier(table.get_ref(), key, range.start, &mut first);
+    // A table header set twice keeps the later header's span in the table:
+    // find the first header with the same text.
+    if first.is_none() {
+        let header = format!("[{written}]");
+        let mut offset = 0;
+        for line in text[..range.start.min(text.len())].split_inclusive('\n') {
+            let trimmed = line.trim();
+            if trimmed == header || trimmed.starts_with(&format!("{header} ")) {
+                let start = offset + line.find('[').unwrap_or(0) + 1;
+                first = Some(start..start + written.len());
+                break;
+            }
+            offset += line.len();
+        }
+    }
+    let d = Diagnostic::error(
+        codes::PARSE_TOML,
+        Span::new(id, range.start, range.end),
+        format!("`{key}` is set twice"),
+    )
+    .with_label("set again here")
+    .with_help("a key may be set once per table: remove one of them");
+    match first {
+        Some(first) => d.with_secondary(Span::new(id, first.start, first.end), "first set here"),
+        None => d,
+    }
+}
+
+/// The last place before `before` where `key` is a key, anywhere in `table`.
+fn earlier(
+    table: &toml::de::DeTable<'_>,
+    key: &str,
+    before: usize,
+    found: &mut Option<std::ops::Range<usize>>,
+) {
+    for (k, value) in table {
+        let span = k.span();
+        if k.get_ref() == key && span.start < before && found.as_ref().is_none_or(|f| f.start < span.start) {
+            *found = Some(span);
+        }
+        match value.get_ref() {
+            toml::de::DeValue::Table(inner) => earlier(inner, key, before, found),
+            toml::de::DeValue::Array(items) => {
+                for item in items {
+                    if let toml::de::DeValue::Table(inner) = item.get_ref() {
+                        earlier(inner, key, before, found);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }

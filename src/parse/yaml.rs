@@ -98,6 +98,18 @@ fn yaml_error(
             "the file holds more than one YAML document",
         )
         .with_help("a spec is one document: remove the `---` and what follows, or split the file"),
+        serde_saphyr::Error::Budget { .. } => Diagnostic::error(
+            codes::PARSE_YAML,
+            span,
+            "the YAML expands to far more than any spec (anchors and aliases repeat their values)",
+        )
+        .with_help("write the values out, or use fewer aliases to aliases"),
+        serde_saphyr::Error::NonFiniteFloat { value, .. } => Diagnostic::error(
+            codes::PARSE_YAML,
+            span,
+            format!("`{value}` is not a number a spec can use"),
+        )
+        .with_help("write a finite number; quote it if you mean the text"),
         _ => {
             // serde-saphyr's text may start with `error: line N column M: `; the
             // location is already in the header, so keep only the description.

@@ -69,7 +69,40 @@ pub(super) fn check_against(
         sources,
         root,
     };
-    for error in validator.iter_errors(instance) {
+    let errors: Vec<ValidationError<'_>> = validator.iter_errors(instance).collect();
+    // One mistake, one error: `mount_path` is reported as a misspelling of
+    // `mountPath`, not also as a missing `mountPath`.
+    let misspelled: std::collections::HashSet<(String, String)> = errors
+        .iter()
+        .filter_map(|error| match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let pointer = error.instance_path().as_str().to_owned();
+                Some((pointer, unexpected.clone()))
+            }
+            _ => None,
+        })
+        .flat_map(|(pointer, unexpected)| {
+            let known: Vec<String> = schema_at(root, &pointer)
+                .and_then(|s| s.get("properties"))
+                .and_then(Json::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            unexpected
+                .into_iter()
+                .filter_map(|key| suggest(&key, known.iter().map(String::as_str)).map(str::to_owned))
+                .map(|best| (pointer.clone(), best))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for error in errors {
+        if let ValidationErrorKind::Required { property } = error.kind()
+            && misspelled.contains(&(
+                error.instance_path().as_str().to_owned(),
+                property.as_str().unwrap_or_default().to_owned(),
+            ))
+        {
+            continue;
+        }
         context.report(&error, &mut out);
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -265,6 +298,25 @@ impl Context<'_> {
                 "quote the value: `\"{}\"`",
                 self.source_text(pointer)
             ))
+        } else if let (true, Some(number)) = (
+            takes_numbers,
+            string.filter(|t| t.trim().parse::<f64>().is_ok_and(f64::is_finite)),
+        ) {
+            d.with_help(format!("remove the quotes: `{}`", number.trim()))
+        } else if let (true, Some(word)) = (expected.contains("`true` or `false`"), string) {
+            // YAML 1.1 booleans, which trainc reads (as YAML 1.2 does) as text.
+            let meant = match word.trim().to_ascii_lowercase().as_str() {
+                "yes" | "y" | "on" | "true" => Some("true"),
+                "no" | "n" | "off" | "false" => Some("false"),
+                _ => None,
+            };
+            match meant {
+                Some(meant) => d.with_help(format!(
+                    "write `{meant}`: `{}` is text here, not a boolean",
+                    word.trim()
+                )),
+                None => with_description(d, pointer),
+            }
         } else if let (true, Some(text)) = (expected == "an array", string) {
             let items: Vec<String> = text.split_whitespace().map(|w| format!("{w:?}")).collect();
             d.with_help(format!(
