@@ -180,7 +180,10 @@ fn earlier(
 ) {
     for (k, value) in table {
         let span = k.span();
-        if k.get_ref() == key && span.start < before && found.as_ref().is_none_or(|f| f.start < span.start) {
+        if k.get_ref() == key
+            && span.start < before
+            && found.as_ref().is_none_or(|f| f.start < span.start)
+        {
             *found = Some(span);
         }
         match value.get_ref() {

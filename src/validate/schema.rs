@@ -89,7 +89,9 @@ pub(super) fn check_against(
                 .unwrap_or_default();
             unexpected
                 .into_iter()
-                .filter_map(|key| suggest(&key, known.iter().map(String::as_str)).map(str::to_owned))
+                .filter_map(|key| {
+                    suggest(&key, known.iter().map(String::as_str)).map(str::to_owned)
+                })
                 .map(|best| (pointer.clone(), best))
                 .collect::<Vec<_>>()
         })
