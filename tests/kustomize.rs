@@ -380,3 +380,39 @@ fn kubectl_skips_an_exec_function_silently_and_check_warns() {
         "kubectl now runs exec functions: update the warning and the README"
     );
 }
+
+/// `examples/kustomize/dev`: the GPU variant renamed and moved, with trainc's
+/// configuration; the existing claim it names (not in the kustomization) is
+/// left as it is.
+#[test]
+fn the_dev_example_renames_the_gpu_variant() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-xdg-dev");
+    let output = kustomize(&kubectl, &xdg, &root().join("examples/kustomize/dev"));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let built = objects(&text(&output.stdout));
+    assert_eq!(built.len(), 2);
+    for object in &built {
+        assert_eq!(object["metadata"]["namespace"], "ml-dev");
+        assert!(
+            object["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("dev-resnet")
+        );
+    }
+    let mut claims = Vec::new();
+    strings_at(
+        &built[1],
+        "",
+        "persistentVolumeClaim",
+        "claimName",
+        &mut claims,
+    );
+    assert!(
+        !claims.is_empty() && claims.iter().all(|c| c == "imagenet"),
+        "{claims:?}"
+    );
+}
