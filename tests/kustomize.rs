@@ -404,13 +404,8 @@ fn the_dev_example_renames_the_gpu_variant() {
         );
     }
     let mut claims = Vec::new();
-    strings_at(
-        &built[1],
-        "",
-        "persistentVolumeClaim",
-        "claimName",
-        &mut claims,
-    );
+    let job = built.iter().find(|o| o["kind"] == "PyTorchJob").unwrap();
+    strings_at(job, "", "persistentVolumeClaim", "claimName", &mut claims);
     assert!(
         !claims.is_empty() && claims.iter().all(|c| c == "imagenet"),
         "{claims:?}"
