@@ -198,8 +198,9 @@ fn typed(rendered: &str, pointer: &str, schema: &std::cell::OnceCell<serde_json:
     {
         return Value::Float(x);
     }
-    if has("boolean") && (trimmed == "true" || trimmed == "false") {
-        return Value::Bool(trimmed == "true");
+    // minijinja prints booleans as Python does: `True`, `False`.
+    if has("boolean") && ["true", "false"].iter().any(|b| trimmed.eq_ignore_ascii_case(b)) {
+        return Value::Bool(trimmed.eq_ignore_ascii_case("true"));
     }
     as_text()
 }
