@@ -199,7 +199,11 @@ fn typed(rendered: &str, pointer: &str, schema: &std::cell::OnceCell<serde_json:
         return Value::Float(x);
     }
     // minijinja prints booleans as Python does: `True`, `False`.
-    if has("boolean") && ["true", "false"].iter().any(|b| trimmed.eq_ignore_ascii_case(b)) {
+    if has("boolean")
+        && ["true", "false"]
+            .iter()
+            .any(|b| trimmed.eq_ignore_ascii_case(b))
+    {
         return Value::Bool(trimmed.eq_ignore_ascii_case("true"));
     }
     as_text()

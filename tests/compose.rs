@@ -120,7 +120,10 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
         serde_json::json!(["--run", "bert-a", "--nodes", "8"])
     );
     assert_eq!(c["resources"]["limits"]["cpu"], "4");
-    assert_eq!(default["spec"]["runPolicy"]["suspend"], true, "a boolean, not `True`");
+    assert_eq!(
+        default["spec"]["runPolicy"]["suspend"], true,
+        "a boolean, not `True`"
+    );
     let set = build(&["n=8", "tag=1.10"]);
     assert_eq!(set["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 15);
     assert_eq!(container(&set)["image"], "ghcr.io/acme/train:1.10");
