@@ -28,9 +28,8 @@ const IDENTITY: [&str; 4] = ["target", "replicas", "namespace", "name"];
 /// Renders every template string in `tree`; returns the errors. `sets` are
 /// the names given with `--set`: each must be used by some template.
 pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
-    let mut problems = Vec::new();
     if !has_template(tree) && sets.is_empty() {
-        return problems;
+        return Vec::new();
     }
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -43,8 +42,11 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         "target": "pytorchjob",
         "vars": json.get("vars").cloned().unwrap_or_else(|| serde_json::json!({})),
     });
-    let mut used = Used::default();
-    let schema = std::cell::OnceCell::new();
+    let mut renderer = Renderer {
+        env,
+        used: Used::default(),
+        problems: Vec::new(),
+    };
     // The identity fields, each with what is known so far.
     for key in IDENTITY {
         let Some(entry) = tree
@@ -55,37 +57,60 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         };
         let node = &mut entry.value;
         if matches!(&node.value, Value::String(text) if is_template(text)) {
-            render_one(
-                &env,
-                &context,
-                node,
-                &format!("/{key}"),
-                &schema,
-                &mut used,
-                &mut problems,
-            );
+            let value = minijinja::Value::from(minijinja::value::Serde(&context));
+            renderer.render(&value, &defined_names(&context), node, &format!("/{key}"));
         }
         context[key] = node.to_json();
     }
-    let defined: Vec<String> = defined_names(&context);
-    let context_value = minijinja::Value::from(minijinja::value::Serde(&context));
+    let defined = defined_names(&context);
+    let value = minijinja::Value::from(minijinja::value::Serde(&context));
     walk(tree, "", &mut |node, pointer| {
-        if IDENTITY.iter().any(|k| pointer == format!("/{k}")) {
-            return;
+        if !IDENTITY.iter().any(|k| pointer == format!("/{k}")) {
+            renderer.render(&value, &defined, node, pointer);
         }
-        render_one_value(
-            &env,
-            &context_value,
-            node,
-            pointer,
-            &schema,
-            &mut used,
-            &mut problems,
-            &defined,
-        );
     });
+    let Renderer {
+        used, mut problems, ..
+    } = renderer;
     unused_sets(tree, sets, &used, &context, &mut problems);
     problems
+}
+
+/// Renders template strings one at a time, noting the vars they read and
+/// their errors.
+struct Renderer<'env> {
+    env: Environment<'env>,
+    used: Used,
+    problems: Vec<Diagnostic>,
+}
+
+impl Renderer<'_> {
+    /// Renders the string `node` at `pointer` with `context`, in which the
+    /// names `defined` are defined (for the help of an undefined one).
+    fn render(
+        &mut self,
+        context: &minijinja::Value,
+        defined: &[String],
+        node: &mut Node,
+        pointer: &str,
+    ) {
+        let Value::String(text) = &node.value else {
+            return;
+        };
+        self.used.record(&self.env, text);
+        match self.env.render_str(text, context.clone()) {
+            Ok(rendered) => {
+                node.value = if is_whole_expression(text) {
+                    typed(&rendered, pointer)
+                } else {
+                    Value::String(rendered)
+                };
+            }
+            Err(error) => self
+                .problems
+                .push(diagnostic(&error, text, node.span, defined)),
+        }
+    }
 }
 
 /// Which vars the templates read: by name, or all of them (`vars[name]`).
@@ -129,47 +154,6 @@ fn defined_names(context: &serde_json::Value) -> Vec<String> {
     defined
 }
 
-fn render_one(
-    env: &Environment<'_>,
-    context: &serde_json::Value,
-    node: &mut Node,
-    pointer: &str,
-    schema: &std::cell::OnceCell<serde_json::Value>,
-    used: &mut Used,
-    problems: &mut Vec<Diagnostic>,
-) {
-    let defined = defined_names(context);
-    let value = minijinja::Value::from(minijinja::value::Serde(context));
-    render_one_value(env, &value, node, pointer, schema, used, problems, &defined);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn render_one_value(
-    env: &Environment<'_>,
-    context: &minijinja::Value,
-    node: &mut Node,
-    pointer: &str,
-    schema: &std::cell::OnceCell<serde_json::Value>,
-    used: &mut Used,
-    problems: &mut Vec<Diagnostic>,
-    defined: &[String],
-) {
-    let Value::String(text) = &node.value else {
-        return;
-    };
-    used.record(env, text);
-    match env.render_str(text, context.clone()) {
-        Ok(rendered) => {
-            node.value = if is_whole_expression(text) {
-                typed(&rendered, pointer, schema)
-            } else {
-                Value::String(rendered)
-            };
-        }
-        Err(error) => problems.push(diagnostic(&error, text, node.span, defined)),
-    }
-}
-
 /// `{{ expr }}` and nothing else: the template is the whole value.
 fn is_whole_expression(text: &str) -> bool {
     let inner = text.trim();
@@ -181,11 +165,10 @@ fn is_whole_expression(text: &str) -> bool {
 
 /// A whole-value template's output as the number or boolean its field
 /// takes, where the spec's schema allows one there; otherwise the text.
-fn typed(rendered: &str, pointer: &str, schema: &std::cell::OnceCell<serde_json::Value>) -> Value {
+fn typed(rendered: &str, pointer: &str) -> Value {
     let as_text = || Value::String(rendered.to_owned());
-    let types =
-        crate::validate::expected_types(schema.get_or_init(crate::spec::json_schema), pointer);
-    let has = |t: &str| types.iter().any(|x| x == t);
+    let types = crate::validate::schema_lookup::types_at(pointer);
+    let has = |t: &str| types.contains(&t);
     let trimmed = rendered.trim();
     if (has("integer") || has("number"))
         && let Ok(n) = trimmed.parse::<i64>()

@@ -12,7 +12,6 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
 use crate::spec::Spec;
 use crate::tree::Node;
-use serde_json::Value as Json;
 
 mod pod_template;
 pub mod rules;
@@ -121,79 +120,6 @@ pub fn field_path(pointer: &str) -> String {
     } else {
         out
     }
-}
-
-/// The JSON types `schema` allows at `pointer` (`integer`, `string`, ...):
-/// through `$ref`, `anyOf`/`oneOf`/`allOf`, `properties`,
-/// `additionalProperties` and `items`. Empty where it cannot tell.
-pub fn expected_types(schema: &Json, pointer: &str) -> Vec<String> {
-    fn resolve<'a>(root: &'a Json, node: &'a Json, depth: usize) -> Vec<&'a Json> {
-        if depth > 16 {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        if let Some(target) = node["$ref"].as_str().and_then(|r| r.strip_prefix('#')) {
-            out.extend(resolve(
-                root,
-                root.pointer(target).unwrap_or(&Json::Null),
-                depth + 1,
-            ));
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            for branch in node[key].as_array().into_iter().flatten() {
-                out.extend(resolve(root, branch, depth + 1));
-            }
-        }
-        if node.get("type").is_some() || node.get("enum").is_some() || node.get("const").is_some() {
-            out.push(node);
-        }
-        if out.is_empty() {
-            out.push(node);
-        }
-        out
-    }
-    let mut current = resolve(schema, schema, 0);
-    for segment in pointer.split('/').skip(1) {
-        let key = segment.replace("~1", "/").replace("~0", "~");
-        current = current
-            .iter()
-            .flat_map(|node| {
-                let next = node["properties"]
-                    .get(&key)
-                    .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
-                    .or_else(|| node.get("items").filter(|i| i.is_object()));
-                next.map(|n| resolve(schema, n, 0)).unwrap_or_default()
-            })
-            .collect();
-    }
-    let mut types: Vec<String> = Vec::new();
-    for node in current {
-        let mut add = |t: &str| {
-            if !types.iter().any(|x| x == t) {
-                types.push(t.to_owned());
-            }
-        };
-        match &node["type"] {
-            Json::String(t) => add(t),
-            Json::Array(ts) => ts.iter().filter_map(Json::as_str).for_each(&mut add),
-            _ => {}
-        }
-        for value in node["enum"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .chain(node.get("const"))
-        {
-            add(match value {
-                Json::String(_) => "string",
-                Json::Bool(_) => "boolean",
-                Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
-                Json::Number(_) => "number",
-                _ => "null",
-            });
-        }
-    }
-    types
 }
 
 /// The candidate closest to `word`, if one is close enough to be a likely typo:

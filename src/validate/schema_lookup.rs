@@ -91,6 +91,68 @@ pub(super) fn takes_only_integers(pointer: &str) -> bool {
     }
 }
 
+/// The JSON types the field at `pointer` takes (`integer`, `string`, ...):
+/// its `type`, `enum` or `const`, or those of every `anyOf`/`oneOf` branch,
+/// through `$ref`s. Empty where the schema does not say.
+pub fn types_at(pointer: &str) -> Vec<&'static str> {
+    let root = schema();
+    let mut types: Vec<&'static str> = Vec::new();
+    let mut add = |t: &'static str| {
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    };
+    let mut pending: Vec<&'static Json> = property_schema(root, pointer).into_iter().collect();
+    // Bounded: `$ref`s could in principle cycle.
+    for _ in 0..64 {
+        let Some(node) = pending.pop() else { break };
+        if let Some(name) = node
+            .get("$ref")
+            .and_then(Json::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+        {
+            pending.extend(root.get("$defs").and_then(|d| d.get(name)));
+        }
+        for key in ["anyOf", "oneOf"] {
+            pending.extend(node.get(key).and_then(Json::as_array).into_iter().flatten());
+        }
+        match node.get("type") {
+            Some(Json::String(t)) => add(json_type(t)),
+            Some(Json::Array(ts)) => ts
+                .iter()
+                .filter_map(Json::as_str)
+                .for_each(|t| add(json_type(t))),
+            _ => {}
+        }
+        for value in node
+            .get("enum")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .chain(node.get("const"))
+        {
+            add(match value {
+                Json::String(_) => "string",
+                Json::Bool(_) => "boolean",
+                Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                Json::Number(_) => "number",
+                _ => "null",
+            });
+        }
+    }
+    types
+}
+
+/// A JSON Schema type name as a `'static` string.
+fn json_type(name: &str) -> &'static str {
+    [
+        "integer", "number", "string", "boolean", "object", "array", "null",
+    ]
+    .into_iter()
+    .find(|t| *t == name)
+    .unwrap_or("null")
+}
+
 /// The schema written at the property for `pointer` (where its description is),
 /// before following its `$ref`.
 fn property_schema<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
@@ -124,6 +186,19 @@ mod tests {
                 .get("secret")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn types_at_unions_the_branches() {
+        assert_eq!(types_at("/resources/gpus"), ["integer"]);
+        assert_eq!(types_at("/hostNetwork"), ["boolean"]);
+        let replicas = types_at("/replicas");
+        assert!(
+            replicas.contains(&"integer") && replicas.contains(&"string"),
+            "{replicas:?}"
+        );
+        assert_eq!(types_at("/args/0"), ["string"]);
+        assert!(types_at("/no/such/field").is_empty());
     }
 
     #[test]
