@@ -197,26 +197,24 @@ fn made_by(item: &Json, generator: &Json) -> bool {
         return false;
     };
     let by = &origin["configuredBy"];
-    let group = |v: &Json| {
-        v.as_str()
-            .map(|s| s.split_once('/').map_or("", |(g, _)| g).to_owned())
-    };
-    group(&by["apiVersion"]) == group(&generator["apiVersion"])
+    api_group(&by["apiVersion"]) == api_group(&generator["apiVersion"])
         && ["kind", "name", "namespace"]
             .iter()
             .all(|key| by.get(key) == generator.get(key))
 }
 
+/// The group of an `apiVersion` (`kubeflow.org` of `kubeflow.org/v1`); the
+/// core group (`v1`), or none at all, is `""`.
+fn api_group(api_version: &Json) -> &str {
+    api_version
+        .as_str()
+        .and_then(|v| v.split_once('/'))
+        .map_or("", |(group, _)| group)
+}
+
 /// Same group, kind, namespace and name.
 fn same_object(a: &Json, b: &Json) -> bool {
-    let group = |o: &Json| {
-        o["apiVersion"]
-            .as_str()
-            .and_then(|v| v.split_once('/'))
-            .map_or("", |(g, _)| g)
-            .to_owned()
-    };
-    group(a) == group(b)
+    api_group(&a["apiVersion"]) == api_group(&b["apiVersion"])
         && a["kind"] == b["kind"]
         && a["metadata"]["name"] == b["metadata"]["name"]
         && a["metadata"].get("namespace") == b["metadata"].get("namespace")
