@@ -23,62 +23,63 @@ use std::fmt::Write as _;
 
 use crate::render::{pytorchjob, trainjob};
 
-/// Where each kind keeps the pod specs trainc writes, from the object's root.
-const POD_SPECS: &[(&str, &str, &str)] = &[
-    // (group, kind, path to a PodSpec or a patch of one)
+/// Where each kind keeps the pods trainc writes, from the object's root:
+/// (group, kind, path, whether the path is a whole pod template with
+/// `metadata` and `spec`, or a pod spec patch alone).
+const PODS: &[(&str, &str, &str, bool)] = &[
     (
         "kubeflow.org",
         pytorchjob::KIND,
-        "spec/pytorchReplicaSpecs/Master/template/spec",
+        "spec/pytorchReplicaSpecs/Master/template",
+        true,
     ),
     (
         "kubeflow.org",
         pytorchjob::KIND,
-        "spec/pytorchReplicaSpecs/Worker/template/spec",
+        "spec/pytorchReplicaSpecs/Worker/template",
+        true,
     ),
     // Trainer v2.2 and later: runtimePatches.
     (
         "trainer.kubeflow.org",
         trainjob::KIND,
-        "spec/runtimePatches/trainingRuntimeSpec/template/spec/replicatedJobs/template/spec/template/spec",
+        "spec/runtimePatches/trainingRuntimeSpec/template/spec/replicatedJobs/template/spec/template",
+        true,
     ),
     // Trainer v2.1: podTemplateOverrides.
     (
         "trainer.kubeflow.org",
         trainjob::KIND,
-        "spec/podTemplateOverrides/spec",
+        "spec/podTemplateOverrides",
+        true,
     ),
-    // Trainer v2.0: podSpecOverrides.
+    // Trainer v2.0: podSpecOverrides, a pod spec patch without metadata.
     (
         "trainer.kubeflow.org",
         trainjob::KIND,
         "spec/podSpecOverrides",
+        false,
     ),
 ];
 
-/// Where the same kinds keep their pod templates' labels.
-const POD_LABELS: &[(&str, &str, &str)] = &[
-    (
-        "kubeflow.org",
-        pytorchjob::KIND,
-        "spec/pytorchReplicaSpecs/Master/template/metadata/labels",
-    ),
-    (
-        "kubeflow.org",
-        pytorchjob::KIND,
-        "spec/pytorchReplicaSpecs/Worker/template/metadata/labels",
-    ),
-    (
-        "trainer.kubeflow.org",
-        trainjob::KIND,
-        "spec/runtimePatches/trainingRuntimeSpec/template/spec/replicatedJobs/template/spec/template/metadata/labels",
-    ),
-    (
-        "trainer.kubeflow.org",
-        trainjob::KIND,
-        "spec/podTemplateOverrides/metadata/labels",
-    ),
-];
+/// Each kind's pod specs: (group, kind, path).
+fn pod_specs() -> impl Iterator<Item = (&'static str, &'static str, String)> {
+    PODS.iter().map(|(group, kind, path, template)| {
+        let spec = if *template {
+            format!("{path}/spec")
+        } else {
+            (*path).to_owned()
+        };
+        (*group, *kind, spec)
+    })
+}
+
+/// Each kind's pod labels: (group, kind, path).
+fn pod_labels() -> impl Iterator<Item = (&'static str, &'static str, String)> {
+    PODS.iter()
+        .filter(|(.., template)| *template)
+        .map(|(group, kind, path, _)| (*group, *kind, format!("{path}/metadata/labels")))
+}
 
 /// Inside a pod spec: (referral kind, path below the pod spec).
 const IN_POD_SPEC: &[(&str, &str)] = &[
@@ -179,7 +180,7 @@ pub fn configuration() -> String {
         "ServiceAccount",
     ] {
         let _ = writeln!(out, "- kind: {referral}\n  version: v1\n  fieldSpecs:");
-        for (group, kind, pod_spec) in POD_SPECS {
+        for (group, kind, pod_spec) in pod_specs() {
             for (_, below) in IN_POD_SPEC.iter().filter(|(r, _)| *r == referral) {
                 field(&mut out, group, kind, &format!("{pod_spec}/{below}"));
             }
@@ -202,7 +203,7 @@ pub fn configuration() -> String {
     // Master to an elastic job.
     for key in ["commonLabels", "templateLabels"] {
         let _ = writeln!(out, "{key}:");
-        for (group, kind, path) in POD_LABELS {
+        for (group, kind, path) in pod_labels() {
             let _ = writeln!(out, "- group: {group}\n  kind: {kind}\n  path: {path}");
         }
     }
