@@ -84,6 +84,7 @@ enum Item {
     },
 }
 
+/// A field; `""` for no comment.
 fn field(key: &'static str, value: Val, comment: &'static str) -> Item {
     Item::Field {
         key,
@@ -93,13 +94,13 @@ fn field(key: &'static str, value: Val, comment: &'static str) -> Item {
     }
 }
 
+/// A field written commented out: a suggestion.
 fn off(key: &'static str, value: Val, comment: &'static str) -> Item {
-    Item::Field {
-        key,
-        value,
-        comment: (!comment.is_empty()).then_some(comment),
-        off: true,
+    let mut item = field(key, value, comment);
+    if let Item::Field { off, .. } = &mut item {
+        *off = true;
     }
+    item
 }
 
 fn table(path: &'static [&'static str], comment: &'static str) -> Item {
@@ -110,12 +111,13 @@ fn table(path: &'static [&'static str], comment: &'static str) -> Item {
     }
 }
 
+/// A table written commented out in every format.
 fn off_table(path: &'static [&'static str], comment: &'static str) -> Item {
-    Item::Table {
-        path,
-        comment: (!comment.is_empty()).then_some(comment),
-        off: true,
+    let mut item = table(path, comment);
+    if let Item::Table { off, .. } = &mut item {
+        *off = true;
     }
+    item
 }
 
 /// The starter spec in its format.
