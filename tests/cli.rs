@@ -176,29 +176,22 @@ fn check_checks_what_build_builds() {
             text(&checked.stderr)
         );
     }
-    let cpu = trainc(
-        &root(),
-        &[
-            "check",
-            "examples/gpu-multinode.toml",
-            "-O",
-            "overlays/cpu.toml",
-            "--set",
-            "ompThreads=8",
-        ],
-    );
+    let cpu_variant = |set: &str| {
+        trainc(
+            &root(),
+            &[
+                "check",
+                "examples/gpu-multinode.toml",
+                "-O",
+                "overlays/cpu.toml",
+                "--set",
+                set,
+            ],
+        )
+    };
+    let cpu = cpu_variant("ompThreads=8");
     assert_eq!(cpu.status.code(), Some(0), "{}", text(&cpu.stderr));
-    let typo = trainc(
-        &root(),
-        &[
-            "check",
-            "examples/gpu-multinode.toml",
-            "-O",
-            "overlays/cpu.toml",
-            "--set",
-            "ompThread=8",
-        ],
-    );
+    let typo = cpu_variant("ompThread=8");
     assert_eq!(typo.status.code(), Some(1));
     assert!(
         text(&typo.stderr).contains("did you mean `--set ompThreads=...`?"),

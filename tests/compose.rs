@@ -168,6 +168,24 @@ fn the_cpu_overlay_threads_follow_set() {
     );
 }
 
+/// `file` checks without a diagnostic and builds with `--verify`: the objects.
+fn checks_clean_and_builds(dir: &std::path::Path, file: &str) -> Vec<u8> {
+    let check = trainc(dir, &["check", file]);
+    assert_eq!(
+        text(&check.stderr),
+        "checked 1 file: 0 errors, 0 warnings\n",
+        "{file}"
+    );
+    let build = trainc(dir, &["build", "--verify", file]);
+    assert_eq!(
+        build.status.code(),
+        Some(0),
+        "{file}: {}",
+        text(&build.stderr)
+    );
+    build.stdout
+}
+
 #[test]
 fn init_writes_specs_that_check_clean_and_build_for_every_target() {
     let dir = temp_dir("compose-init");
@@ -188,19 +206,7 @@ fn init_writes_specs_that_check_clean_and_build_for_every_target() {
             let written = std::fs::read_to_string(dir.join(&file)).unwrap();
             assert!(written.starts_with("#:schema "), "{file}");
             assert_eq!(written.contains("gpus = 1"), gpu, "{file}");
-            let check = trainc(&dir, &["check", &file]);
-            assert_eq!(
-                text(&check.stderr),
-                "checked 1 file: 0 errors, 0 warnings\n",
-                "{file}"
-            );
-            let build = trainc(&dir, &["build", "--verify", &file]);
-            assert_eq!(
-                build.status.code(),
-                Some(0),
-                "{file}: {}",
-                text(&build.stderr)
-            );
+            checks_clean_and_builds(&dir, &file);
         }
     }
 }
@@ -240,20 +246,7 @@ fn init_writes_the_format_the_file_name_says() {
                     .is_some_and(|e| e == "toml"),
                 "{file}"
             );
-            let check = trainc(&dir, &["check", file]);
-            assert_eq!(
-                text(&check.stderr),
-                "checked 1 file: 0 errors, 0 warnings\n",
-                "{file}"
-            );
-            let build = trainc(&dir, &["build", "--verify", file]);
-            assert_eq!(
-                build.status.code(),
-                Some(0),
-                "{file}: {}",
-                text(&build.stderr)
-            );
-            outputs.push(build.stdout);
+            outputs.push(checks_clean_and_builds(&dir, file));
         }
         assert!(
             outputs.windows(2).all(|w| w[0] == w[1]),
