@@ -6,10 +6,33 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// Compile a compact training spec into the Kubernetes objects that run distributed PyTorch.
 #[derive(Debug, Parser)]
-#[command(name = "trainc", version, about, propagate_version = true)]
+#[command(name = "trainc", version, long_version = LONG_VERSION, about, propagate_version = true)]
 pub struct Cli {
+    /// When to colour diagnostics: `auto` colours a terminal unless `NO_COLOR`
+    /// is set; `always` colours even a pipe.
+    #[arg(long, value_enum, global = true, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `trainc --version`: the release, then the operator APIs its output is made for.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\n",
+    "targets:\n",
+    "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.8, v1.9\n",
+    "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2+\n",
+    "              (--api-level; strict schemas of Trainer v2.0.0, v2.1.0, v2.3.0)\n",
+    "  alongside   v1 Service, PersistentVolumeClaim, ConfigMap: Kubernetes 1.28+\n",
+    "queues:       Kueue labels, Volcano and scheduler-plugins gang scheduling",
+);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -24,6 +47,13 @@ pub enum Command {
     /// Exit status: 0 when the objects were written, 1 when the spec is
     /// invalid (nothing is written), 2 on a usage or I/O error.
     Build(BuildArgs),
+    /// Check Kubernetes manifests (any multi-document YAML, hand-written or
+    /// generated) against the operators' strict schemas and webhook rules.
+    ///
+    /// Knows PyTorchJob, TrainJob, Job, Service, PersistentVolumeClaim and
+    /// ConfigMap; any other kind is an error. Exit status: 0 when every object
+    /// is valid, 1 when any is not, 2 on a usage error or an unreadable file.
+    Verify(VerifyArgs),
     /// Write a starter spec that passes `trainc check` as written.
     Init(InitArgs),
     /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
@@ -35,6 +65,13 @@ pub enum Command {
     /// Manage the kustomize exec plugin.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Print a shell completion script: `trainc completions bash > FILE`.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff), for `man -l -` or `$MANPATH/man1/trainc.1`.
+    Man,
     /// Print the JSON Schema of the spec (for editors and CI).
     Schema {
         /// The schema of an overlay instead: nothing required, plus `unset`.
@@ -55,10 +92,28 @@ pub struct CheckArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// The files are overlays: check each on its own (keys, value types,
+    /// `unset` paths). To check an overlay with the spec it modifies, use
+    /// `trainc check SPEC -O OVERLAY`.
+    #[arg(long, conflicts_with_all = ["overlays", "sets", "target", "api_level", "verify"])]
+    pub as_overlay: bool,
     #[command(flatten)]
     pub compose: ComposeArgs,
     #[command(flatten)]
     pub generate: GenerateArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// How to print diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// The Trainer API of the cluster, for TrainJobs (default: v2.2 and later).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub api_level: Option<ApiLevelArg>,
 }
 
 /// What to generate for, for `build` and `check` (which checks what `build` builds).
@@ -131,6 +186,10 @@ pub enum PluginCommand {
         /// The kustomize plugin root. Default: $XDG_CONFIG_HOME/kustomize/plugin.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Link a build in cargo's target directory anyway (when working on
+        /// trainc itself); the link breaks on `cargo clean`.
+        #[arg(long)]
+        dev: bool,
     },
     /// Print the kustomize transformer configuration for the kinds trainc
     /// generates: list it under `configurations:` so that `namePrefix`,
@@ -198,4 +257,15 @@ pub enum Format {
     Json,
     /// GitHub Actions annotations (`::error file=...`), on standard output.
     Github,
+    /// One SARIF 2.1.0 log, on standard output (GitHub code scanning).
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
 }

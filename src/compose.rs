@@ -38,6 +38,17 @@ pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
     problems
 }
 
+/// The problems with an overlay's `unset` list, without applying it.
+pub fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    if let Value::Table(entries) = &overlay.value
+        && let Some(unset) = entries.iter().find(|e| e.key == UNSET)
+    {
+        unset_paths(unset, &mut problems);
+    }
+    problems
+}
+
 fn merge(base: &mut Node, overlay: Node) {
     let (Value::Table(base_entries), Value::Table(overlay_entries)) =
         (&mut base.value, overlay.value)

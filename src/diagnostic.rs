@@ -17,6 +17,7 @@ use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, S
 use crate::source::{Sources, Span};
 
 pub mod codes;
+pub mod sarif;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

@@ -102,6 +102,19 @@ pub fn check_input(sources: &mut Sources, input: &Input, options: &Options) -> V
     front_end(sources, input, options)
 }
 
+/// An overlay checked on its own, without a spec under it: parse, `unset`
+/// paths, keys and value types.
+pub fn check_overlay(sources: &Sources, overlay: SourceId) -> Vec<Diagnostic> {
+    match parse::parse(overlay, sources.get(overlay)) {
+        Ok(tree) => {
+            let mut problems = compose::check_unset(&tree);
+            problems.extend(validate::validate_overlay(&tree, sources));
+            problems
+        }
+        Err(problems) => problems,
+    }
+}
+
 /// The whole pipeline up to emit.
 pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
     let validated = front_end(sources, input, options);

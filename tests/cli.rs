@@ -396,3 +396,74 @@ fn every_example_is_clean_and_declares_its_schema() {
         assert_eq!(output.status.code(), Some(0));
     }
 }
+
+/// The check step of `examples/ci/trainc.yml`, run as GitHub would run it
+/// (bash, in a checkout, trainc on PATH): annotations for the bad spec and
+/// the bad overlay, none for the good ones, a SARIF log, and a failed step.
+#[test]
+fn the_example_workflow_annotates_bad_specs_and_overlays() {
+    let workflow: serde_json::Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("examples/ci/trainc.yml")).unwrap(),
+    )
+    .unwrap();
+    let step = workflow["jobs"]["check"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Check specs and overlays")
+        .expect("the check step");
+    assert_eq!(step["shell"], "bash");
+    let script = step["run"].as_str().unwrap();
+
+    let dir = temp_dir("ci-workflow");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    for sub in ["specs", "overlays", "team/overlays"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    write(&dir, "specs/good.train.toml", GOOD);
+    write(&dir, "specs/bad.train.toml", GOOD.replace("demo", "Demo"));
+    write(&dir, "overlays/gpu.toml", "[resources]\ngpus = 1\n");
+    write(&dir, "team/overlays/typo.toml", "replica = 3\n");
+    git(&["add", "-A"]);
+
+    let bin = Path::new(env!("CARGO_BIN_EXE_trainc")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-e", "-c", script])
+        .current_dir(&dir)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(annotations.len(), 2, "{stdout}");
+    assert!(annotations[0].starts_with("::error file=specs/bad.train.toml,line=1,col=8,"));
+    assert!(annotations[1].starts_with("::error file=team/overlays/typo.toml,line=1,col=1,"));
+    let sarif: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("trainc.sarif")).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "specs/bad.train.toml"
+    );
+}

@@ -283,6 +283,27 @@ fn v1beta1_and_json_input_are_accepted() {
     assert_eq!(out["items"][0]["kind"], "PyTorchJob");
 }
 
+/// The test binary lives in cargo's target directory: linking it as the
+/// plugin would break on `cargo clean`, so it takes `--dev`.
+#[test]
+fn plugin_install_refuses_a_cargo_build_without_dev() {
+    let dir = temp_dir("plugin-refuse");
+    let plugins = dir.join("plugins");
+    let output = trainc(
+        &dir,
+        &["plugin", "install", "--dir", plugins.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("which `cargo clean`"), "{stderr}");
+    assert!(
+        stderr.contains("cargo install --locked --path ."),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--dev"), "{stderr}");
+    assert!(!plugins.exists(), "nothing is written");
+}
+
 /// A link named `TrainSpec` to the test binary, in a fresh directory.
 fn plugin_binary(dir: &Path) -> PathBuf {
     let output = trainc(
@@ -290,6 +311,7 @@ fn plugin_binary(dir: &Path) -> PathBuf {
         &[
             "plugin",
             "install",
+            "--dev",
             "--dir",
             dir.join("plugins").to_str().unwrap(),
         ],
@@ -351,6 +373,7 @@ fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
         &[
             "plugin",
             "install",
+            "--dev",
             "--dir",
             dir.join("plugins").to_str().unwrap(),
         ],

@@ -34,6 +34,7 @@ fn plugin_home(name: &str) -> PathBuf {
         &[
             "plugin",
             "install",
+            "--dev",
             "--dir",
             xdg.join("kustomize/plugin").to_str().unwrap(),
         ],

@@ -21,6 +21,9 @@ pub(super) fn run(args: &CheckArgs) -> Status {
     }
     for path in &args.files {
         match read_input(&mut sources, path, &overlays, &mut diagnostics) {
+            Ok(Some(input)) if args.as_overlay => {
+                diagnostics.extend(crate::check_overlay(&sources, input.spec));
+            }
             // `--verify` checks the objects too, so it builds them.
             Ok(Some(input)) if options.verify => {
                 diagnostics.extend(crate::build(&mut sources, &input, &options).diagnostics);
@@ -38,22 +41,37 @@ pub(super) fn run(args: &CheckArgs) -> Status {
 fn finish(
     args: &CheckArgs,
     sources: &Sources,
+    diagnostics: Vec<Diagnostic>,
+    status: Status,
+) -> Status {
+    let files = args.files.len();
+    let plural = if files == 1 { "" } else { "s" };
+    print_diagnostics(
+        args.format,
+        sources,
+        diagnostics,
+        status,
+        &format!("checked {files} file{plural}"),
+    )
+}
+
+/// Prints `diagnostics` sorted, once each, in `format` (the human form ends
+/// with `what` and the tally) and gives the exit status: at least 1 when any
+/// is an error.
+pub(super) fn print_diagnostics(
+    format: Format,
+    sources: &Sources,
     mut diagnostics: Vec<Diagnostic>,
     mut status: Status,
+    what: &str,
 ) -> Status {
     diagnostic::sort(&mut diagnostics);
     // An overlay shared by several specs would report its own problems once per spec.
     diagnostics.dedup();
-    match args.format {
+    match format {
         Format::Human => {
             let mut out = rendered(sources, &diagnostics);
-            let files = args.files.len();
-            let plural = if files == 1 { "" } else { "s" };
-            let _ = writeln!(
-                out,
-                "checked {files} file{plural}: {}",
-                diagnostic::summary(&diagnostics)
-            );
+            let _ = writeln!(out, "{what}: {}", diagnostic::summary(&diagnostics));
             write_stderr(&out);
         }
         Format::Json => {
@@ -69,6 +87,12 @@ fn finish(
                 out
             });
             write_stdout(&lines);
+        }
+        Format::Sarif => {
+            let log = diagnostic::sarif::log(&diagnostics, sources);
+            let mut text = serde_json::to_string_pretty(&log).expect("JSON values serialise");
+            text.push('\n');
+            write_stdout(&text);
         }
     }
     if diagnostics.iter().any(Diagnostic::is_error) {

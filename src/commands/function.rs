@@ -4,15 +4,13 @@
 //! whole spec: trainc reads no other file.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Status, report, write_stderr, write_stdout};
 use crate::source::Sources;
 
 /// The name kustomize runs a legacy exec plugin for `kind: TrainSpec` by.
 pub(super) const PLUGIN_NAME: &str = "TrainSpec";
-/// Where below the plugin root kustomize looks for it: `<group>/<version>/<lowercase kind>/<Kind>`.
-pub(super) const PLUGIN_PATH: &str = "trainc.dev/v1alpha1/trainspec/TrainSpec";
 
 /// Reads the ResourceList from stdin, up to the function's size limit (and one
 /// byte more, so that an oversized input is recognised).
@@ -86,69 +84,4 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
         }
         None => Status::Invalid,
     }
-}
-
-/// `trainc plugin install [--dir DIR]`: a symlink named `TrainSpec` to this binary.
-pub(super) fn install(dir: Option<PathBuf>) -> Status {
-    let Some(root) = dir.or_else(default_plugin_root) else {
-        write_stderr("error: neither XDG_CONFIG_HOME nor HOME is set; pass --dir\n");
-        return Status::Usage;
-    };
-    let link = root.join(PLUGIN_PATH);
-    let target = match std::env::current_exe() {
-        Ok(path) => path,
-        Err(error) => {
-            write_stderr(&format!("error: cannot find trainc's own path: {error}\n"));
-            return Status::Usage;
-        }
-    };
-    let parent = link.parent().expect("the plugin path has a parent");
-    let result = std::fs::create_dir_all(parent).and_then(|()| {
-        match std::fs::symlink_metadata(&link) {
-            Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
-            Ok(_) => {
-                return Err(std::io::Error::other(
-                    "a file that is not a symlink is in the way; remove it first",
-                ));
-            }
-            Err(_) => {}
-        }
-        symlink(&target, &link)
-    });
-    match result {
-        Ok(()) => {
-            write_stderr(&format!(
-                "installed {} -> {}\nuse it with: kubectl kustomize --enable-alpha-plugins DIR\n",
-                link.display(),
-                target.display()
-            ));
-            Status::Ok
-        }
-        Err(error) => {
-            write_stderr(&format!(
-                "error: cannot install `{}`: {error}\n",
-                link.display()
-            ));
-            Status::Usage
-        }
-    }
-}
-
-/// `$XDG_CONFIG_HOME/kustomize/plugin`, else `$HOME/.config/kustomize/plugin`.
-fn default_plugin_root() -> Option<PathBuf> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-    Some(config.join("kustomize").join("plugin"))
-}
-
-#[cfg(unix)]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(not(unix))]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::fs::copy(target, link).map(|_| ())
 }

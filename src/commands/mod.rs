@@ -5,7 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, ColorArg, Command};
 use crate::diagnostic::Style;
 
 mod build;
@@ -13,6 +13,8 @@ mod check;
 mod function;
 mod init;
 mod output_dir;
+mod plugin;
+mod verify;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
 /// 2 usage or I/O error.
@@ -50,7 +52,16 @@ pub fn main(args: Vec<std::ffi::OsString>) -> Status {
             Ok(input) => return function::run_function(input),
         }
     }
-    match <Cli as clap::Parser>::try_parse_from(args) {
+    let color = color_choice(&args);
+    let command = <Cli as clap::CommandFactory>::command().color(match color {
+        ColorArg::Auto => clap::ColorChoice::Auto,
+        ColorArg::Always => clap::ColorChoice::Always,
+        ColorArg::Never => clap::ColorChoice::Never,
+    });
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+    match parsed {
         Ok(cli) => run(cli),
         Err(error) => {
             let _ = error.print();
@@ -63,18 +74,58 @@ pub fn main(args: Vec<std::ffi::OsString>) -> Status {
     }
 }
 
+/// `--color` as written on the command line, found before clap parses it so
+/// that clap's own help and errors follow it too.
+fn color_choice(args: &[std::ffi::OsString]) -> ColorArg {
+    let mut choice = ColorArg::Auto;
+    let mut words = args.iter().skip(1).map(|a| a.to_str().unwrap_or(""));
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let value = match word.strip_prefix("--color") {
+            Some("") => words.next().unwrap_or(""),
+            Some(rest) => rest.strip_prefix('=').unwrap_or(""),
+            None => continue,
+        };
+        choice = match value {
+            "always" => ColorArg::Always,
+            "never" => ColorArg::Never,
+            _ => ColorArg::Auto,
+        };
+    }
+    choice
+}
+
 pub fn run(cli: Cli) -> Status {
+    // The one process-wide preference: set once, before anything is printed.
+    let _ = COLOR.set(cli.color);
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Fn => match function::read_stdin() {
             Ok(input) => function::run_function(input),
             Err(status) => status,
         },
-        Command::Plugin(crate::cli::PluginCommand::Install { dir }) => function::install(dir),
+        Command::Plugin(crate::cli::PluginCommand::Install { dir, dev }) => {
+            plugin::install(dir, dev)
+        }
         Command::Plugin(crate::cli::PluginCommand::Config) => {
             write_stdout(&crate::kustomize::configuration());
+            Status::Ok
+        }
+        Command::Completions { shell } => {
+            write_stdout(&completions(shell));
+            Status::Ok
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut page)
+                .expect("writing to a Vec cannot fail");
+            write_stdout(&String::from_utf8_lossy(&page));
             Status::Ok
         }
         Command::Schema { overlay, krm } => {
@@ -95,21 +146,27 @@ fn options(
     compose: &crate::cli::ComposeArgs,
     generate: &crate::cli::GenerateArgs,
 ) -> crate::Options {
-    use crate::cli::{ApiLevelArg, TargetArg};
-    use crate::spec::{ApiLevel, Target};
+    use crate::cli::TargetArg;
+    use crate::spec::Target;
     crate::Options {
         target: generate.target.map(|t| match t {
             TargetArg::Pytorchjob => Target::Pytorchjob,
             TargetArg::Trainjob => Target::Trainjob,
         }),
-        api_level: generate.api_level.map(|level| match level {
-            ApiLevelArg::V2_2 => ApiLevel::V2_2,
-            ApiLevelArg::V2_1 => ApiLevel::V2_1,
-            ApiLevelArg::V2_0 => ApiLevel::V2_0,
-        }),
+        api_level: api_level(generate.api_level),
         sets: compose.sets.clone(),
         verify: generate.verify,
     }
+}
+
+fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<crate::spec::ApiLevel> {
+    use crate::cli::ApiLevelArg;
+    use crate::spec::ApiLevel;
+    level.map(|level| match level {
+        ApiLevelArg::V2_2 => ApiLevel::V2_2,
+        ApiLevelArg::V2_1 => ApiLevel::V2_1,
+        ApiLevelArg::V2_0 => ApiLevel::V2_0,
+    })
 }
 
 /// Reads `path` (and the overlays) into `sources`. An unreadable file is
@@ -180,10 +237,40 @@ fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
     write_stderr(&out);
 }
 
-/// Colour only for a terminal, and never with `NO_COLOR` set.
+/// The completion script clap_complete generates for `shell`.
+fn completions(shell: crate::cli::Shell) -> String {
+    use clap_complete::Shell as S;
+    let shell = match shell {
+        crate::cli::Shell::Bash => S::Bash,
+        crate::cli::Shell::Zsh => S::Zsh,
+        crate::cli::Shell::Fish => S::Fish,
+        crate::cli::Shell::Powershell => S::PowerShell,
+        crate::cli::Shell::Elvish => S::Elvish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(
+        shell,
+        &mut <Cli as clap::CommandFactory>::command(),
+        "trainc",
+        &mut script,
+    );
+    String::from_utf8_lossy(&script).into_owned()
+}
+
+/// `--color`, once `run` has seen the command line.
+static COLOR: std::sync::OnceLock<ColorArg> = std::sync::OnceLock::new();
+
+/// Colour for a terminal unless `NO_COLOR` is set (`--color auto`, also the
+/// kustomize plugin and `trainc fn`), or as `--color` says.
 fn stderr_style() -> Style {
-    let color = std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = match COLOR.get().copied().unwrap_or(ColorArg::Auto) {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
     let width = if color {
         terminal_width().unwrap_or(100)
     } else {

@@ -5,115 +5,222 @@
 //! is produced by at least one test case.
 
 macro_rules! codes {
-    ($($(#[$doc:meta])* $name:ident = $code:literal;)*) => {
-        $($(#[$doc])* pub const $name: &str = $code;)*
+    ($($(#[$doc:meta])* $name:ident = $code:literal $what:literal;)*) => {
+        $($(#[$doc])* #[doc = $what] pub const $name: &str = $code;)*
         /// All codes, in declaration order.
         pub const ALL: &[&str] = &[$($code),*];
+        /// What each code reports, one sentence (SARIF rule descriptions).
+        pub const DESCRIPTIONS: &[(&str, &str)] = &[$(($code, $what)),*];
     };
+}
+
+/// What `code` reports, in one sentence.
+pub fn describe(code: &str) -> &'static str {
+    DESCRIPTIONS
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or("", |(_, what)| what)
 }
 
 codes! {
     // read
-    SOURCE_TOO_LARGE = "trainc::source::too_large";
-    SOURCE_NOT_UTF8 = "trainc::source::not_utf8";
-    SOURCE_UNREADABLE = "trainc::source::unreadable";
+    SOURCE_TOO_LARGE = "trainc::source::too_large"
+        "The file is larger than trainc reads.";
+    SOURCE_NOT_UTF8 = "trainc::source::not_utf8"
+        "The file is not UTF-8 text.";
+    SOURCE_UNREADABLE = "trainc::source::unreadable"
+        "The file cannot be read (missing, a directory, or no permission).";
     // parse
-    PARSE_TOML = "trainc::parse::toml";
-    PARSE_YAML = "trainc::parse::yaml";
-    PARSE_TOO_DEEP = "trainc::parse::too_deep";
-    PARSE_NOT_A_TABLE = "trainc::parse::not_a_table";
-    PARSE_UNSUPPORTED_VALUE = "trainc::parse::unsupported_value";
-    KRM_API_VERSION = "trainc::krm::api_version";
-    KRM_KIND = "trainc::krm::kind";
-    KRM_NAME_CONFLICT = "trainc::krm::name_conflict";
-    KRM_LOCAL_CONFIG = "trainc::krm::local_config";
-    KRM_EXEC_FUNCTION = "trainc::krm::exec_function";
+    PARSE_TOML = "trainc::parse::toml"
+        "The file is not valid TOML.";
+    PARSE_YAML = "trainc::parse::yaml"
+        "The file is not valid YAML, holds more than one document, or exceeds the YAML limits.";
+    PARSE_TOO_DEEP = "trainc::parse::too_deep"
+        "The document nests deeper than trainc accepts.";
+    PARSE_NOT_A_TABLE = "trainc::parse::not_a_table"
+        "The document is not a table (mapping) of keys.";
+    PARSE_UNSUPPORTED_VALUE = "trainc::parse::unsupported_value"
+        "A value of a kind a spec cannot hold (a date, a non-finite number, a YAML tag).";
+    KRM_API_VERSION = "trainc::krm::api_version"
+        "A TrainSpec with an apiVersion other than trainc.dev/v1alpha1.";
+    KRM_KIND = "trainc::krm::kind"
+        "A KRM document whose kind is not TrainSpec.";
+    KRM_NAME_CONFLICT = "trainc::krm::name_conflict"
+        "A generated object has the kind and name of an object already in the package.";
+    KRM_LOCAL_CONFIG = "trainc::krm::local_config"
+        "A TrainSpec in a package without the local-config annotation, so it would be applied to the cluster.";
+    KRM_EXEC_FUNCTION = "trainc::krm::exec_function"
+        "A TrainSpec annotated as an exec function, which kubectl kustomize skips without a word.";
     // compose and templates
-    OVERLAY_UNSET = "trainc::overlay::unset";
-    TEMPLATE_UNDEFINED = "trainc::template::undefined";
-    TEMPLATE_FUEL = "trainc::template::fuel";
-    TEMPLATE_SYNTAX = "trainc::template::syntax";
-    TEMPLATE_ERROR = "trainc::template::error";
-    TEMPLATE_UNUSED_SET = "trainc::template::unused_set";
+    OVERLAY_UNSET = "trainc::overlay::unset"
+        "An overlay's `unset` names a key that is not there or cannot be removed.";
+    TEMPLATE_UNDEFINED = "trainc::template::undefined"
+        "A template uses a variable that is neither in `[vars]` nor given with --set.";
+    TEMPLATE_FUEL = "trainc::template::fuel"
+        "A template does more work than trainc allows.";
+    TEMPLATE_SYNTAX = "trainc::template::syntax"
+        "A template does not parse.";
+    TEMPLATE_ERROR = "trainc::template::error"
+        "A template fails while rendering, or renders a value of the wrong type.";
+    TEMPLATE_UNUSED_SET = "trainc::template::unused_set"
+        "A --set variable that no template uses.";
     // validate, JSON Schema pass
-    SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key";
-    SCHEMA_MISSING_KEY = "trainc::schema::missing_key";
-    SCHEMA_TYPE = "trainc::schema::type";
-    SCHEMA_ENUM = "trainc::schema::enum";
-    SCHEMA_RANGE = "trainc::schema::range";
-    SCHEMA_OTHER = "trainc::schema::other";
+    SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key"
+        "A key the spec language does not have (often a misspelling).";
+    SCHEMA_MISSING_KEY = "trainc::schema::missing_key"
+        "A required key is missing.";
+    SCHEMA_TYPE = "trainc::schema::type"
+        "A value of the wrong type (a string where a number belongs, ...).";
+    SCHEMA_ENUM = "trainc::schema::enum"
+        "A value that is not one of the allowed values.";
+    SCHEMA_RANGE = "trainc::schema::range"
+        "A number or list outside its allowed range or length.";
+    SCHEMA_OTHER = "trainc::schema::other"
+        "A value the spec's schema rejects for another reason.";
     // validate, semantic rules
-    NAME_INVALID = "trainc::name::invalid";
-    NAME_TOO_LONG = "trainc::name::too_long";
-    NAMESPACE_INVALID = "trainc::namespace::invalid";
-    ENTRYPOINT_MISSING = "trainc::entrypoint::missing";
-    ENTRYPOINT_CONFLICT = "trainc::entrypoint::conflict";
-    ENTRYPOINT_EMPTY = "trainc::entrypoint::empty";
-    CODE_FILE = "trainc::code::file";
-    CODE_TOO_LARGE = "trainc::code::too_large";
-    CODE_INVALID = "trainc::code::invalid";
-    RESOURCE_EXTENDED = "trainc::resources::extended";
-    SECURITY_CONTEXT = "trainc::security_context::invalid";
-    ENV_FROM = "trainc::env_from::invalid";
-    DNS_POLICY = "trainc::network::dns_policy";
-    TRAINJOB_INITIALIZER = "trainc::trainjob::initializer";
-    POD_TEMPLATE = "trainc::pod_template::conflict";
-    ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint";
-    WORKING_DIR_RELATIVE = "trainc::working_dir::relative";
-    REPLICAS_SYNTAX = "trainc::replicas::syntax";
-    REPLICAS_RANGE = "trainc::replicas::range";
-    ELASTIC_NOT_ELASTIC = "trainc::elastic::not_elastic";
-    ELASTIC_RDZV_ENDPOINT = "trainc::elastic::rdzv_endpoint";
-    NPROC_GPU_WITHOUT_GPUS = "trainc::nproc::gpu_without_gpus";
-    NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus";
-    NPROC_IDLE_GPUS = "trainc::nproc::idle_gpus";
-    NPROC_AUTO_ON_CPU = "trainc::nproc::auto_on_cpu";
-    NPROC_TRAINER_CPU = "trainc::nproc::trainer_cpu";
-    NPROC_ELASTIC_COMMAND = "trainc::nproc::elastic_command";
-    QUANTITY_INVALID = "trainc::quantity::invalid";
-    QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive";
-    QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious";
-    LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request";
-    SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory";
-    GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource";
-    DURATION_INVALID = "trainc::duration::invalid";
-    POLICY_RESTART_ALWAYS = "trainc::policy::restart_always";
-    POLICY_BACKOFF_WITHOUT_RESTARTS = "trainc::policy::backoff_without_restarts";
-    ENV_INVALID_NAME = "trainc::env::invalid_name";
-    ENV_RESERVED = "trainc::env::reserved";
-    ENV_OVERWRITTEN = "trainc::env::overwritten";
-    ENV_RENDEZVOUS = "trainc::env::rendezvous";
-    ENV_LITERAL_SECRET = "trainc::env::literal_secret";
-    ENV_SOURCE = "trainc::env::source";
-    VOLUME_INVALID_NAME = "trainc::volumes::invalid_name";
-    VOLUME_NO_SOURCE = "trainc::volumes::no_source";
-    VOLUME_MANY_SOURCES = "trainc::volumes::many_sources";
-    VOLUME_RELATIVE_MOUNT = "trainc::volumes::relative_mount";
-    VOLUME_DUPLICATE_MOUNT = "trainc::volumes::duplicate_mount";
-    VOLUME_SHM_CONFLICT = "trainc::volumes::shm_conflict";
-    VOLUME_RWO_SHARED = "trainc::volumes::rwo_shared";
-    VOLUME_READ_ONLY_NEW_CLAIM = "trainc::volumes::read_only_new_claim";
-    VOLUME_RWX_DEFAULT_CLASS = "trainc::volumes::rwx_default_class";
-    VOLUME_OPTION_WITHOUT_SIZE = "trainc::volumes::option_without_size";
-    VOLUME_INVALID_REFERENCE = "trainc::volumes::invalid_reference";
-    METADATA_INVALID_KEY = "trainc::metadata::invalid_key";
-    METADATA_INVALID_VALUE = "trainc::metadata::invalid_value";
-    METADATA_RESERVED = "trainc::metadata::reserved";
-    METADATA_TOO_LARGE = "trainc::metadata::too_large";
-    IMAGE_INVALID = "trainc::image::invalid";
-    IMAGE_UNPINNED = "trainc::image::unpinned";
-    TARGET_UNSUPPORTED = "trainc::target::unsupported";
-    TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target";
-    TRAINJOB_RUNTIME = "trainc::trainjob::runtime";
-    TRAINJOB_POD_METADATA = "trainc::trainjob::pod_metadata";
-    PORT_INVALID = "trainc::ports::invalid";
-    PORT_RESERVED = "trainc::ports::reserved";
-    PORT_DUPLICATE = "trainc::ports::duplicate";
-    SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name";
-    SCHEDULING_TOLERATION = "trainc::scheduling::toleration";
-    SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue";
+    NAME_INVALID = "trainc::name::invalid"
+        "The job's name is not a DNS-1035 label.";
+    NAME_TOO_LONG = "trainc::name::too_long"
+        "The job's name is too long once the operator adds its suffixes to pod and Service names.";
+    NAMESPACE_INVALID = "trainc::namespace::invalid"
+        "The namespace is not a DNS-1123 label.";
+    ENTRYPOINT_MISSING = "trainc::entrypoint::missing"
+        "The spec says neither `script`, `module` nor `command`.";
+    ENTRYPOINT_CONFLICT = "trainc::entrypoint::conflict"
+        "More than one of `script`, `module` and `command`.";
+    ENTRYPOINT_EMPTY = "trainc::entrypoint::empty"
+        "An empty `script`, `module` or `command`.";
+    CODE_FILE = "trainc::code::file"
+        "A `[code]` file that cannot be read or named.";
+    CODE_TOO_LARGE = "trainc::code::too_large"
+        "`[code]` files larger than a ConfigMap holds.";
+    CODE_INVALID = "trainc::code::invalid"
+        "A `[code]` setting that cannot work (a mount path, a key, an entrypoint outside the code).";
+    RESOURCE_EXTENDED = "trainc::resources::extended"
+        "An extended resource with an invalid name or amount.";
+    SECURITY_CONTEXT = "trainc::security_context::invalid"
+        "A `[securityContext]` setting that is invalid or conflicts with the job.";
+    ENV_FROM = "trainc::env_from::invalid"
+        "An `envFrom` entry that is invalid.";
+    DNS_POLICY = "trainc::network::dns_policy"
+        "A DNS policy that does not fit the pod's network settings.";
+    TRAINJOB_INITIALIZER = "trainc::trainjob::initializer"
+        "A `[trainjob.initializer]` setting the target or API level cannot express.";
+    POD_TEMPLATE = "trainc::pod_template::conflict"
+        "A `[podTemplate]` entry that conflicts with what trainc generates.";
+    ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint"
+        "`args` without an entrypoint to pass them to.";
+    WORKING_DIR_RELATIVE = "trainc::working_dir::relative"
+        "A `workingDir` that is not an absolute path.";
+    REPLICAS_SYNTAX = "trainc::replicas::syntax"
+        "`replicas` that is neither a number nor a `min:max` range.";
+    REPLICAS_RANGE = "trainc::replicas::range"
+        "`replicas` out of range, or a range whose minimum exceeds its maximum.";
+    ELASTIC_NOT_ELASTIC = "trainc::elastic::not_elastic"
+        "An elastic setting on a job whose replicas are fixed.";
+    ELASTIC_RDZV_ENDPOINT = "trainc::elastic::rdzv_endpoint"
+        "A rendezvous endpoint that an elastic job cannot use.";
+    NPROC_GPU_WITHOUT_GPUS = "trainc::nproc::gpu_without_gpus"
+        "`nProcPerNode = \"gpu\"` on pods that request no GPUs.";
+    NPROC_EXCEEDS_GPUS = "trainc::nproc::exceeds_gpus"
+        "More processes per node than GPUs per pod.";
+    NPROC_IDLE_GPUS = "trainc::nproc::idle_gpus"
+        "Fewer processes per node than GPUs per pod: some GPUs would sit idle.";
+    NPROC_AUTO_ON_CPU = "trainc::nproc::auto_on_cpu"
+        "`nProcPerNode = \"auto\"` on CPU pods, where it means one process per CPU core.";
+    NPROC_TRAINER_CPU = "trainc::nproc::trainer_cpu"
+        "A CPU TrainJob whose process count the Trainer would set from the CPU limit.";
+    NPROC_ELASTIC_COMMAND = "trainc::nproc::elastic_command"
+        "A process count that a `command` entrypoint on an elastic job cannot apply.";
+    QUANTITY_INVALID = "trainc::quantity::invalid"
+        "A value that is not a Kubernetes quantity.";
+    QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive"
+        "A quantity that must be more than zero.";
+    QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious"
+        "A quantity that is valid but almost certainly a mistake (`64m` of memory).";
+    LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request"
+        "A resource limit below its request.";
+    SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory"
+        "A /dev/shm size larger than the pod's memory.";
+    GPU_RESOURCE_INVALID = "trainc::resources::gpu_resource"
+        "A GPU resource name that is not an extended resource name.";
+    DURATION_INVALID = "trainc::duration::invalid"
+        "A value that is not a duration (`90m`, `2h`, `1d`).";
+    POLICY_RESTART_ALWAYS = "trainc::policy::restart_always"
+        "`restartPolicy = \"Always\"`, which restarts finished training forever.";
+    POLICY_BACKOFF_WITHOUT_RESTARTS = "trainc::policy::backoff_without_restarts"
+        "A backoff limit on a job that never restarts pods.";
+    ENV_INVALID_NAME = "trainc::env::invalid_name"
+        "An environment variable name Kubernetes rejects.";
+    ENV_RESERVED = "trainc::env::reserved"
+        "An environment variable the operator sets (it would be overwritten or rejected).";
+    ENV_OVERWRITTEN = "trainc::env::overwritten"
+        "An environment variable set twice; the later one wins.";
+    ENV_RENDEZVOUS = "trainc::env::rendezvous"
+        "An environment variable that changes the rendezvous the operator configures.";
+    ENV_LITERAL_SECRET = "trainc::env::literal_secret"
+        "A secret-looking value written literally instead of read from a Secret.";
+    ENV_SOURCE = "trainc::env::source"
+        "An environment variable with no value source, or more than one.";
+    VOLUME_INVALID_NAME = "trainc::volumes::invalid_name"
+        "A volume name that is not a DNS-1123 label.";
+    VOLUME_NO_SOURCE = "trainc::volumes::no_source"
+        "A volume with no source (`size`, `claim`, `secret`, `configMap`, ...).";
+    VOLUME_MANY_SOURCES = "trainc::volumes::many_sources"
+        "A volume with more than one source.";
+    VOLUME_RELATIVE_MOUNT = "trainc::volumes::relative_mount"
+        "A mount path that is not absolute.";
+    VOLUME_DUPLICATE_MOUNT = "trainc::volumes::duplicate_mount"
+        "Two volumes mounted at the same path.";
+    VOLUME_SHM_CONFLICT = "trainc::volumes::shm_conflict"
+        "A volume at /dev/shm while trainc also mounts shared memory there.";
+    VOLUME_RWO_SHARED = "trainc::volumes::rwo_shared"
+        "A ReadWriteOnce claim shared by pods that may run on different nodes.";
+    VOLUME_READ_ONLY_NEW_CLAIM = "trainc::volumes::read_only_new_claim"
+        "A new, empty claim mounted read-only.";
+    VOLUME_RWX_DEFAULT_CLASS = "trainc::volumes::rwx_default_class"
+        "A ReadWriteMany claim on the default storage class, which often cannot provide it.";
+    VOLUME_OPTION_WITHOUT_SIZE = "trainc::volumes::option_without_size"
+        "A claim option on a volume that trainc does not create.";
+    VOLUME_INVALID_REFERENCE = "trainc::volumes::invalid_reference"
+        "A claim, Secret or ConfigMap name that Kubernetes rejects.";
+    METADATA_INVALID_KEY = "trainc::metadata::invalid_key"
+        "A label or annotation key Kubernetes rejects.";
+    METADATA_INVALID_VALUE = "trainc::metadata::invalid_value"
+        "A label value Kubernetes rejects.";
+    METADATA_RESERVED = "trainc::metadata::reserved"
+        "A label or annotation that trainc or the operator sets.";
+    METADATA_TOO_LARGE = "trainc::metadata::too_large"
+        "Annotations larger than Kubernetes accepts.";
+    IMAGE_INVALID = "trainc::image::invalid"
+        "An image reference that is not valid.";
+    IMAGE_UNPINNED = "trainc::image::unpinned"
+        "An image without a tag or digest, or with `latest`.";
+    TARGET_UNSUPPORTED = "trainc::target::unsupported"
+        "A setting the chosen target or API level cannot express.";
+    TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target"
+        "`[trainjob]` settings on a spec that does not build a TrainJob.";
+    TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
+        "A TrainJob runtime reference that is invalid or does not fit the job.";
+    TRAINJOB_POD_METADATA = "trainc::trainjob::pod_metadata"
+        "Pod labels or annotations a TrainJob at this API level cannot carry.";
+    PORT_INVALID = "trainc::ports::invalid"
+        "A port number or name Kubernetes rejects.";
+    PORT_RESERVED = "trainc::ports::reserved"
+        "A port the operator or the rendezvous uses.";
+    PORT_DUPLICATE = "trainc::ports::duplicate"
+        "Two ports with the same number or name.";
+    SCHEDULING_INVALID_NAME = "trainc::scheduling::invalid_name"
+        "A scheduler, priority class, queue or node-selector name Kubernetes rejects.";
+    SCHEDULING_TOLERATION = "trainc::scheduling::toleration"
+        "A toleration Kubernetes rejects.";
+    SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue"
+        "A Volcano queue on a job that Volcano does not schedule.";
     // verify
-    VERIFY_SCHEMA = "trainc::verify::schema";
-    VERIFY_WEBHOOK = "trainc::verify::webhook";
-    VERIFY_OPERATOR = "trainc::verify::operator";
+    VERIFY_SCHEMA = "trainc::verify::schema"
+        "A generated object fails its operator's strict schema.";
+    VERIFY_WEBHOOK = "trainc::verify::webhook"
+        "A generated object fails a rule of the operator's admission webhook.";
+    VERIFY_OPERATOR = "trainc::verify::operator"
+        "Generated objects that the operators would treat differently from the spec.";
 }

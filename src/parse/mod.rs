@@ -118,6 +118,16 @@ pub fn parse_yaml_document(
     parse_yaml(id, text, max_depth)
 }
 
+/// Every document of a YAML stream (Kubernetes manifests), with spans.
+pub fn parse_yaml_stream(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+    max_documents: usize,
+) -> Result<Vec<Node>, Vec<Diagnostic>> {
+    yaml::parse_yaml_stream(id, text, max_depth, max_documents)
+}
+
 fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
     if let Some(deep) = root.deeper_than(MAX_DEPTH) {
         return Err(vec![

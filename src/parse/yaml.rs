@@ -44,6 +44,32 @@ pub(super) fn parse_yaml(
     }
 }
 
+/// Every document of a YAML stream (`---`-separated), each with spans into
+/// the whole text; empty documents are skipped. At most `max_documents`.
+pub(super) fn parse_yaml_stream(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+    max_documents: usize,
+) -> Result<Vec<Node>, Vec<Diagnostic>> {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = max_depth + 1;
+    budget.max_documents = max_documents;
+    let options = serde_saphyr::options! {
+        budget: Some(budget),
+        strict_booleans: true,
+        reject_unsupported_tags: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    };
+    match serde_saphyr::from_multiple_with_options::<Spanned<Yaml>>(text, options) {
+        Ok(documents) => Ok(documents
+            .into_iter()
+            .map(|document| yaml_node(id, document))
+            .collect()),
+        Err(error) => Err(vec![yaml_error(id, text, &error, max_depth)]),
+    }
+}
+
 fn yaml_error(
     id: SourceId,
     text: &str,

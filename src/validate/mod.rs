@@ -72,6 +72,11 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     }
 }
 
+/// An overlay on its own: its keys and value types (`trainc check --as-overlay`).
+pub fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
+    schema::check_overlay(tree, &tree.to_json(), sources)
+}
+
 /// Removes the value at a JSON pointer (a key from its table; an array item
 /// becomes null, which keeps the other items' pointers stable).
 fn remove_pointer(json: &mut serde_json::Value, pointer: &str) {

@@ -25,6 +25,32 @@ fn validator() -> &'static Validator {
         .get_or_init(|| jsonschema::draft202012::new(schema()).expect("the spec schema is valid"))
 }
 
+fn overlay_schema() -> &'static (Json, Validator) {
+    static OVERLAY: OnceLock<(Json, Validator)> = OnceLock::new();
+    OVERLAY.get_or_init(|| {
+        let root = crate::spec::overlay_schema();
+        let validator = jsonschema::draft202012::new(&root).expect("the overlay schema is valid");
+        (root, validator)
+    })
+}
+
+/// An overlay on its own, against the overlay schema (the spec's with nothing
+/// required, plus `unset`). A value holding a template (`{{ n }}`) is left
+/// out: its type is known only once `[vars]` and `--set` fill it in.
+pub fn check_overlay(tree: &Node, instance: &Json, sources: &Sources) -> Vec<Diagnostic> {
+    let (root, validator) = overlay_schema();
+    let mut diagnostics = check_against(tree, instance, sources, validator, root).diagnostics;
+    diagnostics.retain(|d| {
+        let span = d.primary.span;
+        !sources
+            .get(span.source)
+            .text
+            .get(span.start..span.end)
+            .is_some_and(|text| text.contains("{{"))
+    });
+    diagnostics
+}
+
 /// What the schema pass found.
 pub struct Outcome {
     /// Every violation, as diagnostics.

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::render::{Object, pytorchjob, trainjob};
 use crate::spec::ApiLevel;
 
+pub mod manifests;
 mod objects;
 pub(crate) mod schema;
 mod webhooks;
@@ -66,9 +67,17 @@ pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
     for value in values {
         let id = id(value);
         schema::check(&id, value, level, &mut problems);
-        match value["kind"].as_str().unwrap_or("") {
-            pytorchjob::KIND => webhooks::pytorchjob(&id, value, &mut problems),
-            trainjob::KIND => webhooks::trainjob(&id, value, &mut problems),
+        // A webhook serves its own API version only.
+        match (
+            value["apiVersion"].as_str().unwrap_or(""),
+            value["kind"].as_str().unwrap_or(""),
+        ) {
+            (pytorchjob::API_VERSION, pytorchjob::KIND) => {
+                webhooks::pytorchjob(&id, value, &mut problems);
+            }
+            (trainjob::API_VERSION, trainjob::KIND) => {
+                webhooks::trainjob(&id, value, &mut problems);
+            }
             _ => {}
         }
     }

@@ -16,6 +16,8 @@ struct Schema {
     validator: Validator,
     /// Whether `metadata` is left open (a CRD) and must be checked separately.
     open_metadata: bool,
+    /// The schema itself, for the known fields where one is unknown.
+    root: Value,
 }
 
 /// Schemas of the kinds that have one API.
@@ -24,6 +26,7 @@ const COMMON: &[&str] = &[
     include_str!("../../schemas/k8s/service-v1.json"),
     include_str!("../../schemas/k8s/persistentvolumeclaim-v1.json"),
     include_str!("../../schemas/k8s/configmap-v1.json"),
+    include_str!("../../schemas/k8s/job-batch-v1.json"),
 ];
 /// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), on v2.1 and on v2.0.
 const TRAINJOB_CURRENT: &str = include_str!("../../schemas/k8s/trainjob-trainer-v1alpha1.json");
@@ -54,6 +57,7 @@ fn compile(text: &str) -> Schema {
         kind,
         validator,
         open_metadata,
+        root: schema,
     }
 }
 
@@ -91,12 +95,12 @@ pub(crate) fn bound_integer_formats(schema: &mut Value) {
 }
 
 /// The schemas of the kinds with one API, and ObjectMeta; compiled once, on first use.
-fn common() -> &'static (Vec<Schema>, Validator) {
-    static COMMON_SCHEMAS: OnceLock<(Vec<Schema>, Validator)> = OnceLock::new();
+fn common() -> &'static (Vec<Schema>, Schema) {
+    static COMMON_SCHEMAS: OnceLock<(Vec<Schema>, Schema)> = OnceLock::new();
     COMMON_SCHEMAS.get_or_init(|| {
         (
             COMMON.iter().map(|text| compile(text)).collect(),
-            compile(OBJECT_META).validator,
+            compile(OBJECT_META),
         )
     })
 }
@@ -115,7 +119,7 @@ fn trainjob_schema(level: ApiLevel) -> &'static Schema {
 
 /// Every schema problem of one object (`id` is its `Kind/name`).
 pub(super) fn check(id: &str, value: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
-    let (list, meta) = common();
+    let (list, meta_schema) = common();
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
     let schema = list
@@ -135,19 +139,55 @@ pub(super) fn check(id: &str, value: &Value, level: ApiLevel, problems: &mut Vec
         return;
     };
     for error in schema.validator.iter_errors(value) {
-        problems.push(Problem::schema(
-            id,
-            error.instance_path().as_str(),
-            error.to_string(),
-        ));
+        push_error(id, "", &error, &schema.root, problems);
     }
     if schema.open_metadata {
-        for error in meta.iter_errors(&value["metadata"]) {
-            problems.push(Problem::schema(
-                id,
-                &format!("/metadata{}", error.instance_path()),
-                error.to_string(),
-            ));
+        for error in meta_schema.validator.iter_errors(&value["metadata"]) {
+            push_error(id, "/metadata", &error, &meta_schema.root, problems);
         }
+    }
+}
+
+/// One validation error as problems, in words a manifest's author acts on:
+/// each unknown field at its own key, a missing one by name.
+fn push_error(
+    id: &str,
+    prefix: &str,
+    error: &jsonschema::ValidationError<'_>,
+    root: &Value,
+    problems: &mut Vec<Problem>,
+) {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    let path = format!("{prefix}{}", error.instance_path());
+    match error.kind() {
+        Kind::AdditionalProperties { unexpected } => {
+            // The object's schema is the parent of its `additionalProperties`.
+            let schema_path = error.schema_path().as_str();
+            let known: Vec<&str> = schema_path
+                .rsplit_once('/')
+                .and_then(|(object, _)| root.pointer(object))
+                .and_then(|object| object["properties"].as_object())
+                .map(|properties| properties.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for key in unexpected {
+                let segment = key.replace('~', "~0").replace('/', "~1");
+                let hint = crate::validate::suggest(key, known.iter().copied())
+                    .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
+                problems.push(Problem::schema(
+                    id,
+                    &format!("{path}/{segment}"),
+                    format!("unknown field `{key}`{hint}"),
+                ));
+            }
+        }
+        Kind::Required { property } => problems.push(Problem::schema(
+            id,
+            &path,
+            format!(
+                "missing required field `{}`",
+                property.as_str().map_or_else(|| property.to_string(), str::to_owned)
+            ),
+        )),
+        _ => problems.push(Problem::schema(id, &path, error.to_string())),
     }
 }

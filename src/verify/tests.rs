@@ -57,8 +57,14 @@ fn schema_violations_are_found() {
         "{found:?}"
     );
     assert!(
-        paths.contains(&"/metadata"),
-        "metadata is checked against ObjectMeta: {found:?}"
+        paths.contains(&"/metadata/labelz"),
+        "metadata is checked against ObjectMeta, each unknown field at its key: {found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.message == "unknown field `labelz` (did you mean `labels`?)"),
+        "{found:?}"
     );
     assert!(found.iter().all(|p| p.contract == "schema"));
 }

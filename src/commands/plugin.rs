@@ -1,0 +1,121 @@
+//! `trainc plugin install`: link this binary where kustomize looks for the
+//! exec plugin of `kind: TrainSpec`.
+
+use std::path::{Path, PathBuf};
+
+use super::{Status, write_stderr};
+
+/// Where below the plugin root kustomize looks for it: `<group>/<version>/<lowercase kind>/<Kind>`.
+const PLUGIN_PATH: &str = "trainc.dev/v1alpha1/trainspec/TrainSpec";
+
+/// A symlink named `TrainSpec` to this binary. A binary inside a cargo build
+/// directory is refused unless `dev` says the link is meant to follow the
+/// build: `cargo clean` would delete it and leave kustomize a dangling link.
+pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
+    let Some(root) = dir.or_else(default_plugin_root) else {
+        write_stderr("error: neither XDG_CONFIG_HOME nor HOME is set; pass --dir\n");
+        return Status::Usage;
+    };
+    let link = root.join(PLUGIN_PATH);
+    let target = match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Ok(path) => path,
+        Err(error) => {
+            write_stderr(&format!("error: cannot find trainc's own path: {error}\n"));
+            return Status::Usage;
+        }
+    };
+    if let Some(build_dir) = cargo_build_dir(&target).filter(|_| !dev) {
+        write_stderr(&format!(
+            "error: this trainc is a build in cargo's directory `{}`, which `cargo clean` \
+             and every rebuild replace; kustomize would be left with a broken link\n  \
+             help: install trainc first, then link the installed binary:\n      \
+             cargo install --locked --path .   # in the trainc repository\n      \
+             trainc plugin install\n  \
+             (to link this build on purpose while working on trainc, pass --dev)\n",
+            build_dir.display()
+        ));
+        return Status::Usage;
+    }
+    let parent = link.parent().expect("the plugin path has a parent");
+    let result = std::fs::create_dir_all(parent).and_then(|()| {
+        match std::fs::symlink_metadata(&link) {
+            Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
+            Ok(_) => {
+                return Err(std::io::Error::other(
+                    "a file that is not a symlink is in the way; remove it first",
+                ));
+            }
+            Err(_) => {}
+        }
+        symlink(&target, &link)
+    });
+    match result {
+        Ok(()) => {
+            write_stderr(&format!(
+                "installed {} -> {}\nuse it with: kubectl kustomize --enable-alpha-plugins DIR\n",
+                link.display(),
+                target.display()
+            ));
+            Status::Ok
+        }
+        Err(error) => {
+            write_stderr(&format!(
+                "error: cannot install `{}`: {error}\n",
+                link.display()
+            ));
+            Status::Usage
+        }
+    }
+}
+
+/// The cargo target directory `exe` was built into, if any: the nearest
+/// ancestor holding the cache-directory tag cargo writes there.
+fn cargo_build_dir(exe: &Path) -> Option<&Path> {
+    exe.ancestors().skip(1).find(|dir| {
+        std::fs::read_to_string(dir.join("CACHEDIR.TAG"))
+            .is_ok_and(|tag| tag.contains("created by cargo"))
+    })
+}
+
+/// `$XDG_CONFIG_HOME/kustomize/plugin`, else `$HOME/.config/kustomize/plugin`.
+fn default_plugin_root() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("kustomize").join("plugin"))
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::fs::copy(target, link).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cargo_build_dir;
+
+    #[test]
+    fn a_binary_below_a_cargo_tagged_directory_is_a_build() {
+        let root = std::env::temp_dir().join(format!("trainc-builddir-{}", std::process::id()));
+        let bin = root.join("target/release");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(root.join("installed/bin")).unwrap();
+        let exe = bin.join("trainc");
+        assert_eq!(cargo_build_dir(&exe), None, "no tag, no build directory");
+        std::fs::write(
+            root.join("target/CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n\
+             # This file is a cache directory tag created by cargo.\n",
+        )
+        .unwrap();
+        assert_eq!(cargo_build_dir(&exe), Some(root.join("target").as_path()));
+        assert_eq!(cargo_build_dir(&root.join("installed/bin/trainc")), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,219 @@
+//! `trainc verify`: manifests written by anyone, against the strict schemas
+//! and the operators' rules, each problem at its line.
+
+use std::path::PathBuf;
+
+use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
+
+fn testdata() -> PathBuf {
+    root().join("../shared/k8s-schemas/testdata")
+}
+
+fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
+    text(bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The 1-based first line of every `---`-separated document of `text`.
+fn document_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![1];
+    for (i, line) in text.lines().enumerate() {
+        if line == "---" {
+            starts.push(i + 2);
+        }
+    }
+    starts
+}
+
+/// Every document of the shared bad.yaml fails, each with an error located
+/// inside that document; the message names the document and object.
+#[test]
+fn every_document_of_bad_yaml_is_rejected_at_its_own_lines() {
+    let dir = testdata();
+    let output = trainc(&dir, &["verify", "--format", "json", "bad.yaml"]);
+    assert_eq!(output.status.code(), Some(1));
+    let errors = json_lines(&output.stdout);
+    let source = std::fs::read_to_string(dir.join("bad.yaml")).unwrap();
+    let starts = document_starts(&source);
+    let total_lines = source.lines().count();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map_or(total_lines, |next| next - 2);
+        let inside: Vec<&serde_json::Value> = errors
+            .iter()
+            .filter(|e| {
+                (start..=end).contains(&usize::try_from(e["line"].as_u64().unwrap()).unwrap())
+            })
+            .collect();
+        assert!(
+            !inside.is_empty(),
+            "document {} (lines {start}-{end}) has no error: {errors:#?}",
+            n + 1
+        );
+        for error in inside {
+            assert_eq!(error["severity"], "error");
+            let message = error["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("document {}, ", n + 1)),
+                "{message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_yaml_problems_are_worded_and_placed_for_a_person() {
+    let output = trainc(&testdata(), &["verify", "--format", "json", "bad.yaml"]);
+    let errors = json_lines(&output.stdout);
+    let find = |needle: &str| {
+        errors
+            .iter()
+            .find(|e| e["message"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no error with `{needle}`: {errors:#?}"))
+    };
+    let typo = find("unknown field `pytorchReplicaSpec` (did you mean `pytorchReplicaSpecs`?)");
+    assert_eq!((&typo["line"], &typo["col"]), (&8.into(), &3.into()));
+    assert!(
+        typo["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("document 1, PyTorchJob/typo, `spec.pytorchReplicaSpec`: ")
+    );
+    let port = find("Service/svc, `spec.ports[0].port`");
+    assert_eq!(port["line"], 68);
+    let tfjob = find("TFJob/tf: no schema for kubeflow.org/v1 TFJob");
+    assert!(tfjob["help"].as_str().unwrap().contains("PyTorchJob"));
+    assert_eq!(tfjob["code"], "trainc::verify::schema");
+}
+
+#[test]
+fn good_yaml_and_the_v2_1_trainjob_are_accepted() {
+    let dir = testdata();
+    let good = trainc(&dir, &["verify", "good.yaml"]);
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
+    assert!(text(&good.stderr).contains("verified 6 objects in 1 file: 0 errors"));
+    // The v2.1 form is rejected by the current schema and accepted at its level.
+    let current = trainc(&dir, &["verify", "trainjob-v2.1.yaml"]);
+    assert_eq!(current.status.code(), Some(1));
+    assert!(text(&current.stderr).contains("unknown field `podTemplateOverrides`"));
+    let v21 = trainc(
+        &dir,
+        &["verify", "--api-level", "v2.1", "trainjob-v2.1.yaml"],
+    );
+    assert_eq!(v21.status.code(), Some(0), "{}", text(&v21.stderr));
+}
+
+#[test]
+fn duplicate_keys_and_broken_yaml_are_errors() {
+    let dup = trainc(
+        &testdata(),
+        &["verify", "--format", "json", "duplicate-key.yaml"],
+    );
+    assert_eq!(dup.status.code(), Some(1));
+    let errors = json_lines(&dup.stdout);
+    assert_eq!(errors[0]["message"], "duplicate key `name`");
+    assert_eq!(errors[0]["line"], 5);
+    let broken = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "-"],
+        b"apiVersion: v1\nkind: Service\nmetadata: {name: [\n",
+    );
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(text(&broken.stderr).contains("<stdin>:"));
+}
+
+/// Every golden is valid, as kubeconform finds it in CI: the TrainJobs at
+/// the API level their file name says.
+#[test]
+fn every_golden_is_valid() {
+    let mut checked = 0;
+    for dir in std::fs::read_dir(root().join("golden")).unwrap() {
+        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let mut args = vec!["verify"];
+            if name.starts_with("trainjob-v2.1") {
+                args.extend(["--api-level", "v2.1"]);
+            } else if name.starts_with("trainjob-v2.0") {
+                args.extend(["--api-level", "v2.0"]);
+            }
+            args.push(path.to_str().unwrap());
+            let output = trainc(&root(), &args);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{name}: {}",
+                text(&output.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} goldens");
+}
+
+/// What `kubectl get -o yaml` and `trainc build -o json` print: a `v1 List`,
+/// checked item by item; the operators' rules apply as in `build --verify`.
+#[test]
+fn lists_are_checked_item_by_item_with_the_operator_rules() {
+    let dir = temp_dir("verify-list");
+    let built = trainc(
+        &root(),
+        &["build", "-o", "json", "examples/gpu-multinode.toml"],
+    );
+    assert_eq!(built.status.code(), Some(0));
+    std::fs::write(dir.join("list.json"), &built.stdout).unwrap();
+    let mut list: serde_json::Value = serde_json::from_slice(&built.stdout).unwrap();
+    let items = list["items"].as_array().unwrap().len();
+    let ok = trainc(&dir, &["verify", "list.json"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    assert!(
+        text(&ok.stderr).contains(&format!("verified {items} object")),
+        "{}",
+        text(&ok.stderr)
+    );
+
+    // Two Masters: the webhook's rule, which no schema expresses.
+    list["items"][0]["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2.into();
+    std::fs::write(dir.join("two-masters.json"), list.to_string()).unwrap();
+    let bad = trainc(&dir, &["verify", "--format", "json", "two-masters.json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let errors = json_lines(&bad.stdout);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0]["code"], "trainc::verify::webhook");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`spec.pytorchReplicaSpecs.Master.replicas`"),
+        "{errors:#?}"
+    );
+}
+
+#[test]
+fn a_document_that_is_not_an_object_and_one_without_a_kind_are_errors() {
+    let dir = temp_dir("verify-shapes");
+    std::fs::write(
+        dir.join("m.yaml"),
+        "- just\n- a list\n---\napiVersion: v1\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "m.yaml"]);
+    assert_eq!(output.status.code(), Some(1));
+    let errors = json_lines(&output.stdout);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("document 1 is not a Kubernetes object")
+    );
+    assert_eq!(errors[1]["line"], 4);
+    assert!(
+        errors[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has no `kind`")
+    );
+    let missing = trainc(&dir, &["verify", "nope.yaml"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
