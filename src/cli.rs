@@ -54,6 +54,9 @@ pub enum Command {
     /// ConfigMap; any other kind is an error. Exit status: 0 when every object
     /// is valid, 1 when any is not, 2 on a usage error or an unreadable file.
     Verify(VerifyArgs),
+    /// Say what a spec will do on the cluster: nodes, processes, resources,
+    /// volumes, env, scheduling, warnings, and the kubectl commands to run it.
+    Describe(DescribeArgs),
     /// Write a starter spec that passes `trainc check` as written.
     Init(InitArgs),
     /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
@@ -97,6 +100,21 @@ pub struct CheckArgs {
     /// `trainc check SPEC -O OVERLAY`.
     #[arg(long, conflicts_with_all = ["overlays", "sets", "target", "api_level", "verify"])]
     pub as_overlay: bool,
+    #[command(flatten)]
+    pub compose: ComposeArgs,
+    #[command(flatten)]
+    pub generate: GenerateArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DescribeArgs {
+    /// The spec (TOML or YAML); `-` reads standard input.
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// Also every pod the operator will create: its name, DNS name, role,
+    /// ranks and the distributed environment it will see.
+    #[arg(long)]
+    pub pods: bool,
     #[command(flatten)]
     pub compose: ComposeArgs,
     #[command(flatten)]

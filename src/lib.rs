@@ -26,6 +26,7 @@ pub mod code;
 pub mod commands;
 pub mod compose;
 pub mod derived;
+pub mod describe;
 pub mod diagnostic;
 pub mod emit;
 pub mod krm;
@@ -113,6 +114,33 @@ pub fn check_overlay(sources: &Sources, overlay: SourceId) -> Vec<Diagnostic> {
         }
         Err(problems) => problems,
     }
+}
+
+/// `trainc describe`: the spec in words, or `None` (and the errors) when it is invalid.
+/// `build` is the `trainc build ...` command that builds the same objects.
+pub fn describe(
+    sources: &mut Sources,
+    input: &Input,
+    options: &Options,
+    build: &str,
+    with_pods: bool,
+) -> (Option<String>, Vec<Diagnostic>) {
+    let validated = front_end(sources, input, options);
+    let spec = validated
+        .spec
+        .filter(|_| !validated.diagnostics.iter().any(Diagnostic::is_error));
+    let Some(spec) = spec else {
+        return (None, validated.diagnostics);
+    };
+    let model = resolve::resolve(&spec, &validated.code);
+    let warnings: Vec<Diagnostic> = validated
+        .diagnostics
+        .iter()
+        .filter(|d| !d.is_error())
+        .cloned()
+        .collect();
+    let text = describe::describe(&model, &warnings, sources, build, with_pods);
+    (Some(text), validated.diagnostics)
 }
 
 /// The whole pipeline up to emit.

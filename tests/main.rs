@@ -6,6 +6,7 @@ mod check_cases;
 mod cli;
 mod code;
 mod compose;
+mod describe;
 mod every_field;
 mod fidelity;
 mod formats;

@@ -10,6 +10,7 @@ use crate::diagnostic::Style;
 
 mod build;
 mod check;
+mod describe;
 mod function;
 mod init;
 mod output_dir;
@@ -103,6 +104,7 @@ pub fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Describe(args) => describe::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Fn => match function::read_stdin() {

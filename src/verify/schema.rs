@@ -185,7 +185,9 @@ fn push_error(
             &path,
             format!(
                 "missing required field `{}`",
-                property.as_str().map_or_else(|| property.to_string(), str::to_owned)
+                property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned)
             ),
         )),
         _ => problems.push(Problem::schema(id, &path, error.to_string())),

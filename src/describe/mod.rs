@@ -1,0 +1,434 @@
+//! `trainc describe`: what a spec means on the cluster, for a person, at 80
+//! columns. A back end like `render`: it reads the resolved [`Model`] and
+//! writes text; `--pods` adds every pod the operator will create and the
+//! distributed environment each will see ([`pods`]).
+
+use std::fmt::Write as _;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{EnvValue, Model, NProc, Nodes, VolumeSource};
+use crate::render::{pytorchjob, trainjob};
+use crate::source::Sources;
+use crate::spec::{ApiLevel, Target};
+
+mod pods;
+
+/// Width of the text; longer values wrap under their label.
+const WIDTH: usize = 80;
+/// Column where values start.
+const LABEL: usize = 14;
+
+/// The description of `model`; `warnings` are listed with their place.
+/// `build` is the command that builds the objects, for the commands.
+pub fn describe(
+    model: &Model,
+    warnings: &[Diagnostic],
+    sources: &Sources,
+    build: &str,
+    with_pods: bool,
+) -> String {
+    let mut out = String::new();
+    let (headline, operator) = headline(model);
+    let _ = writeln!(out, "{headline}");
+    field(&mut out, "operator", &operator);
+    field(&mut out, "nodes", &nodes(model));
+    let (requests, limits) = (&model.container.requests, &model.container.limits);
+    let per_node = resources(requests, limits, 1, model.shm.as_deref());
+    field(&mut out, "per node", &per_node);
+    if model.nodes.max() > 1 {
+        let total = resources(requests, limits, model.nodes.max(), None);
+        let label = match model.nodes {
+            Nodes::Fixed(_) => "in total",
+            Nodes::Elastic { .. } => "at most",
+        };
+        field(&mut out, label, &total);
+    }
+    field(&mut out, "image", &model.container.image);
+    let words = model.container.command.iter().chain(&model.container.args);
+    field(
+        &mut out,
+        "runs",
+        &crate::syntax::shell::join(words.map(String::as_str)),
+    );
+    if let Some(dir) = &model.container.working_dir {
+        field(&mut out, "in", dir);
+    }
+    for (i, line) in volumes(model).iter().enumerate() {
+        field(&mut out, if i == 0 { "volumes" } else { "" }, line);
+    }
+    for (i, line) in env(model).iter().enumerate() {
+        field(&mut out, if i == 0 { "env" } else { "" }, line);
+    }
+    for (i, line) in scheduling(model).iter().enumerate() {
+        field(&mut out, if i == 0 { "scheduling" } else { "" }, line);
+    }
+    field(&mut out, "on failure", &failure(model));
+    if warnings.is_empty() {
+        field(&mut out, "warnings", "none");
+    }
+    for (i, warning) in warnings.iter().enumerate() {
+        let (file, line, col) = warning.location(sources);
+        field(
+            &mut out,
+            if i == 0 { "warnings" } else { "" },
+            &format!(
+                "{file}:{line}:{col}: {} [{}]",
+                warning.message, warning.code
+            ),
+        );
+    }
+    if with_pods {
+        out.push('\n');
+        out.push_str(&pods::describe(model));
+    }
+    out.push('\n');
+    out.push_str(&commands(model, build));
+    out
+}
+
+/// `name: Kind in namespace`, and the operator that runs it.
+fn headline(model: &Model) -> (String, String) {
+    let (kind, operator) = match model.target {
+        Target::Pytorchjob => (
+            pytorchjob::KIND,
+            format!(
+                "Kubeflow Training Operator v1 ({})",
+                pytorchjob::API_VERSION
+            ),
+        ),
+        Target::Trainjob => (
+            trainjob::KIND,
+            format!(
+                "Kubeflow Trainer {} ({}), runtime {} {}",
+                match model.trainjob.api_level {
+                    ApiLevel::V2_2 => "v2.2+",
+                    ApiLevel::V2_1 => "v2.1",
+                    ApiLevel::V2_0 => "v2.0",
+                },
+                trainjob::API_VERSION,
+                model.trainjob.runtime_kind,
+                model.trainjob.runtime
+            ),
+        ),
+    };
+    let namespace = model.namespace.as_deref().map_or_else(
+        || " in the current namespace".to_owned(),
+        |ns| format!(" in namespace {ns}"),
+    );
+    (format!("{}: {kind}{namespace}", model.name), operator)
+}
+
+/// `4 nodes × 8 processes = world size 32`, with what decides `auto`.
+fn nodes(model: &Model) -> String {
+    let count = match model.nodes {
+        Nodes::Fixed(1) => "1 node".to_owned(),
+        Nodes::Fixed(n) => format!("{n} nodes"),
+        Nodes::Elastic { min, max } => format!("{min} to {max} nodes (elastic)"),
+    };
+    let procs = match model.nproc_per_node {
+        NProc::Count(1) => "1 process".to_owned(),
+        NProc::Count(n) => format!("{n} processes"),
+        NProc::Auto => "auto processes (one per GPU, or per CPU core without GPUs)".to_owned(),
+        NProc::Cpu => "one process per CPU core".to_owned(),
+    };
+    let world = match (model.world_size, model.nodes, model.nproc_per_node) {
+        (Some(size), _, _) => format!(" = world size {size}"),
+        (None, Nodes::Elastic { min, max }, NProc::Count(n)) => {
+            format!(" = world size {} to {}", min * n, max * n)
+        }
+        _ => " (world size decided by torchrun at start)".to_owned(),
+    };
+    format!("{count} × {procs}{world}")
+}
+
+/// Requests (and limits where they differ) times `times`, plus /dev/shm.
+fn resources(
+    requests: &std::collections::BTreeMap<String, String>,
+    limits: &std::collections::BTreeMap<String, String>,
+    times: u32,
+    shm: Option<&str>,
+) -> String {
+    let mut names: Vec<&String> = requests.keys().chain(limits.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut parts: Vec<String> = names
+        .into_iter()
+        .map(|name| {
+            let request = requests.get(name).map(|q| multiply(q, times));
+            let limit = limits.get(name).map(|q| multiply(q, times));
+            match (request, limit) {
+                (Some(r), Some(l)) if r == l => format!("{name} {r}"),
+                (Some(r), Some(l)) => format!("{name} {r} (limit {l})"),
+                (Some(r), None) => format!("{name} {r}"),
+                (None, Some(l)) => format!("{name} {l} (limit)"),
+                (None, None) => String::new(),
+            }
+        })
+        .collect();
+    if let Some(shm) = shm {
+        parts.push(format!("/dev/shm {shm} (counts against memory)"));
+    }
+    if parts.is_empty() {
+        "nothing requested (the cluster's defaults)".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A quantity times `n`, in its own suffix: `64Gi` × 4 = `256Gi`.
+fn multiply(quantity: &str, n: u32) -> String {
+    if n == 1 {
+        return quantity.to_owned();
+    }
+    let Ok(q) = crate::syntax::quantity::parse(quantity) else {
+        return format!("{n} × {quantity}");
+    };
+    let digits = &quantity[..quantity.len() - q.suffix.len()];
+    let Ok(number) = digits.parse::<f64>() else {
+        return format!("{n} × {quantity}");
+    };
+    let value = number * f64::from(n);
+    let number = if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        let text = format!("{value:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    };
+    format!("{number}{}", q.suffix)
+}
+
+fn volumes(model: &Model) -> Vec<String> {
+    let mut lines: Vec<String> = model
+        .volumes
+        .iter()
+        .map(|v| {
+            let access = if v.read_only {
+                "read-only"
+            } else {
+                "read-write"
+            };
+            let source = match &v.source {
+                VolumeSource::Claim(name) => match model.claims.iter().find(|c| &c.name == name) {
+                    Some(claim) => format!(
+                        "new claim {name} ({}, {}, {}): created by trainc",
+                        claim.size,
+                        claim.access_modes.join(", "),
+                        claim
+                            .storage_class
+                            .as_deref()
+                            .map_or_else(|| "default class".to_owned(), |c| format!("class {c}"))
+                    ),
+                    None => format!("claim {name}: must exist"),
+                },
+                VolumeSource::EmptyDir {
+                    size_limit: Some(limit),
+                } => {
+                    format!("emptyDir up to {limit}, per pod")
+                }
+                VolumeSource::EmptyDir { size_limit: None } => "emptyDir, per pod".to_owned(),
+                VolumeSource::ConfigMap(name) => format!("ConfigMap {name}: must exist"),
+                VolumeSource::Secret(name) => format!("Secret {name}: must exist"),
+            };
+            let sub = v
+                .sub_path
+                .as_deref()
+                .map_or_else(String::new, |p| format!(" (subPath {p})"));
+            format!("{} {}{sub}, {access}: {source}", v.mount_path, v.name)
+        })
+        .collect();
+    if let Some(code) = &model.code {
+        lines.push(format!(
+            "{} {}, read-only: ConfigMap {} of {} file{}: created by trainc",
+            crate::model::Code::MOUNT,
+            crate::model::Code::VOLUME,
+            code.config_map,
+            code.files.len(),
+            if code.files.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if lines.is_empty() {
+        lines.push("none".to_owned());
+    }
+    lines
+}
+
+/// Every variable the spec sets; values from Secrets are named, never shown.
+fn env(model: &Model) -> Vec<String> {
+    let mut lines: Vec<String> = model
+        .container
+        .env
+        .iter()
+        .map(|var| match &var.value {
+            EnvValue::Literal(value) => format!("{}={value}", var.name),
+            EnvValue::Secret { name, key, .. } => {
+                format!(
+                    "{} from Secret {name}, key {key} (value not shown)",
+                    var.name
+                )
+            }
+            EnvValue::ConfigMap { name, key, .. } => {
+                format!("{} from ConfigMap {name}, key {key}", var.name)
+            }
+            EnvValue::Field(path) => format!("{} from the pod's {path}", var.name),
+        })
+        .collect();
+    lines.extend(model.container.env_from.iter().map(|from| {
+        format!(
+            "every key of {} {}{}",
+            if from.secret { "Secret" } else { "ConfigMap" },
+            from.name,
+            from.prefix
+                .as_deref()
+                .map_or_else(String::new, |p| format!(", prefixed {p}"))
+        )
+    }));
+    if lines.is_empty() {
+        lines.push("none set by the spec (see --pods for what the operator adds)".to_owned());
+    }
+    lines
+}
+
+fn scheduling(model: &Model) -> Vec<String> {
+    let s = &model.scheduling;
+    let mut lines = Vec::new();
+    if let Some(queue) = &s.queue {
+        lines.push(format!(
+            "Kueue LocalQueue {queue} (the job waits suspended until admitted)"
+        ));
+    }
+    if let Some(queue) = &s.volcano_queue {
+        lines.push(format!("Volcano queue {queue}"));
+    }
+    if s.gang {
+        lines.push(format!(
+            "gang: no pod starts until {} can (with the operator's gang scheduler)",
+            model.nodes.min()
+        ));
+    }
+    if let Some(class) = &s.priority_class_name {
+        lines.push(format!("priority class {class}"));
+    }
+    if let Some(scheduler) = &s.scheduler_name {
+        lines.push(format!("scheduler {scheduler}"));
+    }
+    if !s.node_selector.is_empty() {
+        let pairs: Vec<String> = s
+            .node_selector
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        lines.push(format!("nodes with {}", pairs.join(", ")));
+    }
+    for t in &s.tolerations {
+        let what = match (&t.key, &t.value) {
+            (Some(k), Some(v)) => format!("{k}={v}"),
+            (Some(k), None) => k.clone(),
+            _ => "every taint".to_owned(),
+        };
+        lines.push(format!(
+            "tolerates {what}{}",
+            t.effect
+                .as_deref()
+                .map_or_else(String::new, |e| format!(" ({e})"))
+        ));
+    }
+    if s.spread_across_nodes {
+        lines.push("one pod per node".to_owned());
+    }
+    if let Some(account) = &s.service_account_name {
+        lines.push(format!("service account {account}"));
+    }
+    if lines.is_empty() {
+        lines.push("the cluster's default scheduler, any node".to_owned());
+    }
+    lines
+}
+
+fn failure(model: &Model) -> String {
+    let p = &model.policy;
+    let mut parts = vec![format!("restart policy {}", p.restart_policy)];
+    if let Some(limit) = p.backoff_limit {
+        parts.push(format!("up to {limit} retries"));
+    }
+    if let Some(seconds) = p.active_deadline_seconds {
+        parts.push(format!("stopped after {}", duration(seconds)));
+    }
+    if let Some(seconds) = p.ttl_seconds_after_finished {
+        parts.push(format!("deleted {} after it finishes", duration(seconds)));
+    }
+    if p.suspend {
+        parts.push("created suspended".to_owned());
+    }
+    parts.join(", ")
+}
+
+fn duration(seconds: u64) -> String {
+    match seconds {
+        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s % 3_600 == 0 => format!("{}h", s / 3_600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// The kubectl commands to run the job and follow rank 0.
+fn commands(model: &Model, build: &str) -> String {
+    let ns = model
+        .namespace
+        .as_deref()
+        .map_or_else(String::new, |ns| format!(" -n {ns}"));
+    let name = &model.name;
+    let (kind, pods, rank0) = match model.target {
+        Target::Pytorchjob => (
+            "pytorchjob",
+            format!("{}={name}", pytorchjob::LABEL_JOB_NAME),
+            match model.nodes {
+                Nodes::Fixed(_) => format!("{name}-master-0"),
+                Nodes::Elastic { .. } => format!("{name}-worker-0"),
+            },
+        ),
+        Target::Trainjob => (
+            "trainjob",
+            format!("{}={name}", trainjob::LABEL_JOBSET_NAME),
+            format!(
+                "-l {}={name},{}={},{}=0 -c {}",
+                trainjob::LABEL_JOBSET_NAME,
+                trainjob::LABEL_REPLICATED_JOB,
+                trainjob::NODE,
+                trainjob::LABEL_COMPLETION_INDEX,
+                trainjob::NODE
+            ),
+        ),
+    };
+    let mut out = String::from("commands\n");
+    let _ = writeln!(out, "  {build} | kubectl apply{ns} -f -");
+    let _ = writeln!(out, "  kubectl get {kind} {name}{ns} -w");
+    let _ = writeln!(out, "  kubectl get pods{ns} -l {pods} -w");
+    let _ = writeln!(out, "  # rank 0's log");
+    let _ = writeln!(out, "  kubectl logs{ns} -f {rank0}");
+    let _ = writeln!(out, "  kubectl delete {kind} {name}{ns}");
+    out
+}
+
+/// `text` wrapped at spaces to the width, every line indented by `indent`.
+fn note(out: &mut String, indent: usize, text: &str) {
+    let options = textwrap::Options::new(WIDTH - indent)
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    for line in textwrap::wrap(text, options) {
+        let _ = writeln!(out, "{:indent$}{line}", "");
+    }
+}
+
+/// `label  value`, the value wrapped at spaces under its column.
+fn field(out: &mut String, label: &str, value: &str) {
+    let options = textwrap::Options::new(WIDTH - LABEL)
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    for (i, line) in textwrap::wrap(value, options).iter().enumerate() {
+        let label = if i == 0 { label } else { "" };
+        let _ = writeln!(out, "  {label:<width$}{line}", width = LABEL - 2);
+    }
+}

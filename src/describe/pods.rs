@@ -1,0 +1,285 @@
+//! `describe --pods`: every pod the operator creates for the job, its DNS
+//! name, its role and ranks, and the distributed environment the operator
+//! injects into its training container, so rendezvous can be debugged before
+//! the job is submitted.
+//!
+//! The environment is what the operators' sources set, at the tags trainc
+//! targets:
+//!
+//! - PyTorchJob, kubeflow/trainer v1.9.4 `pkg/controller.v1/pytorch/envvar.go`
+//!   `setPodEnv`: every container gets `PYTHONUNBUFFERED=1`; with a Master,
+//!   `MASTER_ADDR`/`PET_MASTER_ADDR` = `<job>-master-0` and
+//!   `MASTER_PORT`/`PET_MASTER_PORT` = the Master's `pytorchjob-port`
+//!   (`master.go`), `WORLD_SIZE` = all replicas × `nprocPerNode` (1 when not a
+//!   number), `RANK` = `PET_NODE_RANK` = the pod's index (+1 on Workers);
+//!   `PET_NPROC_PER_NODE` = `nprocPerNode`; `PET_NNODES` = all replicas, or on
+//!   an elastic job (`elastic.go`) `min:max`, with `PET_RDZV_ENDPOINT` =
+//!   `rdzvHost` (default `<job>-worker-0`) `:` `rdzvPort` (default the Worker's
+//!   `pytorchjob-port`), `PET_RDZV_BACKEND` (default `c10d`),
+//!   `PET_MAX_RESTARTS` and `PET_RDZV_CONF` when set. Each pod gets a headless
+//!   Service of its own name (`pkg/controller.v1/common/service.go`), so its
+//!   DNS name is `<pod>.<namespace>.svc`.
+//! - TrainJob, kubeflow/trainer v2.0.0, v2.1.0 and v2.3.0
+//!   `pkg/runtime/framework/plugins/torch/torch.go` `EnforceMLPolicy`: the
+//!   `node` container gets `PET_NNODES` = `numNodes`, `PET_NPROC_PER_NODE`,
+//!   `PET_NODE_RANK` from the pod's `batch.kubernetes.io/job-completion-index`
+//!   annotation, `PET_MASTER_ADDR` = `<job>-node-0-0.<job>` and
+//!   `PET_MASTER_PORT` = 29500 (`pkg/constants/constants.go`
+//!   `ContainerTrainerPort`). JobSet (kubernetes-sigs/jobset v0.12.0,
+//!   `pkg/util/placement/placement.go` `GenJobName`, and the subdomain of
+//!   `jobset_controller.go` `GetSubdomain`) names the node Job `<job>-node-0`;
+//!   its Indexed pods are `<job>-node-0-<i>-<random>` with hostname
+//!   `<job>-node-0-<i>` under the headless Service `<job>`.
+
+use std::fmt::Write as _;
+
+use crate::model::{Model, NProc, Nodes};
+use crate::render::{pytorchjob, trainjob};
+use crate::spec::Target;
+
+/// The pods section.
+pub(super) fn describe(model: &Model) -> String {
+    match model.target {
+        Target::Pytorchjob => pytorchjob_pods(model),
+        Target::Trainjob => trainjob_pods(model),
+    }
+}
+
+/// `PET_NPROC_PER_NODE` and the processes of one node, when known.
+fn procs(model: &Model) -> Option<u32> {
+    match model.nproc_per_node {
+        NProc::Count(n) => Some(n),
+        NProc::Auto | NProc::Cpu => None,
+    }
+}
+
+/// `ranks 8-15` for node `index`, when the process count is known.
+fn ranks(model: &Model, index: u32) -> String {
+    match procs(model) {
+        Some(1) => format!("rank {index}"),
+        Some(n) => format!("ranks {}-{}", index * n, index * n + n - 1),
+        None => "ranks set by torchrun".to_owned(),
+    }
+}
+
+fn dns(pod: &str, model: &Model) -> String {
+    format!(
+        "{pod}.{}.svc",
+        model.namespace.as_deref().unwrap_or("NAMESPACE")
+    )
+}
+
+fn pytorchjob_pods(model: &Model) -> String {
+    let name = &model.name;
+    let nproc = model.nproc_per_node.text();
+    let mut out = String::new();
+    match model.nodes {
+        Nodes::Fixed(n) => {
+            let master = format!("{name}-master-0");
+            let port = pytorchjob::PORT.to_string();
+            // WORLD_SIZE counts processes only when nprocPerNode is a number.
+            let world = n * procs(model).unwrap_or(1);
+            super::note(
+                &mut out,
+                0,
+                &format!(
+                    "pods: {n}, made by the Training Operator, each with a Service of its name"
+                ),
+            );
+            for index in 0..n {
+                let (pod, role) = if index == 0 {
+                    (master.clone(), "Master")
+                } else {
+                    (format!("{name}-worker-{}", index - 1), "Worker")
+                };
+                pod_lines(
+                    &mut out,
+                    &pod,
+                    &format!("{role}, node rank {index}, {}", ranks(model, index)),
+                    &dns(&pod, model),
+                    &[
+                        ("RANK", &index.to_string()),
+                        ("PET_NODE_RANK", &index.to_string()),
+                    ],
+                );
+            }
+            environment(
+                &mut out,
+                pytorchjob::CONTAINER,
+                &[
+                    ("PYTHONUNBUFFERED", "1"),
+                    ("MASTER_ADDR", &master),
+                    ("MASTER_PORT", &port),
+                    ("PET_MASTER_ADDR", &master),
+                    ("PET_MASTER_PORT", &port),
+                    ("WORLD_SIZE", &world.to_string()),
+                    ("PET_NPROC_PER_NODE", &nproc),
+                    ("PET_NNODES", &n.to_string()),
+                ],
+            );
+            let mut text = format!(
+                "torchrun on every pod meets pod 0 at {master}:{port}; the operator gives each pod its node rank."
+            );
+            if procs(model).is_none() {
+                let _ = write!(
+                    text,
+                    " WORLD_SIZE counts pods while nprocPerNode is `{nproc}`; torchrun sets each process's own."
+                );
+            }
+            rendezvous(&mut out, &text);
+        }
+        Nodes::Elastic { min, max } => elastic_pods(&mut out, model, min, max),
+    }
+    out
+}
+
+/// An elastic PyTorchJob: Workers only, meeting at the rendezvous endpoint.
+fn elastic_pods(out: &mut String, model: &Model, min: u32, max: u32) {
+    let name = &model.name;
+    let nproc = model.nproc_per_node.text();
+    let elastic = model.elastic.as_ref();
+    let endpoint = elastic.and_then(|e| e.rdzv_endpoint.as_ref()).map_or_else(
+        || format!("{name}-worker-0:{}", pytorchjob::PORT),
+        |(host, port)| format!("{host}:{port}"),
+    );
+    let backend = elastic.map_or("c10d", |e| e.rdzv_backend.as_str());
+    super::note(
+        out,
+        0,
+        &format!("pods: {max} started, {min} needed, made by the Training Operator (no Master)"),
+    );
+    for index in 0..max {
+        let pod = format!("{name}-worker-{index}");
+        pod_lines(
+            out,
+            &pod,
+            "Worker, node rank assigned at rendezvous",
+            &dns(&pod, model),
+            &[],
+        );
+    }
+    let nnodes = format!("{min}:{max}");
+    let mut vars = vec![
+        ("PYTHONUNBUFFERED", "1"),
+        ("PET_NPROC_PER_NODE", nproc.as_str()),
+        ("PET_RDZV_ENDPOINT", endpoint.as_str()),
+        ("PET_RDZV_BACKEND", backend),
+        ("PET_NNODES", nnodes.as_str()),
+    ];
+    let restarts = elastic.and_then(|e| e.max_restarts).map(|r| r.to_string());
+    if let Some(restarts) = &restarts {
+        vars.push(("PET_MAX_RESTARTS", restarts));
+    }
+    let conf = elastic.filter(|e| !e.rdzv_conf.is_empty()).map(|e| {
+        e.rdzv_conf
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    if let Some(conf) = &conf {
+        vars.push(("PET_RDZV_CONF", conf));
+    }
+    environment(out, pytorchjob::CONTAINER, &vars);
+    rendezvous(
+        out,
+        &format!(
+            "{backend} at {endpoint}; training starts once {min} workers have joined, and restarts when one joins or leaves."
+        ),
+    );
+}
+
+fn trainjob_pods(model: &Model) -> String {
+    let name = &model.name;
+    let n = model.nodes.max();
+    let master = format!("{name}-{}-0-0.{name}", trainjob::NODE);
+    let port = trainjob::TRAINER_PORT.to_string();
+    let nproc = match model.nproc_per_node {
+        NProc::Count(count) => count.to_string(),
+        NProc::Auto => "auto".to_owned(),
+        NProc::Cpu => "cpu".to_owned(),
+    };
+    let mut out = String::new();
+    super::note(
+        &mut out,
+        0,
+        &format!("pods: {n}, made by JobSet for the Trainer, under the headless Service {name}"),
+    );
+    for (initializer, present) in [
+        (
+            "dataset-initializer",
+            model.trainjob.dataset_initializer.is_some(),
+        ),
+        (
+            "model-initializer",
+            model.trainjob.model_initializer.is_some(),
+        ),
+    ] {
+        if present {
+            let pod = format!("{name}-{initializer}-0-0");
+            pod_lines(
+                &mut out,
+                &pod,
+                &format!("{initializer}, runs before the nodes"),
+                "",
+                &[],
+            );
+        }
+    }
+    for index in 0..n {
+        let host = format!("{name}-{}-0-{index}", trainjob::NODE);
+        pod_lines(
+            &mut out,
+            &host,
+            &format!("node {index}, node rank {index}, {}", ranks(model, index)),
+            &dns(&format!("{host}.{name}"), model),
+            &[("PET_NODE_RANK", &index.to_string())],
+        );
+    }
+    environment(
+        &mut out,
+        trainjob::NODE,
+        &[
+            ("PET_NNODES", &n.to_string()),
+            ("PET_NPROC_PER_NODE", &nproc),
+            ("PET_MASTER_ADDR", &master),
+            ("PET_MASTER_PORT", &port),
+        ],
+    );
+    rendezvous(
+        &mut out,
+        &format!(
+            "torchrun on every node meets node 0 at {master}:{port}; PET_NODE_RANK comes from the pod's completion index. Pod names end in a random suffix; the names above are their hostnames. The runtime {} may add variables of its own.",
+            model.trainjob.runtime
+        ),
+    );
+    out
+}
+
+/// One pod: name and role, its DNS name, what differs from pod to pod.
+fn pod_lines(out: &mut String, pod: &str, role: &str, dns: &str, own: &[(&str, &str)]) {
+    let _ = writeln!(out, "  {pod}");
+    super::note(out, 6, role);
+    if !dns.is_empty() {
+        let _ = writeln!(out, "      dns {dns}");
+    }
+    if !own.is_empty() {
+        let vars: Vec<String> = own.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "      {}", vars.join("  "));
+    }
+}
+
+fn environment(out: &mut String, container: &str, vars: &[(&str, &str)]) {
+    let _ = writeln!(
+        out,
+        "\nenvironment the operator adds to every `{container}` container"
+    );
+    for (name, value) in vars {
+        let _ = writeln!(out, "  {name}={value}");
+    }
+}
+
+fn rendezvous(out: &mut String, text: &str) {
+    out.push_str("\nrendezvous\n");
+    super::note(out, 2, text);
+}

@@ -1,0 +1,196 @@
+//! `trainc describe`: the spec in words, pinned per example, and the pods'
+//! environment checked against the objects `build` makes.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::golden::examples;
+use crate::support::{compare, root, text, trainc};
+
+fn example_args(example: &std::path::Path) -> String {
+    format!(
+        "examples/{}",
+        example.file_name().unwrap().to_str().unwrap()
+    )
+}
+
+/// `golden/<example>/describe.txt`: `describe --pods` of every example.
+#[test]
+fn describe_pods_of_every_example_is_pinned() {
+    let mut failures = Vec::new();
+    for example in examples() {
+        let spec = example_args(&example);
+        let output = trainc(&root(), &["describe", "--pods", &spec]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{spec}: {}",
+            text(&output.stderr)
+        );
+        let stdout = text(&output.stdout);
+        for line in stdout.lines() {
+            // Commands and long names may run on; prose stays within 80 columns.
+            let command = line.trim_start().starts_with("trainc build")
+                || line.trim_start().starts_with("kubectl");
+            assert!(
+                command || line.chars().count() <= 80,
+                "{spec}: over 80 columns: {line}"
+            );
+        }
+        let stem = example.file_stem().unwrap().to_str().unwrap();
+        if let Some(diff) = compare(
+            &root().join("golden").join(stem).join("describe.txt"),
+            &stdout,
+        ) {
+            failures.push(diff);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The `environment` block of `describe --pods`, and each pod's own variables.
+fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<String, String>>) {
+    let mut common = BTreeMap::new();
+    let mut pods = Vec::new();
+    let mut in_env = false;
+    let mut in_pods = false;
+    for line in description.lines() {
+        if line.starts_with("pods:") {
+            in_pods = true;
+        }
+        if line.starts_with("environment the operator adds") {
+            (in_env, in_pods) = (true, false);
+            continue;
+        }
+        if line.is_empty() {
+            in_env = false;
+        }
+        let trimmed = line.trim();
+        if in_env {
+            let (k, v) = trimmed.split_once('=').unwrap();
+            common.insert(k.to_owned(), v.to_owned());
+        } else if in_pods
+            && line.starts_with("      ")
+            && trimmed
+                .split_once('=')
+                .is_some_and(|(k, _)| k.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        {
+            pods.push(
+                trimmed
+                    .split("  ")
+                    .map(|pair| {
+                        let (k, v) = pair.split_once('=').unwrap();
+                        (k.to_owned(), v.to_owned())
+                    })
+                    .collect(),
+            );
+        }
+    }
+    (common, pods)
+}
+
+/// What the operators inject, derived from the built object the way their
+/// sources do (kubeflow/trainer v1.9.4 `pkg/controller.v1/pytorch/envvar.go`,
+/// `master.go`, `elastic.go`; v2.3.0 `pkg/runtime/framework/plugins/torch/torch.go`),
+/// must be what `describe --pods` shows.
+#[test]
+fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
+    for example in examples() {
+        let spec = example_args(&example);
+        let built = trainc(&root(), &["build", "-o", "json", &spec]);
+        let list: Value = serde_json::from_slice(&built.stdout).unwrap();
+        let job = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "PyTorchJob" || o["kind"] == "TrainJob")
+            .unwrap();
+        let described = text(&trainc(&root(), &["describe", "--pods", &spec]).stdout);
+        let (env, pods) = described_env(&described);
+        let name = job["metadata"]["name"].as_str().unwrap();
+        if job["kind"] == "PyTorchJob" {
+            let specs = &job["spec"]["pytorchReplicaSpecs"];
+            let total: u64 = specs
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|s| s["replicas"].as_u64().unwrap())
+                .sum();
+            let nproc = job["spec"]["nprocPerNode"].as_str().unwrap();
+            assert_eq!(env["PYTHONUNBUFFERED"], "1", "{spec}");
+            assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
+            let port_of = |role: &str| {
+                specs[role]["template"]["spec"]["containers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["name"] == "pytorch")
+                    .unwrap()["ports"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["name"] == "pytorchjob-port")
+                    .unwrap()["containerPort"]
+                    .to_string()
+            };
+            if let Some(elastic) = job["spec"].get("elasticPolicy") {
+                let nnodes = format!("{}:{}", elastic["minReplicas"], elastic["maxReplicas"]);
+                assert_eq!(env["PET_NNODES"], nnodes, "{spec}");
+                let host = elastic["rdzvHost"]
+                    .as_str()
+                    .map_or_else(|| format!("{name}-worker-0"), str::to_owned);
+                let port = elastic
+                    .get("rdzvPort")
+                    .map_or_else(|| port_of("Worker"), ToString::to_string);
+                assert_eq!(env["PET_RDZV_ENDPOINT"], format!("{host}:{port}"), "{spec}");
+                assert_eq!(
+                    env["PET_RDZV_BACKEND"],
+                    elastic["rdzvBackend"].as_str().unwrap_or("c10d")
+                );
+                assert!(
+                    !env.contains_key("MASTER_ADDR"),
+                    "{spec}: no Master, no MASTER_ADDR"
+                );
+            } else {
+                assert_eq!(env["PET_NNODES"], total.to_string(), "{spec}");
+                let master = format!("{name}-master-0");
+                assert_eq!(env["MASTER_ADDR"], master);
+                assert_eq!(env["PET_MASTER_ADDR"], master);
+                assert_eq!(env["MASTER_PORT"], port_of("Master"));
+                assert_eq!(env["PET_MASTER_PORT"], port_of("Master"));
+                let per_node = nproc.parse::<u64>().unwrap_or(1);
+                assert_eq!(env["WORLD_SIZE"], (total * per_node).to_string(), "{spec}");
+                let ranks: Vec<String> = pods.iter().map(|p| p["RANK"].clone()).collect();
+                let expected: Vec<String> = (0..total).map(|r| r.to_string()).collect();
+                assert_eq!(ranks, expected, "{spec}: Master 0, Worker i is i+1");
+                assert!(pods.iter().all(|p| p["RANK"] == p["PET_NODE_RANK"]));
+            }
+        } else {
+            let trainer = &job["spec"]["trainer"];
+            assert_eq!(env["PET_NNODES"], trainer["numNodes"].to_string(), "{spec}");
+            let nproc = match &trainer["numProcPerNode"] {
+                Value::String(s) => s.clone(),
+                Value::Null => "auto".to_owned(),
+                other => other.to_string(),
+            };
+            assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
+            assert_eq!(env["PET_MASTER_ADDR"], format!("{name}-node-0-0.{name}"));
+            assert_eq!(env["PET_MASTER_PORT"], "29500");
+            let ranks: Vec<&str> = pods.iter().map(|p| p["PET_NODE_RANK"].as_str()).collect();
+            let n = trainer["numNodes"].as_u64().unwrap();
+            assert_eq!(ranks.len() as u64, n, "{spec}");
+        }
+    }
+}
+
+#[test]
+fn an_invalid_spec_is_described_by_its_errors_only() {
+    let output = trainc(
+        &root(),
+        &["describe", "examples/cpu-minimal.toml", "--set", "unused=1"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(text(&output.stderr).contains("`--set unused` is not used by any template"));
+}
