@@ -467,3 +467,60 @@ fn the_example_workflow_annotates_bad_specs_and_overlays() {
         "specs/bad.train.toml"
     );
 }
+
+#[test]
+fn completions_and_the_man_page_cover_every_command() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let output = trainc(&root(), &["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        let script = text(&output.stdout);
+        for command in ["check", "build", "describe", "verify", "completions"] {
+            assert!(
+                script.contains(command),
+                "{shell} completion lacks {command}"
+            );
+        }
+    }
+    let bash = trainc(&root(), &["completions", "bash"]);
+    let dir = temp_dir("completions");
+    write(&dir, "trainc.bash", &bash.stdout);
+    let syntax = std::process::Command::new("bash")
+        .args(["-n", "trainc.bash"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(syntax.status.success(), "{}", text(&syntax.stderr));
+    let man = text(&trainc(&root(), &["man"]).stdout);
+    assert!(man.contains(".TH trainc 1"), "{man}");
+    assert!(man.contains("verify") && man.contains("describe"));
+}
+
+#[test]
+fn version_names_the_operator_apis() {
+    let output = trainc(&root(), &["--version"]);
+    assert_eq!(output.status.code(), Some(0));
+    let version = text(&output.stdout);
+    assert!(version.starts_with(&format!("trainc {}\n", env!("CARGO_PKG_VERSION"))));
+    for api in [
+        "kubeflow.org/v1 PyTorchJob",
+        "trainer.kubeflow.org/v1alpha1 TrainJob",
+        "v2.0, v2.1, v2.2+",
+    ] {
+        assert!(version.contains(api), "{version}");
+    }
+}
+
+/// `--color always` colours a pipe even with NO_COLOR set; `never` and the
+/// default for a pipe do not.
+#[test]
+fn color_follows_the_flag_then_no_color() {
+    let dir = temp_dir("color");
+    write(&dir, "bad.toml", "name = \"Bad\"\n");
+    let escape = |args: &[&str]| trainc(&dir, args).stderr.contains(&0x1b);
+    assert!(escape(&["check", "--color", "always", "bad.toml"]));
+    assert!(escape(&["--color=always", "check", "bad.toml"]));
+    assert!(!escape(&["check", "--color", "never", "bad.toml"]));
+    assert!(!escape(&["check", "bad.toml"]));
+    let help = trainc(&dir, &["--color", "never", "check", "--help"]);
+    assert!(!help.stdout.contains(&0x1b));
+}
