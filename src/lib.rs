@@ -175,11 +175,7 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let objects = render::render(&model);
     if options.verify {
         for problem in verify::verify(&objects, model.trainjob.api_level) {
-            let code = match problem.contract {
-                "webhook" => codes::VERIFY_WEBHOOK,
-                "operator" => codes::VERIFY_OPERATOR,
-                _ => codes::VERIFY_SCHEMA,
-            };
+            let code = problem.code();
             let at = if problem.path.is_empty() {
                 String::new()
             } else {

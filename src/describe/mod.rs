@@ -410,24 +410,25 @@ fn commands(model: &Model, build: &str) -> String {
     out
 }
 
-/// `text` wrapped at spaces to the width, every line indented by `indent`.
-fn note(out: &mut String, indent: usize, text: &str) {
-    let options = textwrap::Options::new(WIDTH - indent)
+/// `text` wrapped at spaces (never inside a word) to `width` columns.
+fn wrapped(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
+    let options = textwrap::Options::new(width)
         .break_words(false)
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    for line in textwrap::wrap(text, options) {
+    textwrap::wrap(text, options)
+}
+
+/// `text` wrapped to the width, every line indented by `indent`.
+fn note(out: &mut String, indent: usize, text: &str) {
+    for line in wrapped(text, WIDTH - indent) {
         let _ = writeln!(out, "{:indent$}{line}", "");
     }
 }
 
 /// `label  value`, the value wrapped at spaces under its column.
 fn field(out: &mut String, label: &str, value: &str) {
-    let options = textwrap::Options::new(WIDTH - LABEL)
-        .break_words(false)
-        .word_separator(textwrap::WordSeparator::AsciiSpace)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    for (i, line) in textwrap::wrap(value, options).iter().enumerate() {
+    for (i, line) in wrapped(value, WIDTH - LABEL).iter().enumerate() {
         let label = if i == 0 { label } else { "" };
         let _ = writeln!(out, "  {label:<width$}{line}", width = LABEL - 2);
     }

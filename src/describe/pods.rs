@@ -194,11 +194,7 @@ fn trainjob_pods(model: &Model) -> String {
     let n = model.nodes.max();
     let master = format!("{name}-{}-0-0.{name}", trainjob::NODE);
     let port = trainjob::TRAINER_PORT.to_string();
-    let nproc = match model.nproc_per_node {
-        NProc::Count(count) => count.to_string(),
-        NProc::Auto => "auto".to_owned(),
-        NProc::Cpu => "cpu".to_owned(),
-    };
+    let nproc = model.nproc_per_node.text();
     let mut out = String::new();
     super::note(
         &mut out,

@@ -134,11 +134,7 @@ fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
 /// when it exists, else the nearest enclosing one (a missing field is
 /// reported at the object that should hold it).
 fn locate(problem: &Problem, objects: &[Located<'_>], id: SourceId) -> Diagnostic {
-    let code = match problem.contract {
-        "webhook" => codes::VERIFY_WEBHOOK,
-        "operator" => codes::VERIFY_OPERATOR,
-        _ => codes::VERIFY_SCHEMA,
-    };
+    let code = problem.code();
     let object = objects
         .iter()
         .find(|o| super::id(&o.json) == problem.object);

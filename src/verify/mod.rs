@@ -42,6 +42,15 @@ impl Problem {
         }
     }
 
+    /// The diagnostic code of the contract the problem breaks.
+    pub fn code(&self) -> &'static str {
+        match self.contract {
+            "webhook" => crate::diagnostic::codes::VERIFY_WEBHOOK,
+            "operator" => crate::diagnostic::codes::VERIFY_OPERATOR,
+            _ => crate::diagnostic::codes::VERIFY_SCHEMA,
+        }
+    }
+
     fn schema(object: &str, path: &str, message: String) -> Problem {
         Problem::new("schema", object, path, message)
     }
