@@ -35,6 +35,7 @@ pub mod model;
 pub mod parse;
 pub mod render;
 pub mod resolve;
+pub mod schema_verdict;
 pub mod source;
 pub mod spec;
 pub mod starter;

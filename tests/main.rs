@@ -15,5 +15,6 @@ mod integrations;
 mod kpt;
 mod kustomize;
 mod schema_lock;
+mod schema_verdict;
 mod support;
 mod verify;

@@ -1,7 +1,7 @@
 //! The committed `schemas/trainspec.schema.json` must equal the schema
 //! generated from `src/spec.rs`; `TRAINC_BLESS=1` rewrites it.
 
-use crate::support::{compare, root, text, trainc};
+use crate::support::{blessing, compare, root, text, trainc};
 
 #[test]
 fn committed_schema_matches_the_types() {
@@ -166,4 +166,51 @@ fn every_yaml_example_names_and_passes_the_schema_of_its_form() {
             .collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
     }
+}
+
+/// `schemas/compact/` holds the upstream schemas of `schemas/k8s/` as trainc
+/// embeds them (see `trainc::verify::compact`), and the `[podTemplate]`
+/// fragment cut from the Job's.
+#[test]
+fn compact_schemas_match_the_upstream_copies() {
+    use trainc::verify::compact::{EMBEDDED, compact, compact_spec_schema, pod_template_fragment};
+    let upstream =
+        |file: &str| std::fs::read_to_string(root().join("schemas/k8s").join(file)).unwrap();
+    let mut expected: Vec<(String, String)> = EMBEDDED
+        .iter()
+        .map(|(from, to)| ((*to).to_owned(), compact(&upstream(from)) + "\n"))
+        .collect();
+    let job = compact(&upstream("job-batch-v1.json"));
+    expected.push((
+        "podtemplate-fragment.json".to_owned(),
+        pod_template_fragment(&job) + "\n",
+    ));
+    for own in ["trainspec.schema.json", "overlay.schema.json"] {
+        let committed = std::fs::read_to_string(root().join("schemas").join(own)).unwrap();
+        expected.push((own.to_owned(), compact_spec_schema(&committed) + "\n"));
+    }
+    let mut stale = Vec::new();
+    for (file, text) in &expected {
+        let path = root().join("schemas/compact").join(file);
+        if blessing() {
+            std::fs::write(&path, text).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(file.clone());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale in schemas/compact/: {stale:?}; run `TRAINC_BLESS=1 cargo test` and commit them"
+    );
+    let mut shipped: Vec<String> = std::fs::read_dir(root().join("schemas/compact"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    let mut names: Vec<String> = expected.into_iter().map(|(file, _)| file).collect();
+    names.sort();
+    assert_eq!(
+        shipped, names,
+        "schemas/compact/ holds exactly the derived schemas"
+    );
 }

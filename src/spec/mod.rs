@@ -391,5 +391,6 @@ pub use run::{
     TrainJobOptions,
 };
 pub use schema::{
-    json_schema, json_schema_text, krm_patch_schema, krm_schema, overlay_schema, schema_text,
+    KRM_PATCH_SCHEMA, KRM_SCHEMA, OVERLAY_SCHEMA, SPEC_SCHEMA, json_schema, json_schema_text,
+    krm_patch_schema, krm_schema, overlay_schema, schema_text,
 };

@@ -4,6 +4,16 @@
 
 use super::Spec;
 
+/// `schemas/trainspec.schema.json`, as committed: what `trainc schema` prints
+/// and the schema pass reads, so that no run generates it.
+pub const SPEC_SCHEMA: &str = include_str!("../../schemas/trainspec.schema.json");
+/// `schemas/overlay.schema.json`, as committed.
+pub const OVERLAY_SCHEMA: &str = include_str!("../../schemas/overlay.schema.json");
+/// `schemas/trainspec-krm.schema.json`, as committed.
+pub const KRM_SCHEMA: &str = include_str!("../../schemas/trainspec-krm.schema.json");
+/// `schemas/trainspec-patch.schema.json`, as committed.
+pub const KRM_PATCH_SCHEMA: &str = include_str!("../../schemas/trainspec-patch.schema.json");
+
 /// The JSON Schema of a spec, as committed in `schemas/trainspec.schema.json`.
 pub fn json_schema() -> serde_json::Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(Spec)).expect("a schema is JSON");

@@ -16,30 +16,53 @@ use serde_json::Value as Json;
 use super::schema_lookup::{description, schema, schema_at};
 use super::{field_path, suggest};
 use crate::diagnostic::{Diagnostic, codes};
+use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::source::Sources;
 use crate::tree::{Node, Value, pointer_segment};
 
 fn validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR
-        .get_or_init(|| jsonschema::draft202012::new(schema()).expect("the spec schema is valid"))
+    schema_verdict::validator(&VALIDATOR, schema(), Draft::Draft2020)
 }
 
-fn overlay_schema() -> &'static (Json, Validator) {
-    static OVERLAY: OnceLock<(Json, Validator)> = OnceLock::new();
-    OVERLAY.get_or_init(|| {
-        let root = crate::spec::overlay_schema();
-        let validator = jsonschema::draft202012::new(&root).expect("the overlay schema is valid");
-        (root, validator)
-    })
+fn overlay_schema() -> &'static Json {
+    static OVERLAY: OnceLock<Json> = OnceLock::new();
+    schema_verdict::embedded_json(&OVERLAY, crate::spec::OVERLAY_SCHEMA)
+}
+
+/// The spec's and the overlay's schemas without their descriptions
+/// (`schemas/compact/`): all a valid spec is checked against.
+fn quick_schema(overlay: bool) -> &'static SchemaJson<'static> {
+    static SPEC: OnceLock<SchemaJson<'static>> = OnceLock::new();
+    static OVERLAY: OnceLock<SchemaJson<'static>> = OnceLock::new();
+    if overlay {
+        schema_verdict::embedded(
+            &OVERLAY,
+            include_str!("../../schemas/compact/overlay.schema.json"),
+        )
+    } else {
+        schema_verdict::embedded(
+            &SPEC,
+            include_str!("../../schemas/compact/trainspec.schema.json"),
+        )
+    }
+}
+
+fn overlay_validator() -> &'static Validator {
+    static VALIDATOR: OnceLock<Validator> = OnceLock::new();
+    schema_verdict::validator(&VALIDATOR, overlay_schema(), Draft::Draft2020)
 }
 
 /// An overlay on its own, against the overlay schema (the spec's with nothing
 /// required, plus `unset`). A value holding a template (`{{ n }}`) is left
 /// out: its type is known only once `[vars]` and `--set` fill it in.
 pub fn check_overlay(tree: &Node, instance: &Json, sources: &Sources) -> Vec<Diagnostic> {
-    let (root, validator) = overlay_schema();
-    let mut diagnostics = check_against(tree, instance, sources, validator, root).diagnostics;
+    if schema_verdict::verdict(quick_schema(true), instance, Draft::Draft2020) == Verdict::Valid {
+        return Vec::new();
+    }
+    let root = overlay_schema();
+    let mut diagnostics =
+        check_against(tree, instance, sources, overlay_validator(), root).diagnostics;
     diagnostics.retain(|d| {
         let span = d.primary.span;
         !sources
@@ -65,9 +88,11 @@ pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     super::whole_numbers::check(tree, "", sources, &mut out, &mut invalid);
-    let mut outcome = check_against(tree, instance, sources, validator(), schema());
-    out.append(&mut outcome.diagnostics);
-    invalid.append(&mut outcome.invalid);
+    if schema_verdict::verdict(quick_schema(false), instance, Draft::Draft2020) != Verdict::Valid {
+        let mut outcome = check_against(tree, instance, sources, validator(), schema());
+        out.append(&mut outcome.diagnostics);
+        invalid.append(&mut outcome.invalid);
+    }
     out.dedup();
     // Deepest first, so removing one value never shifts another's pointer.
     invalid.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));

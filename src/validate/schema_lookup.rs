@@ -6,10 +6,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 
-/// The spec's schema, generated once per process.
+/// The spec's schema, as committed; parsed once per process.
 pub(super) fn schema() -> &'static Json {
     static SCHEMA: OnceLock<Json> = OnceLock::new();
-    SCHEMA.get_or_init(crate::spec::json_schema)
+    crate::schema_verdict::embedded_json(&SCHEMA, crate::spec::SPEC_SCHEMA)
 }
 
 /// The first sentence of a field's description (a `.` before a capital letter ends it).

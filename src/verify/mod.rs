@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::render::{Object, pytorchjob, trainjob};
 use crate::spec::ApiLevel;
 
+pub mod compact;
 pub mod manifests;
 mod objects;
 pub(crate) mod schema;

@@ -1,0 +1,159 @@
+//! The strict schemas as trainc embeds them: `schemas/compact/`, derived from
+//! the upstream copies in `schemas/k8s/` by [`compact`] and locked to them by
+//! a test (`TRAINC_BLESS=1 cargo test` rewrites them).
+//!
+//! Descriptions, defaults and `x-kubernetes-*` notes make up nine tenths of an
+//! upstream schema and play no part in validation; without them the binary is
+//! 2.5 MB smaller and a schema parses in a tenth of the time. The
+//! `format: int32` / `int64` of a CRD become the bounds they stand for, which
+//! JSON Schema validators do not enforce and the API server does.
+
+use serde_json::{Map, Value, json};
+
+/// Keys that describe rather than constrain.
+const NOTES: &[&str] = &["description", "default", "$comment", "example", "examples"];
+
+/// An upstream schema (JSON text) as `schemas/compact/` holds it: minified,
+/// without notes, with integer formats as bounds. The group-version-kind the
+/// schema names stays, at the top.
+pub fn compact(upstream: &str) -> String {
+    compact_with(upstream, true)
+}
+
+/// One of trainc's own schemas (`schemas/trainspec.schema.json`,
+/// `schemas/overlay.schema.json`) as the quick check reads it: minified,
+/// without notes. Formats stay notes, as draft 2020-12 has them.
+pub fn compact_spec_schema(committed: &str) -> String {
+    compact_with(committed, false)
+}
+
+fn compact_with(upstream: &str, bound_formats: bool) -> String {
+    let mut schema: Value = serde_json::from_str(upstream).expect("upstream schemas are JSON");
+    let gvk = schema
+        .as_object_mut()
+        .and_then(|o| o.remove("x-kubernetes-group-version-kind"));
+    strip(&mut schema);
+    if bound_formats {
+        bound_integer_formats(&mut schema);
+    }
+    let mut out = Map::new();
+    if let Some(gvk) = gvk {
+        out.insert("x-kubernetes-group-version-kind".to_owned(), gvk);
+    }
+    if let Value::Object(rest) = schema {
+        out.extend(rest);
+    }
+    Value::Object(out).to_string()
+}
+
+/// `{ podTemplate: PodTemplateSpec }` from the compact Job schema, for a
+/// spec's `[podTemplate]` (`schemas/compact/podtemplate-fragment.json`). A
+/// fragment needs no `containers` (PodSpec requires them), and its metadata
+/// holds labels and annotations only: the operator names the pods.
+pub fn pod_template_fragment(compact_job: &str) -> String {
+    let mut job: Value = serde_json::from_str(compact_job).expect("compact schemas are JSON");
+    let mut template = job["properties"]["spec"]["properties"]["template"].take();
+    template["additionalProperties"] = json!(false);
+    if let Some(spec) = template
+        .pointer_mut("/properties/spec")
+        .and_then(Value::as_object_mut)
+    {
+        spec.remove("required");
+    }
+    let metadata = &mut template["properties"]["metadata"];
+    let keep = |key: &str| metadata["properties"][key].clone();
+    *metadata = json!({
+        "type": "object",
+        "properties": { "labels": keep("labels"), "annotations": keep("annotations") },
+        "additionalProperties": false,
+    });
+    json!({
+        "$schema": job["$schema"],
+        "type": "object",
+        "properties": { "podTemplate": template },
+    })
+    .to_string()
+}
+
+/// Removes notes from a schema, leaving property names (which may be
+/// `description` or `default`) and the values of `enum`, `const` and
+/// `required` alone.
+fn strip(schema: &mut Value) {
+    match schema {
+        Value::Object(keywords) => {
+            keywords.retain(|key, _| !NOTES.contains(&key.as_str()) && !key.starts_with("x-"));
+            for (key, value) in keywords.iter_mut() {
+                match key.as_str() {
+                    "properties" | "patternProperties" | "definitions" | "$defs" => {
+                        if let Value::Object(named) = value {
+                            named.values_mut().for_each(strip);
+                        }
+                    }
+                    "enum" | "const" | "required" => {}
+                    _ => strip(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+/// JSON Schema validators treat `format` as a note on strings, so an int32
+/// field of a CRD (`replicas`, `backoffLimit`, `numNodes`, ...) would accept
+/// any integer; the API server rejects what does not fit. This turns every
+/// `format: int32` / `int64` into the bounds it stands for, keeping any
+/// tighter bound the schema already has.
+fn bound_integer_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(node) => {
+            let bounds = match node.get("format").and_then(Value::as_str) {
+                Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+                Some("int64") => Some((i64::MIN, i64::MAX)),
+                _ => None,
+            };
+            if let Some((min, max)) = bounds {
+                let tighter = |key: &str, bound: i64, keep: fn(i64, i64) -> i64| {
+                    node.get(key)
+                        .and_then(Value::as_i64)
+                        .map_or(bound, |own| keep(own, bound))
+                };
+                let (min, max) = (
+                    tighter("minimum", min, i64::max),
+                    tighter("maximum", max, i64::min),
+                );
+                node.insert("minimum".to_owned(), Value::from(min));
+                node.insert("maximum".to_owned(), Value::from(max));
+            }
+            node.values_mut().for_each(bound_integer_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integer_formats),
+        _ => {}
+    }
+}
+
+/// The upstream schemas trainc embeds, as (file under `schemas/k8s/`, file
+/// under `schemas/compact/`).
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("pytorchjob-kubeflow-v1.json", "pytorchjob-kubeflow-v1.json"),
+    ("service-v1.json", "service-v1.json"),
+    (
+        "persistentvolumeclaim-v1.json",
+        "persistentvolumeclaim-v1.json",
+    ),
+    ("configmap-v1.json", "configmap-v1.json"),
+    ("job-batch-v1.json", "job-batch-v1.json"),
+    ("objectmeta-meta-v1.json", "objectmeta-meta-v1.json"),
+    (
+        "trainjob-trainer-v1alpha1.json",
+        "trainjob-trainer-v1alpha1.json",
+    ),
+    (
+        "variants/trainjob-trainer-v1alpha1-v2.1.0.json",
+        "trainjob-trainer-v1alpha1-v2.1.0.json",
+    ),
+    (
+        "variants/trainjob-trainer-v1alpha1-v2.0.0.json",
+        "trainjob-trainer-v1alpha1-v2.0.0.json",
+    ),
+];
