@@ -182,7 +182,20 @@ impl Node {
 
 /// Escapes one JSON pointer segment.
 pub fn pointer_segment(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+    let mut segment = String::with_capacity(key.len());
+    push_segment(&mut segment, key);
+    segment
+}
+
+/// Appends `key` escaped as a JSON-pointer segment (`~` as `~0`, `/` as `~1`).
+pub fn push_segment(pointer: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
 }
 
 #[cfg(test)]

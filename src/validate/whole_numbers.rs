@@ -5,11 +5,12 @@
 //! where. This reports it at the value instead, with the integer to write.
 
 use super::field_path;
-use super::schema::join_pointer;
+use std::fmt::Write as _;
+
 use super::schema_lookup::takes_only_integers;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
-use crate::tree::{Node, Value};
+use crate::tree::{Node, Value, push_segment};
 
 /// `replicas = 2.0`: JSON Schema counts a whole float as an integer, but the
 /// value is written as a decimal number and Kubernetes wants an integer, so a
@@ -18,7 +19,7 @@ use crate::tree::{Node, Value};
 /// the range check, which names the limit.
 pub(super) fn check(
     node: &Node,
-    pointer: &str,
+    pointer: &mut String,
     sources: &Sources,
     out: &mut Vec<Diagnostic>,
     invalid: &mut Vec<String>,
@@ -52,19 +53,21 @@ pub(super) fn check(
             invalid.push(pointer.to_owned());
         }
         Value::Table(entries) => {
+            // One buffer for every pointer: a spec's values cost no allocation.
+            let len = pointer.len();
             for entry in entries {
-                check(
-                    &entry.value,
-                    &join_pointer(pointer, &entry.key),
-                    sources,
-                    out,
-                    invalid,
-                );
+                pointer.push('/');
+                push_segment(pointer, &entry.key);
+                check(&entry.value, pointer, sources, out, invalid);
+                pointer.truncate(len);
             }
         }
         Value::Array(items) => {
+            let len = pointer.len();
             for (i, item) in items.iter().enumerate() {
-                check(item, &format!("{pointer}/{i}"), sources, out, invalid);
+                let _ = write!(pointer, "/{i}");
+                check(item, pointer, sources, out, invalid);
+                pointer.truncate(len);
             }
         }
         _ => {}

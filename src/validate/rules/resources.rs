@@ -100,14 +100,19 @@ pub(super) fn checked(
     measure: Measure,
 ) -> Option<f64> {
     let text = q.text();
-    let field = crate::validate::field_path(pointer);
+    // Spelled out only for a diagnostic.
+    let field = || crate::validate::field_path(pointer);
     match quantity::parse(&text) {
         Err(error) => {
             r.push(
                 Diagnostic::error(
                     codes::QUANTITY_INVALID,
                     r.value(pointer),
-                    format!("`{field}` is not a Kubernetes quantity: {}", error.reason),
+                    format!(
+                        "`{}` is not a Kubernetes quantity: {}",
+                        field(),
+                        error.reason
+                    ),
                 )
                 .with_help(error.help),
             );
@@ -117,7 +122,7 @@ pub(super) fn checked(
             r.push(Diagnostic::error(
                 codes::QUANTITY_NOT_POSITIVE,
                 r.value(pointer),
-                format!("`{field}` must be more than zero, found `{text}`"),
+                format!("`{}` must be more than zero, found `{text}`", field()),
             ));
             None
         }
@@ -133,7 +138,7 @@ pub(super) fn checked(
                     Diagnostic::warning(
                         codes::QUANTITY_SUSPICIOUS,
                         r.value(pointer),
-                        format!("`{field}` is less than a megabyte: {why}"),
+                        format!("`{}` is less than a megabyte: {why}", field()),
                     )
                     .with_help(format!("did you mean `{number}Mi` or `{number}Gi`?")),
                 );
