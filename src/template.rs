@@ -263,8 +263,13 @@ fn contains_template(node: &Node) -> bool {
     }
 }
 
+/// `{{`, `{%` or `{#` anywhere in `text` (one pass: this runs on every string).
 fn is_template(text: &str) -> bool {
-    text.contains("{{") || text.contains("{%") || text.contains("{#")
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .zip(bytes.iter().skip(1))
+        .any(|(&a, &b)| a == b'{' && matches!(b, b'{' | b'%' | b'#'))
 }
 
 /// Calls `visit` on every template string outside `[vars]`, with its JSON pointer.

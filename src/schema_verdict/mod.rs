@@ -90,7 +90,8 @@ pub fn embedded_json(cell: &'static OnceLock<Json>, text: &str) -> &'static Json
 
 /// Whether `instance` satisfies the schema `root`, compiled as `draft`.
 pub fn verdict(root: &SchemaJson<'_>, instance: &Json, draft: Draft) -> Verdict {
-    Walk { root, draft }.check(root, instance, 0)
+    let defs = root.get("$defs");
+    Walk { root, defs, draft }.check(root, instance, 0)
 }
 
 /// Deeper than this (through `$ref`s or nesting), the walk gives up.
@@ -136,6 +137,8 @@ const ANNOTATIONS: &[&str] = &[
 
 struct Walk<'s, 'a> {
     root: &'s SchemaJson<'a>,
+    /// The root's `$defs`, where nearly every `$ref` points.
+    defs: Option<&'s SchemaJson<'a>>,
     draft: Draft,
 }
 
@@ -241,11 +244,14 @@ impl<'s, 'a> Walk<'s, 'a> {
 
     /// `$ref` to a place in the same document (`#/$defs/Name`, `#/...`).
     fn reference(&self, reference: &'s SchemaJson<'a>, value: &Json, depth: usize) -> Verdict {
-        let target = reference
+        let pointer = reference
             .as_str()
             .and_then(|r| r.strip_prefix('#'))
-            .filter(|pointer| !pointer.contains('%'))
-            .and_then(|pointer| self.root.pointer(pointer));
+            .filter(|pointer| !pointer.contains('%'));
+        let target = match pointer.and_then(|p| p.strip_prefix("/$defs/")) {
+            Some(name) if !name.contains(['/', '~']) => self.defs.and_then(|d| d.get(name)),
+            _ => pointer.and_then(|p| self.root.pointer(p)),
+        };
         match target {
             Some(schema) => self.check(schema, value, depth + 1),
             None => Verdict::Unknown,

@@ -87,7 +87,7 @@ pub struct Outcome {
 pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
-    super::whole_numbers::check(tree, &mut String::new(), sources, &mut out, &mut invalid);
+    super::whole_numbers::check(tree, sources, &mut out, &mut invalid);
     if schema_verdict::verdict(quick_schema(false), instance, Draft::Draft2020) != Verdict::Valid {
         let mut outcome = check_against(tree, instance, sources, validator(), schema());
         out.append(&mut outcome.diagnostics);

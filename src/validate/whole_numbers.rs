@@ -19,6 +19,26 @@ use crate::tree::{Node, Value, push_segment};
 /// the range check, which names the limit.
 pub(super) fn check(
     node: &Node,
+    sources: &Sources,
+    out: &mut Vec<Diagnostic>,
+    invalid: &mut Vec<String>,
+) {
+    // Most specs have no whole decimal at all: then no pointer is spelled out.
+    fn any_whole_float(node: &Node) -> bool {
+        match &node.value {
+            Value::Float(f) => f.fract() == 0.0,
+            Value::Table(entries) => entries.iter().any(|e| any_whole_float(&e.value)),
+            Value::Array(items) => items.iter().any(any_whole_float),
+            _ => false,
+        }
+    }
+    if any_whole_float(node) {
+        check_at(node, &mut String::new(), sources, out, invalid);
+    }
+}
+
+fn check_at(
+    node: &Node,
     pointer: &mut String,
     sources: &Sources,
     out: &mut Vec<Diagnostic>,
@@ -58,7 +78,7 @@ pub(super) fn check(
             for entry in entries {
                 pointer.push('/');
                 push_segment(pointer, &entry.key);
-                check(&entry.value, pointer, sources, out, invalid);
+                check_at(&entry.value, pointer, sources, out, invalid);
                 pointer.truncate(len);
             }
         }
@@ -66,7 +86,7 @@ pub(super) fn check(
             let len = pointer.len();
             for (i, item) in items.iter().enumerate() {
                 let _ = write!(pointer, "/{i}");
-                check(item, pointer, sources, out, invalid);
+                check_at(item, pointer, sources, out, invalid);
                 pointer.truncate(len);
             }
         }
