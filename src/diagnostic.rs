@@ -62,6 +62,14 @@ impl Diagnostic {
         Self::new(Severity::Warning, code, span, message)
     }
 
+    /// Points the spans at renumbered sources (see [`crate::Sources::absorb`]).
+    pub fn renumber(&mut self, map: &impl Fn(crate::SourceId) -> crate::SourceId) {
+        self.primary.span.source = map(self.primary.span.source);
+        for label in &mut self.secondary {
+            label.span.source = map(label.span.source);
+        }
+    }
+
     fn new(severity: Severity, code: &'static str, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             severity,

@@ -112,6 +112,32 @@ impl Sources {
     pub fn get(&self, id: SourceId) -> &Source {
         &self.sources[id.0 as usize]
     }
+
+    /// How many sources there are.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// Moves into this set the sources that `other` (a clone of this set when
+    /// it held `shared` sources) added since; returns how `other`'s ids map
+    /// to ids here.
+    pub fn absorb(&mut self, other: Sources, shared: usize) -> impl Fn(SourceId) -> SourceId {
+        let offset = u32::try_from(self.sources.len() - shared).expect("fewer than 2^32 sources");
+        let shared = u32::try_from(shared).expect("fewer than 2^32 sources");
+        self.sources
+            .extend(other.sources.into_iter().skip(shared as usize));
+        move |id| {
+            if id.0 < shared {
+                id
+            } else {
+                SourceId(id.0 + offset)
+            }
+        }
+    }
 }
 
 /// Why a file could not be turned into a source.

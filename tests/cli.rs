@@ -1,6 +1,6 @@
 //! The command line as a user meets it: output formats, exit statuses, limits.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
@@ -523,4 +523,47 @@ fn color_follows_the_flag_then_no_color() {
     assert!(!escape(&["check", "bad.toml"]));
     let help = trainc(&dir, &["--color", "never", "check", "--help"]);
     assert!(!help.stdout.contains(&0x1b));
+}
+
+/// A long list of files is checked on several threads; what is printed is
+/// what checking the files in two short runs prints, in the same order, with
+/// the same exit status.
+#[test]
+fn many_files_check_as_few_do() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("tests/check"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    cases.sort();
+    cases.truncate(79);
+    assert_eq!(cases.len(), 79);
+    let mut files: Vec<String> = cases.iter().map(|p| p.display().to_string()).collect();
+    files.insert(
+        40,
+        root()
+            .join("tests/check/no-such-file.toml")
+            .display()
+            .to_string(),
+    );
+    let run = |files: &[String]| {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend(files.iter().map(String::as_str));
+        trainc(&root(), &args)
+    };
+    let all = run(&files);
+    let (first, second) = (run(&files[..40]), run(&files[40..]));
+    let joined = format!("{}{}", text(&first.stdout), text(&second.stdout));
+    assert_eq!(text(&all.stdout), joined);
+    assert!(text(&all.stdout).lines().count() > 79);
+    assert_eq!(all.status.code(), Some(2));
+    let human = trainc(
+        &root(),
+        &[
+            &["check"],
+            &files.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        ]
+        .concat(),
+    );
+    assert!(text(&human.stderr).contains("checked 80 files"));
 }

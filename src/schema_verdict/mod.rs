@@ -484,30 +484,27 @@ fn pattern_verdict(pattern: &str, text: &str) -> Verdict {
     if !text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return Verdict::Unknown;
     }
-    match regex_for(pattern) {
-        Some(regex) => certain(regex.is_match(text)),
-        None => Verdict::Unknown,
-    }
+    matches(pattern, text).map_or(Verdict::Unknown, certain)
 }
 
-/// Each pattern compiled once per process.
-fn regex_for(pattern: &str) -> Option<regex::Regex> {
+/// Whether `text` matches `pattern`, compiled once per process; `None`
+/// when the `regex` crate cannot compile it.
+fn matches(pattern: &str, text: &str) -> Option<bool> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
     let mut cache = CACHE
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    cache
-        .entry(pattern.to_owned())
-        .or_insert_with(|| {
-            // Unicode classes are not needed for ASCII text and cost time to build.
-            regex::RegexBuilder::new(pattern)
-                .unicode(false)
-                .build()
-                .or_else(|_| regex::Regex::new(pattern))
-                .ok()
-        })
-        .clone()
+    if !cache.contains_key(pattern) {
+        // Unicode classes are not needed for ASCII text and cost time to build.
+        let regex = regex::RegexBuilder::new(pattern)
+            .unicode(false)
+            .build()
+            .or_else(|_| regex::Regex::new(pattern))
+            .ok();
+        cache.insert(pattern.to_owned(), regex);
+    }
+    cache[pattern].as_ref().map(|regex| regex.is_match(text))
 }
 
 #[cfg(test)]
