@@ -8,8 +8,8 @@
 #   ROUNDS=10 RUNS=20 bash bench/compare.sh
 #
 # Needs hyperfine (installed with apt-get when missing and possible). Uses
-# kubectl (kustomize), valgrind and torchx where they are installed, and says
-# so where they are not.
+# kubectl (kustomize), valgrind, GNU time (peak memory) and torchx (or
+# TORCHX=path) where they are installed, and says so where they are not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
@@ -29,7 +29,7 @@ fi
 
 echo "building the release binary" >&2
 cargo build --release --quiet
-trainc=$PWD/target/release/trainc
+trainc=$(realpath "${CARGO_TARGET_DIR:-target}")/release/trainc
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -64,15 +64,15 @@ if [ -n "$kubectl" ]; then
 else
     echo "note: kubectl not installed: no kustomize rows" >&2
 fi
-torchx=$(command -v torchx || true)
+torchx=${TORCHX:-$(command -v torchx || true)}
 if [ -n "$torchx" ]; then
     # The peer's dry run of a comparable job: 4 nodes x 8 processes, rendered
     # for Kubernetes (a Volcano job), nothing submitted.
     printf 'print("hello")\n' > "$work/train.py"
     names+=("torchx dist.ddp dry run")
-    commands+=("$torchx run --dryrun --scheduler kubernetes dist.ddp -j 4x8 --script $work/train.py")
+    commands+=("$torchx run --workspace '' --dryrun --scheduler kubernetes -cfg queue=default dist.ddp -j 4x8 --script $work/train.py")
 else
-    echo "note: torchx not installed (pip install torchx): no TorchX row" >&2
+    echo "note: torchx not found (pip install torchx kubernetes, or TORCHX=path): no TorchX row" >&2
 fi
 
 # Interleaved: every command runs $runs times per round, round after round.
@@ -109,10 +109,12 @@ for r in range(1, rounds + 1):
             commands.append(result["command"])
 
 def peak_rss(command):
-    """KiB, of this one process (wait4 reports the child's own usage)."""
-    child = subprocess.Popen(command.split(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(child.pid, 0)
-    return usage.ru_maxrss
+    """KiB, by GNU time: a small parent, so the figure is the command's own."""
+    if not os.path.exists("/usr/bin/time"):
+        return None
+    run = subprocess.run(["/usr/bin/time", "-f", "%M", "sh", "-c", f"exec {command} >/dev/null 2>&1"],
+                         capture_output=True, text=True)
+    return int(run.stderr.strip().splitlines()[-1])
 
 base = statistics.median(times["/bin/true"])
 print(f"\n{len(times['/bin/true'])} runs each, interleaved in {rounds} rounds; "
