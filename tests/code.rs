@@ -240,8 +240,9 @@ fn as_a_function_files_are_relative_to_the_working_directory() {
         "def train():\n    print('fn')\n"
     );
 
-    // From elsewhere the files are not found: a located error result, no objects.
-    let output = run(dir.parent().unwrap());
+    // From elsewhere (an empty directory) the files are not found: a located
+    // error result, no objects.
+    let output = run(&temp_dir("code-fn-elsewhere"));
     assert_eq!(output.status.code(), Some(1));
     let out: serde_json::Value = serde_saphyr::from_str(&text(&output.stdout)).unwrap();
     assert!(out["items"].as_array().unwrap().is_empty(), "{out}");
