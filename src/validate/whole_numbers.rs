@@ -4,9 +4,9 @@
 //! `replicas = 2.0` through to the typed spec, which rejects it without saying
 //! where. This reports it at the value instead, with the integer to write.
 
-use super::field_path;
 use std::fmt::Write as _;
 
+use super::field_path;
 use super::schema_lookup::takes_only_integers;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;

@@ -132,28 +132,21 @@ fn bound_integer_formats(schema: &mut Value) {
     }
 }
 
-/// The upstream schemas trainc embeds, as (file under `schemas/k8s/`, file
-/// under `schemas/compact/`).
-pub const EMBEDDED: &[(&str, &str)] = &[
-    ("pytorchjob-kubeflow-v1.json", "pytorchjob-kubeflow-v1.json"),
-    ("service-v1.json", "service-v1.json"),
-    (
-        "persistentvolumeclaim-v1.json",
-        "persistentvolumeclaim-v1.json",
-    ),
-    ("configmap-v1.json", "configmap-v1.json"),
-    ("job-batch-v1.json", "job-batch-v1.json"),
-    ("objectmeta-meta-v1.json", "objectmeta-meta-v1.json"),
-    (
-        "trainjob-trainer-v1alpha1.json",
-        "trainjob-trainer-v1alpha1.json",
-    ),
-    (
-        "variants/trainjob-trainer-v1alpha1-v2.1.0.json",
-        "trainjob-trainer-v1alpha1-v2.1.0.json",
-    ),
-    (
-        "variants/trainjob-trainer-v1alpha1-v2.0.0.json",
-        "trainjob-trainer-v1alpha1-v2.0.0.json",
-    ),
+/// The upstream schemas trainc embeds, as paths under `schemas/k8s/`; each is
+/// `schemas/compact/` + its file name.
+pub const EMBEDDED: &[&str] = &[
+    "pytorchjob-kubeflow-v1.json",
+    "service-v1.json",
+    "persistentvolumeclaim-v1.json",
+    "configmap-v1.json",
+    "job-batch-v1.json",
+    "objectmeta-meta-v1.json",
+    "trainjob-trainer-v1alpha1.json",
+    "variants/trainjob-trainer-v1alpha1-v2.1.0.json",
+    "variants/trainjob-trainer-v1alpha1-v2.0.0.json",
 ];
+
+/// The file under `schemas/compact/` of an [`EMBEDDED`] upstream path.
+pub fn compact_name(upstream: &str) -> &str {
+    upstream.rsplit('/').next().unwrap_or(upstream)
+}

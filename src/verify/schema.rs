@@ -18,6 +18,8 @@ use crate::spec::ApiLevel;
 /// plainly valid against it.
 struct Bundled {
     text: &'static str,
+    /// The `apiVersion` and `kind` it is for (none for ObjectMeta's).
+    gvk: OnceLock<(String, String)>,
     quick: OnceLock<SchemaJson<'static>>,
     json: OnceLock<Value>,
     validator: OnceLock<Validator>,
@@ -27,6 +29,7 @@ impl Bundled {
     const fn new(text: &'static str) -> Bundled {
         Bundled {
             text,
+            gvk: OnceLock::new(),
             quick: OnceLock::new(),
             json: OnceLock::new(),
             validator: OnceLock::new(),
@@ -35,28 +38,31 @@ impl Bundled {
 
     /// Whether the schema names `apiVersion` and `kind` in its
     /// `x-kubernetes-group-version-kind`, which [`super::compact`] puts first:
-    /// read without parsing the rest.
-    fn names(&self, api_version: &str, kind: &str) -> bool {
-        const KEY: &str = "{\"x-kubernetes-group-version-kind\":";
-        let Some(rest) = self.text.strip_prefix(KEY) else {
-            return false;
-        };
-        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
-        let Some(Ok(gvk)) = stream.next() else {
-            return false;
-        };
-        let gvk = &gvk[0];
-        let group = gvk["group"].as_str().unwrap_or("");
-        let version = gvk["version"].as_str().unwrap_or("");
-        let named = if group.is_empty() {
-            version == api_version
-        } else {
-            api_version
-                .strip_prefix(group)
-                .and_then(|v| v.strip_prefix('/'))
-                == Some(version)
-        };
-        named && gvk["kind"].as_str() == Some(kind)
+    /// read once, without parsing the rest.
+    fn names(&'static self, api_version: &str, kind: &str) -> bool {
+        let (named_version, named_kind) = self.gvk.get_or_init(|| {
+            const KEY: &str = "{\"x-kubernetes-group-version-kind\":";
+            let gvk = self
+                .text
+                .strip_prefix(KEY)
+                .and_then(|rest| {
+                    serde_json::Deserializer::from_str(rest)
+                        .into_iter::<Value>()
+                        .next()?
+                        .ok()
+                })
+                .unwrap_or_default();
+            let gvk = &gvk[0];
+            let group = gvk["group"].as_str().unwrap_or("");
+            let version = gvk["version"].as_str().unwrap_or("");
+            let api_version = if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            };
+            (api_version, gvk["kind"].as_str().unwrap_or("").to_owned())
+        });
+        !named_kind.is_empty() && named_version == api_version && named_kind == kind
     }
 
     fn quick(&'static self) -> &'static SchemaJson<'static> {
