@@ -6,7 +6,13 @@ use std::path::PathBuf;
 use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
 fn testdata() -> PathBuf {
-    root().join("../shared/k8s-schemas/testdata")
+    let dir = root().join("../shared/k8s-schemas/testdata");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: these tests read the shared reference manifests; clone trainc beside `shared/`, as CI does",
+        dir.display()
+    );
+    dir
 }
 
 fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
