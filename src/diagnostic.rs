@@ -85,7 +85,7 @@ impl Diagnostic {
     /// Text on the primary label.
     #[must_use]
     pub fn with_label(mut self, text: impl Into<String>) -> Self {
-        self.primary.text = Some(text.into());
+        self.primary.text = Some(escape_controls(text.into()));
         self
     }
 
@@ -94,7 +94,7 @@ impl Diagnostic {
     pub fn with_secondary(mut self, span: Span, text: impl Into<String>) -> Self {
         self.secondary.push(Label {
             span,
-            text: Some(text.into()),
+            text: Some(escape_controls(text.into())),
         });
         self
     }
@@ -148,35 +148,63 @@ impl Diagnostic {
     }
 }
 
-/// The source as shown in a snippet: ASCII control characters other than line
-/// breaks and tabs become `?` (same length, so every span still fits).
+/// The source as shown in a snippet: control characters other than line
+/// breaks and tabs (a carriage return outside CRLF, C1 controls, bidi
+/// overrides) become one `?` per byte, so every span still fits.
 fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_control() && !matches!(c, '\n' | '\r' | '\t') {
-                '?'
-            } else {
-                c
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let keep = match c {
+            '\n' | '\t' => true,
+            '\r' => chars.peek() == Some(&'\n'),
+            c => !unsafe_for_terminal(c),
+        };
+        if keep {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('?', c.len_utf8()));
+        }
+    }
+    out
 }
 
-/// User values end up in messages; a NUL or an escape sequence must not reach
-/// the terminal raw.
-fn escape_controls(text: String) -> String {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return text;
+/// Characters a terminal acts on rather than shows: controls (C0, DEL,
+/// C1, line breaks), bidi embeddings, overrides and isolates, and the
+/// separators and marks that reorder or hide text.
+fn unsafe_for_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{061c}' | '\u{feff}'
+        )
+}
+
+/// `text` with every character a terminal would act on written as an escape
+/// (`\n`, `\u{1b}`, `\u{202e}`): user values end up in messages, and a
+/// newline must not forge a diagnostic line nor an escape sequence reach the
+/// terminal raw.
+pub fn escape_for_terminal(text: &str) -> String {
+    if !text.chars().any(unsafe_for_terminal) {
+        return text.to_owned();
     }
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_for_terminal(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn escape_controls(text: String) -> String {
+    if text.chars().any(unsafe_for_terminal) {
+        escape_for_terminal(&text)
+    } else {
+        text
+    }
 }
 
 fn escape_github_data(text: &str) -> String {

@@ -13,9 +13,10 @@ use std::fmt::Write as _;
 use serde_json::{Value as Json, json};
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::source::{self, Sources};
+use crate::source::{self, Sources, Span};
 use crate::tree::Node;
 use crate::validate::field_path;
+use crate::yaml::{Body, Raw};
 
 pub const API_VERSIONS: [&str; 2] = ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1"];
 pub const KIND: &str = "ResourceList";
@@ -37,68 +38,82 @@ pub struct Output {
     pub sources: Sources,
 }
 
+/// Values (scalars, lists, mappings) a ResourceList may hold, aliases
+/// expanded. A 64 MiB package of ordinary manifests holds 3 to 6 million;
+/// this bounds the memory an alias bomb can claim to about a gigabyte.
+pub const MAX_VALUES: usize = 12_000_000;
+
 /// Runs the function on the bytes of a ResourceList.
 pub fn run(input: Vec<u8>) -> Output {
-    let mut sources = Sources::new();
-    let id =
-        match source::add_bytes_limited(&mut sources, "<stdin>".to_owned(), input, MAX_INPUT_BYTES)
-        {
-            Ok(id) => id,
-            Err(source::ReadError::Invalid(d)) => {
-                return failure(sources, API_VERSIONS[0], vec![*d]);
-            }
-            Err(source::ReadError::Io { error, .. }) => {
-                let message = format!("cannot read the ResourceList: {error}");
-                return finish(
-                    sources,
-                    API_VERSIONS[0],
-                    Vec::new(),
-                    vec![json!({"severity": "error", "message": message})],
-                    Vec::new(),
-                );
-            }
-        };
-    let root = match crate::parse::parse_yaml_document(id, &sources.get(id).text, MAX_ITEM_DEPTH) {
-        Ok(root) => root,
-        Err(diagnostics) => return failure(sources, API_VERSIONS[0], diagnostics),
+    let (mut sources, id) = match read(input) {
+        Ok(read) => read,
+        Err(output) => return *output,
     };
-    let list = root.to_json();
+    // The tree borrows the text while the build adds sources of its own.
+    let text = sources.get(id).text.clone();
+    let limits = crate::yaml::Limits {
+        depth: MAX_ITEM_DEPTH,
+        documents: 1,
+        nodes: MAX_VALUES,
+    };
+    let root = match crate::yaml::load(id, &text, limits) {
+        Ok(mut documents) if !documents.is_empty() => documents.swap_remove(0),
+        Ok(_) => {
+            let d = Diagnostic::error(
+                codes::PARSE_YAML,
+                Span::new(id, 0, 0),
+                "the input is empty: a KRM function reads a ResourceList on stdin",
+            );
+            return failure(sources, API_VERSIONS[0], vec![d]);
+        }
+        Err(error) => {
+            let d = crate::parse::yaml_load_error(id, &text, &error, MAX_ITEM_DEPTH);
+            return failure(sources, API_VERSIONS[0], vec![d]);
+        }
+    };
+    let list = header(&root);
     let api_version = list
         .get("apiVersion")
         .and_then(Json::as_str)
         .filter(|v| API_VERSIONS.contains(v))
         .unwrap_or(API_VERSIONS[0])
         .to_owned();
-    if let Some(problem) = shape_problem(&list) {
+    let items: Vec<Item<'_>> = match root.get("items").map(|i| &i.body) {
+        Some(Body::Seq(items)) => items.iter().map(Item::passed).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(problem) = shape_problem(&root, &list) {
         let result = json!({"severity": "error", "message": problem});
-        return finish(
-            sources,
-            &api_version,
-            items_of(&list),
-            vec![result],
-            Vec::new(),
-        );
+        return finish(sources, &api_version, &items, vec![result], Vec::new());
     }
-    let items = items_of(&list);
-    let Some(config) = root.get("functionConfig").map(|e| e.value.clone()) else {
+    let Some(config) = root.get("functionConfig") else {
         let message = "the ResourceList has no functionConfig; pass the TrainSpec as the function's config (kpt: --fn-config trainspec.yaml)";
         return finish(
             sources,
             &api_version,
-            items,
+            &items,
             vec![json!({"severity": "error", "message": message})],
             Vec::new(),
         );
     };
+    let config = match crate::parse::yaml_to_node(config) {
+        Ok(config) => config,
+        Err(diagnostics) => {
+            let results = diagnostics
+                .iter()
+                .map(|d| json!({"message": d.message, "severity": "error", "tags": {"code": d.code}}))
+                .collect();
+            return finish(sources, &api_version, &items, results, diagnostics);
+        }
+    };
     let context = Context::of(&config);
-    let built = match crate::parse::spec_from_node(config.clone()) {
+    let mut built = match crate::parse::spec_from_node(config.clone()) {
         Ok(spec) => crate::build_parsed(&mut sources, spec, &crate::Options::default()),
         Err(diagnostics) => crate::Built {
             objects: None,
             diagnostics,
         },
     };
-    let mut built = built;
     if let Some(warning) = context.applied_spec(&items, &config) {
         built.diagnostics.push(warning);
     }
@@ -121,7 +136,94 @@ pub fn run(input: Vec<u8>) -> Output {
         // Any error: the package stays as it came in.
         _ => items,
     };
-    finish(sources, &api_version, out_items, results, built.diagnostics)
+    finish(
+        sources,
+        &api_version,
+        &out_items,
+        results,
+        built.diagnostics,
+    )
+}
+
+/// The input as a source, or the ResourceList that says why it is not one.
+fn read(input: Vec<u8>) -> Result<(Sources, source::SourceId), Box<Output>> {
+    let mut sources = Sources::new();
+    match source::add_bytes_limited(&mut sources, "<stdin>".to_owned(), input, MAX_INPUT_BYTES) {
+        Ok(id) => Ok((sources, id)),
+        Err(source::ReadError::Invalid(d)) => {
+            Err(Box::new(failure(sources, API_VERSIONS[0], vec![*d])))
+        }
+        Err(source::ReadError::Io { error, .. }) => {
+            let message = format!("cannot read the ResourceList: {error}");
+            Err(Box::new(finish(
+                sources,
+                API_VERSIONS[0],
+                &[],
+                vec![json!({"severity": "error", "message": message})],
+                Vec::new(),
+            )))
+        }
+    }
+}
+
+/// An item of the output: one passed through as it came in, or one made here.
+struct Item<'a> {
+    /// `apiVersion`, `kind` and `metadata` name, namespace and annotations,
+    /// as text: what the function matches items by.
+    header: Json,
+    body: ItemBody<'a>,
+}
+
+enum ItemBody<'a> {
+    Passed(&'a Raw<'a>),
+    Generated(Json),
+}
+
+impl<'a> Item<'a> {
+    fn passed(raw: &'a Raw<'a>) -> Self {
+        Item {
+            header: header(raw),
+            body: ItemBody::Passed(raw),
+        }
+    }
+}
+
+/// The parts of a resource the function reads, as JSON text values.
+fn header(raw: &Raw<'_>) -> Json {
+    let text = |node: Option<&Raw<'_>>| match node {
+        Some(node) if !matches!(node.body, Body::Scalar(..)) => Json::Bool(false),
+        Some(node) if node.is_empty_null() => Json::Null,
+        Some(node) => node
+            .scalar()
+            .map_or(Json::Null, |s| Json::String(s.to_owned())),
+        None => Json::Null,
+    };
+    let mut out = serde_json::Map::new();
+    if !matches!(raw.body, Body::Map(_)) {
+        return Json::Null;
+    }
+    for key in ["apiVersion", "kind"] {
+        if let Some(value) = raw.get(key) {
+            out.insert(key.to_owned(), text(Some(value)));
+        }
+    }
+    if let Some(metadata) = raw.get("metadata") {
+        let mut m = serde_json::Map::new();
+        for key in ["name", "namespace"] {
+            if let Some(value) = metadata.get(key) {
+                m.insert(key.to_owned(), text(Some(value)));
+            }
+        }
+        if let Some(Body::Map(annotations)) = metadata.get("annotations").map(|a| &a.body) {
+            let annotations = annotations
+                .iter()
+                .filter_map(|(k, v)| Some((k.scalar()?.to_owned(), text(Some(v)))))
+                .collect();
+            m.insert("annotations".to_owned(), Json::Object(annotations));
+        }
+        out.insert("metadata".to_owned(), Json::Object(m));
+    }
+    Json::Object(out)
 }
 
 /// kustomize's annotation naming the generator of an object
@@ -138,14 +240,15 @@ pub const ORIGIN: &str = "config.kubernetes.io/origin";
 /// is gone. A regenerated object keeps the file and position kpt gave its
 /// predecessor (the `config.kubernetes.io/` and `internal.config.kubernetes.io/`
 /// annotations kpt and kyaml track resources by).
-fn regenerate(
-    items: Vec<Json>,
+fn regenerate<'a>(
+    items: Vec<Item<'a>>,
     generated: Vec<Json>,
     generator: &Json,
     file: Option<&str>,
-) -> Vec<Json> {
-    let (previous, mut out): (Vec<Json>, Vec<Json>) =
-        items.into_iter().partition(|item| made_by(item, generator));
+) -> Vec<Item<'a>> {
+    let (previous, mut out): (Vec<Item<'a>>, Vec<Item<'a>>) = items
+        .into_iter()
+        .partition(|item| made_by(&item.header, generator));
     let mut origin = String::new();
     if let Some(file) = file {
         let _ = writeln!(origin, "configuredIn: {}", yaml_scalar(file));
@@ -157,18 +260,19 @@ fn regenerate(
         }
     }
     for mut object in generated {
-        let before = previous.iter().find(|p| same_object(p, &object));
+        let before = previous.iter().find(|p| same_object(&p.header, &object));
         let annotations = object["metadata"]
             .as_object_mut()
             .map(|m| m.entry("annotations").or_insert_with(|| json!({})));
         if let Some(Json::Object(annotations)) = annotations {
             for (key, value) in before
-                .and_then(|b| b.pointer("/metadata/annotations"))
+                .and_then(|b| b.header.pointer("/metadata/annotations"))
                 .and_then(Json::as_object)
                 .into_iter()
                 .flatten()
-                .filter(|(key, _)| {
-                    *key != ORIGIN
+                .filter(|(key, value)| {
+                    value.is_string()
+                        && *key != ORIGIN
                         && (key.starts_with("config.kubernetes.io/")
                             || key.starts_with("internal.config.kubernetes.io/"))
                 })
@@ -177,7 +281,10 @@ fn regenerate(
             }
             annotations.insert(ORIGIN.to_owned(), Json::String(origin.clone()));
         }
-        out.push(object);
+        out.push(Item {
+            header: Json::Null,
+            body: ItemBody::Generated(object),
+        });
     }
     out
 }
@@ -238,7 +345,7 @@ fn yaml_scalar(text: &str) -> String {
 }
 
 /// What is wrong with the ResourceList itself, if anything.
-fn shape_problem(list: &Json) -> Option<String> {
+fn shape_problem(root: &Raw<'_>, list: &Json) -> Option<String> {
     let Some(object) = list.as_object() else {
         return Some("the input is not a ResourceList (not a mapping)".to_owned());
     };
@@ -249,25 +356,33 @@ fn shape_problem(list: &Json) -> Option<String> {
     let kind = object.get("kind").and_then(Json::as_str).unwrap_or("");
     if kind != KIND || !API_VERSIONS.contains(&api_version) {
         return Some(format!(
-            "the input is not a ResourceList: expected apiVersion {} and kind {KIND}, found `{api_version}` `{kind}`",
-            API_VERSIONS.join(" or ")
+            "the input is not a ResourceList: expected apiVersion {} and kind {KIND}, found `{}` `{}`",
+            API_VERSIONS.join(" or "),
+            shown(api_version),
+            shown(kind),
         ));
     }
-    match object.get("items") {
-        None | Some(Json::Null) => None,
-        Some(Json::Array(items)) => items
+    match root.get("items") {
+        None => None,
+        Some(items) if items.is_empty_null() => None,
+        Some(Raw {
+            body: Body::Seq(items),
+            ..
+        }) => items
             .iter()
-            .position(|item| !item.is_object())
+            .position(|item| !matches!(item.body, Body::Map(_)))
             .map(|i| format!("items[{i}] is not a resource (not a mapping)")),
         Some(_) => Some("`items` of the ResourceList is not a list".to_owned()),
     }
 }
 
-fn items_of(list: &Json) -> Vec<Json> {
-    list.get("items")
-        .and_then(Json::as_array)
-        .cloned()
-        .unwrap_or_default()
+/// A value from the input as a message shows it: escaped, at most 60 characters.
+fn shown(text: &str) -> String {
+    let text = crate::diagnostic::escape_for_terminal(text);
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
 }
 
 /// Where the TrainSpec came from, for `resourceRef` and `file` of results.
@@ -309,9 +424,9 @@ impl Context {
     /// `kubectl apply -f` would send it to a cluster that has no such kind
     /// (kptdev/kpt v1.0.0-beta.56, pkg/live/rgpath.go: local-config objects are
     /// not applied; kustomize drops them from its output too).
-    fn applied_spec(&self, items: &[Json], config: &Node) -> Option<Diagnostic> {
+    fn applied_spec(&self, items: &[Item<'_>], config: &Node) -> Option<Diagnostic> {
         let reference = self.resource_ref.as_ref()?;
-        let spec = items.iter().find(|item| {
+        let spec = items.iter().map(|item| &item.header).find(|item| {
             item["kind"] == reference["kind"]
                 && item["metadata"]["name"] == reference["name"]
                 && item["metadata"].get("namespace") == reference.get("namespace")
@@ -361,26 +476,47 @@ fn failure(sources: Sources, api_version: &str, diagnostics: Vec<Diagnostic>) ->
         .iter()
         .map(|d| json!({"message": d.message, "severity": "error", "tags": {"code": d.code}}))
         .collect();
-    finish(sources, api_version, Vec::new(), results, diagnostics)
+    finish(sources, api_version, &[], results, diagnostics)
 }
 
+/// The ResourceList as YAML: items passed through are written back with
+/// every scalar as it came in ([`crate::yaml::emit`]); generated objects and
+/// results are written like `trainc build` writes objects.
 fn finish(
     sources: Sources,
     api_version: &str,
-    items: Vec<Json>,
+    items: &[Item<'_>],
     results: Vec<Json>,
     diagnostics: Vec<Diagnostic>,
 ) -> Output {
     let failed = results.iter().any(|r| r["severity"] == "error");
-    let mut list = json!({"apiVersion": api_version, "kind": KIND});
-    list["items"] = Json::Array(items);
-    if !results.is_empty() {
-        list["results"] = Json::Array(results);
+    let mut out = format!("apiVersion: {}\nkind: {KIND}\n", yaml_scalar(api_version));
+    if items.is_empty() {
+        out.push_str("items: []\n");
+    } else {
+        out.push_str("items:\n");
     }
-    let resource_list =
-        serde_saphyr::to_string(&list).expect("a JSON value always serialises to YAML");
+    for item in items {
+        match &item.body {
+            ItemBody::Passed(raw) => crate::yaml::emit::write_entry(&mut out, raw, 0),
+            ItemBody::Generated(object) => out.push_str(
+                &serde_saphyr::to_string(&[object])
+                    .expect("a JSON value always serialises to YAML"),
+            ),
+        }
+    }
+    if !results.is_empty() {
+        out.push_str(
+            &serde_saphyr::to_string(&Json::Object(
+                [("results".to_owned(), Json::Array(results))]
+                    .into_iter()
+                    .collect(),
+            ))
+            .expect("a JSON value always serialises to YAML"),
+        );
+    }
     Output {
-        resource_list,
+        resource_list: out,
         failed,
         diagnostics,
         sources,

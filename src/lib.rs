@@ -44,6 +44,7 @@ pub mod template;
 pub mod tree;
 pub mod validate;
 pub mod verify;
+pub mod yaml;
 
 pub use diagnostic::Diagnostic;
 pub use source::{SourceId, Sources};

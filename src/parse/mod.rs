@@ -109,6 +109,22 @@ pub fn spec_from_node(node: Node) -> Result<Node, Vec<Diagnostic>> {
     within_depth(unwrap_krm(node)?)
 }
 
+/// A YAML node read elsewhere (a ResourceList's functionConfig) as a tree,
+/// every scalar resolved as in a spec.
+pub fn yaml_to_node(raw: &crate::yaml::Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
+    yaml::to_node(raw)
+}
+
+/// The diagnostic for YAML that could not be read as Kubernetes objects.
+pub fn yaml_load_error(
+    id: SourceId,
+    text: &str,
+    error: &crate::yaml::LoadError,
+    max_depth: usize,
+) -> Diagnostic {
+    yaml::load_error(id, text, error, max_depth, yaml::Subject::Objects)
+}
+
 /// Any single YAML document, with spans, nesting at most `max_depth` levels.
 pub fn parse_yaml_document(
     id: SourceId,

@@ -1,46 +1,41 @@
-//! YAML text into a [`Node`] tree, through serde-saphyr's `Spanned` values.
+//! YAML text into a [`Node`] tree, through [`crate::yaml`]'s reader.
 //!
-//! YAML 1.2 rules: only `true` and `false` are booleans (`yes`, `on` stay
-//! strings), duplicate keys and unknown tags are errors, and a budget bounds
-//! nesting, aliases and documents (one document per file).
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::Spanned;
+//! YAML 1.2 rules, strict where YAML 1.1 reads the same text differently:
+//! only `true` and `false` are booleans (`yes`, `on` stay strings), `010` is an
+//! error rather than 10 or 8, tags other than the core ones are errors, and so
+//! are duplicate keys. Limits bound nesting, aliases and documents.
 
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Span};
 use crate::tree::{Entry, Node, Value};
+use crate::yaml::scalar::{self, Problem};
+use crate::yaml::{self, Body, Limits, LoadError, Raw};
 
 use super::lowercase_first;
+
+/// Values in one spec once aliases are expanded: a real spec has a few
+/// hundred; this is far past any of them and still quick to refuse.
+const MAX_SPEC_NODES: usize = 100_000;
 
 pub(super) fn parse_yaml(
     id: SourceId,
     text: &str,
     max_depth: usize,
 ) -> Result<Node, Vec<Diagnostic>> {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = max_depth + 1;
-    budget.max_documents = 1;
-    let options = serde_saphyr::options! {
-        budget: Some(budget),
-        strict_booleans: true,
-        reject_unsupported_tags: true,
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    let limits = Limits {
+        depth: max_depth + 1,
+        documents: 1,
+        nodes: MAX_SPEC_NODES,
     };
-    if text.trim().is_empty()
-        || text
-            .lines()
-            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-    {
-        return Ok(Node::new(Value::Table(Vec::new()), Span::new(id, 0, 0)));
-    }
-    match serde_saphyr::from_str_with_options::<Spanned<Yaml>>(text, options) {
-        Ok(root) => {
-            let mut node = yaml_node(id, root);
+    let documents = yaml::load(id, text, limits)
+        .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Spec)])?;
+    match documents.into_iter().next() {
+        Some(root) if !root.is_empty_null() => {
+            let mut node = to_node(&root)?;
             node.span = Span::new(id, 0, text.len());
             Ok(node)
         }
-        Err(error) => Err(vec![yaml_error(id, text, &error, max_depth)]),
+        _ => Ok(Node::new(Value::Table(Vec::new()), Span::new(id, 0, 0))),
     }
 }
 
@@ -52,259 +47,249 @@ pub(super) fn parse_yaml_stream(
     max_depth: usize,
     max_documents: usize,
 ) -> Result<Vec<Node>, Vec<Diagnostic>> {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = max_depth + 1;
-    budget.max_documents = max_documents;
-    let options = serde_saphyr::options! {
-        budget: Some(budget),
-        strict_booleans: true,
-        reject_unsupported_tags: true,
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+    let limits = Limits {
+        depth: max_depth + 1,
+        documents: max_documents,
+        nodes: MAX_SPEC_NODES.saturating_mul(max_documents),
     };
-    match serde_saphyr::from_multiple_with_options::<Spanned<Yaml>>(text, options) {
-        Ok(documents) => Ok(documents
-            .into_iter()
-            .map(|document| yaml_node(id, document))
-            .collect()),
-        Err(error) => Err(vec![yaml_error(id, text, &error, max_depth)]),
+    let documents = yaml::load(id, text, limits)
+        .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
+    documents
+        .iter()
+        .filter(|document| !document.is_empty_null())
+        .map(to_node)
+        .collect()
+}
+
+/// A [`Raw`] tree as a [`Node`] tree, every scalar resolved; all problems at once.
+pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    let node = convert(raw, &mut problems);
+    if problems.is_empty() {
+        Ok(node)
+    } else {
+        Err(problems)
     }
 }
 
-fn yaml_error(
-    id: SourceId,
-    text: &str,
-    error: &serde_saphyr::Error,
-    max_depth: usize,
-) -> Diagnostic {
-    use serde_saphyr::budget::BudgetBreach;
-    // serde-saphyr reports lines and columns in characters; byte offsets are not
-    // always filled in, so convert from line and column.
-    let offset = error
-        .location()
-        .filter(|loc| loc.line() > 0)
-        .map_or(0, |loc| {
-            offset_of(
-                text,
-                usize::try_from(loc.line()).unwrap_or(1),
-                usize::try_from(loc.column()).unwrap_or(1),
-            )
-        });
-    let span = Span::new(id, offset, offset);
-    let mut error = error;
-    while let serde_saphyr::Error::WithSnippet { error: inner, .. }
-    | serde_saphyr::Error::AliasError { error: inner, .. } = error
-    {
-        error = inner;
-    }
-    match error {
-        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
-            let key = key
-                .as_deref()
-                .map_or_else(String::new, |k| format!(" `{k}`"));
-            Diagnostic::error(codes::PARSE_YAML, span, format!("duplicate key{key}"))
-                .with_label("set again here")
-                .with_help("a key may appear once per mapping; remove one of them")
-        }
-        serde_saphyr::Error::Budget {
-            breach: BudgetBreach::Depth { .. },
-            ..
-        } => Diagnostic::error(
-            codes::PARSE_TOO_DEEP,
-            span,
-            format!("the document nests deeper than {max_depth} levels"),
-        )
-        .with_help("no spec nests this deep; check that this is a training spec"),
-        serde_saphyr::Error::MultipleDocuments { .. }
-        | serde_saphyr::Error::Budget {
-            breach: BudgetBreach::Documents { .. },
-            ..
-        } => Diagnostic::error(
-            codes::PARSE_YAML,
-            span,
-            "the file holds more than one YAML document",
-        )
-        .with_help("a spec is one document: remove the `---` and what follows, or split the file"),
-        serde_saphyr::Error::Budget { .. } => Diagnostic::error(
-            codes::PARSE_YAML,
-            span,
-            "the YAML expands to far more than any spec (anchors and aliases repeat their values)",
-        )
-        .with_help("write the values out, or use fewer aliases to aliases"),
-        serde_saphyr::Error::NonFiniteFloat { value, .. } => Diagnostic::error(
-            codes::PARSE_YAML,
-            span,
-            format!("`{value}` is not a number a spec can use"),
-        )
-        .with_help("write a finite number; quote it if you mean the text"),
-        _ => {
-            // serde-saphyr's text may start with `error: line N column M: `; the
-            // location is already in the header, so keep only the description.
-            let message = error.to_string();
-            let mut message = message.lines().next().unwrap_or("").trim();
-            message = message.strip_prefix("error: ").unwrap_or(message);
-            if message.starts_with("line ")
-                && let Some((_, rest)) = message.split_once(": ")
-            {
-                message = rest;
+fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
+    let value = match &raw.body {
+        Body::Scalar(..) => match scalar::resolve(raw) {
+            Ok(scalar::Value::Null) => Value::Null,
+            Ok(scalar::Value::Bool(b)) => Value::Bool(b),
+            Ok(scalar::Value::Integer(i)) => Value::Integer(i),
+            Ok(scalar::Value::Float(f)) => Value::Float(f),
+            Ok(scalar::Value::Str(s)) => Value::String(s.to_owned()),
+            Err(problem) => {
+                problems.push(scalar_problem(raw, &problem));
+                Value::Null
             }
-            let message = message
-                .split(" at line ")
-                .next()
-                .unwrap_or(message)
-                .trim_end_matches('.');
-            if message.contains("recursive references") {
-                return Diagnostic::error(
-                    codes::PARSE_YAML,
-                    span,
-                    "an alias refers to the anchor that contains it",
-                )
-                .with_help("a spec cannot contain itself; write the value out");
-            }
-            if message.contains("recursion limit") || message.contains("nesting") {
-                return Diagnostic::error(
-                    codes::PARSE_TOO_DEEP,
-                    span,
-                    format!("the document nests deeper than {max_depth} levels"),
-                )
-                .with_help("no spec nests this deep; check that this is a training spec");
-            }
-            Diagnostic::error(
-                codes::PARSE_YAML,
-                span,
-                format!("invalid YAML: {}", lowercase_first(message)),
-            )
-        }
-    }
-}
-
-/// Byte offset of a 1-based line and character column.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let rest = &text[line_start.min(text.len())..];
-    line_start
-        + rest
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(rest.len(), |(i, _)| i)
-}
-
-/// A YAML value as serde-saphyr hands it over, before it gets our spans.
-enum Yaml {
-    Null,
-    Bool(bool),
-    Integer(i64),
-    Float(f64),
-    String(String),
-    Seq(Vec<Spanned<Yaml>>),
-    Map(Vec<(Spanned<String>, Spanned<Yaml>)>),
-}
-
-impl<'de> Deserialize<'de> for Yaml {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(YamlVisitor)
-    }
-}
-
-struct YamlVisitor;
-
-impl<'de> Visitor<'de> for YamlVisitor {
-    type Value = Yaml;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a YAML value")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Yaml, E> {
-        Ok(Yaml::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Yaml, E> {
-        Ok(Yaml::Integer(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Yaml, E> {
-        i64::try_from(v)
-            .map(Yaml::Integer)
-            .map_err(|_| E::custom("integer does not fit in 64 bits"))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Yaml, E> {
-        if v.is_finite() {
-            Ok(Yaml::Float(v))
-        } else {
-            Err(E::custom(
-                "infinite and NaN numbers have no meaning in a spec",
-            ))
-        }
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Yaml, E> {
-        Ok(Yaml::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Yaml, E> {
-        Ok(Yaml::String(v))
-    }
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Yaml, E> {
-        Err(E::custom("binary values have no meaning in a spec"))
-    }
-    fn visit_unit<E>(self) -> Result<Yaml, E> {
-        Ok(Yaml::Null)
-    }
-    fn visit_none<E>(self) -> Result<Yaml, E> {
-        Ok(Yaml::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Yaml, D::Error> {
-        Yaml::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Yaml, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Yaml::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Yaml, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key()? {
-            entries.push((key, map.next_value()?));
-        }
-        Ok(Yaml::Map(entries))
-    }
-}
-
-fn yaml_span(id: SourceId, location: serde_saphyr::Location) -> Span {
-    let span = location.span();
-    let start = span
-        .byte_offset()
-        .and_then(|o| usize::try_from(o).ok())
-        .unwrap_or(0);
-    let len = span
-        .byte_len()
-        .and_then(|l| usize::try_from(l).ok())
-        .unwrap_or(0);
-    Span::new(id, start, start + len)
-}
-
-fn yaml_node(id: SourceId, spanned: Spanned<Yaml>) -> Node {
-    let span = yaml_span(id, spanned.referenced);
-    let value = match spanned.value {
-        Yaml::Null => Value::Null,
-        Yaml::Bool(b) => Value::Bool(b),
-        Yaml::Integer(i) => Value::Integer(i),
-        Yaml::Float(f) => Value::Float(f),
-        Yaml::String(s) => Value::String(s),
-        Yaml::Seq(items) => {
-            Value::Array(items.into_iter().map(|item| yaml_node(id, item)).collect())
-        }
-        Yaml::Map(entries) => Value::Table(
+        },
+        Body::Seq(items) => Value::Array(items.iter().map(|i| convert(i, problems)).collect()),
+        Body::Map(entries) => Value::Table(
             entries
-                .into_iter()
+                .iter()
                 .map(|(key, value)| Entry {
-                    key_span: yaml_span(id, key.referenced),
-                    key: key.value,
-                    value: yaml_node(id, value),
+                    key: key_text(key, problems),
+                    key_span: key.span,
+                    value: convert(value, problems),
                 })
                 .collect(),
         ),
     };
-    Node::new(value, span)
+    if let Some(problem) =
+        scalar::container_tag_problem(raw).filter(|_| !matches!(raw.body, Body::Scalar(..)))
+    {
+        problems.push(scalar_problem(raw, &problem));
+    }
+    Node::new(value, raw.span)
+}
+
+/// A key as text: specs and resources key their mappings by strings; `1:` or
+/// `true:` is read as the text it shows, a container as a key is an error.
+fn key_text(key: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> String {
+    if let Body::Scalar(text, _) = &key.body {
+        if let Some(tag) = key.tag.as_deref().filter(|_| scalar::resolve(key).is_err()) {
+            problems.push(scalar_problem(key, &Problem::Tag(tag.original())));
+        }
+        return text.to_string();
+    }
+    problems.push(
+        Diagnostic::error(
+            codes::PARSE_YAML,
+            key.span,
+            "a mapping key is itself a list or mapping",
+        )
+        .with_help("write keys as plain text"),
+    );
+    String::new()
+}
+
+fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
+    let text = raw.scalar().unwrap_or_default();
+    let shown = crate::diagnostic::escape_for_terminal(&truncate(text, 40));
+    match problem {
+        Problem::LeadingZero => {
+            let unsigned = text.trim_start_matches(['-', '+']);
+            let decimal = unsigned.trim_start_matches('0');
+            let decimal = if decimal.is_empty() { "0" } else { decimal };
+            let octal = i64::from_str_radix(unsigned, 8).ok();
+            let help = match octal {
+                Some(octal) => format!(
+                    "write `{decimal}` for {decimal}, or `{octal}` if you mean octal; quote it (`\"{text}\"`) if you mean the text"
+                ),
+                None => format!("write `{decimal}`; quote it (`\"{text}\"`) if you mean the text"),
+            };
+            Diagnostic::error(
+                codes::PARSE_YAML,
+                raw.span,
+                format!("`{shown}` has a leading zero: YAML 1.2 reads it as a decimal number and YAML 1.1 (kubectl) as an octal one"),
+            )
+            .with_label("ambiguous number")
+            .with_help(help)
+        }
+        Problem::NotFinite => Diagnostic::error(
+            codes::PARSE_YAML,
+            raw.span,
+            format!("`{shown}` is not a number a spec can use"),
+        )
+        .with_help("write a finite number; quote it if you mean the text"),
+        Problem::Tag(tag) => Diagnostic::error(
+            codes::PARSE_YAML,
+            raw.span,
+            format!(
+                "the tag `{}` has no meaning in a spec",
+                crate::diagnostic::escape_for_terminal(&truncate(tag, 40))
+            ),
+        )
+        .with_help(
+            "remove the tag; a spec's values are text, numbers, booleans, lists and mappings",
+        ),
+        Problem::NotOfTag(kind) => Diagnostic::error(
+            codes::PARSE_YAML,
+            raw.span,
+            format!("`{shown}` is tagged `!!{kind}` but does not read as one"),
+        )
+        .with_help("remove the tag, or write a value of that type"),
+    }
+}
+
+fn truncate(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// What the YAML was meant to be, for the words of a limit's diagnostic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Subject {
+    Spec,
+    /// Kubernetes objects: a ResourceList, or manifests to verify.
+    Objects,
+}
+
+pub(super) fn load_error(
+    id: SourceId,
+    text: &str,
+    error: &LoadError,
+    max_depth: usize,
+    subject: Subject,
+) -> Diagnostic {
+    if subject == Subject::Objects
+        && let Some(d) = objects_limit(error, max_depth)
+    {
+        return d;
+    }
+    match error {
+        LoadError::Syntax { offset, message } => {
+            let message = message
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches('.');
+            let message = message.split(" at line ").next().unwrap_or(message);
+            let offset = (*offset).min(text.len());
+            Diagnostic::error(
+                codes::PARSE_YAML,
+                Span::new(id, offset, offset),
+                format!("invalid YAML: {}", lowercase_first(message)),
+            )
+        }
+        LoadError::DuplicateKey { key, again, .. } => {
+            let key = crate::diagnostic::escape_for_terminal(&truncate(key, 60));
+            Diagnostic::error(
+                codes::PARSE_YAML,
+                point(*again),
+                format!("duplicate key `{key}`"),
+            )
+            .with_label("set again here")
+            .with_help("a key may appear once per mapping; remove one of them")
+        }
+        LoadError::TooDeep { span } => Diagnostic::error(
+            codes::PARSE_TOO_DEEP,
+            point(*span),
+            format!("the document nests deeper than {max_depth} levels"),
+        )
+        .with_help("no spec nests this deep; check that this is a training spec"),
+        LoadError::TooManyDocuments { span } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            "the file holds more than one YAML document",
+        )
+        .with_help("a spec is one document: remove the `---` and what follows, or split the file"),
+        LoadError::TooManyNodes { span, .. } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            "the YAML expands to far more than any spec (anchors and aliases repeat their values)",
+        )
+        .with_help("write the values out, or use fewer aliases to aliases"),
+        LoadError::RecursiveAlias { span } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            "an alias refers to the anchor that contains it",
+        )
+        .with_help("a spec cannot contain itself; write the value out"),
+    }
+}
+
+/// The limits of a ResourceList or a manifest stream, in their own terms.
+fn objects_limit(error: &LoadError, max_depth: usize) -> Option<Diagnostic> {
+    Some(match error {
+        LoadError::TooDeep { span } => Diagnostic::error(
+            codes::PARSE_TOO_DEEP,
+            point(*span),
+            format!("the YAML nests deeper than {max_depth} levels, deeper than any Kubernetes object"),
+        )
+        .with_help("check that the input holds Kubernetes objects"),
+        LoadError::TooManyNodes { span, limit } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            format!(
+                "the YAML holds more than {} values (scalars, lists and mappings) once its aliases are expanded",
+                thousands(*limit)
+            ),
+        )
+        .with_help("split the package, or write out values that aliases repeat many times over"),
+        _ => return None,
+    })
+}
+
+/// `12000000` as `12,000,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The start of a span, for errors about where something begins.
+fn point(span: Span) -> Span {
+    Span::new(span.source, span.start, span.start)
 }

@@ -1,0 +1,344 @@
+//! YAML as written: a tree that keeps each scalar's text, style and tag.
+//!
+//! Specs and ResourceLists are both read through [`load`]. A spec then goes
+//! through [`scalar`]'s YAML 1.2 resolution into a [`crate::tree::Node`]; the
+//! items of a ResourceList are written back by [`emit`] exactly as they came in
+//! (`0644` stays `0644`, `!!binary` stays tagged), because the KRM function
+//! contract makes the generated objects the only change to a package.
+//!
+//! The reader enforces its own limits (nesting, documents, and the number of
+//! values once aliases are expanded), so hostile input ends in an error, not
+//! in an exhausted machine.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use granit_parser::{Event, Options, Parser, ScalarStyle, Tag};
+
+use crate::source::{SourceId, Span};
+
+pub mod emit;
+pub mod scalar;
+
+/// A node as written. Aliases are expanded; anchors and comments are not kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raw<'a> {
+    pub span: Span,
+    pub tag: Option<Cow<'a, Tag>>,
+    pub body: Body<'a>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body<'a> {
+    /// The value after escapes and folding, and how it was written.
+    Scalar(Cow<'a, str>, ScalarStyle),
+    Seq(Vec<Raw<'a>>),
+    Map(Vec<(Raw<'a>, Raw<'a>)>),
+}
+
+impl<'a> Raw<'a> {
+    /// The value under `key` of a mapping whose keys are plain text.
+    pub fn get(&self, key: &str) -> Option<&Raw<'a>> {
+        match &self.body {
+            Body::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.scalar() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The text of a scalar, whatever its style.
+    pub fn scalar(&self) -> Option<&str> {
+        match &self.body {
+            Body::Scalar(text, _) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// An empty plain scalar without a tag: YAML's null written as nothing.
+    pub fn is_empty_null(&self) -> bool {
+        self.tag.is_none()
+            && matches!(&self.body, Body::Scalar(text, ScalarStyle::Plain) if text.is_empty())
+    }
+}
+
+/// How much a document may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Containers inside containers; the root's values are one level deep.
+    pub depth: usize,
+    pub documents: usize,
+    /// Values (scalars and containers) once every alias is expanded.
+    pub nodes: usize,
+}
+
+/// Why a text could not be read as YAML.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadError {
+    /// Not YAML: the parser's own words, at a byte offset.
+    Syntax {
+        offset: usize,
+        message: String,
+    },
+    TooDeep {
+        span: Span,
+    },
+    TooManyDocuments {
+        span: Span,
+    },
+    /// Aliases expand past [`Limits::nodes`].
+    TooManyNodes {
+        span: Span,
+        limit: usize,
+    },
+    /// An alias inside the node its anchor names.
+    RecursiveAlias {
+        span: Span,
+    },
+    DuplicateKey {
+        key: String,
+        first: Span,
+        again: Span,
+    },
+}
+
+/// Every document of `text`, in order. A document holding only comments, or
+/// nothing, is an empty plain scalar.
+pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, LoadError> {
+    let mut options = Options::default();
+    // The scanner counts flow and block nesting itself; past these it stops
+    // with "recursion limit exceeded", reported as too deep below.
+    options.flow_nesting_limit = limits.depth + 1;
+    options.block_nesting_limit = limits.depth + 1;
+    let mut parser = Parser::new_from_str_with_options(text, options);
+    let mut loader = Loader {
+        limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        open_anchors: Vec::new(),
+        nodes: 0,
+        documents: Vec::new(),
+    };
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|error| {
+            let offset = error.marker().byte_offset().unwrap_or_else(|| {
+                text.char_indices()
+                    .nth(error.marker().index())
+                    .map_or(text.len(), |(i, _)| i)
+            });
+            let message = error.info();
+            if message.contains("recursion limit") || message.contains("nesting") {
+                LoadError::TooDeep {
+                    span: Span::new(id, offset, offset),
+                }
+            } else {
+                LoadError::Syntax { offset, message }
+            }
+        })?;
+        let range = span.byte_range().unwrap_or(0..0);
+        loader.event(event, Span::new(id, range.start, range.end))?;
+    }
+    Ok(loader.documents)
+}
+
+struct Loader<'a> {
+    limits: Limits,
+    /// Open containers: the node, its anchor, and a set of its keys so far.
+    stack: Vec<Open<'a>>,
+    /// Finished anchored nodes, with how many values each expands to.
+    anchors: HashMap<usize, (Raw<'a>, usize)>,
+    /// Anchors of containers still open: an alias to one is recursive.
+    open_anchors: Vec<usize>,
+    nodes: usize,
+    documents: Vec<Raw<'a>>,
+}
+
+struct Open<'a> {
+    node: Raw<'a>,
+    anchor: usize,
+    /// `nodes` when the container opened, to size its anchor.
+    nodes_before: usize,
+    pending_key: Option<Raw<'a>>,
+    keys: HashMap<String, Span>,
+}
+
+impl<'a> Loader<'a> {
+    fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), LoadError> {
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                self.count(1, span)?;
+                let node = Raw {
+                    span,
+                    tag,
+                    body: Body::Scalar(text, style),
+                };
+                if anchor != 0 {
+                    self.anchors.insert(anchor, (node.clone(), 1));
+                }
+                self.finish(node)
+            }
+            Event::SequenceStart(_, anchor, tag) => {
+                self.open(span, anchor, tag, Body::Seq(Vec::new()))
+            }
+            Event::MappingStart(_, anchor, tag) => {
+                self.open(span, anchor, tag, Body::Map(Vec::new()))
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let open = self.stack.pop().expect("the parser balances containers");
+                let mut node = open.node;
+                node.span.end = span.end.max(node.span.start);
+                if open.anchor != 0 {
+                    self.open_anchors.retain(|a| *a != open.anchor);
+                    let size = self.nodes - open.nodes_before;
+                    self.anchors.insert(open.anchor, (node.clone(), size));
+                }
+                self.finish(node)
+            }
+            Event::Alias(anchor) => {
+                if self.open_anchors.contains(&anchor) {
+                    return Err(LoadError::RecursiveAlias { span });
+                }
+                let Some((node, size)) = self.anchors.get(&anchor) else {
+                    return Err(LoadError::Syntax {
+                        offset: span.start,
+                        message: "an alias names an anchor that is not defined before it"
+                            .to_owned(),
+                    });
+                };
+                let (mut node, size) = (node.clone(), *size);
+                self.count(size, span)?;
+                node.span = span;
+                self.finish(node)
+            }
+            Event::DocumentStart(..) => {
+                if self.documents.len() == self.limits.documents {
+                    return Err(LoadError::TooManyDocuments { span });
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn count(&mut self, nodes: usize, span: Span) -> Result<(), LoadError> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        if self.nodes > self.limits.nodes {
+            return Err(LoadError::TooManyNodes {
+                span,
+                limit: self.limits.nodes,
+            });
+        }
+        Ok(())
+    }
+
+    fn open(
+        &mut self,
+        span: Span,
+        anchor: usize,
+        tag: Option<Cow<'a, Tag>>,
+        body: Body<'a>,
+    ) -> Result<(), LoadError> {
+        self.count(1, span)?;
+        if self.stack.len() >= self.limits.depth {
+            return Err(LoadError::TooDeep { span });
+        }
+        if anchor != 0 {
+            self.open_anchors.push(anchor);
+        }
+        self.stack.push(Open {
+            node: Raw { span, tag, body },
+            anchor,
+            nodes_before: self.nodes - 1,
+            pending_key: None,
+            keys: HashMap::new(),
+        });
+        Ok(())
+    }
+
+    /// Places a finished node in its parent, or ends a document with it.
+    fn finish(&mut self, node: Raw<'a>) -> Result<(), LoadError> {
+        let Some(parent) = self.stack.last_mut() else {
+            self.documents.push(node);
+            return Ok(());
+        };
+        match &mut parent.node.body {
+            Body::Seq(items) => items.push(node),
+            Body::Map(entries) => match parent.pending_key.take() {
+                None => {
+                    if let Some(identity) = scalar::key_identity(&node) {
+                        if let Some(first) = parent.keys.get(&identity) {
+                            return Err(LoadError::DuplicateKey {
+                                key: node.scalar().unwrap_or_default().to_owned(),
+                                first: *first,
+                                again: node.span,
+                            });
+                        }
+                        parent.keys.insert(identity, node.span);
+                    }
+                    parent.pending_key = Some(node);
+                }
+                Some(key) => entries.push((key, node)),
+            },
+            Body::Scalar(..) => unreachable!("only containers are opened"),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        depth: 50,
+        documents: 4,
+        nodes: 1000,
+    };
+
+    fn one(text: &str) -> Raw<'_> {
+        let mut documents = load(SourceId(0), text, LIMITS).unwrap();
+        assert_eq!(documents.len(), 1);
+        documents.remove(0)
+    }
+
+    #[test]
+    fn scalars_keep_their_text_style_and_tag() {
+        let root = one("a: 0644\nb: !!binary aGk=\nc: 'x'\n");
+        assert_eq!(root.get("a").unwrap().scalar(), Some("0644"));
+        let b = root.get("b").unwrap();
+        assert_eq!(b.tag.as_ref().unwrap().original(), "!!binary");
+        assert!(matches!(
+            root.get("c").unwrap().body,
+            Body::Scalar(_, ScalarStyle::SingleQuoted)
+        ));
+    }
+
+    #[test]
+    fn aliases_expand_and_count() {
+        let root = one("a: &x [1, 2]\nb: *x\n");
+        assert_eq!(root.get("a").unwrap().body, root.get("b").unwrap().body);
+        let bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n";
+        assert!(matches!(
+            load(SourceId(0), bomb, LIMITS),
+            Err(LoadError::TooManyNodes { .. })
+        ));
+    }
+
+    #[test]
+    fn recursion_duplicates_and_depth_are_errors() {
+        assert!(matches!(
+            load(SourceId(0), "a: &a [*a]\n", LIMITS),
+            Err(LoadError::RecursiveAlias { .. })
+        ));
+        assert!(matches!(
+            load(SourceId(0), "a: 1\nb: 2\na: 3\n", LIMITS),
+            Err(LoadError::DuplicateKey { .. })
+        ));
+        let deep = format!("{}{}", "[".repeat(60), "]".repeat(60));
+        assert!(matches!(
+            load(SourceId(0), &deep, LIMITS),
+            Err(LoadError::TooDeep { .. })
+        ));
+    }
+}
