@@ -128,9 +128,18 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
     assert_eq!(set["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 15);
     assert_eq!(container(&set)["image"], "ghcr.io/acme/train:1.10");
     assert_eq!(container(&set)["resources"]["limits"]["cpu"], "8");
-    // A quoted value is a string: `"8" * 2` repeats it, as in Jinja.
-    let quoted = build(&["n=\"8\""]);
-    assert_eq!(container(&quoted)["args"][3], "88");
+    // A quoted value is a string, and `*` multiplies numbers only: Jinja
+    // would repeat the text, which a spec never means.
+    let quoted = trainc(
+        &dir,
+        &["build", "template-pass-typed.toml", "--set", "n=\"8\""],
+    );
+    assert_eq!(quoted.status.code(), Some(1));
+    assert!(
+        text(&quoted.stderr).contains("`*` in a spec template multiplies numbers only"),
+        "{}",
+        text(&quoted.stderr)
+    );
 }
 
 #[test]

@@ -57,7 +57,9 @@ codes! {
     TEMPLATE_UNDEFINED = "trainc::template::undefined"
         "A template uses a variable that is neither in `[vars]` nor given with --set.";
     TEMPLATE_FUEL = "trainc::template::fuel"
-        "A template does more work than trainc allows.";
+        "A template does more work, or makes a longer value, than trainc allows.";
+    TEMPLATE_UNSUPPORTED = "trainc::template::unsupported"
+        "A template uses a construct spec templates leave out (`set`, `filter` blocks, string repetition, very long expressions).";
     TEMPLATE_SYNTAX = "trainc::template::syntax"
         "A template does not parse.";
     TEMPLATE_ERROR = "trainc::template::error"

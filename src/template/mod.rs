@@ -16,9 +16,20 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Span;
 use crate::tree::{Node, Value};
 
+mod bounded;
+mod guard;
+
 /// Enough for any real template (a few dozen steps), small enough that a
 /// runaway loop stops within milliseconds.
 pub const FUEL: u64 = 50_000;
+/// Steps for all the templates of one spec together, each string costing
+/// [`STRING_COST`] on top of its own steps: a spec of 100,000 template
+/// strings stops as surely as one long loop.
+pub const TOTAL_FUEL: u64 = 1_000_000;
+const STRING_COST: u64 = 20;
+/// What all the templates of one spec may render to together: the size of
+/// the largest spec file.
+pub const MAX_TOTAL_OUTPUT: usize = 4 * 1024 * 1024;
 
 /// The spec fields templates see, in the order they are rendered: each may
 /// use those before it (and `vars`), so every later string sees its
@@ -37,6 +48,7 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
     // minijinja's `namespace()` would stand in for an unset `namespace` and
     // print as `minijinja::functions::builtins::namespace`.
     env.remove_global("namespace");
+    bounded::install(&mut env);
     let json = tree.to_json();
     let mut context = serde_json::json!({
         "target": "pytorchjob",
@@ -46,6 +58,8 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         env,
         used: Used::default(),
         problems: Vec::new(),
+        fuel_left: TOTAL_FUEL,
+        output_left: MAX_TOTAL_OUTPUT,
     };
     // The identity fields, each with what is known so far.
     for key in IDENTITY {
@@ -58,15 +72,25 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         let node = &mut entry.value;
         if matches!(&node.value, Value::String(text) if is_template(text)) {
             let value = minijinja::Value::from(minijinja::value::Serde(&context));
-            renderer.render(&value, &defined_names(&context), node, &format!("/{key}"));
+            let scope = Scope {
+                value: &value,
+                json: &context,
+                defined: &defined_names(&context),
+            };
+            renderer.render(&scope, node, &format!("/{key}"));
         }
         context[key] = node.to_json();
     }
     let defined = defined_names(&context);
     let value = minijinja::Value::from(minijinja::value::Serde(&context));
+    let scope = Scope {
+        value: &value,
+        json: &context,
+        defined: &defined,
+    };
     walk(tree, "", &mut |node, pointer| {
         if !IDENTITY.iter().any(|k| pointer == format!("/{k}")) {
-            renderer.render(&value, &defined, node, pointer);
+            renderer.render(&scope, node, pointer);
         }
     });
     let Renderer {
@@ -82,35 +106,110 @@ struct Renderer<'env> {
     env: Environment<'env>,
     used: Used,
     problems: Vec<Diagnostic>,
+    /// Steps and output left for the rest of the spec's templates.
+    fuel_left: u64,
+    output_left: usize,
+}
+
+/// What a template sees: the context as minijinja and JSON values, and the
+/// names defined in it (for the help of an undefined one).
+struct Scope<'a> {
+    value: &'a minijinja::Value,
+    json: &'a serde_json::Value,
+    defined: &'a [String],
+}
+
+impl Scope<'_> {
+    /// Whether a dotted name (`replicas`, `vars.gpus`) is a number here.
+    fn is_number(&self, path: &str) -> bool {
+        let pointer = path.split('.').fold(String::new(), |mut pointer, part| {
+            pointer.push('/');
+            pointer.push_str(part);
+            pointer
+        });
+        self.json
+            .pointer(&pointer)
+            .is_some_and(serde_json::Value::is_number)
+    }
 }
 
 impl Renderer<'_> {
-    /// Renders the string `node` at `pointer` with `context`, in which the
-    /// names `defined` are defined (for the help of an undefined one).
-    fn render(
-        &mut self,
-        context: &minijinja::Value,
-        defined: &[String],
-        node: &mut Node,
-        pointer: &str,
-    ) {
+    /// Renders the string `node` at `pointer` in `scope`.
+    fn render(&mut self, scope: &Scope<'_>, node: &mut Node, pointer: &str) {
         let Value::String(text) = &node.value else {
             return;
         };
+        let text = text.clone();
+        let text = text.as_str();
+        if let Some(problem) = guard::check(text, node.span, &|path| scope.is_number(path)) {
+            self.problems.push(problem);
+            return;
+        }
+        if self.fuel_left <= STRING_COST || self.output_left == 0 {
+            // Said once, at the first string left unrendered.
+            if self.fuel_left > 0 || self.output_left > 0 {
+                self.problems.push(spent(node.span));
+                self.fuel_left = 0;
+                self.output_left = 0;
+            }
+            return;
+        }
+        self.fuel_left -= STRING_COST;
         self.used.record(&self.env, text);
-        match self.env.render_str(text, context.clone()) {
-            Ok(rendered) => {
+        self.env.set_fuel(Some(FUEL.min(self.fuel_left)));
+        let mut output = bounded::Capped::default();
+        let result = self
+            .env
+            .template_from_str(text)
+            .and_then(|template| template.render_captured_to(scope.value.clone(), &mut output))
+            .map(|captured| captured.state().fuel_levels().map_or(0, |(used, _)| used));
+        match result {
+            Ok(used) => {
+                self.fuel_left = self.fuel_left.saturating_sub(used);
+                self.output_left = self.output_left.saturating_sub(output.text.len());
+                let rendered = String::from_utf8_lossy(&output.text).into_owned();
                 node.value = if is_whole_expression(text) {
                     typed(&rendered, pointer)
                 } else {
                     Value::String(rendered)
                 };
             }
-            Err(error) => self
-                .problems
-                .push(diagnostic(&error, text, node.span, defined)),
+            Err(_) if output.overflowed => self.problems.push(
+                Diagnostic::error(
+                    codes::TEMPLATE_FUEL,
+                    node.span,
+                    format!(
+                        "the template renders to more than {} KiB",
+                        bounded::MAX_OUTPUT / 1024
+                    ),
+                )
+                .with_help("a field value is far shorter; check the loops of this template"),
+            ),
+            Err(error) if error.kind() == ErrorKind::OutOfFuel && self.fuel_left < FUEL => {
+                self.fuel_left = 0;
+                self.output_left = 0;
+                self.problems.push(spent(node.span));
+            }
+            Err(error) => {
+                self.fuel_left = self.fuel_left.saturating_sub(FUEL);
+                self.problems
+                    .push(diagnostic(&error, text, node.span, scope.defined));
+            }
         }
     }
+}
+
+/// The spec's templates have used up their steps or their output together.
+fn spent(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::TEMPLATE_FUEL,
+        span,
+        "the templates of this spec together do more work than trainc allows; this one was not rendered",
+    )
+    .with_help(format!(
+        "a spec's templates get {TOTAL_FUEL} steps and {} MiB of output in all; no real spec comes close",
+        MAX_TOTAL_OUTPUT / 1024 / 1024
+    ))
 }
 
 /// Which vars the templates read: by name, or all of them (`vars[name]`).
@@ -341,6 +440,21 @@ fn diagnostic(error: &minijinja::Error, text: &str, span: Span, defined: &[Strin
         .with_help(format!(
             "templates get {FUEL} steps; a loop this long is almost certainly a mistake"
         )),
+        _ if error
+            .detail()
+            .is_some_and(|d| d.starts_with(bounded::LIMIT)) =>
+        {
+            let detail = error.detail().unwrap_or_default();
+            let detail = detail.trim_start_matches(bounded::LIMIT).trim();
+            Diagnostic::error(
+                codes::TEMPLATE_FUEL,
+                span,
+                format!("the template stopped: {detail}"),
+            )
+            .with_help(
+                "spec templates make short values; check the arguments of this filter or function",
+            )
+        }
         ErrorKind::SyntaxError => {
             let detail = error.detail().unwrap_or("invalid syntax");
             Diagnostic::error(codes::TEMPLATE_SYNTAX, span, format!("template syntax error: {detail}"))
