@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 
 use crate::source::{Sources, Span};
 
@@ -267,15 +267,13 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
         .with_links(false);
     let source = sources.get(diagnostic.primary.span.source);
     let (_, line, col) = diagnostic.location(sources);
-    // A snippet of a megabyte-long line helps nobody: show the location only.
-    let start = diagnostic.primary.span.start.min(source.text.len());
-    let line_start = source.text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_len = source.text[line_start..]
-        .find('\n')
-        .unwrap_or(source.text.len() - line_start);
+    let window = Window::around(diagnostic, source);
     let report = Report {
         diagnostic,
-        snippet: line_len <= MAX_SNIPPET_LINE && !source.text.is_empty(),
+        labels: window
+            .as_ref()
+            .map(|w| w.labels.clone())
+            .unwrap_or_default(),
         header: format!(
             "{}: {}: {}",
             match (&source.alias, &diagnostic.field) {
@@ -286,13 +284,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
             diagnostic.severity.as_str(),
             diagnostic.message
         ),
-        source: NamedSource::new(
-            source.alias.as_ref().map_or_else(
-                || source.name.clone(),
-                |alias| format!("{alias}, as kustomize passed it"),
-            ),
-            printable(&source.text),
-        ),
+        window,
     };
     let mut out = String::new();
     handler
@@ -304,9 +296,143 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
 /// Adapter that shows a [`Diagnostic`] to miette.
 struct Report<'a> {
     diagnostic: &'a Diagnostic,
-    snippet: bool,
+    /// The labels to draw, primary first; empty without a snippet.
+    labels: Vec<(Label, bool)>,
     header: String,
-    source: NamedSource<String>,
+    window: Option<Window>,
+}
+
+/// Labels spanning more lines than this are drawn on their first line only:
+/// an error about a whole table or file must not print the whole file.
+const MAX_LABEL_LINES: usize = 4;
+
+/// The lines of a source a snippet shows, copied once: rendering costs the
+/// size of the snippets, not of the file. Line numbers stay the file's.
+struct Window {
+    name: String,
+    /// Runs of lines around the labels, in order, none overlapping.
+    segments: Vec<Segment>,
+    labels: Vec<(Label, bool)>,
+}
+
+struct Segment {
+    /// Byte offset and 0-based line of `text` in the source.
+    offset: usize,
+    first_line: usize,
+    text: String,
+}
+
+impl Window {
+    fn around(diagnostic: &Diagnostic, source: &crate::source::Source) -> Option<Window> {
+        if source.text.is_empty() {
+            return None;
+        }
+        let clip = |label: &Label| {
+            let start = label.span.start.min(source.text.len());
+            let first = source.line_of(start);
+            let end = label.span.end.min(source.text.len()).max(start);
+            let end = if source.line_of(end) >= first + MAX_LABEL_LINES {
+                source.line_range(first).end.max(start)
+            } else {
+                end
+            };
+            Label {
+                span: Span::new(label.span.source, start, end),
+                text: label.text.clone(),
+            }
+        };
+        let short = |label: &Label| {
+            source.line_range(source.line_of(label.span.start)).len() <= MAX_SNIPPET_LINE
+        };
+        let primary = clip(&diagnostic.primary);
+        // A snippet of a megabyte-long line helps nobody: show the location only.
+        if !short(&primary) {
+            return None;
+        }
+        let mut labels = vec![(primary, true)];
+        labels.extend(
+            diagnostic
+                .secondary
+                .iter()
+                .filter(|l| l.span.source == diagnostic.primary.span.source)
+                .map(clip)
+                .filter(short)
+                .take(MAX_SECONDARY)
+                .map(|label| (label, false)),
+        );
+        // Two lines either side: miette picks its line of context from them.
+        let mut runs: Vec<(usize, usize)> = labels
+            .iter()
+            .map(|(l, _)| {
+                let first = source.line_of(l.span.start).saturating_sub(2);
+                (first, source.line_of(l.span.end) + 2)
+            })
+            .collect();
+        runs.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (first, last) in runs {
+            match merged.last_mut() {
+                Some(run) if first <= run.1 + 1 => run.1 = run.1.max(last),
+                _ => merged.push((first, last)),
+            }
+        }
+        let segments = merged
+            .into_iter()
+            .map(|(first, last)| {
+                let offset = source.line_range(first).start;
+                let end = source.line_range(last).end;
+                Segment {
+                    offset,
+                    first_line: first,
+                    text: printable(&source.text[offset..end]),
+                }
+            })
+            .collect();
+        Some(Window {
+            name: source.alias.as_ref().map_or_else(
+                || source.name.clone(),
+                |alias| format!("{alias}, as kustomize passed it"),
+            ),
+            segments,
+            labels,
+        })
+    }
+}
+
+/// Secondary labels drawn at most.
+const MAX_SECONDARY: usize = 8;
+
+impl miette::SourceCode for Window {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let segment = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.offset <= span.offset())
+            .or(self.segments.first())
+            .ok_or(miette::MietteError::OutOfBounds)?;
+        let start = span
+            .offset()
+            .saturating_sub(segment.offset)
+            .min(segment.text.len());
+        let len = span.len().min(segment.text.len() - start);
+        let local = SourceSpan::from(start..start + len);
+        let contents = segment.text.as_str().read_span(&local, before, after)?;
+        let at = contents.span().offset() + segment.offset;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            contents.data(),
+            SourceSpan::from(at..at + contents.span().len()),
+            contents.line() + segment.first_line,
+            contents.column(),
+            contents.line_count(),
+        )))
+    }
 }
 
 impl fmt::Debug for Report<'_> {
@@ -343,32 +469,21 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.snippet
-            .then_some(&self.source as &dyn miette::SourceCode)
+        self.window.as_ref().map(|w| w as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        if !self.snippet {
+        if self.labels.is_empty() {
             return None;
         }
-        let primary = &self.diagnostic.primary;
-        let file = primary.span.source;
-        let to_miette = |label: &Label, is_primary: bool| {
+        Some(Box::new(self.labels.iter().map(|(label, primary)| {
             let span = SourceSpan::from(label.span.start..label.span.end);
-            if is_primary {
+            if *primary {
                 LabeledSpan::new_primary_with_span(label.text.clone(), span)
             } else {
                 LabeledSpan::new_with_span(label.text.clone(), span)
             }
-        };
-        let labels = std::iter::once(to_miette(primary, true)).chain(
-            self.diagnostic
-                .secondary
-                .iter()
-                .filter(move |label| label.span.source == file)
-                .map(move |label| to_miette(label, false)),
-        );
-        Some(Box::new(labels))
+        })))
     }
 }
 

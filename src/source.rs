@@ -56,17 +56,45 @@ pub struct Source {
     /// them (kustomize's temporary copy of a generator config): diagnostics
     /// then name this and the field instead of a file, line and column.
     pub alias: Option<String>,
+    /// Byte offsets where each line starts, built on first use: finding a
+    /// line is then a binary search, so thousands of diagnostics on one big
+    /// file take time linear in the file, not quadratic.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl Source {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..floor_char_boundary(&self.text, offset)];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = before[line_start..].chars().count() + 1;
-        (line, col)
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let line = self.line_of(offset);
+        let line_start = self.line_starts()[line];
+        let col = self.text[line_start..offset].chars().count() + 1;
+        (line + 1, col)
+    }
+
+    /// The 0-based line holding byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts()
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The byte range of 0-based `line`, without its line break.
+    pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
+        let starts = self.line_starts();
+        let start = starts.get(line).copied().unwrap_or(self.text.len());
+        let end = starts
+            .get(line + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        start..end.max(start)
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        })
     }
 }
 
@@ -95,6 +123,7 @@ impl Sources {
             text: text.into(),
             dir: None,
             alias: None,
+            line_starts: std::sync::OnceLock::new(),
         });
         id
     }

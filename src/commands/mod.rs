@@ -2,6 +2,7 @@
 //! This is the only place that writes to stdout or stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -221,12 +222,31 @@ fn read_overlays(
 /// Every diagnostic rendered for people, in order, each followed by a blank line.
 fn rendered(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) -> String {
     let style = stderr_style();
-    diagnostics.iter().fold(String::new(), |mut out, d| {
-        out.push_str(&crate::diagnostic::render(d, sources, style));
-        out.push('\n');
-        out
-    })
+    let mut shown = std::collections::BTreeMap::<crate::SourceId, usize>::new();
+    let mut out = String::new();
+    for d in diagnostics {
+        let count = shown.entry(d.primary.span.source).or_default();
+        *count += 1;
+        if *count <= MAX_SHOWN_PER_FILE {
+            out.push_str(&crate::diagnostic::render(d, sources, style));
+            out.push('\n');
+        }
+    }
+    for (id, count) in shown.into_iter().filter(|(_, n)| *n > MAX_SHOWN_PER_FILE) {
+        let _ = writeln!(
+            out,
+            "{} more problems in {} are not shown; `--format json` lists them all\n",
+            count - MAX_SHOWN_PER_FILE,
+            crate::diagnostic::escape_for_terminal(&sources.get(id).name),
+        );
+    }
+    out
 }
+
+/// Diagnostics shown per file for people: past this, one file with
+/// thousands of problems would bury the others (and the first few are the
+/// ones to fix first).
+const MAX_SHOWN_PER_FILE: usize = 50;
 
 /// Diagnostics for people, on stderr, with a closing tally; nothing when there are none.
 fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
