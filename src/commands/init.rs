@@ -1,7 +1,5 @@
 //! `trainc init [FILE]`: write a starter spec; never overwrite without `--force`.
 
-use std::io::Write as _;
-
 use super::{Status, write_stderr};
 use crate::cli::{InitArgs, TargetArg};
 use crate::spec::Target;
@@ -14,6 +12,8 @@ pub(super) fn run(args: &InitArgs) -> Status {
         let hint = names::suggest_dns1035(&name)
             .map(|s| format!("; try `--name {s}`"))
             .unwrap_or_default();
+        let name = crate::diagnostic::escape_for_terminal(&name);
+        let why = crate::diagnostic::escape_for_terminal(&why);
         write_stderr(&format!(
             "error: `{name}` cannot be a job name: {why}{hint}\n"
         ));
@@ -69,17 +69,14 @@ pub(super) fn run(args: &InitArgs) -> Status {
         super::write_stdout(&text);
         return Status::Ok;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if args.force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
     let path = &args.file;
-    let written = options
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()));
+    let existing = if args.force {
+        super::atomic::Existing::Replace
+    } else {
+        super::atomic::Existing::Keep
+    };
+    let written = super::atomic::write_all(&[(path.clone(), text.as_str())], existing)
+        .map_err(|(_, error)| error);
     match written {
         Ok(()) => {
             write_stderr(&format!(

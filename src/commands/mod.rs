@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, ColorArg, Command};
 use crate::diagnostic::Style;
 
+mod atomic;
 mod build;
 mod check;
 mod describe;

@@ -10,7 +10,8 @@
 //! trainc`, `app.kubernetes.io/name`). Files of other trainc jobs are left
 //! alone; any other manifest is a file trainc did not write, and the build
 //! refuses the directory unless `--force` (and then still leaves it alone).
-//! Each file is written to a hidden temporary file and renamed into place.
+//! All files are written to hidden temporary files and renamed into place
+//! only when every one is written (`super::atomic`).
 
 use std::path::{Path, PathBuf};
 
@@ -93,18 +94,17 @@ pub(super) fn write(
             names.join(", ")
         ));
     }
-    let mut written: Vec<PathBuf> = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        let temporary = dir.join(format!(".{name}.trainc-{}", std::process::id()));
-        std::fs::write(&temporary, text)
-            .and_then(|()| std::fs::rename(&temporary, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&temporary);
-                format!("cannot write `{}`: {e}", path.display())
-            })?;
-        written.push(path);
-    }
+    let targets: Vec<(PathBuf, &str)> = files
+        .iter()
+        .map(|(name, text)| (dir.join(name), text.as_str()))
+        .collect();
+    super::atomic::write_all(&targets, super::atomic::Existing::Replace).map_err(|(path, e)| {
+        format!(
+            "cannot write `{}`: {e}; nothing was written",
+            path.display()
+        )
+    })?;
+    let written: Vec<PathBuf> = targets.into_iter().map(|(path, _)| path).collect();
     for stale in ours.iter().filter(|p| !written.contains(p)) {
         std::fs::remove_file(stale)
             .map_err(|e| format!("cannot remove the stale `{}`: {e}", stale.display()))?;

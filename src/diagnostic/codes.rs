@@ -66,6 +66,8 @@ codes! {
         "A template fails while rendering, or renders a value of the wrong type.";
     TEMPLATE_UNUSED_SET = "trainc::template::unused_set"
         "A --set variable that no template uses.";
+    TEXT_CONTROL = "trainc::text::control"
+        "A value holds a NUL or another control character that the container runtime or Kubernetes would reject or misread.";
     // validate, JSON Schema pass
     SCHEMA_UNKNOWN_KEY = "trainc::schema::unknown_key"
         "A key the spec language does not have (often a misspelling).";

@@ -50,8 +50,14 @@ impl Format {
             .map(str::trim)
             .find(|line| !line.is_empty() && !line.starts_with('#'));
         match first {
+            // A YAML directive, or JSON (which is YAML): TOML has neither.
+            Some(line)
+                if line.starts_with('%') || line.starts_with('{') || line.starts_with("[{") =>
+            {
+                Format::Yaml
+            }
             Some(line) if line.starts_with("---") || line.starts_with("- ") => Format::Yaml,
-            Some(line) if line.starts_with('[') || line.starts_with('{') => Format::Toml,
+            Some(line) if line.starts_with('[') => Format::Toml,
             Some(line) => match (line.find(':'), line.find('=')) {
                 (Some(colon), Some(eq)) if colon < eq => Format::Yaml,
                 (Some(_), None) => Format::Yaml,

@@ -20,6 +20,7 @@ mod pod_template;
 mod resources;
 mod scheduling;
 mod target;
+mod text;
 mod volumes;
 
 /// Runs every rule; returns errors and warnings in no particular order.
@@ -40,6 +41,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     metadata::check(&mut rules);
     scheduling::check(&mut rules);
     target::check(&mut rules);
+    text::check(&mut rules);
     rules.out
 }
 

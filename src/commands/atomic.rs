@@ -1,0 +1,113 @@
+//! Writing output files all or nothing.
+//!
+//! Every file is first written in full to a new hidden file beside its
+//! target (created exclusively, so a symlink planted at that name is never
+//! followed) and flushed to disk; only when all of them are written are they
+//! renamed into place. A full disk or any other failure removes the
+//! temporaries and leaves the directory as it was: no truncated manifest that
+//! still parses, no half of a build. A rename replaces a symlink at the
+//! target name rather than writing through it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// How an existing file at a target is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Existing {
+    Replace,
+    /// Fail with `AlreadyExists` and write nothing.
+    Keep,
+}
+
+/// Writes each `(path, text)`; either all are in place afterwards or none
+/// changed. The error names the path it is about.
+pub(super) fn write_all(
+    files: &[(PathBuf, &str)],
+    existing: Existing,
+) -> Result<(), (PathBuf, std::io::Error)> {
+    let mut temporaries: Vec<PathBuf> = Vec::new();
+    let cleanup = |temporaries: &[PathBuf]| {
+        for temporary in temporaries {
+            let _ = std::fs::remove_file(temporary);
+        }
+    };
+    for (i, (path, text)) in files.iter().enumerate() {
+        let temporary = temporary_for(path, i);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut file| {
+                temporaries.push(temporary.clone());
+                file.write_all(text.as_bytes())?;
+                file.sync_all()
+            });
+        if let Err(error) = written {
+            cleanup(&temporaries);
+            return Err((path.clone(), error));
+        }
+    }
+    for ((path, _), temporary) in files.iter().zip(&temporaries) {
+        let placed = match existing {
+            Existing::Replace => std::fs::rename(temporary, path),
+            // A hard link fails if the target exists, whatever it is.
+            Existing::Keep => {
+                std::fs::hard_link(temporary, path).and_then(|()| std::fs::remove_file(temporary))
+            }
+        };
+        if let Err(error) = placed {
+            cleanup(&temporaries);
+            return Err((path.clone(), error));
+        }
+    }
+    Ok(())
+}
+
+/// `.NAME.trainc-PID-I` beside `path`.
+fn temporary_for(path: &Path, i: usize) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.trainc-{}-{i}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_leaves_nothing_and_symlinks_are_not_followed() {
+        let dir = std::env::temp_dir().join(format!("trainc-atomic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The second file cannot be written (its directory does not exist):
+        // the first must not appear either.
+        let files = [
+            (dir.join("a.yaml"), "a: 1\n"),
+            (dir.join("missing/b.yaml"), "b: 1\n"),
+        ];
+        assert!(write_all(&files, Existing::Replace).is_err());
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "nothing left behind"
+        );
+        // A symlink at the target is replaced, not written through.
+        let outside = dir.join("outside.txt");
+        std::fs::write(&outside, "keep").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&outside, dir.join("c.yaml")).unwrap();
+            write_all(&[(dir.join("c.yaml"), "c: 1\n")], Existing::Replace).unwrap();
+            assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+            assert_eq!(
+                std::fs::read_to_string(dir.join("c.yaml")).unwrap(),
+                "c: 1\n"
+            );
+        }
+        let kept = write_all(&[(outside.clone(), "x")], Existing::Keep).unwrap_err();
+        assert_eq!(kept.1.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

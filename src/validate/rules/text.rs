@@ -1,0 +1,59 @@
+//! Text no process or path can carry: a NUL ends a C string (every
+//! argument, variable and path the container runtime passes on), and other
+//! control characters in a command line or a variable are almost always a
+//! paste accident that the job would misread. Paths take no line breaks or
+//! tabs either.
+
+use super::Rules;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::tree::{Node, Value};
+
+pub(super) fn check(rules: &mut Rules<'_>) {
+    let mut stack: Vec<(&Node, bool)> = vec![(rules.tree, false)];
+    while let Some((node, is_path)) = stack.pop() {
+        match &node.value {
+            Value::String(text) => {
+                if let Some(c) = text.chars().find(|&c| forbidden(c, is_path)) {
+                    rules.out.push(problem(node, c, is_path));
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|n| (n, is_path))),
+            Value::Table(entries) => stack.extend(
+                entries
+                    .iter()
+                    .filter(|e| e.key != "vars")
+                    .map(|e| (&e.value, e.key.ends_with("Path") || e.key == "path")),
+            ),
+            _ => {}
+        }
+    }
+}
+
+fn forbidden(c: char, is_path: bool) -> bool {
+    match c {
+        '\t' | '\n' | '\r' => is_path,
+        c => c.is_control(),
+    }
+}
+
+fn problem(node: &Node, c: char, is_path: bool) -> Diagnostic {
+    let what = match c {
+        '\0' => "a NUL character, which ends the text for the container runtime".to_owned(),
+        '\n' | '\r' | '\t' => format!(
+            "the control character `{}`, which no path holds",
+            c.escape_default()
+        ),
+        c => format!("the control character U+{:04X}", u32::from(c)),
+    };
+    let help = if is_path {
+        "write the path on one line, without control characters"
+    } else {
+        "remove the character: arguments and variables hold printable text, tabs and line breaks"
+    };
+    Diagnostic::error(
+        codes::TEXT_CONTROL,
+        node.span,
+        format!("the value holds {what}"),
+    )
+    .with_help(help)
+}
