@@ -144,8 +144,18 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
             return Some(candidate);
         }
         let candidate_normal = normal(candidate);
-        let distance = strsim::damerau_levenshtein(&word_normal, &candidate_normal);
         let allowed = (word_normal.chars().count().max(candidate.len()) / 3).clamp(1, 3);
+        // The distance is at least the difference in length: most candidates
+        // are ruled out without computing it.
+        if word_normal
+            .chars()
+            .count()
+            .abs_diff(candidate_normal.chars().count())
+            > allowed
+        {
+            continue;
+        }
+        let distance = strsim::damerau_levenshtein(&word_normal, &candidate_normal);
         // Rank by distance, then by shared prefix (`gpu` is closer to `gpus` than to `cpu`).
         let score = (
             distance,

@@ -116,6 +116,7 @@ pub(super) fn check_against(
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     let context = Context {
+        tables: std::cell::RefCell::default(),
         tree,
         sources,
         root,
@@ -180,6 +181,19 @@ struct Context<'a> {
     sources: &'a Sources,
     /// The schema the errors come from, for the keys a table may have.
     root: &'a Json,
+    /// Per table with unknown keys, what the reports about them share:
+    /// worked out once, so that thousands of unknown keys in one table take
+    /// time in proportion to their number.
+    tables: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Table>>>,
+}
+
+/// The keys a table may have, where each of its sub-tables' keys belong,
+/// and where each key the user wrote is.
+struct Table {
+    known: Vec<String>,
+    /// A key of a sub-table -> that sub-table's pointer (the first one).
+    belongs: std::collections::HashMap<String, String>,
+    written: std::collections::HashMap<String, crate::source::Span>,
 }
 
 impl Context<'_> {
@@ -399,6 +413,46 @@ impl Context<'_> {
         crate::source::Span::new(span.source, span.start, span.start)
     }
 
+    fn table(&self, pointer: &str) -> std::rc::Rc<Table> {
+        if let Some(table) = self.tables.borrow().get(pointer) {
+            return table.clone();
+        }
+        let known: Vec<String> = schema_at(self.root, pointer)
+            .and_then(|s| s.get("properties"))
+            .and_then(Json::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut belongs = std::collections::HashMap::new();
+        for table in &known {
+            let inner = join_pointer(pointer, table);
+            for key in schema_at(self.root, &inner)
+                .and_then(|s| s.get("properties"))
+                .and_then(Json::as_object)
+                .into_iter()
+                .flat_map(|p| p.keys())
+            {
+                belongs.entry(key.clone()).or_insert_with(|| inner.clone());
+            }
+        }
+        let written = self
+            .tree
+            .pointer(pointer)
+            .and_then(|(node, _)| node.as_table())
+            .into_iter()
+            .flatten()
+            .map(|e| (e.key.clone(), e.key_span))
+            .collect();
+        let table = std::rc::Rc::new(Table {
+            known,
+            belongs,
+            written,
+        });
+        self.tables
+            .borrow_mut()
+            .insert(pointer.to_owned(), table.clone());
+        table
+    }
+
     fn unknown_key(&self, pointer: &str, key: &str) -> Diagnostic {
         let full = join_pointer(pointer, key);
         let place = if pointer.is_empty() {
@@ -406,36 +460,31 @@ impl Context<'_> {
         } else {
             format!("`{}`", field_path(pointer))
         };
-        let known: Vec<&str> = schema_at(self.root, pointer)
-            .and_then(|s| s.get("properties"))
-            .and_then(Json::as_object)
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
+        let table = self.table(pointer);
+        let span = table
+            .written
+            .get(key)
+            .copied()
+            .unwrap_or_else(|| self.tree.key_span_at(&full));
         let d = Diagnostic::error(
             codes::SCHEMA_UNKNOWN_KEY,
-            self.tree.key_span_at(&full),
+            span,
             format!("unknown key `{key}` in {place}"),
         );
-        if let Some(best) = suggest(key, known.iter().copied()) {
+        if let Some(best) = suggest(key, table.known.iter().map(String::as_str)) {
             return d
                 .with_label(format!("did you mean `{best}`?"))
                 .with_help(format!("rename `{key}` to `{best}`"));
         }
         // A field written one table too high, like `gpus` at the top level.
-        for table in &known {
-            let inner = join_pointer(pointer, table);
-            let belongs = schema_at(self.root, &inner)
-                .and_then(|s| s.get("properties"))
-                .and_then(Json::as_object)
-                .is_some_and(|p| p.contains_key(key));
-            if belongs {
-                return d.with_help(format!(
-                    "`{key}` belongs in `{}`: move it there",
-                    field_path(&inner)
-                ));
-            }
+        if let Some(inner) = table.belongs.get(key) {
+            return d.with_help(format!(
+                "`{key}` belongs in `{}`: move it there",
+                field_path(inner)
+            ));
         }
-        let list = known
+        let list = table
+            .known
             .iter()
             .map(|k| format!("`{k}`"))
             .collect::<Vec<_>>()

@@ -72,7 +72,9 @@ fn write_value(out: &mut String, node: &Raw<'_>, column: usize) {
     }
     match &node.body {
         Body::Scalar(text, style) => {
-            if node.is_empty_null() {
+            // Nothing after the key (or the tag): an empty plain scalar,
+            // which an untagged reader takes as null.
+            if text.is_empty() && *style == ScalarStyle::Plain {
                 out.push('\n');
                 return;
             }
@@ -328,7 +330,7 @@ mod tests {
             "? [complex, key]\n: value\n? {a: b}\n: - x\n  - y\n",
             "s: '- not a list'\nc: 'a: b'\nh: '# not a comment'\nt: \"trailing \"\ncolon: 'x:'\ndash: '-'\nq: '?'\nstar: '*x'\n",
             "multi: plain\n  continued\n\n  with a break\nspaces: '  '\nnl: \"\\n\"\ncr: \"a\\rb\"\nbidi: \"\\u202e\"\nc1: \"\\u009b\"\nbom: \"\\ufeff\"\n",
-            "list:\n- - a\n  - b\n- !!map {x: 1}\n- !!seq [1]\n- !!str\n- \n- ~\n",
+            "list:\n- - a\n  - b\n- !!map {x: 1}\n- !!seq [1]\n- !!str\n- \n- ~\n- !!binary\n- !odd(tag x\n",
             "anchors: &a {x: [1, 2]}\nagain: *a\n",
             "doc: ---\nend: ...\npct: '%x'\nat: '@x'\nbq: '`x'\nlong: \"a very long line that goes on and on and on and on and on and on and on and on and on and on and on\"\n",
         ];
