@@ -68,6 +68,7 @@ pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
         .strip_prefix(['e', 'E'])
         .filter(|e| is_signed_integer(e))
     {
+        // An exponent too long for an i32 is far past any bound below.
         10f64.powi(exponent.parse::<i32>().unwrap_or(i32::MAX).clamp(-400, 400))
     } else {
         return Err(QuantityError {
@@ -75,11 +76,23 @@ pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
             help: suffix_help(number, suffix),
         });
     };
-    Ok(Quantity {
-        value: base * scale,
-        suffix,
-    })
+    let value = base * scale;
+    // No resource comes near this (8Ei, the largest binary suffix, is about
+    // 9.2 × 10^18); it also catches exponents too long to read, which would
+    // otherwise pass as infinity.
+    if !value.is_finite() || value.abs() > MAX_QUANTITY {
+        return Err(QuantityError {
+            reason: format!(
+                "`{}` is far larger than any resource (more than 10^21)",
+                crate::diagnostic::escape_for_terminal(text)
+            ),
+            help: generic_help,
+        });
+    }
+    Ok(Quantity { value, suffix })
 }
+
+const MAX_QUANTITY: f64 = 1e21;
 
 fn number_prefix_len(text: &str) -> usize {
     let bytes = text.as_bytes();
@@ -140,6 +153,14 @@ mod tests {
 
     #[test]
     fn rejects_and_explains() {
+        for huge in [
+            "1e99999999999999999999",
+            "1e400",
+            "1e22",
+            "9999999999999999999999999",
+        ] {
+            assert!(parse(huge).is_err(), "{huge}");
+        }
         let error = parse("64GB").unwrap_err();
         assert!(
             error.help.contains("`64G`") && error.help.contains("`64Gi`"),

@@ -76,13 +76,32 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 ));
             }
         }
+        // The pods carry trainc's own annotations too (the API server counts
+        // keys and values: kubernetes/kubernetes v1.33.0, staging/src/
+        // k8s.io/apimachinery/pkg/api/validation/objectmeta.go
+        // `TotalAnnotationSizeLimitB`).
         let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
-        if size > MAX_ANNOTATION_BYTES {
+        let added: usize = crate::resolve::defaults::POD_ANNOTATIONS
+            .iter()
+            .filter(|(k, _)| !annotations.contains_key(*k))
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        if size + added > MAX_ANNOTATION_BYTES {
+            let with = if size > MAX_ANNOTATION_BYTES {
+                String::new()
+            } else {
+                format!(
+                    ", and the pods {} with the {added} bytes trainc adds",
+                    size + added
+                )
+            };
             r.push(
                 Diagnostic::error(
                     codes::METADATA_TOO_LARGE,
                     r.key("/annotations"),
-                    format!("annotations total {size} bytes; Kubernetes allows 262144 per object"),
+                    format!(
+                        "annotations total {size} bytes{with}; Kubernetes allows 262144 per object"
+                    ),
                 )
                 .with_help("keep large data in a ConfigMap and mount it as a volume"),
             );

@@ -113,6 +113,24 @@ fn scheduling(r: &mut Rules<'_>) {
                 format!("toleration key `{key}` is invalid: {why}"),
             ));
         }
+        // The API server checks a toleration's value as a label value
+        // (kubernetes/kubernetes v1.33.0, pkg/apis/core/validation/
+        // validation.go `validateTolerations`: `IsValidLabelValue`).
+        if let Some(value) = t.value.as_deref().filter(|v| !v.is_empty())
+            && let Err(why) = names::label_value(value)
+        {
+            r.push(
+                Diagnostic::error(
+                    codes::SCHEDULING_TOLERATION,
+                    r.value(&at(&pointer, "value")),
+                    format!(
+                        "toleration value `{}` is invalid: {why}",
+                        crate::diagnostic::escape_for_terminal(value)
+                    ),
+                )
+                .with_help("a toleration's value is a label value: at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit"),
+            );
+        }
     }
 }
 
