@@ -69,6 +69,12 @@ fn scheduling(r: &mut Rules<'_>) {
     if let Some(selector) = &s.node_selector {
         label_map(r, "/scheduling/nodeSelector", selector, "nodeSelector");
     }
+    tolerations(r);
+}
+
+/// Each toleration's key, operator, value and effect.
+fn tolerations(r: &mut Rules<'_>) {
+    let Some(s) = &r.spec.scheduling else { return };
     for (i, t) in s.tolerations.iter().flatten().enumerate() {
         let pointer = format!("/scheduling/tolerations/{i}");
         let exists = t.operator == Some(TolerationOperator::Exists);
