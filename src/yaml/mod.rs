@@ -24,7 +24,8 @@ pub mod scalar;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Raw<'a> {
     pub span: Span,
-    pub tag: Option<Cow<'a, Tag>>,
+    /// Boxed: few nodes have one, and every node carries the field.
+    pub tag: Option<Box<Tag>>,
     pub body: Body<'a>,
 }
 
@@ -170,7 +171,7 @@ impl<'a> Loader<'a> {
                 self.count(1, span)?;
                 let node = Raw {
                     span,
-                    tag,
+                    tag: tag.map(|t| Box::new(t.into_owned())),
                     body: Body::Scalar(text, style),
                 };
                 if anchor != 0 {
@@ -187,6 +188,12 @@ impl<'a> Loader<'a> {
             Event::SequenceEnd | Event::MappingEnd => {
                 let open = self.stack.pop().expect("the parser balances containers");
                 let mut node = open.node;
+                // A 64 MiB package holds millions of nodes: no spare capacity.
+                match &mut node.body {
+                    Body::Seq(items) => items.shrink_to_fit(),
+                    Body::Map(entries) => entries.shrink_to_fit(),
+                    Body::Scalar(..) => {}
+                }
                 node.span.end = span.end.max(node.span.start);
                 if open.anchor != 0 {
                     self.open_anchors.retain(|a| *a != open.anchor);
@@ -247,7 +254,11 @@ impl<'a> Loader<'a> {
             self.open_anchors.push(anchor);
         }
         self.stack.push(Open {
-            node: Raw { span, tag, body },
+            node: Raw {
+                span,
+                tag: tag.map(|t| Box::new(t.into_owned())),
+                body,
+            },
             anchor,
             nodes_before: self.nodes - 1,
             pending_key: None,
