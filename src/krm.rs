@@ -40,8 +40,11 @@ pub struct Output {
 
 /// Values (scalars, lists, mappings) a ResourceList may hold, aliases
 /// expanded. A 64 MiB package of ordinary manifests holds 3 to 6 million;
-/// this bounds the memory an alias bomb can claim to about a gigabyte.
+/// at the limit trainc fn peaks at about 1.2 GB.
 pub const MAX_VALUES: usize = 12_000_000;
+/// Of those, values aliases may repeat: packages rarely use aliases, and a
+/// bomb stops here at about 60 MB.
+pub const MAX_ALIASED: usize = 500_000;
 
 /// Runs the function on the bytes of a ResourceList.
 pub fn run(input: Vec<u8>) -> Output {
@@ -55,6 +58,7 @@ pub fn run(input: Vec<u8>) -> Output {
         depth: MAX_ITEM_DEPTH,
         documents: 1,
         nodes: MAX_VALUES,
+        aliased: MAX_ALIASED,
     };
     let root = match crate::yaml::load(id, &text, limits) {
         Ok(mut documents) if !documents.is_empty() => documents.swap_remove(0),

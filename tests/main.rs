@@ -1,6 +1,7 @@
 //! The one integration test binary (`autotests = false`): every module here
 //! runs the real `trainc` executable or the public library API.
 
+mod adversarial;
 mod build;
 mod check_cases;
 mod cli;

@@ -26,6 +26,7 @@ pub(super) fn parse_yaml(
         depth: max_depth + 1,
         documents: 1,
         nodes: MAX_SPEC_NODES,
+        aliased: MAX_SPEC_NODES,
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Spec)])?;
@@ -51,6 +52,7 @@ pub(super) fn parse_yaml_stream(
         depth: max_depth + 1,
         documents: max_documents,
         nodes: MAX_SPEC_NODES.saturating_mul(max_documents),
+        aliased: MAX_SPEC_NODES,
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;

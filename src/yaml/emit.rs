@@ -275,6 +275,7 @@ mod tests {
         depth: 100,
         documents: 1,
         nodes: 100_000,
+        aliased: 100_000,
     };
 
     /// What a reader takes from a node: tags, and each scalar's text with

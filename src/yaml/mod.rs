@@ -72,6 +72,9 @@ pub struct Limits {
     pub documents: usize,
     /// Values (scalars and containers) once every alias is expanded.
     pub nodes: usize,
+    /// Of those, values that aliases repeat: an alias bomb is refused long
+    /// before it fills memory, while a large package without aliases is not.
+    pub aliased: usize,
 }
 
 /// Why a text could not be read as YAML.
@@ -119,6 +122,7 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
         anchors: HashMap::new(),
         open_anchors: Vec::new(),
         nodes: 0,
+        aliased: 0,
         documents: Vec::new(),
     };
     while let Some(next) = parser.next_event() {
@@ -152,6 +156,7 @@ struct Loader<'a> {
     /// Anchors of containers still open: an alias to one is recursive.
     open_anchors: Vec<usize>,
     nodes: usize,
+    aliased: usize,
     documents: Vec<Raw<'a>>,
 }
 
@@ -213,7 +218,15 @@ impl<'a> Loader<'a> {
                             .to_owned(),
                     });
                 };
-                let (mut node, size) = (node.clone(), *size);
+                let size = *size;
+                self.aliased = self.aliased.saturating_add(size);
+                if self.aliased > self.limits.aliased {
+                    return Err(LoadError::TooManyNodes {
+                        span,
+                        limit: self.limits.aliased,
+                    });
+                }
+                let mut node = node.clone();
                 self.count(size, span)?;
                 node.span = span;
                 self.finish(node)
@@ -305,6 +318,7 @@ mod tests {
         depth: 50,
         documents: 4,
         nodes: 1000,
+        aliased: 1000,
     };
 
     fn one(text: &str) -> Raw<'_> {

@@ -1,0 +1,16 @@
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: c}
+  data:
+    a: !local x
+    b: !!timestamp 2001-12-14
+functionConfig:
+  apiVersion: trainc.dev/v1alpha1
+  kind: TrainSpec
+  metadata:
+    name: demo
+    annotations: {config.kubernetes.io/local-config: 'true'}
+  spec: {image: 'ghcr.io/acme/train:1.4', script: /app/train.py}

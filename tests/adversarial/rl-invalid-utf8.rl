@@ -1,0 +1,4 @@
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items: []
+x: ÿþ

@@ -1,0 +1,10 @@
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items: {a: 1}
+functionConfig:
+  apiVersion: trainc.dev/v1alpha1
+  kind: TrainSpec
+  metadata:
+    name: demo
+    annotations: {config.kubernetes.io/local-config: 'true'}
+  spec: {image: 'ghcr.io/acme/train:1.4', script: /app/train.py}

@@ -1,0 +1,3 @@
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items: []
