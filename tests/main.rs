@@ -15,6 +15,8 @@ mod golden;
 mod integrations;
 mod kpt;
 mod kustomize;
+mod properties;
+mod purity;
 mod schema_lock;
 mod schema_verdict;
 mod support;
