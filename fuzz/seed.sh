@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Seeds corpus/spec and corpus/function from the examples, the check cases,
+# the adversarial corpus and the goldens.
+set -euo pipefail
+cd "$(dirname "$0")"
+mkdir -p corpus/spec corpus/function
+i=0
+for f in ../examples/*.toml ../tests/check/*.toml ../tests/adversarial/*.toml; do
+    i=$((i + 1)); { printf '\x00'; cat "$f"; } > "corpus/spec/toml-$i"
+done
+for f in ../examples/*.yaml ../tests/check/*.yaml ../tests/adversarial/*.yaml; do
+    i=$((i + 1)); { printf '\x01'; cat "$f"; } > "corpus/spec/yaml-$i"
+done
+for f in ../tests/adversarial/*.rl; do
+    cp "$f" "corpus/function/$(basename "$f")"
+done
+# ResourceLists with golden objects as items and an example as functionConfig.
+python3 - <<'PY'
+import glob, tomllib, yaml
+items = [d for g in sorted(glob.glob('../golden/*/*.yaml'))[:12] for d in yaml.safe_load_all(open(g)) if d]
+for n, path in enumerate(sorted(glob.glob('../examples/*.toml'))[:8]):
+    spec = tomllib.load(open(path, 'rb'))
+    config = {'apiVersion': 'trainc.dev/v1alpha1', 'kind': 'TrainSpec',
+              'metadata': {'name': spec.get('name', 'x'),
+                           'annotations': {'config.kubernetes.io/local-config': 'true'}},
+              'spec': {k: v for k, v in spec.items() if k != 'name'}}
+    rl = {'apiVersion': 'config.kubernetes.io/v1', 'kind': 'ResourceList',
+          'items': items[n:n + 3], 'functionConfig': config}
+    open(f'corpus/function/rl-{n}', 'w').write(yaml.safe_dump(rl, sort_keys=False))
+PY
+echo "seeded $(ls corpus/spec | wc -l) spec and $(ls corpus/function | wc -l) function inputs"
