@@ -42,9 +42,7 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     } = schema::check(tree, &json, sources);
     let mut fragment = pod_template::check(tree, &json, sources);
     diagnostics.append(&mut fragment.diagnostics);
-    for pointer in invalid.iter().chain(&fragment.invalid) {
-        remove_pointer(&mut json, pointer);
-    }
+    remove_pointers(&mut json, invalid.iter().chain(&fragment.invalid));
     let spec = match serde_json::from_value::<Spec>(json) {
         Ok(spec) => {
             diagnostics.extend(rules::check(&spec, tree));
@@ -77,23 +75,33 @@ pub fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
     schema::check_overlay(tree, &tree.to_json(), sources)
 }
 
-/// Removes the value at a JSON pointer (a key from its table; an array item
-/// becomes null, which keeps the other items' pointers stable).
-fn remove_pointer(json: &mut serde_json::Value, pointer: &str) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
-        return;
-    };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    match json.pointer_mut(parent) {
-        Some(serde_json::Value::Object(map)) => {
-            map.shift_remove(&last);
+/// Removes the values at JSON pointers (keys from their tables; an array
+/// item becomes null, which keeps the other items' pointers stable). The
+/// keys of one table go in one pass, keeping the order of the rest: a table
+/// with 20,000 unknown keys costs 20,000 steps, not 20,000 squared.
+fn remove_pointers<'p>(json: &mut serde_json::Value, pointers: impl Iterator<Item = &'p String>) {
+    let mut by_parent: std::collections::BTreeMap<&str, std::collections::HashSet<String>> =
+        std::collections::BTreeMap::new();
+    for pointer in pointers {
+        if let Some((parent, last)) = pointer.rsplit_once('/') {
+            by_parent
+                .entry(parent)
+                .or_default()
+                .insert(last.replace("~1", "/").replace("~0", "~"));
         }
-        Some(serde_json::Value::Array(items)) => {
-            if let Some(item) = last.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
-                *item = serde_json::Value::Null;
+    }
+    for (parent, keys) in by_parent {
+        match json.pointer_mut(parent) {
+            Some(serde_json::Value::Object(map)) => map.retain(|key, _| !keys.contains(key)),
+            Some(serde_json::Value::Array(items)) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    if keys.contains(&i.to_string()) {
+                        *item = serde_json::Value::Null;
+                    }
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 
