@@ -306,7 +306,7 @@ fn find_close(body: &str, close: &str) -> Option<(usize, usize)> {
             Some(q) if b == q => quote = None,
             Some(_) if b == b'\\' => i += 1,
             None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if body[i..].starts_with(close) => {
+            None if bytes[i..].starts_with(close.as_bytes()) => {
                 let end = if i > 0 && matches!(bytes[i - 1], b'-' | b'+') {
                     i - 1
                 } else {
@@ -405,6 +405,7 @@ mod tests {
             "{# a comment with {% set %} #}{{ name }}",
             "{{ '}}' ~ name }}",
             "{{- name -}}",
+            "{{ '\u{feff}é' ~ name }}é{{ \"ü\" }}",
         ] {
             assert_eq!(verdict(text), None, "{text}");
         }
