@@ -230,6 +230,7 @@ fn kpt_fn_eval_exec_adds_the_objects_to_the_package() {
     )
     .unwrap();
     let failed = run(&bad);
+    let _ = std::fs::remove_file(&bad);
     assert!(!failed.status.success(), "kpt must fail on a bad spec");
     let all = format!("{}{}", text(&failed.stdout), text(&failed.stderr));
     assert!(all.contains("is not a Kubernetes quantity"), "{all}");

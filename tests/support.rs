@@ -60,8 +60,35 @@ pub(crate) fn compare(path: &Path, actual: &str) -> Option<String> {
 }
 
 /// A fresh, empty directory for one test (`<tmp>/trainc-<name>-<pid>`).
+/// A fresh directory `NAME` under this test run's own directory,
+/// `$TMPDIR/trainc-tests-PID`. The first call removes the directories of
+/// earlier runs whose process is gone, so runs do not pile up in `/tmp`.
 pub(crate) fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trainc-{name}-{}", std::process::id()));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        if !Path::new("/proc/self").exists() {
+            return; // no way to tell a finished run from a running one
+        }
+        for entry in std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let file_name = entry.file_name();
+            let Some(pid) = file_name
+                .to_str()
+                .and_then(|n| n.strip_prefix("trainc-tests-"))
+            else {
+                continue;
+            };
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = std::env::temp_dir()
+        .join(format!("trainc-tests-{}", std::process::id()))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create a temporary directory");
     dir
