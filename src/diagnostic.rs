@@ -199,6 +199,16 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
+/// A value from the input as a message quotes it: escaped as
+/// [`escape_for_terminal`] does, and cut to `chars` characters with `…`.
+pub fn quoted_value(text: &str, chars: usize) -> String {
+    let text = escape_for_terminal(text);
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
 fn escape_controls(text: String) -> String {
     if text.chars().any(unsafe_for_terminal) {
         escape_for_terminal(&text)

@@ -68,17 +68,16 @@ pub fn run(input: Vec<u8>) -> Output {
                 Span::new(id, 0, 0),
                 "the input is empty: a KRM function reads a ResourceList on stdin",
             );
-            return failure(sources, API_VERSIONS[0], vec![d]);
+            return failure(sources, API_VERSIONS[0], &[], vec![d]);
         }
         Err(error) => {
             let d = crate::parse::yaml_load_error(id, &text, &error, MAX_ITEM_DEPTH);
-            return failure(sources, API_VERSIONS[0], vec![d]);
+            return failure(sources, API_VERSIONS[0], &[], vec![d]);
         }
     };
-    let list = header(&root);
-    let api_version = list
+    let api_version = root
         .get("apiVersion")
-        .and_then(Json::as_str)
+        .and_then(Raw::scalar)
         .filter(|v| API_VERSIONS.contains(v))
         .unwrap_or(API_VERSIONS[0])
         .to_owned();
@@ -86,7 +85,7 @@ pub fn run(input: Vec<u8>) -> Output {
         Some(Body::Seq(items)) => items.iter().map(Item::passed).collect(),
         _ => Vec::new(),
     };
-    if let Some(problem) = shape_problem(&root, &list) {
+    if let Some(problem) = shape_problem(&root) {
         let result = json!({"severity": "error", "message": problem});
         return finish(sources, &api_version, &items, vec![result], Vec::new());
     }
@@ -102,13 +101,7 @@ pub fn run(input: Vec<u8>) -> Output {
     };
     let config = match crate::parse::yaml_to_node(config) {
         Ok(config) => config,
-        Err(diagnostics) => {
-            let results = diagnostics
-                .iter()
-                .map(|d| json!({"message": d.message, "severity": "error", "tags": {"code": d.code}}))
-                .collect();
-            return finish(sources, &api_version, &items, results, diagnostics);
-        }
+        Err(diagnostics) => return failure(sources, &api_version, &items, diagnostics),
     };
     let context = Context::of(&config);
     let mut built = match crate::parse::spec_from_node(config.clone()) {
@@ -155,7 +148,7 @@ fn read(input: Vec<u8>) -> Result<(Sources, source::SourceId), Box<Output>> {
     match source::add_bytes_limited(&mut sources, "<stdin>".to_owned(), input, MAX_INPUT_BYTES) {
         Ok(id) => Ok((sources, id)),
         Err(source::ReadError::Invalid(d)) => {
-            Err(Box::new(failure(sources, API_VERSIONS[0], vec![*d])))
+            Err(Box::new(failure(sources, API_VERSIONS[0], &[], vec![*d])))
         }
         Err(source::ReadError::Io { error, .. }) => {
             let message = format!("cannot read the ResourceList: {error}");
@@ -349,21 +342,18 @@ fn yaml_scalar(text: &str) -> String {
 }
 
 /// What is wrong with the ResourceList itself, if anything.
-fn shape_problem(root: &Raw<'_>, list: &Json) -> Option<String> {
-    let Some(object) = list.as_object() else {
+fn shape_problem(root: &Raw<'_>) -> Option<String> {
+    if !matches!(root.body, Body::Map(_)) {
         return Some("the input is not a ResourceList (not a mapping)".to_owned());
-    };
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Json::as_str)
-        .unwrap_or("");
-    let kind = object.get("kind").and_then(Json::as_str).unwrap_or("");
+    }
+    let text = |key: &str| root.get(key).and_then(Raw::scalar).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
     if kind != KIND || !API_VERSIONS.contains(&api_version) {
         return Some(format!(
             "the input is not a ResourceList: expected apiVersion {} and kind {KIND}, found `{}` `{}`",
             API_VERSIONS.join(" or "),
-            shown(api_version),
-            shown(kind),
+            crate::diagnostic::quoted_value(api_version, 60),
+            crate::diagnostic::quoted_value(kind, 60),
         ));
     }
     match root.get("items") {
@@ -377,15 +367,6 @@ fn shape_problem(root: &Raw<'_>, list: &Json) -> Option<String> {
             .position(|item| !matches!(item.body, Body::Map(_)))
             .map(|i| format!("items[{i}] is not a resource (not a mapping)")),
         Some(_) => Some("`items` of the ResourceList is not a list".to_owned()),
-    }
-}
-
-/// A value from the input as a message shows it: escaped, at most 60 characters.
-fn shown(text: &str) -> String {
-    let text = crate::diagnostic::escape_for_terminal(text);
-    match text.char_indices().nth(60) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
     }
 }
 
@@ -475,12 +456,18 @@ impl Context {
     }
 }
 
-fn failure(sources: Sources, api_version: &str, diagnostics: Vec<Diagnostic>) -> Output {
+/// The items back as they came, and `diagnostics` as error results.
+fn failure(
+    sources: Sources,
+    api_version: &str,
+    items: &[Item<'_>],
+    diagnostics: Vec<Diagnostic>,
+) -> Output {
     let results = diagnostics
         .iter()
         .map(|d| json!({"message": d.message, "severity": "error", "tags": {"code": d.code}}))
         .collect();
-    finish(sources, api_version, &[], results, diagnostics)
+    finish(sources, api_version, items, results, diagnostics)
 }
 
 /// The ResourceList as YAML: items passed through are written back with

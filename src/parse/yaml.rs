@@ -99,9 +99,7 @@ fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
                 .collect(),
         ),
     };
-    if let Some(problem) =
-        scalar::container_tag_problem(raw).filter(|_| !matches!(raw.body, Body::Scalar(..)))
-    {
+    if let Some(problem) = scalar::container_tag_problem(raw) {
         problems.push(scalar_problem(raw, &problem));
     }
     Node::new(value, raw.span)
@@ -129,7 +127,7 @@ fn key_text(key: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> String {
 
 fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
     let text = raw.scalar().unwrap_or_default();
-    let shown = crate::diagnostic::escape_for_terminal(&truncate(text, 40));
+    let shown = crate::diagnostic::quoted_value(text, 40);
     match problem {
         Problem::LeadingZero => {
             let unsigned = text.trim_start_matches(['-', '+']);
@@ -161,7 +159,7 @@ fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
             raw.span,
             format!(
                 "the tag `{}` has no meaning in a spec",
-                crate::diagnostic::escape_for_terminal(&truncate(tag, 40))
+                crate::diagnostic::quoted_value(tag, 40)
             ),
         )
         .with_help(
@@ -173,13 +171,6 @@ fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
             format!("`{shown}` is tagged `!!{kind}` but does not read as one"),
         )
         .with_help("remove the tag, or write a value of that type"),
-    }
-}
-
-fn truncate(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
     }
 }
 
@@ -220,7 +211,7 @@ pub(super) fn load_error(
             )
         }
         LoadError::DuplicateKey { key, again, .. } => {
-            let key = crate::diagnostic::escape_for_terminal(&truncate(key, 60));
+            let key = crate::diagnostic::quoted_value(key, 60);
             Diagnostic::error(
                 codes::PARSE_YAML,
                 point(*again),

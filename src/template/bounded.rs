@@ -123,9 +123,6 @@ fn join(value: &Value, separator: Option<String>) -> Result<String, Error> {
         if out.len() > MAX_VALUE {
             return Err(too_long("`join`"));
         }
-        if separator.len() > MAX_VALUE {
-            return Err(too_long("`join`"));
-        }
     }
     Ok(out)
 }

@@ -209,12 +209,7 @@ fn numeric_after(tokens: &[Token<'_>], numeric: &dyn Fn(&str) -> bool) -> bool {
     match tokens.first() {
         Some(Token::Number) => true,
         Some(Token::Name(_)) => {
-            let mut end = 1;
-            while let (Some(Token::Punct(".")), Some(Token::Name(_))) =
-                (tokens.get(end), tokens.get(end + 1))
-            {
-                end += 2;
-            }
+            let end = path_end(tokens, 0);
             // `vars.n | int` or `vars.f(x)` is not a plain name.
             !matches!(tokens.get(end), Some(Token::Punct("|" | "(" | "[")))
                 && numeric(&path_text(&tokens[..end]))
@@ -248,12 +243,7 @@ fn group_is_numeric(tokens: &[Token<'_>], numeric: &dyn Fn(&str) -> bool) -> boo
                 i += 1;
             }
             Token::Name(_) => {
-                let mut end = i + 1;
-                while let (Some(Token::Punct(".")), Some(Token::Name(_))) =
-                    (tokens.get(end), tokens.get(end + 1))
-                {
-                    end += 2;
-                }
+                let end = path_end(tokens, i);
                 if !numeric(&path_text(&tokens[i..end])) {
                     return false;
                 }
@@ -263,6 +253,17 @@ fn group_is_numeric(tokens: &[Token<'_>], numeric: &dyn Fn(&str) -> bool) -> boo
         }
     }
     true
+}
+
+/// Where the dotted name starting at `start` ends.
+fn path_end(tokens: &[Token<'_>], start: usize) -> usize {
+    let mut end = start + 1;
+    while let (Some(Token::Punct(".")), Some(Token::Name(_))) =
+        (tokens.get(end), tokens.get(end + 1))
+    {
+        end += 2;
+    }
+    end
 }
 
 /// Where the dotted name ending `tokens` starts.

@@ -155,14 +155,15 @@ impl Renderer<'_> {
             return;
         }
         self.fuel_left -= STRING_COST;
-        self.used.record(&self.env, text);
         self.env.set_fuel(Some(FUEL.min(self.fuel_left)));
         let mut output = bounded::Capped::default();
-        let result = self
-            .env
-            .template_from_str(text)
-            .and_then(|template| template.render_captured_to(scope.value.clone(), &mut output))
-            .map(|captured| captured.state().fuel_levels().map_or(0, |(used, _)| used));
+        // Compiled once: for the vars it reads, then to render.
+        let result = self.env.template_from_str(text).and_then(|template| {
+            self.used.record(&template);
+            template.render_captured_to(scope.value.clone(), &mut output)
+        });
+        let result =
+            result.map(|captured| captured.state().fuel_levels().map_or(0, |(used, _)| used));
         match result {
             Ok(used) => {
                 self.fuel_left = self.fuel_left.saturating_sub(used);
@@ -220,10 +221,7 @@ struct Used {
 }
 
 impl Used {
-    fn record(&mut self, env: &Environment<'_>, text: &str) {
-        let Ok(template) = env.template_from_str(text) else {
-            return;
-        };
+    fn record(&mut self, template: &minijinja::Template<'_, '_>) {
         for name in template.undeclared_variables(true) {
             match name.strip_prefix("vars.") {
                 Some(var) => {

@@ -176,8 +176,6 @@ fn tag_chars_ok(suffix: &str) -> bool {
     suffix
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-_.:/;?@&=+$#".contains(&b))
-        && !suffix.is_empty()
-        || suffix.is_empty()
 }
 
 /// Text a plain scalar can carry in block context and give back unchanged.

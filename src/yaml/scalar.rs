@@ -65,12 +65,14 @@ pub fn resolve<'s>(raw: &'s Raw<'_>) -> Result<Value<'s>, Problem> {
     }
 }
 
-/// Whether a container's tag is one a spec accepts; the tag as written if not.
+/// Whether a container's tag is one a spec accepts; the tag as written if
+/// not. A scalar's tag is [`resolve`]'s to judge.
 pub fn container_tag_problem(raw: &Raw<'_>) -> Option<Problem> {
     let tag = raw.tag.as_deref()?;
     let expected = match raw.body {
         Body::Seq(_) => "seq",
-        _ => "map",
+        Body::Map(_) => "map",
+        Body::Scalar(..) => return None,
     };
     (core_suffix(tag) != Some(expected)).then(|| Problem::Tag(tag.original()))
 }
