@@ -244,6 +244,8 @@ pub enum TargetArg {
     Pytorchjob,
     /// Kubeflow Trainer v2 TrainJob.
     Trainjob,
+    /// An Indexed Job and a headless Service, for a cluster without an operator.
+    Job,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

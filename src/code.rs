@@ -14,9 +14,9 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, codes};
-use crate::model::{Code, NProc};
+use crate::model::Code;
 use crate::source::Sources;
-use crate::spec::{self, Spec, Target};
+use crate::spec::{self, Spec};
 use crate::syntax::{sha256, shell};
 use crate::tree::Node;
 
@@ -169,9 +169,10 @@ fn launcher_for(code: &spec::Code) -> Option<String> {
     Some(launcher(mounted_name(file)?, name))
 }
 
-/// The container command: torchrun on the script (the launcher, or the first
-/// file), through `sh -c` only when packages are installed first.
-pub fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
+/// The container command: `torchrun` (the words the target's launch takes,
+/// from [`crate::resolve`]) on the script (the launcher, or the first file),
+/// through `sh -c` only when packages are installed first.
+pub fn entrypoint(spec: &Spec, mut torchrun: Vec<String>) -> Vec<String> {
     let Some(code) = &spec.code else {
         return Vec::new();
     };
@@ -183,10 +184,6 @@ pub fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
             .and_then(|f| mounted_name(f))
             .unwrap_or_default()
     };
-    let mut torchrun = vec!["torchrun".to_owned()];
-    if target == Target::Pytorchjob {
-        torchrun.push(format!("--nproc_per_node={}", nproc.text()));
-    }
     torchrun.push(format!("{}/{script}", Code::MOUNT));
     let packages = code.packages.clone().unwrap_or_default();
     if packages.is_empty() {

@@ -17,6 +17,11 @@
 //!   `<job>-node-0-<i>-<5 random characters>`, and JobSet's webhook rejects a
 //!   JobSet whose longest pod name, with `-abcde` standing in for the random
 //!   part, exceeds 63 characters.
+//! - Kubernetes' Job controller, for `target = "job"` (kubernetes
+//!   `pkg/controller/job/job_controller.go` `manageJob`): pod `i` of the
+//!   Indexed Job has the hostname `<job>-<i>` (a DNS-1123 label) under the
+//!   headless Service `<job>` that trainc creates, so it is
+//!   `<job>-<i>.<job>` in the namespace.
 //! - trainc: one PersistentVolumeClaim `<job>-<volume>` per volume with a
 //!   `size` (a DNS-1123 subdomain, at most 253), and the Service for
 //!   `[ports]`, `<job>-ports` (a DNS-1035 label). The Service's name can be
@@ -35,6 +40,19 @@ pub const MAX_SUBDOMAIN: usize = 253;
 /// The Service trainc creates for `[ports]`.
 pub fn ports_service(job: &str) -> String {
     format!("{job}-ports")
+}
+
+/// A Job's pod `index`, by its hostname under the Job's headless Service:
+/// the Job controller names an Indexed Job's pod `<job>-<index>` as a host
+/// (kubernetes `pkg/controller/job/job_controller.go` `manageJob`,
+/// `template.Spec.Hostname`), and the pod's `subdomain` is the Service.
+pub fn job_host(job: &str, index: u32) -> String {
+    format!("{job}-{index}.{job}")
+}
+
+/// Where a Job's ranks meet: pod 0 (see [`job_host`]).
+pub fn job_rank0(job: &str) -> String {
+    job_host(job, 0)
 }
 
 /// The PersistentVolumeClaim trainc creates for a volume with a `size`.
@@ -115,6 +133,15 @@ pub fn names<'v>(shape: Shape<'_>, volumes: impl IntoIterator<Item = &'v str>) -
             ),
             what: "the last node pod",
             by: "JobSet",
+            limit: MAX_LABEL,
+        }),
+        // The pod's own name is cut to fit by the Job controller
+        // (`podGenerateNameWithIndex`), but its hostname is not, and the API
+        // server rejects a hostname that is not a DNS-1123 label.
+        Target::Job => out.push(Derived {
+            name: format!("{job}-{}", shape.max_nodes.saturating_sub(1)),
+            what: "the last pod's host",
+            by: "the Job controller",
             limit: MAX_LABEL,
         }),
     }

@@ -117,6 +117,9 @@ impl Code {
 pub struct Container {
     pub image: String,
     pub command: Vec<String>,
+    /// Whether `command` is the spec's own, run as written (no torchrun of
+    /// trainc's wraps it).
+    pub verbatim: bool,
     pub args: Vec<String>,
     pub working_dir: Option<String>,
     pub env: Vec<EnvVar>,

@@ -23,6 +23,15 @@ pub mod defaults {
     pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
     /// The Training Operator's own default, written out so the output says it.
     pub const RESTART_POLICY: &str = "OnFailure";
+    /// A Job's pods are never restarted in place, and a failed pod is not
+    /// replaced: the first failure fails the Job (see [`super::job_launch`]).
+    pub const JOB_RESTART_POLICY: &str = "Never";
+    pub const JOB_BACKOFF_LIMIT: u32 = 0;
+    /// Where torchrun's static rendezvous listens on a Job's pod 0: the port
+    /// Kubeflow Trainer's torch runtime uses too (kubeflow/trainer v2.3.0,
+    /// `pkg/constants/constants.go` `ContainerTrainerPort`), and torchrun's
+    /// own default `--master_port`.
+    pub const JOB_RENDEZVOUS_PORT: u16 = 29500;
     pub const RDZV_BACKEND: &str = "c10d";
     pub const TRAINJOB_RUNTIME: &str = "torch-distributed";
     pub const TRAINJOB_RUNTIME_KIND: RuntimeKind = RuntimeKind::ClusterTrainingRuntime;
@@ -87,7 +96,7 @@ pub fn resolve(spec: &Spec, code: &crate::code::Files) -> Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
         target,
-        container: container(spec, gpus, entrypoint(spec, target, nproc_per_node)),
+        container: container(spec, gpus, entrypoint(spec, target, nodes, nproc_per_node)),
         pod: Pod {
             host_network: spec.host_network.unwrap_or(false),
             dns_policy: spec.dns_policy.map(|p| spelled(&p)).or_else(|| {
@@ -105,7 +114,7 @@ pub fn resolve(spec: &Spec, code: &crate::code::Files) -> Model {
         nproc_per_node,
         world_size,
         elastic: elastic(spec, nodes),
-        policy: policy(spec),
+        policy: policy(spec, target),
         scheduling: scheduling(spec),
         volumes,
         claims,
@@ -182,13 +191,19 @@ fn common_labels(spec: &Spec) -> BTreeMap<String, String> {
 /// the Trainer runtime resolves `auto`/`cpu` from the pod's resources into
 /// `PET_NPROC_PER_NODE`, and a flag would undo that. `--nproc_per_node` is the
 /// spelling every torchrun accepts (the dashed one is newer).
-fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
-    if spec.code.is_some() {
-        return crate::code::entrypoint(spec, target, nproc);
-    }
+///
+/// On a Job no operator sets anything, so trainc passes torchrun its whole
+/// topology: the node count, the processes per node, the node rank from the
+/// completion index, and where rank 0 is (see [`job_launch`]).
+fn entrypoint(spec: &Spec, target: Target, nodes: Nodes, nproc: NProc) -> Vec<String> {
     let mut torchrun = vec!["torchrun".to_owned()];
-    if target == Target::Pytorchjob {
-        torchrun.push(format!("--nproc_per_node={}", nproc.text()));
+    match target {
+        Target::Pytorchjob => torchrun.push(format!("--nproc_per_node={}", nproc.text())),
+        Target::Trainjob => {}
+        Target::Job => torchrun.extend(job_launch(&spec.name, nodes, nproc)),
+    }
+    if spec.code.is_some() {
+        return crate::code::entrypoint(spec, torchrun);
     }
     if let Some(script) = &spec.script {
         torchrun.push(script.clone());
@@ -199,6 +214,36 @@ fn entrypoint(spec: &Spec, target: Target, nproc: NProc) -> Vec<String> {
     } else {
         spec.command.clone().unwrap_or_default()
     }
+}
+
+/// torchrun's flags on a Job: the whole topology, since no operator sets
+/// `PET_*` variables there.
+///
+/// - `--node_rank=$(JOB_COMPLETION_INDEX)`: the Job controller adds
+///   `JOB_COMPLETION_INDEX` to every container of an Indexed Job's pods, and
+///   the kubelet expands `$(NAME)` in `command` from the container's
+///   environment (kubernetes `pkg/controller/job/indexed_job_utils.go`
+///   `addCompletionIndexEnvVariables`; the variable is appended after the
+///   spec's, so an `env` value cannot refer to it, but `command` can).
+/// - The rendezvous is torchrun's static one (no `--rdzv_backend`) at pod 0,
+///   `<name>-0.<name>:29500`: node rank 0 hosts the TCPStore because its rank
+///   says so. c10d was the other choice; it decides which pod hosts the store
+///   by comparing the endpoint's host with the pod's own names, and a pod of
+///   an Indexed Job is named `<name>-0` with the FQDN
+///   `<name>-0.<name>.<namespace>.svc.cluster.local`, neither of which is
+///   `<name>-0.<name>` (pytorch `torch/distributed/elastic/rendezvous/utils.py`
+///   `_matches_machine_hostname`), so no pod would host it. c10d's gain, pods
+///   that join and leave, needs elastic replicas, which this target refuses.
+///   Ranks are the completion indexes, so rank 0's log is pod 0's.
+/// - The spellings with `_` are the ones every torchrun accepts.
+pub fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
+    vec![
+        format!("--nnodes={}", nodes.max()),
+        format!("--nproc_per_node={}", nproc.text()),
+        "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned(),
+        format!("--master_addr={}", crate::derived::job_rank0(name)),
+        format!("--master_port={}", defaults::JOB_RENDEZVOUS_PORT),
+    ]
 }
 
 fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
@@ -270,6 +315,7 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
             read_only_root_filesystem: s.read_only_root_filesystem,
         },
         image: spec.image.clone(),
+        verbatim: spec.command.is_some() && spec.code.is_none(),
         command,
         args: spec.args.clone().unwrap_or_default(),
         working_dir: spec.working_dir.clone(),
@@ -425,7 +471,7 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
     })
 }
 
-fn policy(spec: &Spec) -> Policy {
+fn policy(spec: &Spec, target: Target) -> Policy {
     let policy = spec.policy.clone().unwrap_or_default();
     let seconds = |d: &Option<spec::Duration>| {
         d.as_ref().and_then(|d| match d {
@@ -433,11 +479,22 @@ fn policy(spec: &Spec) -> Policy {
             spec::Duration::Text(text) => crate::syntax::duration::parse_seconds(text).ok(),
         })
     };
+    let (restart_policy, backoff_limit) = match target {
+        // The only values validation lets through on a Job: see `job_launch`.
+        Target::Job => (
+            defaults::JOB_RESTART_POLICY.to_owned(),
+            Some(policy.backoff_limit.unwrap_or(defaults::JOB_BACKOFF_LIMIT)),
+        ),
+        Target::Pytorchjob | Target::Trainjob => (
+            policy
+                .restart_policy
+                .map_or_else(|| defaults::RESTART_POLICY.to_owned(), |p| spelled(&p)),
+            policy.backoff_limit,
+        ),
+    };
     Policy {
-        restart_policy: policy
-            .restart_policy
-            .map_or_else(|| defaults::RESTART_POLICY.to_owned(), |p| spelled(&p)),
-        backoff_limit: policy.backoff_limit,
+        restart_policy,
+        backoff_limit,
         ttl_seconds_after_finished: seconds(&policy.ttl_after_finished),
         active_deadline_seconds: seconds(&policy.active_deadline),
         clean_pod_policy: policy.clean_pod_policy.map(|p| spelled(&p)),

@@ -273,18 +273,22 @@ fn items(starter: &Starter) -> Vec<Item> {
             "default: the namespace kubectl or kustomize applies to",
         ),
     ];
-    items.push(if pytorchjob {
-        field(
+    items.push(match target {
+        Target::Pytorchjob => field(
             "target",
             Val::Str("pytorchjob"),
             "Kubeflow Training Operator; or \"trainjob\" for Trainer v2",
-        )
-    } else {
-        field(
+        ),
+        Target::Trainjob => field(
             "target",
             Val::Str("trainjob"),
             "Kubeflow Trainer v2; or \"pytorchjob\" for the Training Operator",
-        )
+        ),
+        Target::Job => field(
+            "target",
+            Val::Str("job"),
+            "an Indexed Job: any cluster, no operator",
+        ),
     });
     items.extend([
         field(
@@ -400,6 +404,13 @@ fn placement(items: &mut Vec<Item>, starter: &Starter) {
         Item::Blank,
         table(&["policy"], ""),
     ]);
+    if starter.target == Target::Job {
+        items.push(field(
+            "ttlAfterFinished",
+            Val::Str("1d"),
+            "delete the finished job after a day",
+        ));
+    }
     if pytorchjob {
         items.push(field(
             "backoffLimit",
@@ -422,7 +433,7 @@ fn placement(items: &mut Vec<Item>, starter: &Starter) {
         Val::Bool(true),
         "create it suspended (Kueue admits it)",
     ));
-    if !pytorchjob {
+    if starter.target == Target::Trainjob {
         items.extend([
             Item::Blank,
             table(&["trainjob"], ""),

@@ -198,7 +198,7 @@ fn checks_clean_and_builds(dir: &std::path::Path, file: &str) -> Vec<u8> {
 #[test]
 fn init_writes_specs_that_check_clean_and_build_for_every_target() {
     let dir = temp_dir("compose-init");
-    for target in ["pytorchjob", "trainjob"] {
+    for target in ["pytorchjob", "trainjob", "job"] {
         for gpu in [false, true] {
             let file = format!("{target}{}.toml", if gpu { "-gpu" } else { "" });
             let mut args = vec!["init", file.as_str(), "--target", target, "--name", "demo"];
@@ -226,7 +226,7 @@ fn init_writes_specs_that_check_clean_and_build_for_every_target() {
 #[test]
 fn init_writes_the_format_the_file_name_says() {
     let dir = temp_dir("compose-init-formats");
-    for target in ["pytorchjob", "trainjob"] {
+    for target in ["pytorchjob", "trainjob", "job"] {
         let mut outputs = Vec::new();
         for (file, krm) in [
             ("s.toml", false),

@@ -8,11 +8,14 @@ use serde_json::Value;
 use crate::golden::examples;
 use crate::support::{compare, root, text, trainc};
 
+/// The spec's path from the repository's root, as the commands show it.
 fn example_args(example: &std::path::Path) -> String {
-    format!(
-        "examples/{}",
-        example.file_name().unwrap().to_str().unwrap()
-    )
+    example
+        .strip_prefix(root())
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// `golden/<example>/describe.txt`: `describe --pods` of every example.
@@ -59,7 +62,7 @@ fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<S
         if line.starts_with("pods:") {
             in_pods = true;
         }
-        if line.starts_with("environment the operator adds") {
+        if line.starts_with("environment ") {
             (in_env, in_pods) = (true, false);
             continue;
         }
@@ -96,20 +99,40 @@ fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<S
 /// must be what `describe --pods` shows.
 #[test]
 fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
-    for example in examples() {
+    let mut jobs = 0;
+    // A `command` on a Job is given variables instead of flags.
+    let command = root().join("tests/check/entrypoint-pass-command-job.toml");
+    for (example, as_job) in examples()
+        .into_iter()
+        .flat_map(|e| [(e.clone(), false), (e, true)])
+        .chain([(command, false)])
+    {
         let spec = example_args(&example);
-        let built = trainc(&root(), &["build", "-o", "json", &spec]);
+        let mut args = vec!["build", "-o", "json", &spec];
+        if as_job {
+            args.extend(["--target", "job"]);
+        }
+        let built = trainc(&root(), &args);
+        if as_job && built.status.code() != Some(0) {
+            continue; // not something a plain Job can run
+        }
         let list: Value = serde_json::from_slice(&built.stdout).unwrap();
         let job = list["items"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|o| o["kind"] == "PyTorchJob" || o["kind"] == "TrainJob")
+            .find(|o| ["PyTorchJob", "TrainJob", "Job"].contains(&o["kind"].as_str().unwrap()))
             .unwrap();
-        let described = text(&trainc(&root(), &["describe", "--pods", &spec]).stdout);
+        args[0] = "describe";
+        args[1] = "--pods";
+        args.remove(2);
+        let described = text(&trainc(&root(), &args).stdout);
         let (env, pods) = described_env(&described);
         let name = job["metadata"]["name"].as_str().unwrap();
-        if job["kind"] == "PyTorchJob" {
+        if job["kind"] == "Job" {
+            jobs += 1;
+            job_environment(job, &described, &env, &pods);
+        } else if job["kind"] == "PyTorchJob" {
             let specs = &job["spec"]["pytorchReplicaSpecs"];
             let total: u64 = specs
                 .as_object()
@@ -167,20 +190,99 @@ fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
                 assert!(pods.iter().all(|p| p["RANK"] == p["PET_NODE_RANK"]));
             }
         } else {
-            let trainer = &job["spec"]["trainer"];
-            assert_eq!(env["PET_NNODES"], trainer["numNodes"].to_string(), "{spec}");
-            let nproc = match &trainer["numProcPerNode"] {
-                Value::String(s) => s.clone(),
-                Value::Null => "auto".to_owned(),
-                other => other.to_string(),
-            };
-            assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
-            assert_eq!(env["PET_MASTER_ADDR"], format!("{name}-node-0-0.{name}"));
-            assert_eq!(env["PET_MASTER_PORT"], "29500");
-            let ranks: Vec<&str> = pods.iter().map(|p| p["PET_NODE_RANK"].as_str()).collect();
-            let n = trainer["numNodes"].as_u64().unwrap();
-            assert_eq!(ranks.len() as u64, n, "{spec}");
+            trainjob_environment(job, &spec, &env, &pods);
         }
+    }
+    assert!(jobs >= 6, "too few examples described as a Job: {jobs}");
+}
+
+/// A TrainJob: what the Trainer's torch plugin sets from the TrainJob.
+fn trainjob_environment(
+    job: &Value,
+    spec: &str,
+    env: &BTreeMap<String, String>,
+    pods: &[BTreeMap<String, String>],
+) {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let trainer = &job["spec"]["trainer"];
+    assert_eq!(env["PET_NNODES"], trainer["numNodes"].to_string(), "{spec}");
+    let nproc = match &trainer["numProcPerNode"] {
+        Value::String(s) => s.clone(),
+        Value::Null => "auto".to_owned(),
+        other => other.to_string(),
+    };
+    assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
+    assert_eq!(env["PET_MASTER_ADDR"], format!("{name}-node-0-0.{name}"));
+    assert_eq!(env["PET_MASTER_PORT"], "29500");
+    let ranks: Vec<&str> = pods.iter().map(|p| p["PET_NODE_RANK"].as_str()).collect();
+    let n = trainer["numNodes"].as_u64().unwrap();
+    assert_eq!(ranks.len() as u64, n, "{spec}");
+}
+
+/// A Job: pod `i` has completion index `i` (the Job controller's
+/// `JOB_COMPLETION_INDEX`), the rendezvous is the one torchrun's flags name,
+/// and a `command` is given exactly the variables `describe` lists.
+fn job_environment(
+    job: &Value,
+    described: &str,
+    env: &BTreeMap<String, String>,
+    pods: &[BTreeMap<String, String>],
+) {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let n = job["spec"]["completions"].as_u64().unwrap();
+    let indexes: Vec<String> = pods
+        .iter()
+        .map(|p| p["JOB_COMPLETION_INDEX"].clone())
+        .collect();
+    let expected: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    assert_eq!(indexes, expected, "{name}");
+    let master = format!("{name}-0.{name}:29500");
+    assert!(
+        described.split_whitespace().any(|w| w == master),
+        "{described}"
+    );
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let command: Vec<&str> = container["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let given: BTreeMap<String, String> = container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
+        .map(|e| {
+            let value = e["value"].as_str().map_or_else(
+                || {
+                    assert_eq!(
+                        e["valueFrom"]["fieldRef"]["fieldPath"],
+                        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                    );
+                    "$JOB_COMPLETION_INDEX".to_owned()
+                },
+                str::to_owned,
+            );
+            (e["name"].as_str().unwrap().to_owned(), value)
+        })
+        .collect();
+    assert_eq!(
+        &given, env,
+        "{name}: what describe lists is what the pods get"
+    );
+    if command[0] == "torchrun" || command[0] == "sh" {
+        assert!(env.is_empty(), "{name}: torchrun takes flags");
+        let text = command.join(" ");
+        assert!(text.contains(&format!("--nnodes={n} ")), "{text}");
+        assert!(
+            text.contains(&format!("--master_addr={name}-0.{name} ")),
+            "{text}"
+        );
+    } else {
+        assert_eq!(env["PET_NNODES"], n.to_string());
+        assert_eq!(env["MASTER_ADDR"], format!("{name}-0.{name}"));
+        assert_eq!(env["RANK"], "$JOB_COMPLETION_INDEX");
     }
 }
 

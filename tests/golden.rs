@@ -31,6 +31,7 @@ fn own_variant(example: &Path) -> String {
         .expect("examples are valid");
     match spec.target.unwrap_or(Target::Pytorchjob) {
         Target::Pytorchjob => "pytorchjob".to_owned(),
+        Target::Job => "job".to_owned(),
         Target::Trainjob => variant_of_level(
             spec.trainjob
                 .and_then(|t| t.api_level)
@@ -74,6 +75,14 @@ fn build(example: &Path, extra: &[&str]) -> (i32, String, String) {
 /// The shipped overlays each example is also built with.
 const OVERLAYS: [Option<&str>; 3] = [None, Some("cpu"), Some("gpu")];
 
+fn no_golden_differs(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "goldens differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn every_example_builds_verifies_and_matches_its_golden() {
     let mut failures = Vec::new();
@@ -103,10 +112,38 @@ fn every_example_builds_verifies_and_matches_its_golden() {
             }
         }
     }
+    no_golden_differs(&failures);
+}
+
+/// Every example is also built for `--target job`: where a plain Job can run
+/// it, it matches `golden/<example>/job.yaml`; where it cannot, the build
+/// fails with errors that name the target, and writes nothing.
+#[test]
+fn every_example_builds_as_a_job_or_says_why_not() {
+    let mut failures = Vec::new();
+    let mut built = Vec::new();
+    for example in examples() {
+        let stem = example.file_stem().unwrap().to_str().unwrap();
+        if own_variant(&example) == "job" {
+            built.push(stem.to_owned()); // its own golden, above
+            continue;
+        }
+        let (status, stdout, stderr) = build(&example, &["--target", "job"]);
+        if status == 0 {
+            let path = root().join("golden").join(stem).join("job.yaml");
+            failures.extend(compare(&path, &stdout));
+            built.push(stem.to_owned());
+        } else {
+            assert_eq!(status, 1, "{stem}: {stderr}");
+            assert!(stdout.is_empty(), "{stem}");
+            let words: Vec<&str> = stderr.split_whitespace().filter(|w| *w != "│").collect();
+            assert!(words.join(" ").contains("target `job`"), "{stem}: {stderr}");
+        }
+    }
+    no_golden_differs(&failures);
     assert!(
-        failures.is_empty(),
-        "goldens differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
-        failures.join("\n")
+        built.len() >= 6,
+        "too few examples build as a Job: {built:?}"
     );
 }
 
@@ -151,11 +188,7 @@ fn trainjob_examples_build_or_fail_clearly_at_every_api_level() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "goldens differ; rerun with TRAINC_BLESS=1 after reading the diff\n{}",
-        failures.join("\n")
-    );
+    no_golden_differs(&failures);
     assert!(
         built.len() >= 2,
         "too few examples build at another level: {built:?}"
@@ -185,7 +218,13 @@ fn every_golden_passes_the_strict_schemas_and_webhook_rules() {
             );
         }
     }
-    for kind in ["PyTorchJob", "TrainJob", "Service", "PersistentVolumeClaim"] {
+    for kind in [
+        "PyTorchJob",
+        "TrainJob",
+        "Job",
+        "Service",
+        "PersistentVolumeClaim",
+    ] {
         assert!(
             checked.iter().any(|k| k == kind),
             "no golden holds a {kind}"
@@ -299,8 +338,122 @@ fn run_of(yaml: &str) -> Run {
                 claims,
             }
         }
+        "Job" => job_run(job, claims, sorted),
         other => panic!("unexpected job kind {other}"),
     }
+}
+
+/// The run of a Job: torchrun's flags are where the operators' variables
+/// are on the other targets, so they are checked and taken out; a
+/// `command` gets the variables instead, which are taken out too.
+fn job_run(job: &Value, claims: Vec<Value>, sorted: impl Fn(&Value) -> Value) -> Run {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let pod = &job["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let nodes = job["spec"]["completions"].as_u64().unwrap();
+    assert_eq!(job["spec"]["parallelism"], job["spec"]["completions"]);
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    assert_eq!(pod["subdomain"], name);
+    assert_eq!(pod["restartPolicy"], "Never");
+    let flags = |nproc: &str| {
+        vec![
+            format!("--nnodes={nodes}"),
+            format!("--nproc_per_node={nproc}"),
+            "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned(),
+            format!("--master_addr={name}-0.{name}"),
+            "--master_port=29500".to_owned(),
+        ]
+    };
+    let words: Vec<String> = container["command"]
+        .as_array()
+        .map(|c| c.iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default();
+    let env: Vec<Value> = container["env"].as_array().cloned().unwrap_or_default();
+    let trainc_env =
+        |e: &Value| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap());
+    let (command, nproc) = if words.first().is_some_and(|w| w == "torchrun") {
+        let nproc = words[2].trim_start_matches("--nproc_per_node=").to_owned();
+        assert_eq!(words[1..6], flags(&nproc)[..], "{words:?}");
+        assert!(
+            !env.iter().any(trainc_env),
+            "torchrun gets flags, not variables"
+        );
+        let mut command = words.clone();
+        command.drain(1..6);
+        (json!(command), nproc)
+    } else if words.first().is_some_and(|w| w == "sh") {
+        // `[code]` with packages: the same flags inside the `sh -c` script.
+        let script = &words[2];
+        let start = script.find("exec torchrun ").unwrap() + "exec torchrun ".len();
+        let nproc = script[start..]
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("--nproc_per_node="))
+            .unwrap()
+            .to_owned();
+        let written: Vec<String> = flags(&nproc)
+            .iter()
+            .map(|f| trainc::syntax::shell::join([f.as_str()]))
+            .collect();
+        let flag_text = format!("{} ", written.join(" "));
+        assert_eq!(
+            &script[start..start + flag_text.len()],
+            flag_text,
+            "{script}"
+        );
+        let mut command = words.clone();
+        command[2] = script.replacen(&flag_text, "", 1);
+        (json!(command), nproc)
+    } else {
+        let value = |n: &str| {
+            env.iter()
+                .find(|e| e["name"] == n)
+                .and_then(|e| e["value"].as_str())
+                .unwrap_or_else(|| panic!("a command gets {n}"))
+                .to_owned()
+        };
+        assert_eq!(value("PET_NNODES"), nodes.to_string());
+        assert_eq!(value("MASTER_ADDR"), format!("{name}-0.{name}"));
+        (container["command"].clone(), value("PET_NPROC_PER_NODE"))
+    };
+    let own: Vec<Value> = env.iter().filter(|e| !trainc_env(e)).cloned().collect();
+    Run {
+        image: container["image"].clone(),
+        command,
+        args: container["args"].clone(),
+        nodes,
+        processes_per_node: nproc,
+        resources: container["resources"].clone(),
+        env: if own.is_empty() {
+            Value::Null
+        } else {
+            json!(own)
+        },
+        volumes: sorted(&pod["volumes"]),
+        mounts: sorted(&container["volumeMounts"]),
+        claims,
+    }
+}
+
+/// For every example a plain Job can run, the Job describes the same run as
+/// the PyTorchJob built from the same spec: image, command, node count,
+/// processes per node, resources, volumes and mounts, env, claims.
+#[test]
+fn a_job_describes_the_same_run_as_the_pytorchjob() {
+    let mut compared = Vec::new();
+    for example in examples() {
+        let (p_status, p_out, p_err) = build(&example, &["--target", "pytorchjob"]);
+        let (j_status, j_out, _) = build(&example, &["--target", "job"]);
+        if j_status != 0 {
+            continue; // what a Job cannot run is tested above
+        }
+        assert_eq!(p_status, 0, "{}: {p_err}", example.display());
+        assert_eq!(run_of(&p_out), run_of(&j_out), "{}", example.display());
+        compared.push(example.file_stem().unwrap().to_str().unwrap().to_owned());
+    }
+    assert!(
+        compared.len() >= 6,
+        "too few examples build as a Job: {compared:?}"
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
     let target = match args.target {
         TargetArg::Pytorchjob => Target::Pytorchjob,
         TargetArg::Trainjob => Target::Trainjob,
+        TargetArg::Job => Target::Job,
     };
     let to_stdout = args.file.as_os_str() == "-";
     let extension = args

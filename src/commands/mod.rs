@@ -156,6 +156,7 @@ fn options(
         target: generate.target.map(|t| match t {
             TargetArg::Pytorchjob => Target::Pytorchjob,
             TargetArg::Trainjob => Target::Trainjob,
+            TargetArg::Job => Target::Job,
         }),
         api_level: api_level(generate.api_level),
         sets: compose.sets.clone(),

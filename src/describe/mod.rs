@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{EnvValue, Model, NProc, Nodes, VolumeSource};
-use crate::render::{pytorchjob, trainjob};
+use crate::render::{job, pytorchjob, trainjob};
 use crate::source::Sources;
 use crate::spec::{ApiLevel, Target};
 
@@ -108,6 +108,14 @@ fn headline(model: &Model) -> (String, String) {
                 trainjob::API_VERSION,
                 model.trainjob.runtime_kind,
                 model.trainjob.runtime
+            ),
+        ),
+        Target::Job => (
+            job::KIND,
+            format!(
+                "none: Kubernetes' Job controller ({}), pods named by the headless Service {}",
+                job::API_VERSION,
+                model.name
             ),
         ),
     };
@@ -344,11 +352,23 @@ fn scheduling(model: &Model) -> Vec<String> {
     lines
 }
 
+/// How the job fails: restarts and retries (on a Job, see `render::job`),
+/// deadline, clean-up, suspension.
 fn failure(model: &Model) -> String {
     let p = &model.policy;
-    let mut parts = vec![format!("restart policy {}", p.restart_policy)];
-    if let Some(limit) = p.backoff_limit {
-        parts.push(format!("up to {limit} retries"));
+    let mut parts = Vec::new();
+    if model.target == Target::Job {
+        parts.push(match p.backoff_limit.unwrap_or(0) {
+            0 => "the first failed pod fails the Job and stops the others".to_owned(),
+            n => format!(
+                "a failed training process fails the Job; a pod lost otherwise (evicted, its node gone) is replaced up to {n} times"
+            ),
+        });
+    } else {
+        parts.push(format!("restart policy {}", p.restart_policy));
+        if let Some(limit) = p.backoff_limit {
+            parts.push(format!("up to {limit} retries"));
+        }
     }
     if let Some(seconds) = p.active_deadline_seconds {
         parts.push(format!("stopped after {}", duration(seconds)));
@@ -397,6 +417,16 @@ fn commands(model: &Model, build: &str) -> String {
                 trainjob::NODE,
                 trainjob::LABEL_COMPLETION_INDEX,
                 trainjob::NODE
+            ),
+        ),
+        Target::Job => (
+            "job",
+            format!("{}={name}", job::LABEL_JOB_NAME),
+            format!(
+                "-l {}={name},{}=0 -c {}",
+                job::LABEL_JOB_NAME,
+                job::LABEL_COMPLETION_INDEX,
+                job::CONTAINER
             ),
         ),
     };

@@ -34,7 +34,7 @@
 use std::fmt::Write as _;
 
 use crate::model::{Model, NProc, Nodes};
-use crate::render::{pytorchjob, trainjob};
+use crate::render::{job, pytorchjob, trainjob};
 use crate::spec::Target;
 
 /// The pods section.
@@ -42,6 +42,7 @@ pub(super) fn describe(model: &Model) -> String {
     match model.target {
         Target::Pytorchjob => pytorchjob_pods(model),
         Target::Trainjob => trainjob_pods(model),
+        Target::Job => job_pods(model),
     }
 }
 
@@ -248,6 +249,71 @@ fn trainjob_pods(model: &Model) -> String {
             "torchrun on every node meets node 0 at {master}:{port}; PET_NODE_RANK comes from the pod's completion index. Pod names end in a random suffix; the names above are their hostnames. The runtime {} may add variables of its own.",
             model.trainjob.runtime
         ),
+    );
+    out
+}
+
+/// A Job: Indexed pods named after the Job under its headless Service, and
+/// torchrun told the topology by trainc (`resolve::job_launch`); a `command`
+/// gets the variables instead (`render::job::command_env`).
+fn job_pods(model: &Model) -> String {
+    let name = &model.name;
+    let n = model.nodes.max();
+    let master = crate::derived::job_rank0(name);
+    let port = crate::resolve::defaults::JOB_RENDEZVOUS_PORT;
+    let mut out = String::new();
+    super::note(
+        &mut out,
+        0,
+        &format!(
+            "pods: {n}, made by the Job controller, one per completion index, under the headless Service {name}"
+        ),
+    );
+    for index in 0..n {
+        let host = format!("{name}-{index}");
+        pod_lines(
+            &mut out,
+            &host,
+            &format!(
+                "completion index {index}, node rank {index}, {}",
+                ranks(model, index)
+            ),
+            &dns(&crate::derived::job_host(name, index), model),
+            &[(job::COMPLETION_INDEX_ENV, &index.to_string())],
+        );
+    }
+    if model.container.verbatim {
+        let vars: Vec<(String, String)> = job::command_env(model)
+            .into_iter()
+            .map(|var| {
+                let value = var
+                    .value
+                    .unwrap_or_else(|| format!("${job}", job = job::COMPLETION_INDEX_ENV));
+                (var.name, value)
+            })
+            .collect();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let _ = writeln!(
+            out,
+            "\nenvironment trainc adds to the `{}` container of a `command`",
+            job::CONTAINER
+        );
+        for (var, value) in vars {
+            let _ = writeln!(out, "  {var}={value}");
+        }
+    }
+    let how = if model.container.verbatim {
+        format!(
+            "the command on every pod finds pod 0 at {master}:{port} in MASTER_ADDR and MASTER_PORT (a torchrun in it, in the PET_* variables); RANK and NODE_RANK are the pod's completion index."
+        )
+    } else {
+        format!(
+            "torchrun on every pod meets pod 0 at {master}:{port} (its static rendezvous); the node rank is the pod's completion index."
+        )
+    };
+    rendezvous(
+        &mut out,
+        &format!("{how} Pod names end in a random suffix; the names above are their hostnames."),
     );
     out
 }

@@ -1,6 +1,6 @@
 //! Stage 6, render: the model into Kubernetes objects, one module per kind,
 //! in apply order: PersistentVolumeClaims, the ConfigMap of `[code]`,
-//! Services, then the job.
+//! Services (a Job's headless one first), then the job.
 //!
 //! Renderers build typed objects (k8s-openapi for core kinds, our own structs
 //! for the operators' CRDs) and hand them on as JSON values, so emit can write
@@ -15,6 +15,7 @@ use crate::model::Model;
 use crate::spec::Target;
 
 mod configmap;
+pub mod job;
 mod merge;
 mod pod;
 pub mod pvc;
@@ -67,6 +68,10 @@ pub fn render(model: &Model) -> Vec<Object> {
     let (mut job, rank0) = match model.target {
         Target::Pytorchjob => (pytorchjob::render(model), pytorchjob::rank0_selector(model)),
         Target::Trainjob => (trainjob::render(model), trainjob::rank0_selector(model)),
+        Target::Job => {
+            objects.push(job::service(model));
+            (job::render(model), job::rank0_selector(model))
+        }
     };
     if let Some(fragment) = &model.pod_template {
         pod_template(model, &mut job.value, fragment);
@@ -83,6 +88,13 @@ pub fn render(model: &Model) -> Vec<Object> {
 /// patch carries).
 fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_json::Value) {
     match model.target {
+        Target::Job => {
+            let fragment = merge::for_target(fragment, job::CONTAINER);
+            if let Some(template) = job.pointer_mut("/spec/template") {
+                merge::merge(template, &fragment);
+                merge::sort_keys(template, None);
+            }
+        }
         Target::Pytorchjob => {
             let fragment = merge::for_target(fragment, pytorchjob::CONTAINER);
             if let Some(replicas) = job

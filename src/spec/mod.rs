@@ -24,7 +24,7 @@ pub struct Spec {
     /// Namespace of every generated object. Omit it to let `kubectl apply -n` or kustomize decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default) or `trainjob` (Kubeflow Trainer v2).
+    /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default), `trainjob` (Kubeflow Trainer v2) or `job` (an Indexed Job and a headless Service, for a cluster without an operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
     /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest.
@@ -114,6 +114,8 @@ pub enum Target {
     Pytorchjob,
     /// `trainer.kubeflow.org/v1alpha1 TrainJob` for Kubeflow Trainer v2.
     Trainjob,
+    /// `batch/v1 Job` (Indexed) and a headless `Service`: any cluster, no operator.
+    Job,
 }
 
 impl Target {
@@ -121,6 +123,7 @@ impl Target {
         match self {
             Target::Pytorchjob => "pytorchjob",
             Target::Trainjob => "trainjob",
+            Target::Job => "job",
         }
     }
 }

@@ -127,6 +127,16 @@ pub(super) fn check(r: &mut Rules<'_>) {
         if target == Target::Pytorchjob {
             overwritten(r, name, &pointer);
         }
+        if target == Target::Job && crate::render::job::RESERVED_ENV.contains(&name.as_str()) {
+            r.push(
+                Diagnostic::error(
+                    codes::ENV_RESERVED,
+                    r.key(&pointer),
+                    format!("`{name}` is part of the topology trainc and the Job controller give each pod on target `job`; a spec may not set it"),
+                )
+                .with_help("remove it: trainc derives it from `name`, `replicas`, `nProcPerNode` and the pod's completion index"),
+            );
+        }
         rendezvous(r, name, &pointer);
         match value {
             EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
@@ -200,6 +210,7 @@ fn rendezvous(r: &mut Rules<'_>, name: &str, pointer: &str) {
                 match r.target() {
                     Target::Pytorchjob => "Training Operator",
                     Target::Trainjob => "Trainer runtime",
+                    Target::Job => "torchrun command trainc writes",
                 }
             ),
             "remove it; for a c10d rendezvous that pods can join and leave, use an elastic `replicas = \"min:max\"` on a PyTorchJob",

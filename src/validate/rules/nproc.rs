@@ -1,7 +1,7 @@
 //! Rules on processes per pod: how they share the GPUs, and what `auto` and
 //! `cpu` become, which depends on the target:
 //!
-//! - PyTorchJob: the keyword reaches torchrun unchanged (trainc's
+//! - PyTorchJob and Job: the keyword reaches torchrun unchanged (trainc's
 //!   `--nproc_per_node` flag, and the operator's `PET_NPROC_PER_NODE`), and
 //!   torchrun makes `auto` the GPUs it sees, else `os.cpu_count()` (the
 //!   host's CPUs, not the pod's), and `cpu` always the host's CPUs.
@@ -71,7 +71,7 @@ fn keyword(r: &mut Rules<'_>) {
     let gpus = r.gpus();
     let span = r.value("/nProcPerNode");
     let level = match r.target() {
-        Target::Pytorchjob => None,
+        Target::Pytorchjob | Target::Job => None,
         Target::Trainjob => Some(r.api_level()),
     };
     let resources = r.spec.resources.as_ref();

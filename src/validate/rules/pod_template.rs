@@ -84,6 +84,20 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
             .with_help("set `policy.restartPolicy`"),
         );
     }
+    if r.target() == Target::Job {
+        for key in ["subdomain", "hostname"] {
+            if spec.contains_key(key) {
+                r.push(
+                    Diagnostic::error(
+                        codes::POD_TEMPLATE,
+                        r.key(&format!("/podTemplate/spec/{key}")),
+                        format!("on target `job` the pods' `{key}` is set for them: pod `i` must be `<name>-<i>.<name>` for the ranks to find pod 0"),
+                    )
+                    .with_help("remove it"),
+                );
+            }
+        }
+    }
     if spec
         .get("securityContext")
         .and_then(|s| s.get("fsGroup"))
@@ -130,7 +144,7 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
                 );
                 continue;
             }
-            if container.get("image").is_none() && r.target() == Target::Pytorchjob {
+            if container.get("image").is_none() && r.target() != Target::Trainjob {
                 r.push(
                     Diagnostic::error(
                         codes::POD_TEMPLATE,

@@ -176,6 +176,11 @@ fn ports(r: &mut Rules<'_>) {
             pytorchjob::PORT_NAME,
             "the Training Operator's rendezvous port",
         ),
+        Target::Job => (
+            crate::resolve::defaults::JOB_RENDEZVOUS_PORT,
+            crate::render::job::PORT_NAME,
+            "the rendezvous port at pod 0 on target `job` (torchrun's `--master_port`)",
+        ),
         // The runtime declares its port without a name.
         Target::Trainjob => (
             trainjob::TRAINER_PORT,
@@ -200,13 +205,14 @@ fn ports(r: &mut Rules<'_>) {
             ));
         }
         if *port == reserved_port || name == reserved_name {
+            let message = if *port == reserved_port {
+                format!("port {reserved_port} (`{name}`) is {owner}")
+            } else {
+                format!("the port name `{name}` is taken by {owner}")
+            };
             r.push(
-                Diagnostic::error(
-                    codes::PORT_RESERVED,
-                    r.entry(&pointer),
-                    format!("port {reserved_port} (`{name}`) is {owner}"),
-                )
-                .with_help("choose another port number and name"),
+                Diagnostic::error(codes::PORT_RESERVED, r.entry(&pointer), message)
+                    .with_help("choose another port number and name"),
             );
         }
         if let Some((_, first)) = seen.iter().find(|(p, _)| p == port) {

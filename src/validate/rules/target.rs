@@ -28,6 +28,9 @@ pub(super) fn check(r: &mut Rules<'_>) {
         trainjob_api_level(r);
         runtime(r);
     }
+    if r.target() == Target::Job {
+        job_unsupported(r);
+    }
     initializers(r);
 }
 
@@ -392,6 +395,85 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
                     codes::TARGET_UNSUPPORTED,
                     r.key(pointer),
                     format!("target `trainjob` cannot express {field}"),
+                )
+                .with_help(help.to_owned()),
+            );
+        }
+    }
+}
+
+/// What a plain Job cannot do for a distributed run (see `render::job`): pods
+/// that join and leave, a PodGroup for gang scheduling or a Volcano queue,
+/// the Training Operator's pod cleanup, and restarting or replacing one rank,
+/// which cannot rejoin the others' rendezvous.
+fn job_unsupported(r: &mut Rules<'_>) {
+    let spec = r.spec;
+    let scheduling = spec.scheduling.as_ref();
+    let policy = spec.policy.as_ref();
+    let pods = r.max_replicas();
+    let restart = policy
+        .and_then(|p| p.restart_policy)
+        .filter(|p| *p != crate::spec::RestartPolicy::Never);
+    let retries = policy
+        .and_then(|p| p.backoff_limit)
+        .filter(|n| *n > 0 && pods > 1);
+    let fields: [(bool, &str, String, &str); 7] = [
+        (
+            r.is_elastic(),
+            "/replicas",
+            "elastic `replicas`".to_owned(),
+            "use a fixed `replicas`, or `target = \"pytorchjob\"` for elastic training, whose pods may join and leave",
+        ),
+        (
+            spec.elastic.is_some(),
+            "/elastic",
+            "`[elastic]`".to_owned(),
+            "remove `[elastic]`, or use `target = \"pytorchjob\"` for elastic training",
+        ),
+        (
+            scheduling.is_some_and(|s| s.gang == Some(true)),
+            "/scheduling/gang",
+            "`scheduling.gang`: no operator creates a PodGroup for a plain Job".to_owned(),
+            "with Kueue, `scheduling.queue` admits all the job's pods at once; or use `target = \"pytorchjob\"` with the Training Operator's gang scheduling",
+        ),
+        (
+            scheduling.is_some_and(|s| s.volcano_queue.is_some()),
+            "/scheduling/volcanoQueue",
+            "`scheduling.volcanoQueue`: a Volcano queue comes with a PodGroup, which no operator creates for a plain Job".to_owned(),
+            "use Kueue's `scheduling.queue`, or `target = \"pytorchjob\"`",
+        ),
+        (
+            policy.is_some_and(|p| p.clean_pod_policy.is_some()),
+            "/policy/cleanPodPolicy",
+            "`policy.cleanPodPolicy`".to_owned(),
+            "remove it: a failed Job's running pods are stopped anyway, and `policy.ttlAfterFinished` deletes a finished Job with its pods",
+        ),
+        (
+            restart.is_some(),
+            "/policy/restartPolicy",
+            format!(
+                "`restartPolicy = \"{}\"`: a rank restarted alone cannot rejoin the others' rendezvous, so on a Job the first failure fails the run",
+                restart.map(|p| format!("{p:?}")).unwrap_or_default()
+            ),
+            "remove `policy.restartPolicy` (a Job's pods are never restarted), or use `target = \"pytorchjob\"`",
+        ),
+        (
+            retries.is_some(),
+            "/policy/backoffLimit",
+            format!(
+                "`backoffLimit = {}` for {pods} pods: a replacement pod cannot rejoin ranks that are still running, which then wait in a collective until NCCL's timeout",
+                retries.unwrap_or_default()
+            ),
+            "remove `policy.backoffLimit`: the first failed pod fails the Job and stops the others, and you rerun it; a single-pod job may keep its retries",
+        ),
+    ];
+    for (set, pointer, what, help) in fields {
+        if set {
+            r.push(
+                Diagnostic::error(
+                    codes::TARGET_UNSUPPORTED,
+                    r.key(pointer),
+                    format!("target `job` cannot express {what}"),
                 )
                 .with_help(help.to_owned()),
             );

@@ -1,0 +1,35 @@
+"""A few steps of DistributedDataParallel on synthetic data, on CPU (gloo):
+enough to show that every rank found pod 0 and that they trained together."""
+
+import os
+import socket
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    node = os.environ.get("GROUP_RANK", "?")
+    print(f"rank {rank} of {world}: node rank {node} on {socket.gethostname()}", flush=True)
+    torch.manual_seed(0)
+    model = DistributedDataParallel(torch.nn.Linear(16, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    data = torch.Generator().manual_seed(rank)
+    for step in range(1, 101):
+        x = torch.randn(32, 16, generator=data)
+        loss = torch.nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if rank == 0 and step % 20 == 0:
+            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    dist.destroy_process_group()
+    if rank == 0:
+        print(f"done: {world} processes trained one model", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+//! `batch/v1 Job` in Indexed completion mode and the headless `v1 Service`
+//! that names its pods, for `target = "job"`: distributed PyTorch on any
+//! Kubernetes 1.28 or later, with no operator installed.
+//!
+//! What Kubernetes does with them (kubernetes `pkg/controller/job/`,
+//! `job_controller.go` `manageJob` and `indexed_job_utils.go`):
+//!
+//! - The Job controller creates pod `i` for completion index `i`, with the
+//!   hostname `<job>-<i>`, the annotation (and, from 1.28, the label)
+//!   `batch.kubernetes.io/job-completion-index: "i"`, and the variable
+//!   `JOB_COMPLETION_INDEX=i` in every container. With the pod's `subdomain`
+//!   set to the Service, pod `i` is `<job>-<i>.<job>` in the namespace's DNS.
+//! - The Service publishes pods that are not ready yet
+//!   (`publishNotReadyAddresses`): ranks must reach pod 0 while they start,
+//!   long before any of them could pass a readiness check.
+//! - torchrun on each pod is given the whole topology by trainc (see
+//!   [`crate::resolve::job_launch`]); a `command` gets the variables a script
+//!   reads instead ([`command_env`]).
+//!
+//! Failure: a rank that fails cannot rejoin the others (the static
+//! rendezvous has closed, and they wait in a collective until NCCL's
+//! timeout), so one failed pod fails the Job, and the Job controller then
+//! stops every other pod at once:
+//!
+//! - `restartPolicy: Never` and `backoffLimit: 0` (the spec may raise the
+//!   limit on a single-node job only; see `validate::rules::target`).
+//! - `podFailurePolicy` fails the Job at once when the training container
+//!   exits non-zero, whatever the limit. Its other effect matters as much:
+//!   with a pod failure policy, a replacement pod is created only once the
+//!   pod it replaces has terminated (`onlyReplaceFailedPods`), so two pods
+//!   never hold one hostname, `<job>-<i>`, at the same time.
+//! - Not `backoffLimitPerIndex`: it retries one index while the others keep
+//!   running, which is what a distributed run must not do, and before 1.29 it
+//!   is behind a feature gate that is off, so the API server would drop it.
+//! - A Job suspended (by Kueue, or `policy.suspend`) is not failed by it: the
+//!   controller removes its tracking finalizer from the pods it deletes
+//!   before deleting them, so they are never counted (`deleteJobPods`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1 as batch;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::pod::{self, PodShape};
+use super::{Object, metadata, own_pods};
+use crate::model::{Model, NProc};
+use crate::resolve::defaults::JOB_RENDEZVOUS_PORT;
+
+pub const API_VERSION: &str = "batch/v1";
+pub const KIND: &str = "Job";
+/// The training container: the name `[podTemplate]` uses on every target.
+pub const CONTAINER: &str = crate::model::TRAINER_CONTAINER;
+/// The rendezvous port's name on the container and the Service.
+pub const PORT_NAME: &str = "rendezvous";
+/// The label the Job controller puts on pod `i` (from Kubernetes 1.28,
+/// `PodIndexLabel`), and the variable it sets in every container.
+pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+pub const LABEL_JOB_NAME: &str = "batch.kubernetes.io/job-name";
+pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+/// Where a pod's completion index can be read from (a `fieldRef`): the
+/// annotation, which every Kubernetes version sets.
+const COMPLETION_INDEX_FIELD: &str =
+    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
+/// What trainc sets in the training container of a `command` on a Job, and
+/// what the Job controller sets in every one: a spec that set one of these
+/// would change the topology under torchrun's feet.
+pub const RESERVED_ENV: &[&str] = &[
+    COMPLETION_INDEX_ENV,
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "RANK",
+    "NODE_RANK",
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+];
+
+/// Labels that select pod 0, the rank-0 pod.
+pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
+    let mut selector = own_pods(model);
+    selector.insert(LABEL_COMPLETION_INDEX.to_owned(), "0".to_owned());
+    selector
+}
+
+/// The headless Service that gives pod `i` its name `<job>-<i>.<job>`.
+pub(super) fn service(model: &Model) -> Object {
+    let service = core::Service {
+        metadata: metadata(model, &model.name, &model.labels),
+        spec: Some(core::ServiceSpec {
+            cluster_ip: Some("None".to_owned()),
+            publish_not_ready_addresses: Some(true),
+            selector: Some(own_pods(model)),
+            ports: Some(vec![core::ServicePort {
+                name: Some(PORT_NAME.to_owned()),
+                port: i32::from(JOB_RENDEZVOUS_PORT),
+                target_port: Some(IntOrString::Int(i32::from(JOB_RENDEZVOUS_PORT))),
+                protocol: Some("TCP".to_owned()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    Object::new("Service", &model.name, &service)
+}
+
+pub(super) fn render(model: &Model) -> Object {
+    let shape = PodShape {
+        container: CONTAINER,
+        fixed_ports: &[(PORT_NAME, i32::from(JOB_RENDEZVOUS_PORT))],
+        job_selector: own_pods(model),
+    };
+    let mut template = pod::template(model, &shape);
+    if let Some(spec) = template.spec.as_mut() {
+        spec.subdomain = Some(model.name.clone());
+        spec.restart_policy = Some(model.policy.restart_policy.clone());
+        if model.container.verbatim
+            && let Some(container) = spec.containers.first_mut()
+        {
+            container
+                .env
+                .get_or_insert_with(Vec::new)
+                .extend(command_env(model));
+        }
+    }
+    let nodes = i32_of(model.nodes.max());
+    let p = &model.policy;
+    let job = batch::Job {
+        metadata: metadata(model, &model.name, &model.job_labels),
+        spec: Some(batch::JobSpec {
+            completion_mode: Some("Indexed".to_owned()),
+            completions: Some(nodes),
+            parallelism: Some(nodes),
+            backoff_limit: p.backoff_limit.map(i32_of),
+            pod_failure_policy: Some(batch::PodFailurePolicy {
+                rules: vec![batch::PodFailurePolicyRule {
+                    action: "FailJob".to_owned(),
+                    on_exit_codes: Some(batch::PodFailurePolicyOnExitCodesRequirement {
+                        container_name: Some(CONTAINER.to_owned()),
+                        operator: "NotIn".to_owned(),
+                        values: vec![0],
+                    }),
+                    on_pod_conditions: None,
+                }],
+            }),
+            active_deadline_seconds: p
+                .active_deadline_seconds
+                .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+            ttl_seconds_after_finished: p
+                .ttl_seconds_after_finished
+                .map(|s| i32::try_from(s).unwrap_or(i32::MAX)),
+            suspend: p.suspend.then_some(true),
+            template,
+            ..Default::default()
+        }),
+        status: None,
+    };
+    Object::new(KIND, &model.name, &job)
+}
+
+/// Validation keeps counts within an int32.
+fn i32_of(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// For a `command`: the variables a script or a launcher of its own reads,
+/// as the Training Operator sets them on a PyTorchJob, so the same command
+/// runs on either target: `MASTER_ADDR`/`MASTER_PORT` (pod 0), `WORLD_SIZE`
+/// (every process when the count per pod is known, else the pods), `RANK`
+/// and `NODE_RANK` (this pod's index), and the `PET_*` variables from which a
+/// bare `torchrun` takes its flags.
+pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
+    let literal = |name: &str, value: String| core::EnvVar {
+        name: name.to_owned(),
+        value: Some(value),
+        value_from: None,
+    };
+    let index = |name: &str| core::EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(core::EnvVarSource {
+            field_ref: Some(core::ObjectFieldSelector {
+                field_path: COMPLETION_INDEX_FIELD.to_owned(),
+                api_version: None,
+            }),
+            ..Default::default()
+        }),
+    };
+    let nodes = model.nodes.max();
+    let world = match model.nproc_per_node {
+        NProc::Count(n) => nodes.saturating_mul(n),
+        NProc::Auto | NProc::Cpu => nodes,
+    };
+    let master = crate::derived::job_rank0(&model.name);
+    let port = JOB_RENDEZVOUS_PORT.to_string();
+    vec![
+        literal("MASTER_ADDR", master.clone()),
+        literal("MASTER_PORT", port.clone()),
+        literal("WORLD_SIZE", world.to_string()),
+        index("RANK"),
+        index("NODE_RANK"),
+        literal("PET_NNODES", nodes.to_string()),
+        literal("PET_NPROC_PER_NODE", model.nproc_per_node.text()),
+        index("PET_NODE_RANK"),
+        literal("PET_MASTER_ADDR", master),
+        literal("PET_MASTER_PORT", port),
+    ]
+}
