@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Problem, id};
-use crate::render::{pytorchjob, trainjob};
+use crate::render::{job, pytorchjob, trainjob};
 
 pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
     let of_kind = |kind: &str| -> Vec<&Value> {
@@ -21,6 +21,63 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
     }
     for job in of_kind(pytorchjob::KIND) {
         pytorchjob_services(job, &services, problems);
+    }
+    for job in of_kind(job::KIND) {
+        job_service(job, &services, problems);
+    }
+}
+
+/// A Job's pods are `<hostname>.<subdomain>` only under a headless Service
+/// named like the subdomain that selects them, and only before they are
+/// ready if it publishes them then (Kubernetes DNS for Services and Pods):
+/// without it, ranks never find pod 0 and wait until the rendezvous times
+/// out. A Job without a `subdomain` asks for nothing.
+fn job_service(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+    let template = &job["spec"]["template"];
+    let Some(subdomain) = template.pointer("/spec/subdomain").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(service) = services.iter().find(|s| name(s) == subdomain) else {
+        problems.push(Problem::operator(
+            &id(job),
+            "/spec/template/spec/subdomain",
+            format!("no Service `{subdomain}` among the objects: the pods' names `<hostname>.{subdomain}` will not resolve"),
+        ));
+        return;
+    };
+    let labels = template
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let checks = [
+        (
+            service.pointer("/spec/clusterIP") == Some(&Value::from("None")),
+            "/spec/clusterIP",
+            "is not headless (`clusterIP: None`): the pods get no names under it",
+        ),
+        (
+            selects(service, &labels),
+            "/spec/selector",
+            "does not select the Job's pods: they get no names under it",
+        ),
+        (
+            service.pointer("/spec/publishNotReadyAddresses") == Some(&Value::Bool(true)),
+            "/spec/publishNotReadyAddresses",
+            "does not publish pods before they are ready: ranks cannot reach pod 0 while they start",
+        ),
+    ];
+    for (holds, path, what) in checks {
+        if !holds {
+            problems.push(Problem::operator(
+                &id(service),
+                path,
+                format!(
+                    "this Service names Job `{}`'s pods (their `subdomain`) but {what}",
+                    name(job)
+                ),
+            ));
+        }
     }
 }
 

@@ -257,3 +257,58 @@ fn jobset_counts_the_random_pod_suffix() {
     long["metadata"]["name"] = serde_json::json!("a".repeat(48));
     assert!(problems(&long).iter().all(|p| p.contract != "webhook"));
 }
+
+/// A Job's pods get names only under a headless Service of their subdomain
+/// that selects them and publishes them before they are ready.
+#[test]
+fn a_jobs_subdomain_needs_a_headless_service_that_selects_its_pods() {
+    let labels = serde_json::json!({"app.kubernetes.io/name": "demo"});
+    let job = serde_json::json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "demo"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 2,
+            "parallelism": 2,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "subdomain": "demo",
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "trainer", "image": "x"}]
+                }
+            }
+        }
+    });
+    let headless = |selector: &Value, publish: bool| {
+        let mut s = service("demo", selector, &serde_json::json!(29500));
+        s["spec"]["clusterIP"] = serde_json::json!("None");
+        s["spec"]["publishNotReadyAddresses"] = serde_json::json!(publish);
+        s
+    };
+    assert_eq!(
+        operator_messages(&[&headless(&labels, true), &job]),
+        Vec::<String>::new()
+    );
+    let found = operator_messages(&[&job]);
+    assert!(
+        found.iter().any(|m| m.contains("no Service `demo`")),
+        "{found:?}"
+    );
+    let other = serde_json::json!({"app.kubernetes.io/name": "other"});
+    let found = operator_messages(&[&headless(&other, false), &job]);
+    assert!(
+        found.iter().any(|m| m.contains("does not select")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|m| m.contains("before they are ready")),
+        "{found:?}"
+    );
+    let found = operator_messages(&[&service("demo", &labels, &serde_json::json!(29500)), &job]);
+    assert!(
+        found.iter().any(|m| m.contains("not headless")),
+        "{found:?}"
+    );
+}
