@@ -228,12 +228,16 @@ fn entrypoint(spec: &Spec, target: Target, nodes: Nodes, nproc: NProc) -> Vec<St
 /// - The rendezvous is torchrun's static one (no `--rdzv_backend`) at pod 0,
 ///   `<name>-0.<name>:29500`: node rank 0 hosts the TCPStore because its rank
 ///   says so. c10d was the other choice; it decides which pod hosts the store
-///   by comparing the endpoint's host with the pod's own names, and a pod of
-///   an Indexed Job is named `<name>-0` with the FQDN
-///   `<name>-0.<name>.<namespace>.svc.cluster.local`, neither of which is
-///   `<name>-0.<name>` (pytorch `torch/distributed/elastic/rendezvous/utils.py`
-///   `_matches_machine_hostname`), so no pod would host it. c10d's gain, pods
-///   that join and leave, needs elastic replicas, which this target refuses.
+///   by matching the endpoint's host to the pod itself (pytorch
+///   `torch/distributed/elastic/rendezvous/utils.py`
+///   `_matches_machine_hostname`). A pod of an Indexed Job is named
+///   `<name>-0`, FQDN `<name>-0.<name>.<namespace>.svc.cluster.local`, neither
+///   of which is `<name>-0.<name>`: older torchruns compare names only,
+///   so no pod would host it, and later ones also compare addresses by
+///   resolving the endpoint, which fails while the Service's DNS record is
+///   not yet published, so pod 0 then joins as a client of a store that no
+///   one hosts. c10d's gain, pods that join and leave, needs elastic
+///   replicas, which this target refuses.
 ///   Ranks are the completion indexes, so rank 0's log is pod 0's.
 /// - The spellings with `_` are the ones every torchrun accepts.
 pub fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
