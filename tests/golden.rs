@@ -259,6 +259,41 @@ struct Run {
     claims: Vec<Value>,
 }
 
+impl Run {
+    /// The run of a pod template's first container (a PyTorchJob's Master,
+    /// a Job's pods), with what the target's launch added taken out of
+    /// `command` and `env` by the caller.
+    fn of_pod(
+        pod: &Value,
+        command: Value,
+        nodes: u64,
+        processes_per_node: String,
+        env: Value,
+        claims: Vec<Value>,
+    ) -> Run {
+        let container = &pod["containers"][0];
+        Run {
+            image: container["image"].clone(),
+            command,
+            args: container["args"].clone(),
+            nodes,
+            processes_per_node,
+            resources: container["resources"].clone(),
+            env,
+            volumes: sorted_by_name(&pod["volumes"]),
+            mounts: sorted_by_name(&container["volumeMounts"]),
+            claims,
+        }
+    }
+}
+
+/// A list of named things in name order.
+fn sorted_by_name(v: &Value) -> Value {
+    let mut items = v.as_array().cloned().unwrap_or_default();
+    items.sort_by_key(|i| i["name"].as_str().unwrap_or("").to_owned());
+    Value::Array(items)
+}
+
 fn run_of(yaml: &str) -> Run {
     let documents: Vec<Value> = serde_saphyr::from_str_multiple(yaml).unwrap();
     let job = documents.last().unwrap();
@@ -267,11 +302,6 @@ fn run_of(yaml: &str) -> Run {
         .filter(|d| d["kind"] == "PersistentVolumeClaim")
         .cloned()
         .collect();
-    let sorted = |v: &Value| {
-        let mut items = v.as_array().cloned().unwrap_or_default();
-        items.sort_by_key(|i| i["name"].as_str().unwrap_or("").to_owned());
-        Value::Array(items)
-    };
     match job["kind"].as_str().unwrap() {
         "PyTorchJob" => {
             let replicas = &job["spec"]["pytorchReplicaSpecs"];
@@ -300,18 +330,7 @@ fn run_of(yaml: &str) -> Run {
                 assert!(script.contains(&flag), "{script}");
                 parts[2] = Value::from(script.replace(&flag, "exec torchrun "));
             }
-            Run {
-                image: container["image"].clone(),
-                command,
-                args: container["args"].clone(),
-                nodes,
-                processes_per_node: nproc,
-                resources: container["resources"].clone(),
-                env: container["env"].clone(),
-                volumes: sorted(&pod["volumes"]),
-                mounts: sorted(&container["volumeMounts"]),
-                claims,
-            }
+            Run::of_pod(pod, command, nodes, nproc, container["env"].clone(), claims)
         }
         "TrainJob" => {
             let trainer = &job["spec"]["trainer"];
@@ -331,14 +350,14 @@ fn run_of(yaml: &str) -> Run {
                     .map_or_else(|| nproc.to_string(), str::to_owned),
                 resources: trainer["resourcesPerNode"].clone(),
                 env: trainer["env"].clone(),
-                volumes: sorted(&pod["volumes"]),
+                volumes: sorted_by_name(&pod["volumes"]),
                 mounts: pod
                     .pointer("/containers/0/volumeMounts")
-                    .map_or(json!([]), sorted),
+                    .map_or(json!([]), sorted_by_name),
                 claims,
             }
         }
-        "Job" => job_run(job, claims, sorted),
+        "Job" => job_run(job, claims),
         other => panic!("unexpected job kind {other}"),
     }
 }
@@ -346,7 +365,7 @@ fn run_of(yaml: &str) -> Run {
 /// The run of a Job: torchrun's flags are where the operators' variables
 /// are on the other targets, so they are checked and taken out; a
 /// `command` gets the variables instead, which are taken out too.
-fn job_run(job: &Value, claims: Vec<Value>, sorted: impl Fn(&Value) -> Value) -> Run {
+fn job_run(job: &Value, claims: Vec<Value>) -> Run {
     let name = job["metadata"]["name"].as_str().unwrap();
     let pod = &job["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
@@ -416,22 +435,12 @@ fn job_run(job: &Value, claims: Vec<Value>, sorted: impl Fn(&Value) -> Value) ->
         (container["command"].clone(), value("PET_NPROC_PER_NODE"))
     };
     let own: Vec<Value> = env.iter().filter(|e| !trainc_env(e)).cloned().collect();
-    Run {
-        image: container["image"].clone(),
-        command,
-        args: container["args"].clone(),
-        nodes,
-        processes_per_node: nproc,
-        resources: container["resources"].clone(),
-        env: if own.is_empty() {
-            Value::Null
-        } else {
-            json!(own)
-        },
-        volumes: sorted(&pod["volumes"]),
-        mounts: sorted(&container["volumeMounts"]),
-        claims,
-    }
+    let own = if own.is_empty() {
+        Value::Null
+    } else {
+        json!(own)
+    };
+    Run::of_pod(pod, command, nodes, nproc, own, claims)
 }
 
 /// For every example a plain Job can run, the Job describes the same run as

@@ -283,23 +283,17 @@ fn job_pods(model: &Model) -> String {
         );
     }
     if model.container.verbatim {
-        let vars: Vec<(String, String)> = job::command_env(model)
-            .into_iter()
-            .map(|var| {
-                let value = var
-                    .value
-                    .unwrap_or_else(|| format!("${job}", job = job::COMPLETION_INDEX_ENV));
-                (var.name, value)
-            })
-            .collect();
-        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let _ = writeln!(
             out,
             "\nenvironment trainc adds to the `{}` container of a `command`",
             job::CONTAINER
         );
-        for (var, value) in vars {
-            let _ = writeln!(out, "  {var}={value}");
+        for var in job::command_env(model) {
+            // A value read from the pod's completion index has none written.
+            let value = var
+                .value
+                .unwrap_or_else(|| format!("${}", job::COMPLETION_INDEX_ENV));
+            let _ = writeln!(out, "  {}={value}", var.name);
         }
     }
     let how = if model.container.verbatim {

@@ -112,36 +112,40 @@ pub(super) fn check(r: &mut Rules<'_>) {
     for (name, value) in env {
         let pointer = at("/env", name);
         valid_name(r, name, &pointer);
-        if target == Target::Trainjob && trainjob::RESERVED_ENV.contains(&name.as_str()) {
-            r.push(
-                Diagnostic::error(
-                    codes::ENV_RESERVED,
-                    r.key(&pointer),
-                    format!(
-                        "`{name}` is set by the Trainer torch runtime; a TrainJob may not set it"
-                    ),
-                )
-                .with_help("remove it: the runtime derives it from `replicas` and `nProcPerNode`"),
-            );
-        }
+        reserved(r, target, name, &pointer);
         if target == Target::Pytorchjob {
             overwritten(r, name, &pointer);
-        }
-        if target == Target::Job && crate::render::job::RESERVED_ENV.contains(&name.as_str()) {
-            r.push(
-                Diagnostic::error(
-                    codes::ENV_RESERVED,
-                    r.key(&pointer),
-                    format!("`{name}` is part of the topology trainc and the Job controller give each pod on target `job`; a spec may not set it"),
-                )
-                .with_help("remove it: trainc derives it from `name`, `replicas`, `nProcPerNode` and the pod's completion index"),
-            );
         }
         rendezvous(r, name, &pointer);
         match value {
             EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
             EnvValue::Source(source) => env_source(r, name, source, &pointer),
         }
+    }
+}
+
+/// A variable the target sets itself and does not let a spec set: the
+/// Trainer torch runtime's on a TrainJob, the topology on a Job (trainc's and
+/// the Job controller's). A PyTorchJob's are overwritten instead
+/// ([`overwritten`]).
+fn reserved(r: &mut Rules<'_>, target: Target, name: &str, pointer: &str) {
+    let (names, message, help): (&[&str], String, &str) = match target {
+        Target::Trainjob => (
+            trainjob::RESERVED_ENV,
+            format!("`{name}` is set by the Trainer torch runtime; a TrainJob may not set it"),
+            "remove it: the runtime derives it from `replicas` and `nProcPerNode`",
+        ),
+        Target::Job => (
+            crate::render::job::RESERVED_ENV,
+            format!(
+                "`{name}` is part of the topology trainc and the Job controller give each pod on target `job`; a spec may not set it"
+            ),
+            "remove it: trainc derives it from `name`, `replicas`, `nProcPerNode` and the pod's completion index",
+        ),
+        Target::Pytorchjob => return,
+    };
+    if names.contains(&name) {
+        r.push(Diagnostic::error(codes::ENV_RESERVED, r.key(pointer), message).with_help(help));
     }
 }
 

@@ -390,14 +390,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
                 "/replicas" => "elastic `replicas`".to_owned(),
                 _ => format!("`{}`", crate::validate::field_path(pointer)),
             };
-            r.push(
-                Diagnostic::error(
-                    codes::TARGET_UNSUPPORTED,
-                    r.key(pointer),
-                    format!("target `trainjob` cannot express {field}"),
-                )
-                .with_help(help.to_owned()),
-            );
+            cannot_express(r, pointer, &field, help);
         }
     }
 }
@@ -469,14 +462,20 @@ fn job_unsupported(r: &mut Rules<'_>) {
     ];
     for (set, pointer, what, help) in fields {
         if set {
-            r.push(
-                Diagnostic::error(
-                    codes::TARGET_UNSUPPORTED,
-                    r.key(pointer),
-                    format!("target `job` cannot express {what}"),
-                )
-                .with_help(help.to_owned()),
-            );
+            cannot_express(r, pointer, &what, help);
         }
     }
+}
+
+/// "target `T` cannot express WHAT" at the key at `pointer`, with what to do
+/// instead.
+fn cannot_express(r: &mut Rules<'_>, pointer: &str, what: &str, help: &str) {
+    r.push(
+        Diagnostic::error(
+            codes::TARGET_UNSUPPORTED,
+            r.key(pointer),
+            format!("target `{}` cannot express {what}", r.target().as_str()),
+        )
+        .with_help(help.to_owned()),
+    );
 }
