@@ -54,6 +54,15 @@ pub enum Command {
     /// ConfigMap; any other kind is an error. Exit status: 0 when every object
     /// is valid, 1 when any is not, 2 on a usage error or an unreadable file.
     Verify(VerifyArgs),
+    /// Turn PyTorchJobs and TrainJobs (with their claims and Services) into specs.
+    ///
+    /// Reads multi-document YAML (`-` for stdin) and writes the shortest spec
+    /// that builds the same run for each job: one on stdout, several into
+    /// `--output-dir`. Every field the spec does not carry is a warning at its
+    /// line. Exit status: 0 when every job was imported (warnings allowed
+    /// unless `--strict`), 1 when one could not be (nothing is written), 2 on
+    /// a usage or I/O error.
+    Import(ImportArgs),
     /// Say what a spec will do on the cluster: nodes, processes, resources,
     /// volumes, env, scheduling, warnings, and the kubectl commands to run it.
     Describe(DescribeArgs),
@@ -119,6 +128,34 @@ pub struct DescribeArgs {
     pub compose: ComposeArgs,
     #[command(flatten)]
     pub generate: GenerateArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write one spec per job into this directory, named after the job
+    /// (`<name>.toml`); needed when the input holds more than one job.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// With `--output-dir`: replace specs already there.
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
+    /// How to write the specs: TOML, the bare spec as YAML, or the KRM
+    /// `TrainSpec` for kustomize and kpt.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Toml)]
+    pub format: ImportFormat,
+    /// Treat every warning (a field the spec does not carry) as an error.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    Toml,
+    Yaml,
+    Krm,
 }
 
 #[derive(Debug, clap::Args)]

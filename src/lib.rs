@@ -29,6 +29,7 @@ pub mod derived;
 pub mod describe;
 pub mod diagnostic;
 pub mod emit;
+pub mod import;
 pub mod krm;
 pub mod kustomize;
 pub mod model;

@@ -14,6 +14,7 @@ mod build;
 mod check;
 mod describe;
 mod function;
+mod import;
 mod init;
 mod output_dir;
 mod plugin;
@@ -106,6 +107,7 @@ pub fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Import(args) => import::run(&args),
         Command::Describe(args) => describe::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),

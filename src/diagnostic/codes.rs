@@ -227,4 +227,9 @@ codes! {
         "A generated object fails a rule of the operator's admission webhook.";
     VERIFY_OPERATOR = "trainc::verify::operator"
         "Generated objects that the operators would treat differently from the spec.";
+    // import
+    IMPORT = "trainc::import::invalid"
+        "A manifest `trainc import` cannot turn into a spec (no job, no command, an unsupported API version).";
+    IMPORT_DROPPED = "trainc::import::dropped"
+        "A field or object of the imported manifest that the spec does not carry, or carries differently.";
 }

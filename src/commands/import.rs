@@ -1,0 +1,162 @@
+//! `trainc import FILE...`: manifests in, one spec per job out.
+
+use std::path::PathBuf;
+
+use super::atomic::{self, Existing};
+use super::{Status, read_input, report, write_stdout};
+use crate::cli::{ImportArgs, ImportFormat};
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::import::write::{self, Format};
+use crate::source::{Sources, Span};
+
+pub(super) fn run(args: &ImportArgs) -> Status {
+    let format = match args.format {
+        ImportFormat::Toml => Format::Toml,
+        ImportFormat::Yaml => Format::Yaml,
+        ImportFormat::Krm => Format::Krm,
+    };
+    let mut sources = Sources::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut status = Status::Ok;
+    let mut specs: Vec<(String, String, Span)> = Vec::new();
+    for path in &args.files {
+        let id = match read_input(&mut sources, path, &[], &mut diagnostics) {
+            Ok(Some(input)) => input.spec,
+            Ok(None) => continue,
+            Err(failed) => {
+                status = failed;
+                continue;
+            }
+        };
+        let origin = if path == std::path::Path::new("-") {
+            "standard input".to_owned()
+        } else {
+            format!("`{}`", path.display())
+        };
+        let imported = crate::import::import(&sources, id);
+        diagnostics.extend(imported.diagnostics);
+        for job in imported.jobs {
+            let text = write::write(&job.spec, format, &origin);
+            specs.push((job.name, text, job.at));
+        }
+    }
+    if args.strict {
+        for d in &mut diagnostics {
+            d.severity = Severity::Error;
+        }
+    }
+    for (name, text, at) in &specs {
+        diagnostics.extend(self_check(&mut sources, name, text, format, *at));
+    }
+    crate::diagnostic::sort(&mut diagnostics);
+    if diagnostics.iter().any(Diagnostic::is_error) || status != Status::Ok {
+        report(&sources, &diagnostics);
+        return status.max(Status::Invalid);
+    }
+    let written = match &args.output_dir {
+        None if specs.len() > 1 => {
+            report(&sources, &diagnostics);
+            super::write_stderr(&format!(
+                "error: the input holds {} jobs; pass `--output-dir DIR` to write one spec each\n",
+                specs.len()
+            ));
+            return Status::Usage;
+        }
+        None => {
+            write_stdout(&specs[0].1);
+            Ok(())
+        }
+        Some(dir) => write_files(dir, &specs, format, args.force),
+    };
+    report(&sources, &diagnostics);
+    match written {
+        Ok(()) => Status::Ok,
+        Err(message) => {
+            super::write_stderr(&format!("error: {message}\n"));
+            Status::Usage
+        }
+    }
+}
+
+/// The written spec read back by `trainc check`: an error there is a bug of
+/// import's, reported rather than written.
+fn self_check(
+    sources: &mut Sources,
+    name: &str,
+    text: &str,
+    format: Format,
+    at: Span,
+) -> Vec<Diagnostic> {
+    let id = sources.add(
+        format!("{name}.{} (imported)", format.extension()),
+        text.to_owned(),
+    );
+    let validated = crate::check(sources, id);
+    validated
+        .diagnostics
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .map(|d| {
+            Diagnostic::error(
+                codes::IMPORT,
+                at,
+                format!(
+                    "the spec imported from job `{name}` does not pass `trainc check`: {}",
+                    d.message
+                ),
+            )
+            .with_help("this is a bug in trainc import; please report it with the manifest")
+        })
+        .collect()
+}
+
+fn write_files(
+    dir: &std::path::Path,
+    specs: &[(String, String, Span)],
+    format: Format,
+    force: bool,
+) -> Result<(), String> {
+    let mut names: Vec<&str> = specs.iter().map(|(n, _, _)| n.as_str()).collect();
+    names.sort_unstable();
+    if let Some([name, _]) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!(
+            "two jobs are named `{name}`; import them into different directories"
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        format!(
+            "cannot create `{}`: {}",
+            dir.display(),
+            crate::source::io_reason(&e)
+        )
+    })?;
+    let files: Vec<(PathBuf, &str)> = specs
+        .iter()
+        .map(|(name, text, _)| {
+            (
+                dir.join(format!("{name}.{}", format.extension())),
+                text.as_str(),
+            )
+        })
+        .collect();
+    let existing = if force {
+        Existing::Replace
+    } else {
+        Existing::Keep
+    };
+    atomic::write_all(&files, existing).map_err(|(path, error)| {
+        if error.kind() == std::io::ErrorKind::AlreadyExists {
+            format!("`{}` exists; pass `--force` to replace it", path.display())
+        } else {
+            format!(
+                "cannot write `{}`: {}",
+                path.display(),
+                crate::source::io_reason(&error)
+            )
+        }
+    })?;
+    for (path, _) in &files {
+        super::write_stderr(&format!("wrote {}\n", path.display()));
+    }
+    Ok(())
+}

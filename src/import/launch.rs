@@ -1,0 +1,170 @@
+//! The container's command line back into `script`, `module` or `command`,
+//! and processes per node back into `nProcPerNode`.
+//!
+//! trainc writes `torchrun [--nproc_per_node=N] SCRIPT|-m MODULE` followed
+//! by the args. A command of that shape (the flag spelled either way, split
+//! between `command` and `args` anyhow) imports as `script` or `module`; any
+//! other (more torchrun flags, `python -m torch.distributed.run`, a shell
+//! script, plain `python`) as `command`, word for word, with the input's own
+//! split between `command` and `args`.
+
+use serde_json::{Value as Json, json};
+
+use super::Job;
+
+/// What the processes per node are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum NProc {
+    Count(u32),
+    /// `auto`, `cpu`, `gpu`: decided by torchrun on the node.
+    Keyword(String),
+}
+
+impl NProc {
+    /// As the operators spell it: a number, or a keyword.
+    pub(super) fn parse(value: &Json) -> Option<NProc> {
+        match value {
+            Json::Number(n) => n
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(NProc::Count),
+            Json::String(s) => match s.parse::<u32>() {
+                Ok(n) => Some(NProc::Count(n)),
+                Err(_) if ["auto", "cpu", "gpu"].contains(&s.as_str()) => {
+                    Some(NProc::Keyword(s.clone()))
+                }
+                Err(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The words of a command or args list; numbers (which Kubernetes would
+/// reject) are read as the text they stand for.
+fn words(value: Option<&Json>) -> Option<Vec<String>> {
+    value?.as_array().map(|items| {
+        items
+            .iter()
+            .map(|w| match w {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect()
+    })
+}
+
+/// Imports `command` and `args`; `Some` is the `--nproc_per_node` of a
+/// torchrun command line, which torchrun prefers to the operator's variable.
+///
+/// `with_flag` is whether trainc's own torchrun line on this target has the
+/// flag (a PyTorchJob's does, a TrainJob's does not): only a command line
+/// with exactly trainc's shape becomes `script` or `module`, so that the
+/// spec builds the same container command. Any other stays `command`.
+pub(super) fn import(
+    job: &mut Job<'_>,
+    command: Option<&Json>,
+    args: Option<&Json>,
+    pointer: &str,
+    with_flag: bool,
+) -> Option<NProc> {
+    let command = words(command);
+    let args = words(args).unwrap_or_default();
+    let Some(command) = command.filter(|c| !c.is_empty()) else {
+        job.error(
+            &format!("{pointer}/command"),
+            "the training container has no `command`: it runs the image's entrypoint, which trainc cannot know",
+            "add the entrypoint as `command` (e.g. `[\"torchrun\", \"train.py\"]`) and import again",
+        );
+        return None;
+    };
+    let words: Vec<String> = command.iter().chain(&args).cloned().collect();
+    let parsed = torchrun(&words).filter(|(_, _, nproc)| nproc.is_some() == with_flag);
+    if let Some((entry, rest, nproc)) = parsed {
+        match entry {
+            Entry::Script(script) => job.set("/script", json!(script)),
+            Entry::Module(module) => job.set("/module", json!(module)),
+        }
+        if !rest.is_empty() {
+            job.set("/args", json!(rest));
+        }
+        return nproc;
+    }
+    job.set("/command", json!(command));
+    if !args.is_empty() {
+        job.set("/args", json!(args));
+    }
+    // A torchrun flag decides the count whatever the operator sets.
+    torchrun(&words).and_then(|(_, _, nproc)| nproc)
+}
+
+enum Entry {
+    Script(String),
+    Module(String),
+}
+
+/// `torchrun [--nproc_per_node=N] SCRIPT|-m MODULE ARGS...`: the entry, the
+/// args and the flag's value; `None` for any other command line.
+fn torchrun(argv: &[String]) -> Option<(Entry, Vec<String>, Option<NProc>)> {
+    if argv.first().map(String::as_str) != Some("torchrun") {
+        return None;
+    }
+    let mut i = 1;
+    let mut nproc = None;
+    while let Some(word) = argv.get(i) {
+        let value = ["--nproc_per_node", "--nproc-per-node"]
+            .iter()
+            .find_map(|flag| {
+                let rest = word.strip_prefix(flag)?;
+                match rest.strip_prefix('=') {
+                    Some(value) => Some((value.to_owned(), 1)),
+                    None if rest.is_empty() => Some((argv.get(i + 1)?.clone(), 2)),
+                    None => None,
+                }
+            });
+        let Some((value, used)) = value else { break };
+        if nproc.is_some() {
+            return None; // given twice: keep the command as written
+        }
+        nproc = Some(NProc::parse(&Json::String(value))?);
+        i += used;
+    }
+    let word = argv.get(i)?;
+    if word == "-m" {
+        let module = argv.get(i + 1)?;
+        return Some((Entry::Module(module.clone()), argv[i + 2..].to_vec(), nproc));
+    }
+    if word.starts_with('-') {
+        return None;
+    }
+    Some((Entry::Script(word.clone()), argv[i + 1..].to_vec(), nproc))
+}
+
+/// `nProcPerNode` as the shortest spec says it: left out where trainc's
+/// default gives the same count, `"gpu"` where it is the GPU count.
+pub(super) fn set_nproc(job: &mut Job<'_>, nproc: &NProc, pointer: &str) {
+    let gpus = job
+        .get("/resources/gpus")
+        .and_then(Json::as_u64)
+        .unwrap_or(0);
+    match nproc {
+        NProc::Count(n) if gpus > 0 && u64::from(*n) == gpus => {
+            job.set("/nProcPerNode", json!("gpu"));
+        }
+        NProc::Count(1) if gpus == 0 => {}
+        NProc::Count(n) => job.set("/nProcPerNode", json!(n)),
+        NProc::Keyword(word) if word == "gpu" => {
+            if gpus > 0 {
+                job.set("/nProcPerNode", json!("gpu"));
+            } else {
+                job.warn(
+                    pointer,
+                    "torchrun's `gpu` starts one process per GPU of the node, but the pod requests no GPUs; the spec says `auto`",
+                    "request the GPUs in `[resources] gpus`, then `nProcPerNode = \"gpu\"`",
+                );
+                job.set("/nProcPerNode", json!("auto"));
+            }
+        }
+        NProc::Keyword(word) => job.set("/nProcPerNode", json!(word)),
+    }
+}

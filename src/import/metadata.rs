@@ -1,0 +1,161 @@
+//! Labels and annotations: the spec's `labels` and `annotations` go on the
+//! job and every pod, so what the job and its pods share becomes those;
+//! what only the pods carry goes to `[podTemplate.metadata]`.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::Job;
+use crate::resolve::{LABEL_KUEUE_PRIORITY, LABEL_KUEUE_QUEUE, LABEL_MANAGED_BY, LABEL_NAME};
+
+/// Fields the API server sets: what `kubectl get -o yaml` prints, never intent.
+const SERVER_SET: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+];
+/// Written by `kubectl apply`: the previous input, not a setting.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// trainc's own pod annotation (`defaults::POD_ANNOTATIONS`).
+const ISTIO: (&str, &str) = ("sidecar.istio.io/inject", "false");
+
+/// The job's `metadata` and, when the pods have their own, the pods'
+/// metadata (a pod template's, or a TrainJob v2.0's `spec.labels`).
+pub(super) fn import(job: &mut Job<'_>, metadata: &Json, pod: Option<(&Json, &str)>) {
+    for key in metadata.as_object().into_iter().flat_map(Map::keys) {
+        if !["name", "namespace", "labels", "annotations"].contains(&key.as_str())
+            && !SERVER_SET.contains(&key.as_str())
+        {
+            job.warn(
+                &format!("/metadata/{key}"),
+                format!("`metadata.{key}` is not imported: a spec's objects have a name, a namespace, labels and annotations"),
+                "",
+            );
+        }
+    }
+    let job_labels = strings(&metadata["labels"]);
+    let mut kueue = Map::new();
+    for (label, field) in [
+        (LABEL_KUEUE_QUEUE, "queue"),
+        (LABEL_KUEUE_PRIORITY, "workloadPriorityClass"),
+    ] {
+        if let Some(value) = job_labels.get(label) {
+            kueue.insert(field.to_owned(), value.clone());
+        }
+    }
+    for (field, value) in kueue {
+        job.set(&format!("/scheduling/{field}"), value);
+    }
+    let job_labels: Map<String, Json> = job_labels
+        .into_iter()
+        .filter(|(k, _)| k != LABEL_KUEUE_QUEUE && k != LABEL_KUEUE_PRIORITY)
+        .collect();
+    let name = job.name.clone();
+    let trainc = |k: &str, v: &Json| {
+        (k == LABEL_MANAGED_BY && v == "trainc") || (k == LABEL_NAME && *v == *name)
+    };
+    split(job, "labels", &job_labels, pod, &trainc);
+    let job_annotations: Map<String, Json> = strings(&metadata["annotations"])
+        .into_iter()
+        .filter(|(k, _)| k != LAST_APPLIED)
+        .collect();
+    split(job, "annotations", &job_annotations, pod, &|k, v| {
+        k == ISTIO.0 && v == ISTIO.1
+    });
+    if let Some((pod, pointer)) = pod {
+        for key in pod.as_object().into_iter().flat_map(Map::keys) {
+            if key != "labels" && key != "annotations" {
+                job.warn(
+                    &format!("{pointer}/{key}"),
+                    format!(
+                        "`{key}` of the pod metadata is not imported: the operator names the pods"
+                    ),
+                    "",
+                );
+            }
+        }
+    }
+}
+
+/// One of `labels` and `annotations`: shared ones to the spec's field, the
+/// pods' own to `[podTemplate.metadata]`, the job's own to the spec's field
+/// with a warning (the pods get them too). `own` says which are trainc's.
+fn split(
+    job: &mut Job<'_>,
+    key: &str,
+    on_job: &Map<String, Json>,
+    pod: Option<(&Json, &str)>,
+    own: &dyn Fn(&str, &Json) -> bool,
+) {
+    let on_pod = pod.map(|(m, _)| strings(&m[key])).unwrap_or_default();
+    let mut spec = Map::new();
+    let mut pod_only = Map::new();
+    for (k, v) in on_job {
+        if key == "labels" && own(k, v) {
+            continue;
+        }
+        if reserved(k) {
+            job.warn(
+                &format!("/metadata/{key}/{}", crate::tree::pointer_segment(k)),
+                format!(
+                    "label `{k}` is not imported: trainc sets it to the job's name and `trainc`"
+                ),
+                "",
+            );
+            continue;
+        }
+        if pod.is_some() && on_pod.get(k) != Some(v) {
+            job.warn(
+                &format!("/metadata/{key}/{}", crate::tree::pointer_segment(k)),
+                format!("`{k}` is on the job but not its pods; the spec's {key} go on both"),
+                "",
+            );
+        }
+        spec.insert(k.clone(), v.clone());
+    }
+    for (k, v) in &on_pod {
+        if on_job.get(k) == Some(v) || own(k, v) {
+            continue;
+        }
+        if reserved(k) {
+            let pointer = pod.map_or("", |(_, p)| p);
+            job.warn(
+                &format!("{pointer}/{key}/{}", crate::tree::pointer_segment(k)),
+                format!(
+                    "label `{k}` is not imported: trainc sets it to the job's name and `trainc`"
+                ),
+                "",
+            );
+            continue;
+        }
+        pod_only.insert(k.clone(), v.clone());
+    }
+    if !spec.is_empty() {
+        job.set(&format!("/{key}"), Json::Object(spec));
+    }
+    if !pod_only.is_empty() {
+        job.template_metadata
+            .insert(key.to_owned(), Json::Object(pod_only));
+    }
+}
+
+fn reserved(key: &str) -> bool {
+    key == LABEL_NAME || key == LABEL_MANAGED_BY
+}
+
+fn strings(value: &Json) -> Map<String, Json> {
+    value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let text = match v {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), json!(text))
+        })
+        .collect()
+}

@@ -1,0 +1,471 @@
+//! `trainc import`: Kubernetes manifests back into specs.
+//!
+//! The inverse of resolve and render, for the objects teams already have:
+//! PyTorchJobs (`kubeflow.org/v1`) and TrainJobs (`trainer.kubeflow.org/
+//! v1alpha1`, every patch form), with the PersistentVolumeClaims and Services
+//! that belong to them. Each job becomes the shortest spec that builds the
+//! same run: a value trainc would write anyway is left out.
+//!
+//! Nothing is dropped silently. Every field of the input is mapped to a spec
+//! field, carried in `[podTemplate]` (which trainc merges into every pod), or
+//! reported as a warning at its line. trainc's own additions to what it
+//! builds (its labels, the `/dev/shm` volume, the Istio annotation, the
+//! operator's port) are recognised and left out, so that importing what
+//! trainc built gives back the spec it was built from.
+//!
+//! The stage reads the input as a tree with spans and writes a typed
+//! [`Spec`]; it never calls the build pipeline.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value as Json};
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{SourceId, Sources, Span};
+use crate::spec::Spec;
+use crate::tree::Node;
+
+mod container;
+mod launch;
+mod metadata;
+mod pod;
+mod ports;
+mod pytorchjob;
+mod trainjob;
+mod volumes;
+pub mod write;
+
+/// Deep enough for any Kubernetes object (a TrainJob's runtime patch puts a
+/// container's fields 14 levels down).
+const MAX_DEPTH: usize = 64;
+const MAX_DOCUMENTS: usize = 10_000;
+
+/// What one input held: a spec per job, and every warning and error.
+#[derive(Debug)]
+pub struct Imported {
+    pub jobs: Vec<ImportedJob>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug)]
+pub struct ImportedJob {
+    /// The job's name: the spec's `name`, and the file name with `--output-dir`.
+    pub name: String,
+    pub spec: Spec,
+    /// Where the job object starts, for messages about the spec as a whole.
+    pub at: Span,
+}
+
+/// One object of the input.
+struct Object<'a> {
+    node: &'a Node,
+    json: Json,
+    /// 1-based among the input's documents.
+    document: usize,
+    used: bool,
+}
+
+impl Object<'_> {
+    fn kind(&self) -> &str {
+        self.json["kind"].as_str().unwrap_or("")
+    }
+    fn name(&self) -> &str {
+        self.json["metadata"]["name"].as_str().unwrap_or("")
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.json["metadata"]["namespace"].as_str()
+    }
+    fn start(&self) -> Span {
+        let s = self.node.span;
+        Span::new(s.source, s.start, s.start)
+    }
+}
+
+/// Every job of the manifests in `id`.
+pub fn import(sources: &Sources, id: SourceId) -> Imported {
+    let text = &sources.get(id).text;
+    let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
+        Ok(documents) => documents,
+        Err(diagnostics) => {
+            return Imported {
+                jobs: Vec::new(),
+                diagnostics,
+            };
+        }
+    };
+    let mut objects = Vec::new();
+    for (i, document) in documents.iter().enumerate() {
+        let json = document.to_json();
+        if json["kind"] == "List" && json["items"].is_array() {
+            if let Some(items) = document.get("items").and_then(|e| match &e.value.value {
+                crate::tree::Value::Array(items) => Some(items),
+                _ => None,
+            }) {
+                objects.extend(items.iter().map(|item| Object {
+                    node: item,
+                    json: item.to_json(),
+                    document: i + 1,
+                    used: false,
+                }));
+            }
+            continue;
+        }
+        if json.is_null() {
+            continue; // an empty document between `---`s
+        }
+        objects.push(Object {
+            node: document,
+            json,
+            document: i + 1,
+            used: false,
+        });
+    }
+    let mut diagnostics = Vec::new();
+    let mut jobs = Vec::new();
+    for i in 0..objects.len() {
+        let kind = objects[i].kind().to_owned();
+        let api_version = objects[i].json["apiVersion"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        let which = match (kind.as_str(), api_version.as_str()) {
+            ("PyTorchJob", pytorchjob::API_VERSION) => Some(true),
+            ("TrainJob", trainjob::API_VERSION) => Some(false),
+            ("PyTorchJob" | "TrainJob", _) => {
+                diagnostics.push(unsupported_version(&objects[i], &kind, &api_version));
+                objects[i].used = true;
+                None
+            }
+            _ => None,
+        };
+        let Some(is_pytorchjob) = which else { continue };
+        objects[i].used = true;
+        let mut job = Job::new(&objects[i]);
+        if job.name.is_empty() {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::IMPORT,
+                    objects[i].start(),
+                    format!(
+                        "document {}: the {kind} has no `metadata.name`",
+                        objects[i].document
+                    ),
+                )
+                .with_help("a spec is named after its job: give the job a name"),
+            );
+            continue;
+        }
+        if is_pytorchjob {
+            pytorchjob::import(&mut job, &mut objects);
+        } else {
+            trainjob::import(&mut job, &mut objects);
+        }
+        let at = job.at;
+        let name = job.name.clone();
+        match job.finish() {
+            Ok((spec, mut found)) => {
+                diagnostics.append(&mut found);
+                jobs.push(ImportedJob { name, spec, at });
+            }
+            Err(mut found) => diagnostics.append(&mut found),
+        }
+    }
+    for object in objects.iter().filter(|o| !o.used) {
+        diagnostics.push(not_imported(object, jobs.is_empty()));
+    }
+    if jobs.is_empty() && !diagnostics.iter().any(Diagnostic::is_error) {
+        diagnostics.push(
+            Diagnostic::error(codes::IMPORT, Span::new(id, 0, 0), "no PyTorchJob or TrainJob to import")
+                .with_help("trainc import reads PyTorchJobs (kubeflow.org/v1) and TrainJobs (trainer.kubeflow.org/v1alpha1), with their PersistentVolumeClaims and Services"),
+        );
+    }
+    Imported { jobs, diagnostics }
+}
+
+fn unsupported_version(object: &Object<'_>, kind: &str, api_version: &str) -> Diagnostic {
+    let want = if kind == "PyTorchJob" {
+        pytorchjob::API_VERSION
+    } else {
+        trainjob::API_VERSION
+    };
+    Diagnostic::error(
+        codes::IMPORT,
+        object.node.span_at("/apiVersion"),
+        format!(
+            "document {}: {kind} `{}` is `{api_version}`; trainc imports `{want}`",
+            object.document,
+            object.name()
+        ),
+    )
+    .with_help(format!(
+        "convert it to `{want}` first (the field names differ)"
+    ))
+}
+
+fn not_imported(object: &Object<'_>, no_job: bool) -> Diagnostic {
+    let what = match object.kind() {
+        "PersistentVolumeClaim" | "Service" if !no_job => {
+            "no job of the input uses it, so it is not part of any spec"
+        }
+        "" => "it is not a Kubernetes object with a `kind`",
+        _ => "trainc imports jobs and their claims and services; this object is left as it is",
+    };
+    Diagnostic::warning(
+        codes::IMPORT_DROPPED,
+        object.start(),
+        format!(
+            "document {}: {} `{}` is not imported: {what}",
+            object.document,
+            if object.kind().is_empty() {
+                "the document"
+            } else {
+                object.kind()
+            },
+            object.name()
+        ),
+    )
+    .with_help("apply it beside the spec's objects if the job still needs it")
+}
+
+/// One job being imported: the spec so far, what goes in `[podTemplate]`,
+/// and the warnings, each at its line of the input.
+pub(crate) struct Job<'a> {
+    node: &'a Node,
+    pub(crate) name: String,
+    pub(crate) namespace: Option<String>,
+    at: Span,
+    /// The spec's fields, in any order (the typed [`Spec`] orders them).
+    spec: Map<String, Json>,
+    /// `[podTemplate]`: pod metadata, pod spec, and the training container's
+    /// fields no spec field carries.
+    template_metadata: Map<String, Json>,
+    template_spec: Map<String, Json>,
+    trainer_rest: Map<String, Json>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Job<'a> {
+    fn new(object: &Object<'a>) -> Job<'a> {
+        Job {
+            node: object.node,
+            name: object.name().to_owned(),
+            namespace: object.namespace().map(str::to_owned),
+            at: object.start(),
+            spec: Map::new(),
+            template_metadata: Map::new(),
+            template_spec: Map::new(),
+            trainer_rest: Map::new(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Sets a spec field at a JSON pointer of the spec (`/resources/cpu`).
+    pub(crate) fn set(&mut self, pointer: &str, value: Json) {
+        let mut map = &mut self.spec;
+        let mut segments = pointer.split('/').skip(1).map(unescape).peekable();
+        while let Some(segment) = segments.next() {
+            if segments.peek().is_none() {
+                map.insert(segment, value);
+                return;
+            }
+            let next = map
+                .entry(segment)
+                .or_insert_with(|| Json::Object(Map::new()));
+            if !next.is_object() {
+                *next = Json::Object(Map::new());
+            }
+            map = next.as_object_mut().expect("just made an object");
+        }
+    }
+
+    pub(crate) fn get(&self, pointer: &str) -> Option<&Json> {
+        let mut segments = pointer.split('/').skip(1).map(unescape);
+        let mut value = self.spec.get(&segments.next()?)?;
+        for segment in segments {
+            value = value.get(&segment)?;
+        }
+        Some(value)
+    }
+
+    /// A warning at the input's field `pointer` (relative to the job object).
+    pub(crate) fn warn(&mut self, pointer: &str, message: impl Into<String>, help: &str) {
+        let span = self.node.key_span_at(pointer);
+        let mut d = Diagnostic::warning(codes::IMPORT_DROPPED, span, message);
+        if !help.is_empty() {
+            d = d.with_help(help.to_owned());
+        }
+        self.diagnostics.push(d);
+    }
+
+    /// An error: the input says something trainc cannot build at all.
+    pub(crate) fn error(&mut self, pointer: &str, message: impl Into<String>, help: &str) {
+        let span = self.node.key_span_at(pointer);
+        self.diagnostics
+            .push(Diagnostic::error(codes::IMPORT, span, message).with_help(help.to_owned()));
+    }
+
+    /// Every key of `map` not in `known`, as a warning: a field nothing carries.
+    pub(crate) fn unknown_keys(&mut self, map: &Json, pointer: &str, known: &[&str], what: &str) {
+        for key in map.as_object().into_iter().flat_map(Map::keys) {
+            if !known.contains(&key.as_str()) {
+                let at = format!("{pointer}/{}", crate::tree::pointer_segment(key));
+                self.warn(
+                    &at,
+                    format!("`{key}` is not imported: {what}"),
+                    "set it again on the objects trainc builds (kustomize patch) if the job needs it",
+                );
+            }
+        }
+    }
+
+    /// The typed spec, with `[podTemplate]`; `Err` when an error was found.
+    fn finish(mut self) -> Result<(Spec, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let mut template = Map::new();
+        if !self.template_metadata.is_empty() {
+            template.insert(
+                "metadata".into(),
+                Json::Object(std::mem::take(&mut self.template_metadata)),
+            );
+        }
+        if !self.trainer_rest.is_empty() {
+            let mut trainer = Map::new();
+            trainer.insert("name".into(), Json::from(crate::model::TRAINER_CONTAINER));
+            trainer.extend(std::mem::take(&mut self.trainer_rest));
+            let containers = self
+                .template_spec
+                .entry("containers")
+                .or_insert_with(|| Json::Array(Vec::new()));
+            if let Json::Array(list) = containers {
+                list.insert(0, Json::Object(trainer));
+            }
+        }
+        if !self.template_spec.is_empty() {
+            template.insert(
+                "spec".into(),
+                Json::Object(std::mem::take(&mut self.template_spec)),
+            );
+        }
+        if !template.is_empty() {
+            self.spec
+                .insert("podTemplate".into(), Json::Object(template));
+        }
+        if self.diagnostics.iter().any(Diagnostic::is_error) {
+            return Err(self.diagnostics);
+        }
+        let mut spec = Json::Object(self.spec);
+        escape_templates(&mut spec);
+        match serde_json::from_value::<Spec>(spec) {
+            Ok(spec) => Ok((spec, self.diagnostics)),
+            Err(error) => {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        codes::IMPORT,
+                        self.at,
+                        format!(
+                            "job `{}` gives a spec trainc cannot read: {error}",
+                            self.name
+                        ),
+                    )
+                    .with_help(
+                        "this is a bug in trainc import; please report it with the manifest",
+                    ),
+                );
+                Err(self.diagnostics)
+            }
+        }
+    }
+}
+
+/// The input's objects other than the jobs, for the claims and services
+/// that belong to a job.
+pub(crate) struct Others<'o, 'a> {
+    objects: &'o mut [Object<'a>],
+}
+
+impl<'a> Others<'_, 'a> {
+    /// The PersistentVolumeClaim `name` in `namespace`, marked as used.
+    fn claim(&mut self, name: &str, namespace: Option<&str>) -> Option<(Json, &'a Node)> {
+        let object = self.objects.iter_mut().find(|o| {
+            o.kind() == "PersistentVolumeClaim" && o.name() == name && o.namespace() == namespace
+        })?;
+        object.used = true;
+        Some((object.json.clone(), object.node))
+    }
+
+    /// Services in `namespace` whose selector picks pods with all of `labels`.
+    fn services(
+        &mut self,
+        labels: &Map<String, Json>,
+        namespace: Option<&str>,
+    ) -> Vec<(Json, &'a Node)> {
+        let mut found = Vec::new();
+        for object in self.objects.iter_mut() {
+            if object.kind() != "Service" || object.namespace() != namespace {
+                continue;
+            }
+            let Some(selector) = object.json["spec"]["selector"].as_object() else {
+                continue;
+            };
+            if !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                object.used = true;
+                found.push((object.json.clone(), object.node));
+            }
+        }
+        found
+    }
+}
+
+/// A warning about a field of another object (a claim, a service).
+pub(crate) fn warn_at(job: &mut Job<'_>, node: &Node, pointer: &str, message: String, help: &str) {
+    let span = node.key_span_at(pointer);
+    job.diagnostics
+        .push(Diagnostic::warning(codes::IMPORT_DROPPED, span, message).with_help(help.to_owned()));
+}
+
+/// Seconds as the spec writes a duration: `"1d"`, `"6h"`, `"90m"` when
+/// whole, else the number.
+pub(crate) fn duration(seconds: u64) -> Json {
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] {
+        if seconds > 0 && seconds.is_multiple_of(size) {
+            return Json::from(format!("{}{unit}", seconds / size));
+        }
+    }
+    Json::from(seconds)
+}
+
+/// Every string with `{{`, `{%` or `{#` in it, written so that trainc's
+/// templates leave it as it is: `{{ "{{" }}`.
+fn escape_templates(value: &mut Json) {
+    match value {
+        Json::String(text) if ["{{", "{%", "{#"].iter().any(|o| text.contains(o)) => {
+            let mut out = String::with_capacity(text.len() + 16);
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find('{') {
+                out.push_str(&rest[..i]);
+                let open = &rest[i..(i + 2).min(rest.len())];
+                if ["{{", "{%", "{#"].contains(&open) {
+                    let _ = write!(out, "{{{{ \"{open}\" }}}}");
+                    rest = &rest[i + 2..];
+                } else {
+                    out.push('{');
+                    rest = &rest[i + 1..];
+                }
+            }
+            out.push_str(rest);
+            *text = out;
+        }
+        Json::Array(items) => items.iter_mut().for_each(escape_templates),
+        Json::Object(map) => map.values_mut().for_each(escape_templates),
+        _ => {}
+    }
+}
+
+/// One JSON-pointer segment as the key it stands for.
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// `key` of a JSON object as text, if it is a string.
+pub(crate) fn text(value: &Json, key: &str) -> Option<String> {
+    value.get(key).and_then(Json::as_str).map(str::to_owned)
+}

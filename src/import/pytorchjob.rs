@@ -1,0 +1,373 @@
+//! A `kubeflow.org/v1 PyTorchJob` back into a spec.
+//!
+//! The Training Operator's defaults decide what a field left out means
+//! (kubeflow/trainer v1.9.4, `pkg/apis/kubeflow.org/v1/pytorch_defaults.go`):
+//! a replica's `replicas` is 1 and its `restartPolicy` `OnFailure`,
+//! `nprocPerNode` is `auto`, replica types match case-insensitively
+//! (`master`), and an elastic policy without bounds takes the Worker's count.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::launch::{self, NProc};
+use super::pod::{self, Pod};
+use super::{Job, Object, Others};
+use crate::render::pytorchjob::{CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, PORT, PORT_NAME};
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
+
+pub(super) const API_VERSION: &str = crate::render::pytorchjob::API_VERSION;
+
+pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
+    let object = job.node.to_json();
+    let mut others = Others { objects };
+    job.unknown_keys(
+        &object,
+        "",
+        &["apiVersion", "kind", "metadata", "spec", "status"],
+        "a PyTorchJob has `metadata` and `spec`",
+    );
+    let spec = &object["spec"];
+    job.unknown_keys(
+        spec,
+        "/spec",
+        &[
+            "runPolicy",
+            "elasticPolicy",
+            "nprocPerNode",
+            "pytorchReplicaSpecs",
+        ],
+        "not a field of a PyTorchJob the spec carries",
+    );
+    let replicas = replica_specs(job, &spec["pytorchReplicaSpecs"]);
+    let Some((primary_type, primary)) = replicas.first().cloned() else {
+        job.error(
+            "/spec/pytorchReplicaSpecs",
+            "the PyTorchJob has no Master or Worker",
+            "add `pytorchReplicaSpecs.Master` or `Worker`",
+        );
+        return;
+    };
+    let base = format!("/spec/pytorchReplicaSpecs/{primary_type}");
+    if let [_, (worker_type, worker)] = replicas.as_slice() {
+        alike(job, &primary, worker_type, worker);
+    }
+    let count = |r: &Json| r.get("replicas").and_then(Json::as_u64).unwrap_or(1);
+    let fixed: u64 = replicas.iter().map(|(_, r)| count(r)).sum();
+    let max_nodes = elastic(job, spec, &replicas, fixed);
+    if restart(&primary) != defaults::RESTART_POLICY {
+        job.set("/policy/restartPolicy", json!(restart(&primary)));
+    }
+    run_policy(job, &spec["runPolicy"], max_nodes);
+    if let Some(namespace) = job.namespace.clone() {
+        job.set("/namespace", json!(namespace));
+    }
+    job.set("/name", json!(job.name.clone()));
+    let template = &primary["template"];
+    super::metadata::import(
+        job,
+        &object["metadata"],
+        Some((&template["metadata"], &format!("{base}/template/metadata"))),
+    );
+    let own = Map::from_iter([
+        (LABEL_MANAGED_BY.to_owned(), json!("trainc")),
+        (LABEL_NAME.to_owned(), json!(job.name.clone())),
+    ]);
+    let pod = Pod {
+        spec: &template["spec"],
+        base: format!("{base}/template/spec"),
+        trainer: CONTAINER,
+        max_nodes,
+        own_labels: vec![
+            own.clone(),
+            Map::from_iter([(LABEL_JOB_NAME.to_owned(), json!(job.name.clone()))]),
+        ],
+    };
+    let Some((container, pointer)) = pod::import(job, &mut others, &pod) else {
+        job.error(
+            &format!("{base}/template/spec/containers"),
+            format!(
+                "no container is named `{CONTAINER}`; the Training Operator runs the one named so"
+            ),
+            &format!("name the training container `{CONTAINER}`"),
+        );
+        return;
+    };
+    super::container::full(job, container, &pointer);
+    let flag = launch::import(
+        job,
+        container.get("command"),
+        container.get("args"),
+        &pointer,
+        true,
+    );
+    let written = spec
+        .get("nprocPerNode")
+        .or_else(|| spec.pointer("/elasticPolicy/nProcPerNode"));
+    let nproc = match (flag, written) {
+        (Some(flag), _) => flag,
+        (None, Some(value)) => NProc::parse(value).unwrap_or_else(|| {
+            job.warn("/spec/nprocPerNode", format!("`nprocPerNode` {value} is not a count, `auto`, `cpu` or `gpu`; the spec says `auto`"), "");
+            NProc::Keyword("auto".into())
+        }),
+        (None, None) => NProc::Keyword("auto".into()), // the operator's default
+    };
+    launch::set_nproc(job, &nproc, "/spec/nprocPerNode");
+    ports(job, &mut others, &primary_type, template, container, own);
+}
+
+/// `[ports]`: the Services that select the rank-0 pod, and the container
+/// ports beyond the operator's own.
+fn ports(
+    job: &mut Job<'_>,
+    others: &mut Others<'_, '_>,
+    primary_type: &str,
+    template: &Json,
+    container: &Json,
+    own: Map<String, Json>,
+) {
+    let mut rank0 = template["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    rank0.extend(own);
+    for (key, value) in [
+        (LABEL_JOB_NAME, job.name.clone()),
+        (LABEL_JOB_ROLE, "master".to_owned()),
+        (
+            "training.kubeflow.org/replica-type",
+            primary_type.to_lowercase(),
+        ),
+        ("training.kubeflow.org/replica-index", "0".to_owned()),
+        (
+            "training.kubeflow.org/operator-name",
+            "pytorchjob-controller".to_owned(),
+        ),
+    ] {
+        rank0.insert(key.to_owned(), json!(value));
+    }
+    let ports: Vec<Json> = container["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| !(p["name"] == PORT_NAME && p["containerPort"] == PORT))
+        .cloned()
+        .collect();
+    super::ports::import(job, others, &rank0, &ports);
+}
+
+/// The replica specs, the Master first; other types are reported.
+fn replica_specs(job: &mut Job<'_>, specs: &Json) -> Vec<(String, Json)> {
+    let mut found: Vec<(String, Json)> = Vec::new();
+    for (key, value) in specs.as_object().into_iter().flatten() {
+        match key.to_ascii_lowercase().as_str() {
+            "master" | "worker" => found.push((key.clone(), value.clone())),
+            _ => job.warn(
+                &format!("/spec/pytorchReplicaSpecs/{key}"),
+                format!(
+                    "replica type `{key}` is not imported: a PyTorchJob has a Master and Workers"
+                ),
+                "",
+            ),
+        }
+        job.unknown_keys(
+            value,
+            &format!("/spec/pytorchReplicaSpecs/{key}"),
+            &["replicas", "restartPolicy", "template"],
+            "a replica has `replicas`, `restartPolicy` and `template`",
+        );
+    }
+    found.sort_by_key(|(key, _)| !key.eq_ignore_ascii_case("master"));
+    found
+}
+
+/// The Master's and the Worker's pods, which a spec makes alike.
+fn alike(job: &mut Job<'_>, primary: &Json, worker_type: &str, worker: &Json) {
+    compare_templates(
+        job,
+        &primary["template"],
+        &worker["template"],
+        &format!("/spec/pytorchReplicaSpecs/{worker_type}/template"),
+    );
+    if restart(primary) != restart(worker) {
+        job.warn(
+            &format!("/spec/pytorchReplicaSpecs/{worker_type}/restartPolicy"),
+            format!("the Worker's `restartPolicy` differs from the Master's; the spec has one, the Master's (`{}`)", restart(primary)),
+            "set `policy.restartPolicy` to the one you mean",
+        );
+    }
+}
+
+fn restart(replica: &Json) -> String {
+    replica["restartPolicy"]
+        .as_str()
+        .unwrap_or(defaults::RESTART_POLICY)
+        .to_owned()
+}
+
+/// `replicas`: fixed from Master + Worker, or elastic `"min:max"`; returns
+/// the most pods the job runs.
+fn elastic(job: &mut Job<'_>, spec: &Json, replicas: &[(String, Json)], fixed: u64) -> u64 {
+    let Some(policy) = spec.get("elasticPolicy").filter(|p| p.is_object()) else {
+        if fixed != 1 {
+            job.set("/replicas", json!(fixed));
+        }
+        return fixed;
+    };
+    job.unknown_keys(
+        policy,
+        "/spec/elasticPolicy",
+        &[
+            "minReplicas",
+            "maxReplicas",
+            "rdzvBackend",
+            "rdzvHost",
+            "rdzvPort",
+            "rdzvConf",
+            "maxRestarts",
+            "nProcPerNode",
+        ],
+        "the spec's `[elastic]` has the bounds, the rendezvous and `maxRestarts`",
+    );
+    if replicas
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("master"))
+    {
+        job.warn("/spec/elasticPolicy", "an elastic job with a Master is imported as Workers only: trainc's elastic jobs rendezvous among workers", "");
+    }
+    let bound = |key: &str| policy.get(key).and_then(Json::as_u64);
+    let (min, max) = match (bound("minReplicas"), bound("maxReplicas")) {
+        (Some(min), Some(max)) => (min, max),
+        (Some(n), None) | (None, Some(n)) => (n, n),
+        (None, None) => (fixed, fixed),
+    };
+    job.set("/replicas", json!(format!("{min}:{max}")));
+    if let Some(backend) = policy.get("rdzvBackend").and_then(Json::as_str)
+        && backend != defaults::RDZV_BACKEND
+    {
+        job.set("/elastic/rdzvBackend", json!(backend));
+    }
+    match (
+        policy.get("rdzvHost").and_then(Json::as_str),
+        policy.get("rdzvPort").and_then(Json::as_u64),
+    ) {
+        (Some(host), Some(port)) => {
+            job.set("/elastic/rdzvEndpoint", json!(format!("{host}:{port}")));
+        }
+        (None, None) => {}
+        _ => job.warn(
+            "/spec/elasticPolicy",
+            "`rdzvHost` and `rdzvPort` go together; one alone is not imported",
+            "set `[elastic] rdzvEndpoint = \"host:port\"`",
+        ),
+    }
+    if let Some(conf) = policy.get("rdzvConf").and_then(Json::as_array) {
+        let mut map = Map::new();
+        for entry in conf {
+            if let (Some(key), Some(value)) = (entry["key"].as_str(), entry["value"].as_str()) {
+                map.insert(key.to_owned(), json!(value));
+            }
+        }
+        if !map.is_empty() {
+            job.set("/elastic/rdzvConf", Json::Object(map));
+        }
+    }
+    if let Some(restarts) = policy.get("maxRestarts").filter(|r| r.is_u64()) {
+        job.set("/elastic/maxRestarts", restarts.clone());
+    }
+    max
+}
+
+/// `runPolicy`: the spec's `[policy]`, gang scheduling and Volcano's queue.
+fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64) {
+    job.unknown_keys(
+        policy,
+        "/spec/runPolicy",
+        &[
+            "cleanPodPolicy",
+            "ttlSecondsAfterFinished",
+            "activeDeadlineSeconds",
+            "backoffLimit",
+            "suspend",
+            "schedulingPolicy",
+        ],
+        "the spec's `[policy]` has the rest of `runPolicy`",
+    );
+    if let Some(clean) = policy.get("cleanPodPolicy").filter(|c| c.is_string()) {
+        job.set("/policy/cleanPodPolicy", clean.clone());
+    }
+    for (key, field) in [
+        ("ttlSecondsAfterFinished", "ttlAfterFinished"),
+        ("activeDeadlineSeconds", "activeDeadline"),
+    ] {
+        if let Some(seconds) = policy.get(key).and_then(Json::as_u64) {
+            job.set(&format!("/policy/{field}"), super::duration(seconds));
+        }
+    }
+    if let Some(limit) = policy.get("backoffLimit").filter(|l| l.is_u64()) {
+        job.set("/policy/backoffLimit", limit.clone());
+    }
+    if policy["suspend"] == true {
+        job.set("/policy/suspend", json!(true));
+    }
+    let scheduling = &policy["schedulingPolicy"];
+    job.unknown_keys(
+        scheduling,
+        "/spec/runPolicy/schedulingPolicy",
+        &["minAvailable", "queue", "priorityClass"],
+        "the spec says gang scheduling, the Volcano queue and the priority class",
+    );
+    if let Some(min) = scheduling.get("minAvailable").and_then(Json::as_u64) {
+        job.set("/scheduling/gang", json!(true));
+        let min_nodes = job
+            .get("/replicas")
+            .and_then(Json::as_str)
+            .and_then(|r| r.split(':').next()?.parse::<u64>().ok())
+            .unwrap_or(max_nodes);
+        if min != min_nodes {
+            job.warn("/spec/runPolicy/schedulingPolicy/minAvailable", format!("`minAvailable` {min} is not every pod; trainc's gang scheduling waits for all {min_nodes}"), "");
+        }
+    }
+    if let Some(queue) = scheduling.get("queue").filter(|q| q.is_string()) {
+        job.set("/scheduling/volcanoQueue", queue.clone());
+    }
+    if let Some(class) = scheduling.get("priorityClass").and_then(Json::as_str) {
+        job.set("/scheduling/priorityClassName", json!(class));
+    }
+}
+
+/// Where the Worker's pod template says something other than the Master's:
+/// the spec has one template for both.
+fn compare_templates(job: &mut Job<'_>, master: &Json, worker: &Json, pointer: &str) {
+    let mut differences = Vec::new();
+    differ(master, worker, pointer, &mut differences);
+    for at in differences.into_iter().take(10) {
+        job.warn(
+            &at,
+            "the Worker's pod template differs from the Master's here; the spec describes every pod alike and takes the Master's",
+            "if the Workers need it, set it in the spec; it then applies to the Master too",
+        );
+    }
+}
+
+fn differ(a: &Json, b: &Json, pointer: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Json::Object(a), Json::Object(b)) => {
+            for (key, value) in b {
+                let at = format!("{pointer}/{}", crate::tree::pointer_segment(key));
+                match a.get(key) {
+                    Some(other) => differ(other, value, &at, out),
+                    None => out.push(at),
+                }
+            }
+            if a.keys().any(|k| !b.contains_key(k)) {
+                out.push(pointer.to_owned());
+            }
+        }
+        (Json::Array(a), Json::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differ(x, y, &format!("{pointer}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(pointer.to_owned()),
+        _ => {}
+    }
+}

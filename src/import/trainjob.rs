@@ -1,0 +1,357 @@
+//! A `trainer.kubeflow.org/v1alpha1 TrainJob` back into a spec, at the
+//! Trainer API its pod patch is written for: `runtimePatches` (v2.2 and
+//! later), `podTemplateOverrides` (v2.1) or `podSpecOverrides` (v2.0)
+//! (kubeflow/trainer v2.0.0, v2.1.0, v2.3.0,
+//! `pkg/apis/trainer/v1alpha1/trainjob_types.go`).
+//!
+//! A field left out means the runtime's value: the torch-distributed
+//! runtime has one node and `auto` processes per node (v2.1.0
+//! `manifests/base/runtimes/torch_distributed.yaml`; from v2.2.0 the field is
+//! an integer that "defaults to `auto`").
+
+use serde_json::{Map, Value as Json, json};
+
+use super::launch::{self, NProc};
+use super::pod::{self, Pod};
+use super::{Job, Object, Others};
+use crate::render::trainjob::{
+    LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,
+};
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
+use crate::spec::ApiLevel;
+
+pub(super) const API_VERSION: &str = crate::render::trainjob::API_VERSION;
+
+const SPEC_FIELDS: &[&str] = &[
+    "runtimeRef",
+    "initializer",
+    "trainer",
+    "labels",
+    "annotations",
+    "suspend",
+    "activeDeadlineSeconds",
+    "runtimePatches",
+    "podTemplateOverrides",
+    "podSpecOverrides",
+];
+
+pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
+    let object = job.node.to_json();
+    let mut others = Others { objects };
+    job.unknown_keys(
+        &object,
+        "",
+        &["apiVersion", "kind", "metadata", "spec", "status"],
+        "a TrainJob has `metadata` and `spec`",
+    );
+    let spec = &object["spec"];
+    job.unknown_keys(
+        spec,
+        "/spec",
+        SPEC_FIELDS,
+        "not a field of a TrainJob the spec carries",
+    );
+    job.set("/name", json!(job.name.clone()));
+    if let Some(namespace) = job.namespace.clone() {
+        job.set("/namespace", json!(namespace));
+    }
+    job.set("/target", json!("trainjob"));
+    let trainer = &spec["trainer"];
+    let level = level(spec);
+    if level != ApiLevel::V2_2 {
+        job.set("/trainjob/apiLevel", json!(level.as_str()));
+    }
+    runtime(job, &spec["runtimeRef"]);
+    initializers(job, &spec["initializer"]);
+    if spec["suspend"] == true {
+        job.set("/policy/suspend", json!(true));
+    }
+    if let Some(seconds) = spec.get("activeDeadlineSeconds").and_then(Json::as_u64) {
+        job.set("/policy/activeDeadline", super::duration(seconds));
+    }
+    let nodes = trainer.get("numNodes").and_then(Json::as_u64).unwrap_or(1);
+    if nodes != 1 {
+        job.set("/replicas", json!(nodes));
+    }
+    let (patch, patch_pointer) = pod_patch(job, spec, level);
+    let pod_metadata = if level == ApiLevel::V2_0 {
+        let labels = json!({"labels": spec["labels"], "annotations": spec["annotations"]});
+        Some((labels, "/spec".to_owned()))
+    } else {
+        for key in ["labels", "annotations"] {
+            if spec.get(key).is_some() {
+                job.warn(&format!("/spec/{key}"), format!("`spec.{key}` is not imported: trainc gives the pods the spec's {key} through the pod patch"), "");
+            }
+        }
+        patch
+            .get("metadata")
+            .map(|m| (m.clone(), format!("{patch_pointer}/metadata")))
+    };
+    super::metadata::import(
+        job,
+        &object["metadata"],
+        pod_metadata.as_ref().map(|(m, p)| (m, p.as_str())),
+    );
+    trainer_fields(job, trainer, level);
+    let own = if level == ApiLevel::V2_0 {
+        Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))])
+    } else {
+        Map::from_iter([
+            (LABEL_MANAGED_BY.to_owned(), json!("trainc")),
+            (LABEL_NAME.to_owned(), json!(job.name.clone())),
+        ])
+    };
+    let empty = json!({});
+    let pod = Pod {
+        spec: patch.get("spec").unwrap_or(&empty),
+        base: format!("{patch_pointer}/spec"),
+        trainer: NODE,
+        max_nodes: nodes,
+        own_labels: vec![
+            own.clone(),
+            Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))]),
+        ],
+    };
+    if let Some((container, pointer)) = pod::import(job, &mut others, &pod) {
+        node_container(job, container, &pointer);
+    }
+    let mut rank0 = patch["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    rank0.extend(own);
+    for (key, value) in [
+        (LABEL_JOBSET_NAME, job.name.clone()),
+        (LABEL_REPLICATED_JOB, NODE.to_owned()),
+        (LABEL_JOB_INDEX, "0".to_owned()),
+        (LABEL_COMPLETION_INDEX, "0".to_owned()),
+    ] {
+        rank0.insert(key.to_owned(), json!(value));
+    }
+    super::ports::import(job, &mut others, &rank0, &[]);
+}
+
+/// The `node` container of the patch: mounts (imported with the volumes),
+/// the security context, and the rest for `[podTemplate]`.
+fn node_container(job: &mut Job<'_>, container: &Json, pointer: &str) {
+    for (key, value) in container.as_object().into_iter().flatten() {
+        match key.as_str() {
+            "name" | "volumeMounts" => {}
+            "securityContext" => super::container::security(job, value),
+            "env" => job.warn(&format!("{pointer}/env"), "env patched into the `node` container is not imported: the Trainer webhook rejects it", "put the variables in `trainer.env` (the spec's `[env]`)"),
+            _ => {
+                job.trainer_rest.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// The Trainer API the TrainJob is written for, from its patch field (or,
+/// without one, from a `numProcPerNode` only v2.0 and v2.1 take).
+fn level(spec: &Json) -> ApiLevel {
+    if spec.get("runtimePatches").is_some() {
+        ApiLevel::V2_2
+    } else if spec.get("podTemplateOverrides").is_some() {
+        ApiLevel::V2_1
+    } else if spec.get("podSpecOverrides").is_some() {
+        ApiLevel::V2_0
+    } else if spec
+        .pointer("/trainer/numProcPerNode")
+        .is_some_and(Json::is_string)
+    {
+        ApiLevel::V2_1
+    } else {
+        ApiLevel::V2_2
+    }
+}
+
+fn runtime(job: &mut Job<'_>, reference: &Json) {
+    job.unknown_keys(
+        reference,
+        "/spec/runtimeRef",
+        &["name", "apiGroup", "kind"],
+        "a runtime reference has a name and a kind",
+    );
+    match reference.get("name").and_then(Json::as_str) {
+        Some(name) if name == defaults::TRAINJOB_RUNTIME => {}
+        Some(name) => job.set("/trainjob/runtime", json!(name)),
+        None => job.error(
+            "/spec/runtimeRef",
+            "the TrainJob names no runtime (`runtimeRef.name`)",
+            "name the training runtime, e.g. `torch-distributed`",
+        ),
+    }
+    if let Some(kind) = reference.get("kind").and_then(Json::as_str)
+        && kind != "ClusterTrainingRuntime"
+    {
+        job.set("/trainjob/runtimeKind", json!(kind));
+    }
+}
+
+fn initializers(job: &mut Job<'_>, initializer: &Json) {
+    job.unknown_keys(
+        initializer,
+        "/spec/initializer",
+        &["dataset", "model"],
+        "a TrainJob initializes a dataset and a model",
+    );
+    for which in ["dataset", "model"] {
+        let Some(init) = initializer.get(which).filter(|i| i.is_object()) else {
+            continue;
+        };
+        let pointer = format!("/spec/initializer/{which}");
+        job.unknown_keys(
+            init,
+            &pointer,
+            &["storageUri", "env", "secretRef"],
+            "an initializer has a storage URI, env and a Secret",
+        );
+        let mut out = Map::new();
+        if let Some(uri) = init.get("storageUri") {
+            out.insert("storageUri".into(), uri.clone());
+        }
+        if let Some(list) = init.get("env").and_then(Json::as_array) {
+            match pod::env(list) {
+                Ok(env) if !env.is_empty() => {
+                    out.insert("env".into(), Json::Object(env));
+                }
+                Ok(_) => {}
+                Err(()) => job.warn(&format!("{pointer}/env"), "the initializer's env is not imported: `env` takes values, Secret and ConfigMap keys and pod fields, each name once", ""),
+            }
+        }
+        if let Some(secret) = init.pointer("/secretRef/name") {
+            out.insert("secret".into(), secret.clone());
+        }
+        job.set(&format!("/trainjob/initializer/{which}"), Json::Object(out));
+    }
+}
+
+/// `trainer`: image, command, env, processes per node and resources.
+fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
+    job.unknown_keys(
+        trainer,
+        "/spec/trainer",
+        &[
+            "image",
+            "command",
+            "args",
+            "env",
+            "numNodes",
+            "numProcPerNode",
+            "resourcesPerNode",
+        ],
+        "the spec carries the trainer's image, command, env, nodes, processes and resources",
+    );
+    match trainer.get("image").and_then(Json::as_str) {
+        Some(image) => job.set("/image", json!(image)),
+        None => job.error(
+            "/spec/trainer",
+            "the TrainJob sets no `trainer.image`: it runs the runtime's, which trainc cannot know",
+            "add the image to `trainer.image` and import again",
+        ),
+    }
+    if let Some(list) = trainer.get("env").and_then(Json::as_array) {
+        super::container::env(job, list, "/spec/trainer/env", false);
+    }
+    if let Some(resources) = trainer.get("resourcesPerNode") {
+        super::container::resources(job, resources, "/spec/trainer/resourcesPerNode");
+    }
+    let flag = launch::import(
+        job,
+        trainer.get("command"),
+        trainer.get("args"),
+        "/spec/trainer",
+        false,
+    );
+    let written = trainer.get("numProcPerNode");
+    let nproc = match (flag, written) {
+        (Some(flag), _) => flag,
+        (None, Some(value)) => NProc::parse(value).unwrap_or(NProc::Keyword("auto".into())),
+        (None, None) if level == ApiLevel::V2_2 => {
+            let gpus = job
+                .get("/resources/gpus")
+                .and_then(Json::as_u64)
+                .unwrap_or(0);
+            job.warn(
+                "/spec/trainer",
+                format!("the TrainJob leaves `numProcPerNode` to the runtime (`auto`); on Trainer v2.2 and later trainc writes a count: {} per node", gpus.max(1)),
+                "set `nProcPerNode` in the spec if that is not the count you mean",
+            );
+            return;
+        }
+        (None, None) => NProc::Keyword("auto".into()),
+    };
+    launch::set_nproc(job, &nproc, "/spec/trainer/numProcPerNode");
+}
+
+/// The pod patch for the `node` job and its pointer; every other patch is
+/// reported.
+fn pod_patch(job: &mut Job<'_>, spec: &Json, level: ApiLevel) -> (Json, String) {
+    let (field, inner) = match level {
+        ApiLevel::V2_2 => (
+            "runtimePatches",
+            "/trainingRuntimeSpec/template/spec/replicatedJobs",
+        ),
+        ApiLevel::V2_1 => ("podTemplateOverrides", ""),
+        ApiLevel::V2_0 => ("podSpecOverrides", ""),
+    };
+    let mut found: Option<(Json, String)> = None;
+    for (i, patch) in spec[field].as_array().into_iter().flatten().enumerate() {
+        let pointer = format!("/spec/{field}/{i}");
+        let candidate = if level == ApiLevel::V2_2 {
+            runtime_patch(job, patch, &pointer, inner)
+        } else {
+            {
+                let targets_node = patch["targetJobs"]
+                    .as_array()
+                    .is_some_and(|t| t.len() == 1 && t[0]["name"] == NODE);
+                if targets_node {
+                    if level == ApiLevel::V2_0 {
+                        let mut spec = patch.as_object().cloned().unwrap_or_default();
+                        spec.remove("targetJobs");
+                        Some((json!({"spec": spec}), pointer.clone()))
+                    } else {
+                        job.unknown_keys(
+                            patch,
+                            &pointer,
+                            &["targetJobs", "metadata", "spec"],
+                            "an override has target jobs, pod metadata and a pod spec",
+                        );
+                        Some((patch.clone(), pointer.clone()))
+                    }
+                } else {
+                    None
+                }
+            }
+        };
+        match candidate {
+            Some((template, at)) if found.is_none() => found = Some((template, at)),
+            _ => job.warn(&pointer, format!("this {field} entry is not imported: the spec patches the `{NODE}` job's pods, once"), "put it in a TrainingRuntime of your own (`runtimeKind = \"TrainingRuntime\"`)"),
+        }
+    }
+    found.unwrap_or_else(|| (json!({}), format!("/spec/{field}")))
+}
+
+/// The `node` replicated job's pod template of one runtime patch.
+fn runtime_patch(
+    job: &mut Job<'_>,
+    patch: &Json,
+    pointer: &str,
+    inner: &str,
+) -> Option<(Json, String)> {
+    job.unknown_keys(
+        patch,
+        pointer,
+        &["manager", "trainingRuntimeSpec", "time"],
+        "a runtime patch names its manager and patches the runtime",
+    );
+    let jobs = patch.pointer(inner)?.as_array()?;
+    let i = jobs.iter().position(|j| j["name"] == NODE)?;
+    for (k, other) in jobs.iter().enumerate() {
+        if k != i {
+            job.warn(&format!("{pointer}{inner}/{k}"), format!("the patch of replicated job `{}` is not imported: the spec patches `{NODE}` only", other["name"].as_str().unwrap_or("?")), "");
+        }
+    }
+    let at = format!("{pointer}{inner}/{i}/template/spec/template");
+    Some((jobs[i].pointer("/template/spec/template")?.clone(), at))
+}
