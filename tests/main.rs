@@ -12,6 +12,7 @@ mod every_field;
 mod fidelity;
 mod formats;
 mod golden;
+mod import;
 mod integrations;
 mod kpt;
 mod kustomize;
