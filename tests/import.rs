@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 
 use crate::support::{compare, root, temp_dir, text, trainc};
 
-/// The hand-written manifests, each with the spec it imports to (`.toml`)
-/// and what `trainc import` says about it (`.stderr`).
+/// The hand-written manifests (the tests' and the README's), each with the
+/// spec it imports to (`.toml`) and what `trainc import` says (`.stderr`).
 fn manifests() -> Vec<PathBuf> {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("tests/import"))
-        .unwrap()
+    let mut cases: Vec<PathBuf> = ["tests/import", "examples/import"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root().join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
@@ -32,7 +33,7 @@ fn hand_written_manifests_import_to_the_expected_specs() {
     let mut failures = Vec::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_str().unwrap();
-        let output = trainc(&root().join("tests/import"), &["import", name]);
+        let output = trainc(case.parent().unwrap(), &["import", name]);
         let stderr = format!(
             "exit: {}\n{}",
             output.status.code().unwrap(),
