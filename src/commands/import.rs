@@ -105,7 +105,7 @@ fn self_check(
                     d.message
                 ),
             )
-            .with_help("this is a bug in trainc import; please report it with the manifest")
+            .with_help("the manifest has a value that trainc check rejects in a spec (fix it in the manifest and import again); if it is valid, this is a bug in trainc import")
         })
         .collect()
 }

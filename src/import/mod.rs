@@ -93,6 +93,8 @@ pub fn import(sources: &Sources, id: SourceId) -> Imported {
             };
         }
     };
+    let mut documents = documents;
+    documents.iter_mut().for_each(merge_keys);
     let mut objects = Vec::new();
     for (i, document) in documents.iter().enumerate() {
         let json = document.to_json();
@@ -215,18 +217,17 @@ fn not_imported(object: &Object<'_>, no_job: bool) -> Diagnostic {
         "" => "it is not a Kubernetes object with a `kind`",
         _ => "trainc imports jobs and their claims and services; this object is left as it is",
     };
+    let object_name = if object.kind().is_empty() {
+        "the document".to_owned()
+    } else {
+        format!("{} `{}`", object.kind(), object.name())
+    };
     Diagnostic::warning(
         codes::IMPORT_DROPPED,
         object.start(),
         format!(
-            "document {}: {} `{}` is not imported: {what}",
-            object.document,
-            if object.kind().is_empty() {
-                "the document"
-            } else {
-                object.kind()
-            },
-            object.name()
+            "document {}: {object_name} is not imported: {what}",
+            object.document
         ),
     )
     .with_help("apply it beside the spec's objects if the job still needs it")
@@ -461,6 +462,38 @@ fn escape_templates(value: &mut Json) {
         }
         Json::Array(items) => items.iter_mut().for_each(escape_templates),
         Json::Object(map) => map.values_mut().for_each(escape_templates),
+        _ => {}
+    }
+}
+
+/// YAML's merge keys, as Kubernetes' YAML reader applies them: the entries
+/// of `<<: *base` (or of each mapping in `<<: [*a, *b]`, the first winning)
+/// that the mapping does not set itself.
+fn merge_keys(node: &mut Node) {
+    use crate::tree::Value;
+    match &mut node.value {
+        Value::Table(entries) => {
+            if let Some(i) = entries.iter().position(|e| e.key == "<<") {
+                let merged = entries.remove(i).value;
+                let sources: Vec<Node> = match merged.value {
+                    Value::Array(items) => items,
+                    _ => vec![merged],
+                };
+                for source in sources {
+                    if let Value::Table(more) = source.value {
+                        for entry in more {
+                            if !entries.iter().any(|e| e.key == entry.key) {
+                                entries.push(entry);
+                            }
+                        }
+                    }
+                }
+            }
+            for entry in entries.iter_mut() {
+                merge_keys(&mut entry.value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(merge_keys),
         _ => {}
     }
 }

@@ -31,7 +31,15 @@ pub(super) fn import(
     let mut rest_mounts = Vec::new();
     for (m, mount) in mounts.iter().enumerate() {
         let name = mount["name"].as_str().unwrap_or_default();
-        let path = mount["mountPath"].as_str().unwrap_or_default();
+        let Some(path) = mount["mountPath"].as_str() else {
+            let at = format!("{}/volumeMounts/{m}", trainer.map_or("", |(_, p)| p));
+            job.error(
+                &at,
+                "a volume mount without a `mountPath`",
+                "Kubernetes rejects it: add the path or remove the mount",
+            );
+            continue;
+        };
         let Some(v) = all.iter().position(|v| v["name"] == name) else {
             rest_mounts.push(mount.clone());
             continue;
