@@ -493,16 +493,36 @@ fn command_line(container: &Value, written: &Value) -> (Vec<String>, String) {
     let mut processes = written
         .as_str()
         .map_or_else(|| written.to_string(), str::to_owned);
-    if argv.first().is_some_and(|w| w == "torchrun") && argv.len() > 1 {
-        if let Some(value) = argv[1]
-            .strip_prefix("--nproc_per_node=")
-            .or_else(|| argv[1].strip_prefix("--nproc-per-node="))
-        {
-            value.clone_into(&mut processes);
-            argv.remove(1);
-        } else if argv[1] == "--nproc-per-node" || argv[1] == "--nproc_per_node" {
-            processes = argv.remove(2);
-            argv.remove(1);
+    // torchrun's flag wins over the operator's variable, wherever it is
+    // among the launcher's options; trainc's own (right after `torchrun`) is
+    // taken out of the command line.
+    let launcher = match argv.as_slice() {
+        [t, ..] if t == "torchrun" => 1,
+        [p, m, r, ..] if p.starts_with("python") && m == "-m" && r == "torch.distributed.run" => 3,
+        _ => argv.len(),
+    };
+    let mut i = launcher;
+    while i < argv.len() && argv[i].starts_with('-') {
+        let word = argv[i].clone();
+        let flag = ["--nproc_per_node", "--nproc-per-node"]
+            .iter()
+            .find(|f| word == **f || word.starts_with(&format!("{f}=")));
+        match flag {
+            Some(f) if word.len() > f.len() => {
+                word[f.len() + 1..].clone_into(&mut processes);
+                if i == 1 && launcher == 1 {
+                    argv.remove(1);
+                }
+                break;
+            }
+            Some(_) => {
+                processes.clone_from(&argv[i + 1]);
+                if i == 1 && launcher == 1 {
+                    argv.drain(1..3);
+                }
+                break;
+            }
+            None => i += if word.contains('=') { 1 } else { 2 },
         }
     }
     (argv, processes)

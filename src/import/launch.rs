@@ -95,7 +95,36 @@ pub(super) fn import(
         job.set("/args", json!(args));
     }
     // A torchrun flag decides the count whatever the operator sets.
-    torchrun(&words).and_then(|(_, _, nproc)| nproc)
+    launcher_nproc(&words)
+}
+
+/// The `--nproc_per_node` of a torchrun command line of any shape
+/// (`torchrun`, `python -m torch.distributed.run`), among the launcher's
+/// options before the script.
+fn launcher_nproc(words: &[String]) -> Option<NProc> {
+    let start = match words {
+        [first, ..] if first == "torchrun" => 1,
+        [python, m, module, ..]
+            if python.starts_with("python") && m == "-m" && module == "torch.distributed.run" =>
+        {
+            3
+        }
+        _ => return None,
+    };
+    let mut i = start;
+    while let Some(word) = words.get(i).filter(|w| w.starts_with('-')) {
+        for flag in ["--nproc_per_node", "--nproc-per-node"] {
+            if let Some(value) = word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+                return NProc::parse(&Json::String(value.to_owned()));
+            }
+            if word == flag {
+                return NProc::parse(&Json::String(words.get(i + 1)?.clone()));
+            }
+        }
+        // A flag's value follows it unless written with `=`.
+        i += if word.contains('=') { 1 } else { 2 };
+    }
+    None
 }
 
 enum Entry {
