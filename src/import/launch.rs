@@ -113,18 +113,29 @@ fn launcher_nproc(words: &[String]) -> Option<NProc> {
     };
     let mut i = start;
     while let Some(word) = words.get(i).filter(|w| w.starts_with('-')) {
-        for flag in ["--nproc_per_node", "--nproc-per-node"] {
-            if let Some(value) = word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
-                return NProc::parse(&Json::String(value.to_owned()));
-            }
-            if word == flag {
-                return NProc::parse(&Json::String(words.get(i + 1)?.clone()));
-            }
+        if let Some((value, _)) = nproc_flag(words, i) {
+            return NProc::parse(&Json::String(value));
         }
         // A flag's value follows it unless written with `=`.
         i += if word.contains('=') { 1 } else { 2 };
     }
     None
+}
+
+/// `--nproc_per_node=N`, `--nproc-per-node N` (either spelling, either
+/// form) at `words[i]`: the value and how many words it took.
+fn nproc_flag(words: &[String], i: usize) -> Option<(String, usize)> {
+    let word = words.get(i)?;
+    ["--nproc_per_node", "--nproc-per-node"]
+        .iter()
+        .find_map(|flag| {
+            let rest = word.strip_prefix(flag)?;
+            match rest.strip_prefix('=') {
+                Some(value) => Some((value.to_owned(), 1)),
+                None if rest.is_empty() => Some((words.get(i + 1)?.clone(), 2)),
+                None => None,
+            }
+        })
 }
 
 enum Entry {
@@ -140,18 +151,7 @@ fn torchrun(argv: &[String]) -> Option<(Entry, Vec<String>, Option<NProc>)> {
     }
     let mut i = 1;
     let mut nproc = None;
-    while let Some(word) = argv.get(i) {
-        let value = ["--nproc_per_node", "--nproc-per-node"]
-            .iter()
-            .find_map(|flag| {
-                let rest = word.strip_prefix(flag)?;
-                match rest.strip_prefix('=') {
-                    Some(value) => Some((value.to_owned(), 1)),
-                    None if rest.is_empty() => Some((argv.get(i + 1)?.clone(), 2)),
-                    None => None,
-                }
-            });
-        let Some((value, used)) = value else { break };
+    while let Some((value, used)) = nproc_flag(argv, i) {
         if nproc.is_some() {
             return None; // given twice: keep the command as written
         }

@@ -97,13 +97,7 @@ fn split(
             continue;
         }
         if reserved(k) {
-            job.warn(
-                &format!("/metadata/{key}/{}", crate::tree::pointer_segment(k)),
-                format!(
-                    "label `{k}` is not imported: trainc sets it to the job's name and `trainc`"
-                ),
-                "",
-            );
+            reserved_dropped(job, "/metadata", key, k);
             continue;
         }
         if pod.is_some() && on_pod.get(k) != Some(v) {
@@ -120,14 +114,7 @@ fn split(
             continue;
         }
         if reserved(k) {
-            let pointer = pod.map_or("", |(_, p)| p);
-            job.warn(
-                &format!("{pointer}/{key}/{}", crate::tree::pointer_segment(k)),
-                format!(
-                    "label `{k}` is not imported: trainc sets it to the job's name and `trainc`"
-                ),
-                "",
-            );
+            reserved_dropped(job, pod.map_or("", |(_, p)| p), key, k);
             continue;
         }
         pod_only.insert(k.clone(), v.clone());
@@ -139,6 +126,16 @@ fn split(
         job.template_metadata
             .insert(key.to_owned(), Json::Object(pod_only));
     }
+}
+
+/// The warning for trainc's own label, written with another value at
+/// `{metadata}/{key}/{label}`.
+fn reserved_dropped(job: &mut Job<'_>, metadata: &str, key: &str, label: &str) {
+    job.warn(
+        &format!("{metadata}/{key}/{}", crate::tree::pointer_segment(label)),
+        format!("label `{label}` is not imported: trainc sets it to the job's name and `trainc`"),
+        "",
+    );
 }
 
 fn reserved(key: &str) -> bool {

@@ -95,33 +95,7 @@ pub fn import(sources: &Sources, id: SourceId) -> Imported {
     };
     let mut documents = documents;
     documents.iter_mut().for_each(merge_keys);
-    let mut objects = Vec::new();
-    for (i, document) in documents.iter().enumerate() {
-        let json = document.to_json();
-        if json["kind"] == "List" && json["items"].is_array() {
-            if let Some(items) = document.get("items").and_then(|e| match &e.value.value {
-                crate::tree::Value::Array(items) => Some(items),
-                _ => None,
-            }) {
-                objects.extend(items.iter().map(|item| Object {
-                    node: item,
-                    json: item.to_json(),
-                    document: i + 1,
-                    used: false,
-                }));
-            }
-            continue;
-        }
-        if json.is_null() {
-            continue; // an empty document between `---`s
-        }
-        objects.push(Object {
-            node: document,
-            json,
-            document: i + 1,
-            used: false,
-        });
-    }
+    let mut objects = objects(&documents);
     let mut diagnostics = Vec::new();
     let mut jobs = Vec::new();
     for i in 0..objects.len() {
@@ -157,10 +131,22 @@ pub fn import(sources: &Sources, id: SourceId) -> Imported {
             );
             continue;
         }
+        // The job's own JSON is needed only here; `Others` looks for claims
+        // and Services, so the job object can give it up.
+        let object = std::mem::take(&mut objects[i].json);
+        job.unknown_keys(
+            &object,
+            "",
+            &["apiVersion", "kind", "metadata", "spec", "status"],
+            &format!("a {kind} has `metadata` and `spec`"),
+        );
+        let mut others = Others {
+            objects: &mut objects,
+        };
         if is_pytorchjob {
-            pytorchjob::import(&mut job, &mut objects);
+            pytorchjob::import(&mut job, &object, &mut others);
         } else {
-            trainjob::import(&mut job, &mut objects);
+            trainjob::import(&mut job, &object, &mut others);
         }
         let at = job.at;
         let name = job.name.clone();
@@ -182,6 +168,34 @@ pub fn import(sources: &Sources, id: SourceId) -> Imported {
         );
     }
     Imported { jobs, diagnostics }
+}
+
+/// The objects of the documents, a `v1 List`'s items one by one; empty
+/// documents (between two `---`) are none.
+fn objects(documents: &[Node]) -> Vec<Object<'_>> {
+    let object = |node, document| Object {
+        node,
+        json: Node::to_json(node),
+        document,
+        used: false,
+    };
+    let mut objects = Vec::new();
+    for (i, document) in documents.iter().enumerate() {
+        let list_items = match document.get("items").map(|e| &e.value.value) {
+            Some(crate::tree::Value::Array(items))
+                if document.get("kind").and_then(|e| e.value.as_str()) == Some("List") =>
+            {
+                Some(items)
+            }
+            _ => None,
+        };
+        match list_items {
+            Some(items) => objects.extend(items.iter().map(|item| object(item, i + 1))),
+            None if matches!(document.value, crate::tree::Value::Null) => {}
+            None => objects.push(object(document, i + 1)),
+        }
+    }
+    objects
 }
 
 fn unsupported_version(object: &Object<'_>, kind: &str, api_version: &str) -> Diagnostic {
@@ -251,13 +265,21 @@ pub(crate) struct Job<'a> {
 }
 
 impl<'a> Job<'a> {
+    /// The job of `object`, its spec named (and placed in its namespace) after it.
     fn new(object: &Object<'a>) -> Job<'a> {
+        let name = object.name().to_owned();
+        let namespace = object.namespace().map(str::to_owned);
+        let mut spec = Map::new();
+        spec.insert("name".into(), Json::from(name.clone()));
+        if let Some(namespace) = &namespace {
+            spec.insert("namespace".into(), Json::from(namespace.clone()));
+        }
         Job {
             node: object.node,
-            name: object.name().to_owned(),
-            namespace: object.namespace().map(str::to_owned),
+            name,
+            namespace,
             at: object.start(),
-            spec: Map::new(),
+            spec,
             template_metadata: Map::new(),
             template_spec: Map::new(),
             trainer_rest: Map::new(),

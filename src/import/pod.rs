@@ -245,11 +245,8 @@ fn env_source(from: &Json) -> Option<Json> {
             } else {
                 "configMap"
             };
-            out.insert(which.into(), source.get("name")?.clone());
+            reference(&mut out, which, source)?;
             out.insert("key".into(), source.get("key")?.clone());
-            if let Some(optional) = source.get("optional") {
-                out.insert("optional".into(), optional.clone());
-            }
         }
         "fieldRef" => {
             let version_ok = source.get("apiVersion").is_none_or(|v| v == "v1");
@@ -261,6 +258,16 @@ fn env_source(from: &Json) -> Option<Json> {
         _ => return None,
     }
     Some(Json::Object(out))
+}
+
+/// `which = NAME` and `optional` of a Secret or ConfigMap reference, as
+/// `[env]` and `envFrom` write them; `None` without a name.
+fn reference(out: &mut Map<String, Json>, which: &str, source: &Map<String, Json>) -> Option<()> {
+    out.insert(which.into(), source.get("name")?.clone());
+    if let Some(optional) = source.get("optional") {
+        out.insert("optional".into(), optional.clone());
+    }
+    Some(())
 }
 
 /// `envFrom` as the spec's list, if every entry is one the spec can say.
@@ -284,10 +291,7 @@ pub(super) fn env_from(list: &[Json]) -> Option<Vec<Json>> {
                         } else {
                             "configMap"
                         };
-                        out.insert(which.into(), source.get("name")?.clone());
-                        if let Some(optional) = source.get("optional") {
-                            out.insert("optional".into(), optional.clone());
-                        }
+                        reference(&mut out, which, source)?;
                     }
                     _ => return None,
                 }

@@ -10,21 +10,13 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::pod::{self, Pod};
-use super::{Job, Object, Others};
+use super::{Job, Others};
 use crate::render::pytorchjob::{CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, PORT, PORT_NAME};
 use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
 
 pub(super) const API_VERSION: &str = crate::render::pytorchjob::API_VERSION;
 
-pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
-    let object = job.node.to_json();
-    let mut others = Others { objects };
-    job.unknown_keys(
-        &object,
-        "",
-        &["apiVersion", "kind", "metadata", "spec", "status"],
-        "a PyTorchJob has `metadata` and `spec`",
-    );
+pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '_>) {
     let spec = &object["spec"];
     job.unknown_keys(
         spec,
@@ -57,10 +49,6 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
         job.set("/policy/restartPolicy", json!(restart(&primary)));
     }
     run_policy(job, &spec["runPolicy"], max_nodes);
-    if let Some(namespace) = job.namespace.clone() {
-        job.set("/namespace", json!(namespace));
-    }
-    job.set("/name", json!(job.name.clone()));
     let template = &primary["template"];
     super::metadata::import(
         job,
@@ -81,7 +69,7 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
             Map::from_iter([(LABEL_JOB_NAME.to_owned(), json!(job.name.clone()))]),
         ],
     };
-    let Some((container, pointer)) = pod::import(job, &mut others, &pod) else {
+    let Some((container, pointer)) = pod::import(job, others, &pod) else {
         job.error(
             &format!("{base}/template/spec/containers"),
             format!(
@@ -111,7 +99,7 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
         (None, None) => NProc::Keyword("auto".into()), // the operator's default
     };
     launch::set_nproc(job, &nproc, "/spec/nprocPerNode");
-    ports(job, &mut others, &primary_type, template, container, own);
+    ports(job, others, &primary_type, template, container, own);
 }
 
 /// `[ports]`: the Services that select the rank-0 pod, and the container

@@ -13,7 +13,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::pod::{self, Pod};
-use super::{Job, Object, Others};
+use super::{Job, Others};
 use crate::render::trainjob::{
     LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,
 };
@@ -35,15 +35,7 @@ const SPEC_FIELDS: &[&str] = &[
     "podSpecOverrides",
 ];
 
-pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
-    let object = job.node.to_json();
-    let mut others = Others { objects };
-    job.unknown_keys(
-        &object,
-        "",
-        &["apiVersion", "kind", "metadata", "spec", "status"],
-        "a TrainJob has `metadata` and `spec`",
-    );
+pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '_>) {
     let spec = &object["spec"];
     job.unknown_keys(
         spec,
@@ -51,10 +43,6 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
         SPEC_FIELDS,
         "not a field of a TrainJob the spec carries",
     );
-    job.set("/name", json!(job.name.clone()));
-    if let Some(namespace) = job.namespace.clone() {
-        job.set("/namespace", json!(namespace));
-    }
     job.set("/target", json!("trainjob"));
     let trainer = &spec["trainer"];
     let level = level(spec);
@@ -112,7 +100,7 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
             Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))]),
         ],
     };
-    if let Some((container, pointer)) = pod::import(job, &mut others, &pod) {
+    if let Some((container, pointer)) = pod::import(job, others, &pod) {
         node_container(job, container, &pointer);
     }
     let mut rank0 = patch["metadata"]["labels"]
@@ -128,7 +116,7 @@ pub(super) fn import(job: &mut Job<'_>, objects: &mut [Object<'_>]) {
     ] {
         rank0.insert(key.to_owned(), json!(value));
     }
-    super::ports::import(job, &mut others, &rank0, &[]);
+    super::ports::import(job, others, &rank0, &[]);
 }
 
 /// The `node` container of the patch: mounts (imported with the volumes),

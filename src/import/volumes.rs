@@ -69,29 +69,29 @@ pub(super) fn import(
                 job.warn(&mount_ptr, format!("volume `{name}` is not imported: names starting with `trainc-` are trainc's own"), "rename it in the input and import again");
                 continue;
             }
-            job.template_spec
-                .entry("volumes")
-                .or_insert_with(|| Json::Array(Vec::new()))
-                .as_array_mut()
-                .expect("volumes is a list")
-                .push(volume.clone());
+            to_template(job, volume);
             rest_mounts.push(mount.clone());
         }
     }
     for (v, volume) in all.iter().enumerate() {
         if !used[v] {
-            job.template_spec
-                .entry("volumes")
-                .or_insert_with(|| Json::Array(Vec::new()))
-                .as_array_mut()
-                .expect("volumes is a list")
-                .push(volume.clone());
+            to_template(job, volume);
         }
     }
     if !rest_mounts.is_empty() {
         job.trainer_rest
             .insert("volumeMounts".into(), Json::Array(rest_mounts));
     }
+}
+
+/// A volume the spec cannot say, as it is, into `[podTemplate.spec.volumes]`.
+fn to_template(job: &mut Job<'_>, volume: &Json) {
+    job.template_spec
+        .entry("volumes")
+        .or_insert_with(|| Json::Array(Vec::new()))
+        .as_array_mut()
+        .expect("volumes is a list")
+        .push(volume.clone());
 }
 
 /// A memory-backed emptyDir at `/dev/shm` with a size: `resources.shm`.

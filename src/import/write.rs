@@ -132,7 +132,8 @@ fn table(out: &mut String, path: &[String], map: &Map<String, Json>, array_item:
 }
 
 fn fits_inline(value: &Json) -> bool {
-    inline(value).len() <= INLINE_WIDTH && !inline(value).contains('\n')
+    let text = inline(value);
+    text.len() <= INLINE_WIDTH && !text.contains('\n')
 }
 
 /// A value on one line: strings quoted, tables as `{ k = v }`.
