@@ -194,6 +194,10 @@ pub struct ComposeArgs {
     /// A template variable, over the spec's `[vars]`; repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
+    /// Where `[code]` files may be read from (default: the spec's directory).
+    /// A file outside it, or a link leading out of it, is an error.
+    #[arg(long, value_name = "DIR")]
+    pub code_root: Option<PathBuf>,
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {

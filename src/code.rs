@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, codes};
+use crate::diagnostic::{Diagnostic, codes, escape_for_terminal};
 use crate::model::Code;
 use crate::source::Sources;
 use crate::spec::{self, Spec};
@@ -31,13 +31,101 @@ pub const LAUNCHER: &str = "trainc_main.py";
 /// launcher trainc generates for `function`: the ConfigMap's data.
 pub type Files = BTreeMap<String, String>;
 
-/// Reads every file of `spec.code`; each problem is located at the path as
-/// written. Returns the files only when all of them could be read.
-pub fn load(spec: &Spec, tree: &Node, sources: &Sources) -> (Files, Vec<Diagnostic>) {
+/// Most files `[code]` may list: each is a key of one ConfigMap, mounted by
+/// name; more than this is a project to build into an image.
+pub const MAX_FILES: usize = 1000;
+
+/// The directory `[code]` files must lie in, and how to name it to a user.
+///
+/// The rule, the same in every mode: a file is read only when its real path
+/// (every link resolved) is inside the root, it is a regular file (not a
+/// directory, FIFO, socket or device, nothing under `/proc`, `/sys` or
+/// `/dev`), and it is UTF-8 text without NUL. The root is `--code-root` when
+/// given, else the directory of the spec being built; for `trainc fn` and the
+/// kustomize plugin, which have no spec file, it is the working directory,
+/// where kustomize and kpt run functions (the kustomization's or package's
+/// directory). A package a user did not write can so never ship
+/// `../../etc/shadow`, `/proc/self/environ` or a link to either.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub dir: PathBuf,
+    pub origin: RootOrigin,
+}
+
+/// Where the [`Root`] came from, for the help of a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootOrigin {
+    /// `--code-root DIR`.
+    Flag,
+    /// The spec file's directory.
+    Spec,
+    /// The working directory: a spec on stdin, `trainc fn`, the kustomize plugin.
+    WorkingDirectory,
+}
+
+impl Root {
+    /// The root for a spec read from `source`, unless `flag` names one.
+    pub fn of(flag: Option<&Path>, sources: &Sources, spec: crate::SourceId) -> Root {
+        match (flag, &sources.get(spec).dir) {
+            (Some(dir), _) => Root {
+                dir: dir.to_path_buf(),
+                origin: RootOrigin::Flag,
+            },
+            (None, Some(dir)) => Root {
+                dir: if dir.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    dir.clone()
+                },
+                origin: RootOrigin::Spec,
+            },
+            (None, None) => Root {
+                dir: PathBuf::from("."),
+                origin: RootOrigin::WorkingDirectory,
+            },
+        }
+    }
+
+    fn help(&self) -> String {
+        let shown = escape_for_terminal(&self.dir.display().to_string());
+        match self.origin {
+            RootOrigin::Flag => format!(
+                "`[code]` files must be inside `{shown}` (`--code-root`); move the file there or pass a `--code-root` that holds it"
+            ),
+            RootOrigin::Spec => format!(
+                "`[code]` files must be inside the spec's directory `{shown}`; keep the code beside the spec, or pass `--code-root DIR` with a directory that holds both"
+            ),
+            RootOrigin::WorkingDirectory => "as a KRM function or kustomize plugin (or with the spec on stdin), `[code]` files must be inside the working directory, where kustomize and kpt run trainc: the kustomization's or package's directory".to_owned(),
+        }
+    }
+}
+
+/// Reads every file of `spec.code` that [`Root`] allows; each problem is
+/// located at the path as written. Returns the files only when all of them
+/// could be read.
+pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files, Vec<Diagnostic>) {
     let mut files = Files::new();
     let mut problems = Vec::new();
     let Some(code) = &spec.code else {
         return (files, problems);
+    };
+    if code.files.len() > MAX_FILES {
+        return (files, problems); // reported by the rules
+    }
+    let real_root = match std::fs::canonicalize(&root.dir) {
+        Ok(real) => real,
+        Err(error) => {
+            problems.push(Diagnostic::error(
+                codes::CODE_FILE,
+                tree.key_span_at("/code/files"),
+                format!(
+                    "cannot read the code root `{}`: {}",
+                    escape_for_terminal(&root.dir.display().to_string()),
+                    crate::source::io_reason(&error)
+                ),
+            ));
+            return (files, problems);
+        }
     };
     let mut total = 0usize;
     for (i, path) in code.files.iter().enumerate() {
@@ -47,22 +135,30 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources) -> (Files, Vec<Diagnost
         let Some(name) = mounted_name(path) else {
             continue; // reported by the rules
         };
-        match read(&full) {
-            Ok(text) => {
+        let remaining = MAX_BYTES.saturating_sub(total);
+        match read(&full, &real_root, remaining) {
+            Ok(Loaded::Text(text)) => {
                 total += text.len();
                 files.insert(name.to_owned(), text);
             }
-            Err(why) => problems.push(
-                Diagnostic::error(
-                    codes::CODE_FILE,
-                    span,
-                    format!("cannot ship `{path}`: {why}"),
-                )
-                .with_help(format!(
-                    "paths are relative to the file that lists them; this one is read from `{}`",
-                    full.display()
-                )),
-            ),
+            Ok(Loaded::Over(size)) => total = total.saturating_add(size),
+            Err(why) => {
+                let help = match why {
+                    Refusal::Outside(_) => root.help(),
+                    _ => format!(
+                        "paths are relative to the file that lists them; this one is read from `{}`",
+                        escape_for_terminal(&full.display().to_string())
+                    ),
+                };
+                problems.push(
+                    Diagnostic::error(
+                        codes::CODE_FILE,
+                        span,
+                        format!("cannot ship `{path}`: {why}"),
+                    )
+                    .with_help(help),
+                );
+            }
         }
     }
     if let Some(launcher) = launcher_for(code) {
@@ -84,24 +180,122 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources) -> (Files, Vec<Diagnost
     (files, problems)
 }
 
-/// A file's content when it is a readable UTF-8 file of at most [`MAX_BYTES`].
-fn read(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    if file.metadata().map_err(|e| e.to_string())?.is_dir() {
-        return Err("it is a directory; list the files in it".to_owned());
+/// What reading one file gave.
+enum Loaded {
+    Text(String),
+    /// Not read: its size would take the files past [`MAX_BYTES`].
+    Over(usize),
+}
+
+/// Why a file is not shipped.
+#[derive(Debug)]
+enum Refusal {
+    Io(std::io::Error),
+    /// Its real path, outside the root; whether the path as written is a link.
+    Outside(bool),
+    Kind(&'static str),
+    Kernel,
+    NotText(usize),
+    Nul(usize),
+    TooLarge,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Io(error) => f.write_str(&crate::source::io_reason(error)),
+            Refusal::Outside(true) => f.write_str("it is a link to a file outside the code root"),
+            Refusal::Outside(false) => f.write_str("it is outside the code root"),
+            Refusal::Kind("a directory") => f.write_str("it is a directory; list the files in it"),
+            Refusal::Kind(kind) => write!(f, "it is {kind}, not a regular file"),
+            Refusal::Kernel => f.write_str(
+                "it is a file of the kernel (`/proc`, `/sys` or `/dev`), not source code",
+            ),
+            Refusal::NotText(at) => write!(
+                f,
+                "it is not UTF-8 text (byte {at} is invalid); ship source code, not data"
+            ),
+            Refusal::Nul(at) => write!(
+                f,
+                "it holds a NUL byte (at byte {at}); ship source code, not data"
+            ),
+            Refusal::TooLarge => f.write_str("it is larger than 1 MiB, all a ConfigMap holds"),
+        }
     }
-    let mut bytes = Vec::new();
+}
+
+/// A file's content when [`Root`]'s rule allows it, it is at most
+/// [`MAX_BYTES`] and fits in `remaining` (else only its size).
+fn read(path: &Path, real_root: &Path, remaining: usize) -> Result<Loaded, Refusal> {
+    // The real path: `..` and every link resolved, without opening anything.
+    let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
+    if !real.starts_with(real_root) {
+        let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        return Err(Refusal::Outside(link));
+    }
+    if ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| real.starts_with(k))
+    {
+        return Err(Refusal::Kernel);
+    }
+    // Checked before opening: opening a FIFO for reading waits for a writer.
+    let kind = file_kind(&std::fs::symlink_metadata(&real).map_err(Refusal::Io)?);
+    if let Some(kind) = kind {
+        return Err(Refusal::Kind(kind));
+    }
+    let file = crate::source::open_no_wait(&real).map_err(Refusal::Io)?;
+    let metadata = file.metadata().map_err(Refusal::Io)?;
+    // Checked again on what was opened, in case the path changed in between.
+    if let Some(kind) = file_kind(&metadata) {
+        return Err(Refusal::Kind(kind));
+    }
+    let size = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
+    if size > MAX_BYTES {
+        return Err(Refusal::TooLarge);
+    }
+    if size > remaining {
+        return Ok(Loaded::Over(size));
+    }
+    let mut bytes = Vec::with_capacity(size);
     file.take(MAX_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(Refusal::Io)?;
     if bytes.len() > MAX_BYTES {
-        return Err("it is larger than 1 MiB, all a ConfigMap holds".to_owned());
+        return Err(Refusal::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "it is not UTF-8 text (byte {} is invalid); ship source code, not data",
-            e.utf8_error().valid_up_to()
-        )
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(Refusal::Nul(at));
+    }
+    String::from_utf8(bytes)
+        .map(Loaded::Text)
+        .map_err(|e| Refusal::NotText(e.utf8_error().valid_up_to()))
+}
+
+/// What a file is when it is not a regular file.
+fn file_kind(metadata: &std::fs::Metadata) -> Option<&'static str> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some(if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
     })
 }
 
@@ -150,12 +344,35 @@ pub fn resolve(spec: &Spec, files: &Files) -> Option<Code> {
 /// (it holds this script), so the file's `import utils` finds its neighbours.
 fn launcher(file: &str, function: &str) -> String {
     format!(
-        "# Generated by trainc: calls {function}() from {file} in every process torchrun starts.\n\
+        "# Generated by trainc: calls {comment}() from {file} in every process torchrun starts.\n\
          import runpy\n\
          \n\
-         runpy.run_path({path:?})[{function:?}]()\n",
-        path = format!("{}/{file}", Code::MOUNT),
+         runpy.run_path({path})[{name}]()\n",
+        comment = python_str(function).trim_matches('"'),
+        path = python_str(&format!("{}/{file}", Code::MOUNT)),
+        name = python_str(function),
     )
+}
+
+/// `text` as a Python string literal, in ASCII: every character outside
+/// printable ASCII as `\xNN`, `\uNNNN` or `\UNNNNNNNN`, which Python reads
+/// back as the same code point (Rust's `{:?}` writes `\u{941}`, which
+/// Python does not).
+fn python_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c => crate::syntax::push_hex_escape(&mut out, c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `FILE:FUNCTION` as its two parts (the rules check each).
@@ -233,6 +450,22 @@ mod tests {
         assert_ne!(config_map_name("job", &a), config_map_name("job", &c));
         assert!(config_map_name("job", &a).starts_with("job-code-"));
         assert_eq!(config_map_name("job", &a).len(), "job-code-".len() + 10);
+    }
+
+    #[test]
+    fn launchers_are_python_string_literals() {
+        assert_eq!(python_str("train"), "\"train\"");
+        assert_eq!(python_str("f\u{941}"), "\"f\\u0941\"");
+        assert_eq!(
+            python_str("a\"b\\c\u{e9}\u{1f600}"),
+            "\"a\\\"b\\\\c\\xe9\\U0001f600\""
+        );
+        let script = launcher("uni.py", "f\u{941}");
+        assert!(script.is_ascii(), "{script}");
+        assert!(
+            script.contains("runpy.run_path(\"/trainc/code/uni.py\")[\"f\\u0941\"]()"),
+            "{script}"
+        );
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //! becomes a source of its own named `<command line>`, so a diagnostic about it
 //! points at the flag rather than at a file that never mentioned it.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::tree::{Entry, Node, Value};
@@ -30,9 +32,7 @@ pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
         && let Some(i) = entries.iter().position(|e| e.key == UNSET)
     {
         let unset = entries.remove(i);
-        for path in unset_paths(&unset, &mut problems) {
-            remove(base, &path);
-        }
+        remove_all(base, &unset_paths(&unset, &mut problems));
     }
     merge(base, overlay);
     problems
@@ -55,11 +55,18 @@ fn merge(base: &mut Node, overlay: Node) {
     else {
         return;
     };
+    // Each key's place, so that a large overlay merges in linear time.
+    let mut places: HashMap<String, usize> = base_entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.clone(), i))
+        .collect();
+    let mut removed = vec![false; base_entries.len()];
     for entry in overlay_entries {
-        let existing = base_entries.iter().position(|e| e.key == entry.key);
-        match (existing, &entry.value.value) {
+        match (places.get(&entry.key).copied(), &entry.value.value) {
             (Some(i), Value::Null) => {
-                base_entries.remove(i);
+                removed[i] = true;
+                places.remove(&entry.key);
             }
             (None, Value::Null) => {}
             (Some(i), Value::Table(_))
@@ -68,8 +75,16 @@ fn merge(base: &mut Node, overlay: Node) {
                 merge(&mut base_entries[i].value, entry.value);
             }
             (Some(i), _) => base_entries[i] = entry,
-            (None, _) => base_entries.push(entry),
+            (None, _) => {
+                places.insert(entry.key.clone(), base_entries.len());
+                base_entries.push(entry);
+                removed.push(false);
+            }
         }
+    }
+    if removed.contains(&true) {
+        let mut removed = removed.into_iter();
+        base_entries.retain(|_| !removed.next().unwrap_or(false));
     }
 }
 
@@ -194,22 +209,39 @@ fn split_path(text: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn remove(node: &mut Node, path: &[String]) {
-    let Some((last, parents)) = path.split_last() else {
+/// Removes every path of `paths` from `node`, visiting only the tables on
+/// the way to one: linear in the paths and the tables they name.
+fn remove_all(node: &mut Node, paths: &[Vec<String>]) {
+    let whole: HashSet<&[String]> = paths.iter().map(Vec::as_slice).collect();
+    let on_the_way: HashSet<&[String]> = paths
+        .iter()
+        .flat_map(|p| (1..p.len()).map(move |n| &p[..n]))
+        .collect();
+    let mut at = Vec::new();
+    remove_under(node, &mut at, &whole, &on_the_way);
+}
+
+fn remove_under(
+    node: &mut Node,
+    at: &mut Vec<String>,
+    whole: &HashSet<&[String]>,
+    on_the_way: &HashSet<&[String]>,
+) {
+    let Value::Table(entries) = &mut node.value else {
         return;
     };
-    let mut node = node;
-    for key in parents {
-        let Value::Table(entries) = &mut node.value else {
-            return;
-        };
-        let Some(entry) = entries.iter_mut().find(|e| e.key == *key) else {
-            return;
-        };
-        node = &mut entry.value;
-    }
-    if let Value::Table(entries) = &mut node.value {
-        entries.retain(|e| e.key != *last);
+    entries.retain(|e| {
+        at.push(e.key.clone());
+        let keep = !whole.contains(at.as_slice());
+        at.pop();
+        keep
+    });
+    for entry in entries {
+        at.push(entry.key.clone());
+        if on_the_way.contains(at.as_slice()) {
+            remove_under(&mut entry.value, at, whole, on_the_way);
+        }
+        at.pop();
     }
 }
 

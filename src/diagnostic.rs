@@ -138,19 +138,23 @@ impl Diagnostic {
             message.push_str("\nhelp: ");
             message.push_str(help);
         }
+        // Line breaks become `%0A` (one annotation, one line: a file named
+        // `x\n::error ...` starts no command); other controls are escaped.
         format!(
             "::{} file={},line={line},col={col},title={}::{}",
             self.severity.as_str(),
-            escape_github_property(file),
+            escape_for_terminal(&escape_github_property(file)),
             escape_github_property(self.code),
-            escape_github_data(&message),
+            escape_for_terminal(&escape_github_data(&message)),
         )
     }
 }
 
 /// The source as shown in a snippet: control characters other than line
 /// breaks and tabs (a carriage return outside CRLF, C1 controls, bidi
-/// overrides) become one `?` per byte, so every span still fits.
+/// overrides) become one visible character of the same length in bytes
+/// (`?`, `¿` or `�`), so every span still fits and every column still
+/// counts one character for one.
 fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -163,7 +167,11 @@ fn printable(text: &str) -> String {
         if keep {
             out.push(c);
         } else {
-            out.extend(std::iter::repeat_n('?', c.len_utf8()));
+            match c.len_utf8() {
+                2 => out.push('\u{bf}'),
+                3 => out.push('\u{fffd}'),
+                n => out.extend(std::iter::repeat_n('?', n)),
+            }
         }
     }
     out
@@ -199,6 +207,17 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
+/// `text` with every line escaped as [`escape_for_terminal`] does, its line
+/// breaks kept: for whole texts for people, such as `describe`.
+pub fn escape_lines_for_terminal(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| match line.strip_suffix('\n') {
+            Some(line) => escape_for_terminal(line) + "\n",
+            None => escape_for_terminal(line),
+        })
+        .collect()
+}
+
 /// A value from the input as a message quotes it: escaped as
 /// [`escape_for_terminal`] does, and cut to `chars` characters with `…`.
 pub fn quoted_value(text: &str, chars: usize) -> String {
@@ -209,7 +228,9 @@ pub fn quoted_value(text: &str, chars: usize) -> String {
     }
 }
 
-fn escape_controls(text: String) -> String {
+/// [`escape_for_terminal`] on an owned text, which comes back as it was
+/// when nothing needs escaping.
+pub fn escape_controls(text: String) -> String {
     if text.chars().any(unsafe_for_terminal) {
         escape_for_terminal(&text)
     } else {
@@ -284,7 +305,10 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
             .as_ref()
             .map(|w| w.labels.clone())
             .unwrap_or_default(),
-        header: format!(
+        // Everything shown is escaped here, whatever its origin: a file
+        // name, a TrainSpec's name, a field path or a message can hold a
+        // control character that must not reach the terminal.
+        header: escape_for_terminal(&format!(
             "{}: {}: {}",
             match (&source.alias, &diagnostic.field) {
                 (Some(alias), Some(field)) => format!("{alias}, {field}"),
@@ -293,7 +317,8 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
             },
             diagnostic.severity.as_str(),
             diagnostic.message
-        ),
+        )),
+        help: diagnostic.help.as_deref().map(escape_for_terminal),
         window,
     };
     let mut out = String::new();
@@ -309,6 +334,7 @@ struct Report<'a> {
     /// The labels to draw, primary first; empty without a snippet.
     labels: Vec<(Label, bool)>,
     header: String,
+    help: Option<String>,
     window: Option<Window>,
 }
 
@@ -370,12 +396,21 @@ impl Window {
                 .take(MAX_SECONDARY)
                 .map(|label| (label, false)),
         );
-        // Two lines either side: miette picks its line of context from them.
+        // Up to two lines either side: miette picks its line of context from
+        // them. A long line is no context: the run stops before it.
+        let short_line = |line: usize| source.line_range(line).len() <= MAX_SNIPPET_LINE;
+        let last_line = source.line_of(source.text.len());
         let mut runs: Vec<(usize, usize)> = labels
             .iter()
             .map(|(l, _)| {
-                let first = source.line_of(l.span.start).saturating_sub(2);
-                (first, source.line_of(l.span.end) + 2)
+                let (first, last) = (source.line_of(l.span.start), source.line_of(l.span.end));
+                let before = (1..=2)
+                    .take_while(|&n| first >= n && short_line(first - n))
+                    .count();
+                let after = (1..=2)
+                    .take_while(|&n| last + n <= last_line && short_line(last + n))
+                    .count();
+                (first - before, last + after)
             })
             .collect();
         runs.sort_unstable();
@@ -399,10 +434,10 @@ impl Window {
             })
             .collect();
         Some(Window {
-            name: source.alias.as_ref().map_or_else(
+            name: escape_for_terminal(&source.alias.as_ref().map_or_else(
                 || source.name.clone(),
                 |alias| format!("{alias}, as kustomize passed it"),
-            ),
+            )),
             segments,
             labels,
         })
@@ -439,7 +474,11 @@ impl miette::SourceCode for Window {
             contents.data(),
             SourceSpan::from(at..at + contents.span().len()),
             contents.line() + segment.first_line,
-            contents.column(),
+            // miette counts the column in bytes; the header counts characters.
+            match segment.text.get(..start) {
+                Some(head) if before == 0 => head.chars().rev().take_while(|&c| c != '\n').count(),
+                _ => contents.column(),
+            },
             contents.line_count(),
         )))
     }
@@ -472,8 +511,7 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.diagnostic
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
@@ -488,10 +526,11 @@ impl miette::Diagnostic for Report<'_> {
         }
         Some(Box::new(self.labels.iter().map(|(label, primary)| {
             let span = SourceSpan::from(label.span.start..label.span.end);
+            let text = label.text.as_deref().map(escape_for_terminal);
             if *primary {
-                LabeledSpan::new_primary_with_span(label.text.clone(), span)
+                LabeledSpan::new_primary_with_span(text, span)
             } else {
-                LabeledSpan::new_with_span(label.text.clone(), span)
+                LabeledSpan::new_with_span(text, span)
             }
         })))
     }

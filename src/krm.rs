@@ -45,6 +45,9 @@ pub const MAX_VALUES: usize = 12_000_000;
 /// Of those, values aliases may repeat: packages rarely use aliases, and a
 /// bomb stops here at about 60 MB.
 pub const MAX_ALIASED: usize = 500_000;
+/// Bytes of text aliases may repeat: one long value repeated a few thousand
+/// times is few values but gigabytes, on stdin and again on stdout.
+pub const MAX_ALIASED_BYTES: usize = 4 * 1024 * 1024;
 
 /// Runs the function on the bytes of a ResourceList.
 pub fn run(input: Vec<u8>) -> Output {
@@ -59,6 +62,7 @@ pub fn run(input: Vec<u8>) -> Output {
         documents: 1,
         nodes: MAX_VALUES,
         aliased: MAX_ALIASED,
+        aliased_bytes: MAX_ALIASED_BYTES,
     };
     let root = match crate::yaml::load(id, &text, limits) {
         Ok(mut documents) if !documents.is_empty() => documents.swap_remove(0),

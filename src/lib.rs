@@ -89,6 +89,9 @@ pub struct Options {
     pub sets: Vec<(String, String)>,
     /// `--verify`: check the objects against the upstream schemas and webhook rules.
     pub verify: bool,
+    /// `--code-root DIR`: where `[code]` files may be read from, instead of
+    /// the spec's directory (see [`code::Root`]).
+    pub code_root: Option<std::path::PathBuf>,
 }
 
 /// The result of a build: the objects when there was no error, and every
@@ -286,7 +289,8 @@ fn compose_and_validate(
     }
     let mut validated = validate::validate(&tree, sources);
     if let Some(spec) = &validated.spec {
-        let (files, mut unreadable) = code::load(spec, &tree, sources);
+        let root = code::Root::of(options.code_root.as_deref(), sources, tree.span.source);
+        let (files, mut unreadable) = code::load(spec, &tree, sources, &root);
         if !unreadable.is_empty() {
             validated.spec = None;
         }

@@ -49,8 +49,9 @@ pub struct Source {
     pub name: String,
     pub text: String,
     /// Where relative paths written in this source (`[code] files`) are
-    /// found: the file's directory; `None` for the working directory (standard
-    /// input, or a config kustomize copied to a temporary file).
+    /// found: the file's directory (empty for the working directory); `None`
+    /// when the source is no file of the user's (standard input, a
+    /// ResourceList, a config kustomize copied to a temporary file).
     pub dir: Option<std::path::PathBuf>,
     /// What the user knows this source as when its own name means nothing to
     /// them (kustomize's temporary copy of a generator config): diagnostics
@@ -218,10 +219,12 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
     let (name, dir) = if path == Path::new("-") {
         ("<stdin>".to_owned(), None)
     } else {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf);
+        // A file in the working directory has the directory `` (written as
+        // nothing, so paths joined to it read as written).
+        let dir = Some(
+            path.parent()
+                .map_or_else(Default::default, Path::to_path_buf),
+        );
         (name, dir)
     };
     let id = add_bytes(sources, name, bytes)?;
@@ -278,6 +281,21 @@ pub fn add_bytes_limited(
 }
 
 /// Why a file could not be read, in plain words (no `(os error 2)`).
+/// Opens a file for reading without following a link at its last component
+/// and without waiting, should it be a FIFO (opening one for reading waits
+/// for a writer): for files trainc did not name itself (`[code]` files, an
+/// output directory's manifests), whose kind the caller then checks.
+pub fn open_no_wait(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
 pub fn io_reason(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_owned(),

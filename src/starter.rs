@@ -124,7 +124,9 @@ fn off_table(path: &'static [&'static str], comment: &'static str) -> Item {
 pub fn render(starter: &Starter) -> String {
     let items = items(starter);
     let mut out = Lines(String::new());
-    let file = &starter.file;
+    // Quoted for the shell, as a command to copy; `init` refuses a name
+    // with a control character, which a comment line could not hold.
+    let file = crate::syntax::shell::quote(&starter.file);
     match starter.format {
         StarterFormat::Toml => {
             out.line("#:schema ./trainspec.schema.json");

@@ -21,9 +21,10 @@ fn package(name: &str) -> PathBuf {
     dir
 }
 
-/// A directory with `trainc` (this test binary) in it, for the Kptfile's `exec: trainc`.
-fn path_with_trainc() -> String {
-    let bin = temp_dir("kpt-bin");
+/// A directory with `trainc` (this test binary) in it, for the Kptfile's
+/// `exec: trainc`; one per test, as tests run at the same time.
+fn path_with_trainc(test: &str) -> String {
+    let bin = temp_dir(&format!("{test}-bin"));
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_trainc"), bin.join("trainc")).unwrap();
     let path = std::env::var("PATH").unwrap_or_default();
     format!("{}:{path}", bin.display())
@@ -75,7 +76,7 @@ fn of_kind<'a>(objects: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[test]
 fn kpt_fn_render_twice_gives_the_same_package_and_follows_the_spec() {
     let Some(kpt_bin) = tool("kpt") else { return };
-    let path = path_with_trainc();
+    let path = path_with_trainc("kpt-render");
     let dir = package("kpt-render");
     let render = || {
         kpt(
@@ -137,7 +138,7 @@ fn kpt_fn_render_twice_gives_the_same_package_and_follows_the_spec() {
 #[test]
 fn kpt_fn_eval_twice_gives_the_same_package() {
     let Some(kpt_bin) = tool("kpt") else { return };
-    let path = path_with_trainc();
+    let path = path_with_trainc("kpt-eval-twice");
     let dir = package("kpt-eval-twice");
     std::fs::remove_file(dir.join("Kptfile")).unwrap();
     let config = root().join("examples/kpt/package/trainspec.yaml");

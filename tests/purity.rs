@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::root;
+use crate::support::{root, runtime_file, strace_available};
 
 const SPEC: &str = "examples/gpu-multinode.toml";
 
@@ -103,36 +103,9 @@ fn a_hundred_runs_give_the_same_bytes() {
     }
 }
 
-/// Files the dynamic loader and Rust's runtime open before `main`.
-fn system_file(path: &str) -> bool {
-    [
-        "/etc/ld.so",
-        "/lib",
-        "/usr/lib",
-        "/lib64",
-        "/proc/self/",
-        "/sys/devices/system/cpu",
-        "/sys/fs/cgroup",
-        "/proc/sys/kernel",
-    ]
-    .iter()
-    .any(|prefix| path.starts_with(prefix))
-}
-
 #[test]
 fn no_network_and_no_file_but_the_inputs() {
-    if Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .status()
-        .is_err()
-    {
-        // `.ci/run` installs strace and sets this: there the check must run.
-        assert!(
-            std::env::var_os("TRAINC_REQUIRE_STRACE").is_none(),
-            "strace is not installed"
-        );
-        eprintln!("strace is not installed: the system-call check did not run");
+    if !strace_available("the system-call check") {
         return;
     }
     let root = root();
@@ -170,7 +143,10 @@ fn no_network_and_no_file_but_the_inputs() {
             );
         }
         for line in calls.lines() {
-            let call = line.split_once(' ').map_or(line, |(_, rest)| rest);
+            let call = line
+                .split_once(' ')
+                .map_or(line, |(_, rest)| rest)
+                .trim_start();
             let name = call.split('(').next().unwrap_or_default();
             assert!(
                 ![
@@ -188,7 +164,7 @@ fn no_network_and_no_file_but_the_inputs() {
             let opened = name.starts_with("open") && !call.contains(" = -1 ");
             if let Some(path) = call.split('"').nth(1).filter(|_| opened) {
                 assert!(
-                    system_file(path) || inputs.contains(&path),
+                    runtime_file(path) || inputs.contains(&path),
                     "{args:?} opened `{path}`"
                 );
             }

@@ -149,3 +149,42 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// Files the dynamic loader and Rust's runtime open before `main`, and
+/// the null and full devices the harness hands over.
+pub(crate) fn runtime_file(path: &str) -> bool {
+    [
+        "/etc/ld.so.cache",
+        "/lib/",
+        "/usr/lib/",
+        "/lib64/",
+        "/proc/self/maps",
+        "/sys/devices/system/cpu/",
+        "/sys/fs/cgroup/",
+        "/proc/self/cgroup",
+        "/proc/self/mountinfo",
+        "/proc/sys/kernel/",
+        "/dev/null",
+        "/dev/full",
+    ]
+    .iter()
+    .any(|prefix| path.starts_with(prefix))
+}
+
+/// Whether strace is installed; where `.ci/run` installs it
+/// (`TRAINC_REQUIRE_STRACE`), its absence fails the test instead.
+pub(crate) fn strace_available(what: &str) -> bool {
+    let installed = Command::new("strace")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    if !installed {
+        assert!(
+            std::env::var_os("TRAINC_REQUIRE_STRACE").is_none(),
+            "strace is not installed"
+        );
+        eprintln!("strace is not installed: {what} did not run");
+    }
+    installed
+}

@@ -26,13 +26,18 @@ pub(super) fn write_all(
     existing: Existing,
 ) -> Result<(), (PathBuf, std::io::Error)> {
     let mut temporaries: Vec<PathBuf> = Vec::new();
-    let cleanup = |temporaries: &[PathBuf]| {
-        for temporary in temporaries {
-            let _ = std::fs::remove_file(temporary);
+    let remove_all = |paths: &[PathBuf]| {
+        for path in paths {
+            let _ = std::fs::remove_file(path);
         }
     };
     for (i, (path, text)) in files.iter().enumerate() {
-        let temporary = temporary_for(path, i);
+        // A directory at a target cannot be replaced: fail before writing.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            remove_all(&temporaries);
+            return Err((path.clone(), std::io::Error::other("it is a directory")));
+        }
+        let temporary = temporary_for(path, i, "");
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -43,32 +48,63 @@ pub(super) fn write_all(
                 file.sync_all()
             });
         if let Err(error) = written {
-            cleanup(&temporaries);
+            remove_all(&temporaries);
             return Err((path.clone(), error));
         }
     }
-    for ((path, _), temporary) in files.iter().zip(&temporaries) {
+    // What each target held before, kept under a second name until every
+    // file is in place, so that a failure halfway can put it back.
+    let mut backups: Vec<Option<PathBuf>> = Vec::new();
+    if existing == Existing::Replace {
+        for (i, (path, _)) in files.iter().enumerate() {
+            let backup = temporary_for(path, i, ".old");
+            match std::fs::hard_link(path, &backup) {
+                Ok(()) => backups.push(Some(backup)),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => backups.push(None),
+                Err(error) => {
+                    remove_all(&temporaries);
+                    remove_all(&backups.iter().flatten().cloned().collect::<Vec<_>>());
+                    return Err((path.clone(), error));
+                }
+            }
+        }
+    }
+    for (i, ((path, _), temporary)) in files.iter().zip(&temporaries).enumerate() {
         let placed = match existing {
             Existing::Replace => std::fs::rename(temporary, path),
             // A hard link fails if the target exists, whatever it is.
-            Existing::Keep => {
-                std::fs::hard_link(temporary, path).and_then(|()| std::fs::remove_file(temporary))
-            }
+            Existing::Keep => std::fs::hard_link(temporary, path),
         };
         if let Err(error) = placed {
-            cleanup(&temporaries);
+            // Undo the files already placed, newest first.
+            for (j, (done, _)) in files.iter().enumerate().take(i).rev() {
+                match backups.get(j).cloned().flatten() {
+                    Some(backup) => {
+                        let _ = std::fs::rename(&backup, done);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(done);
+                    }
+                }
+            }
+            remove_all(&temporaries);
+            remove_all(&backups.iter().flatten().cloned().collect::<Vec<_>>());
             return Err((path.clone(), error));
         }
     }
+    if existing == Existing::Keep {
+        remove_all(&temporaries);
+    }
+    remove_all(&backups.into_iter().flatten().collect::<Vec<_>>());
     Ok(())
 }
 
-/// `.NAME.trainc-PID-I` beside `path`.
-fn temporary_for(path: &Path, i: usize) -> PathBuf {
+/// `.NAME.trainc-PID-ISUFFIX` beside `path`.
+fn temporary_for(path: &Path, i: usize, suffix: &str) -> PathBuf {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.trainc-{}-{i}", std::process::id()))
+    path.with_file_name(format!(".{name}.trainc-{}-{i}{suffix}", std::process::id()))
 }
 
 #[cfg(test)]
@@ -105,6 +141,37 @@ mod tests {
                 "c: 1\n"
             );
         }
+        // A rename that fails halfway (the second target is a directory)
+        // leaves the first file as it was, and nothing else behind.
+        std::fs::write(dir.join("d.yaml"), "old\n").unwrap();
+        std::fs::create_dir(dir.join("e.yaml")).unwrap();
+        let before = std::fs::read_dir(&dir).unwrap().count();
+        let failed = write_all(
+            &[(dir.join("d.yaml"), "new\n"), (dir.join("e.yaml"), "e\n")],
+            Existing::Replace,
+        );
+        assert!(failed.is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("d.yaml")).unwrap(),
+            "old\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            before,
+            "no temporary or backup left"
+        );
+        // Placing fails at the second file (it exists): the first, placed
+        // already, is taken back.
+        let failed = write_all(
+            &[(dir.join("f.yaml"), "f\n"), (dir.join("d.yaml"), "d\n")],
+            Existing::Keep,
+        );
+        assert_eq!(
+            failed.unwrap_err().1.kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
+        assert!(!dir.join("f.yaml").exists());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before);
         let kept = write_all(&[(outside.clone(), "x")], Existing::Keep).unwrap_err();
         assert_eq!(kept.1.kind(), std::io::ErrorKind::AlreadyExists);
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");

@@ -40,7 +40,11 @@ pub(super) fn run(args: &BuildArgs) -> Status {
         OutputFormat::Json => Format::Json,
     };
     match &args.output_dir {
-        None => write_stdout(&emit::stream(&objects, format)),
+        None => {
+            if let Err(failed) = write_stdout(&emit::stream(&objects, format)) {
+                return failed;
+            }
+        }
         Some(dir) => {
             let job = objects
                 .last()

@@ -138,6 +138,7 @@ pub(super) fn print_diagnostics(
     diagnostic::sort(&mut diagnostics);
     // An overlay shared by several specs would report its own problems once per spec.
     diagnostics.dedup();
+    let mut write = Ok(());
     match format {
         Format::Human => {
             let mut out = rendered(sources, &diagnostics);
@@ -149,24 +150,24 @@ pub(super) fn print_diagnostics(
                 let _ = writeln!(out, "{}", d.to_json(sources));
                 out
             });
-            write_stdout(&lines);
+            write = write_stdout(&lines);
         }
         Format::Github => {
             let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
                 let _ = writeln!(out, "{}", d.to_github(sources));
                 out
             });
-            write_stdout(&lines);
+            write = write_stdout(&lines);
         }
         Format::Sarif => {
             let log = diagnostic::sarif::log(&diagnostics, sources);
             let mut text = serde_json::to_string_pretty(&log).expect("JSON values serialise");
             text.push('\n');
-            write_stdout(&text);
+            write = write_stdout(&text);
         }
     }
     if diagnostics.iter().any(Diagnostic::is_error) {
         status = status.max(Status::Invalid);
     }
-    status
+    super::written(write, status)
 }

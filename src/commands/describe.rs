@@ -35,10 +35,11 @@ pub(super) fn run(args: &DescribeArgs) -> Status {
         .collect();
     report(&sources, &errors);
     match text {
-        Some(text) => {
-            write_stdout(&text);
-            Status::Ok
-        }
+        // Values from the spec (args, labels, names) reach a terminal: escaped.
+        Some(text) => super::written(
+            write_stdout(&crate::diagnostic::escape_lines_for_terminal(&text)),
+            Status::Ok,
+        ),
         None => Status::Invalid,
     }
 }
@@ -49,6 +50,9 @@ fn build_command(args: &DescribeArgs) -> String {
     words.push(args.spec.display().to_string());
     for overlay in &args.compose.overlays {
         words.extend(["-O".to_owned(), overlay.display().to_string()]);
+    }
+    if let Some(root) = &args.compose.code_root {
+        words.extend(["--code-root".to_owned(), root.display().to_string()]);
     }
     for (name, value) in &args.compose.sets {
         words.extend(["--set".to_owned(), format!("{name}={value}")]);

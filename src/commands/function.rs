@@ -1,7 +1,8 @@
 //! The two generator personalities: `trainc fn` (a KRM function: ResourceList
 //! on stdin, ResourceList on stdout) and the kustomize legacy exec plugin
 //! (`TrainSpec CONFIG-FILE`, objects on stdout). In both the config carries the
-//! whole spec: trainc reads no other file.
+//! whole spec: trainc reads no other file but the `[code]` files it lists,
+//! and those only inside the working directory (`crate::code::Root`).
 
 use std::io::Read;
 use std::path::Path;
@@ -32,12 +33,12 @@ pub(super) fn read_stdin() -> Result<Vec<u8>, Status> {
 pub(super) fn run_function(input: Vec<u8>) -> Status {
     let output = crate::krm::run(input);
     report(&output.sources, &output.diagnostics);
-    write_stdout(&output.resource_list);
-    if output.failed {
+    let status = if output.failed {
         Status::Invalid
     } else {
         Status::Ok
-    }
+    };
+    super::written(write_stdout(&output.resource_list), status)
 }
 
 /// Invoked as `TrainSpec CONFIG-FILE` by kustomize: the generated objects as YAML.
@@ -78,10 +79,10 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
     }
     report(&sources, &built.diagnostics);
     match built.objects {
-        Some(objects) => {
-            write_stdout(&crate::emit::stream(&objects, crate::emit::Format::Yaml));
-            Status::Ok
-        }
+        Some(objects) => super::written(
+            write_stdout(&crate::emit::stream(&objects, crate::emit::Format::Yaml)),
+            Status::Ok,
+        ),
         None => Status::Invalid,
     }
 }

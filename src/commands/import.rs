@@ -63,7 +63,10 @@ pub(super) fn run(args: &ImportArgs) -> Status {
             return Status::Usage;
         }
         None => {
-            write_stdout(&specs[0].1);
+            if let Err(failed) = write_stdout(&specs[0].1) {
+                report(&sources, &diagnostics);
+                return failed;
+            }
             Ok(())
         }
         Some(dir) => write_files(dir, &specs, format, args.force),
@@ -146,10 +149,13 @@ fn write_files(
     };
     atomic::write_all(&files, existing).map_err(|(path, error)| {
         if error.kind() == std::io::ErrorKind::AlreadyExists {
-            format!("`{}` exists; pass `--force` to replace it", path.display())
+            format!(
+                "`{}` exists; pass `--force` to replace it (nothing was written)",
+                path.display()
+            )
         } else {
             format!(
-                "cannot write `{}`: {}",
+                "cannot write `{}`: {}; nothing was written",
                 path.display(),
                 crate::source::io_reason(&error)
             )

@@ -25,31 +25,16 @@ pub(super) fn run(args: &InitArgs) -> Status {
         TargetArg::Job => Target::Job,
     };
     let to_stdout = args.file.as_os_str() == "-";
-    let extension = args
-        .file
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let format = match (extension.as_deref(), args.krm) {
-        (Some("yaml" | "yml"), true) => StarterFormat::Krm,
-        (Some("yaml" | "yml"), false) => StarterFormat::Yaml,
-        (_, true) if to_stdout => StarterFormat::Krm,
-        (Some("toml"), false) => StarterFormat::Toml,
-        _ if to_stdout => StarterFormat::Toml,
-        (Some("toml"), true) => {
-            write_stderr(&format!(
-                "error: --krm writes YAML, and `{}` is a TOML file name; name it `.yaml`\n",
-                args.file.display()
-            ));
-            return Status::Usage;
-        }
-        _ => {
-            write_stderr(&format!(
-                "error: cannot tell a format from `{}`: name it `.toml`, `.yaml` or `.yml` (or `-` for stdout)\n",
-                args.file.display()
-            ));
-            return Status::Usage;
-        }
+    let shown = crate::diagnostic::escape_for_terminal(&args.file.display().to_string());
+    if shown != args.file.display().to_string() {
+        write_stderr(&format!(
+            "error: the file name `{shown}` holds a control character; name the spec plainly, e.g. `trainspec.toml`\n"
+        ));
+        return Status::Usage;
+    }
+    let format = match format(args, to_stdout) {
+        Ok(format) => format,
+        Err(status) => return status,
     };
     let file = if to_stdout {
         match format {
@@ -67,8 +52,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
         format,
     });
     if to_stdout {
-        super::write_stdout(&text);
-        return Status::Ok;
+        return super::written(super::write_stdout(&text), Status::Ok);
     }
     let path = &args.file;
     let existing = if args.force {
@@ -83,7 +67,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
             write_stderr(&format!(
                 "wrote {}; check it with `trainc check {}`\n",
                 path.display(),
-                path.display()
+                crate::syntax::shell::quote(&path.display().to_string())
             ));
             Status::Ok
         }
@@ -100,6 +84,36 @@ pub(super) fn run(args: &InitArgs) -> Status {
                 path.display()
             ));
             Status::Usage
+        }
+    }
+}
+
+/// The starter's format, from the file name's extension and `--krm`.
+fn format(args: &InitArgs, to_stdout: bool) -> Result<StarterFormat, Status> {
+    let extension = args
+        .file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match (extension.as_deref(), args.krm) {
+        (Some("yaml" | "yml"), true) => Ok(StarterFormat::Krm),
+        (Some("yaml" | "yml"), false) => Ok(StarterFormat::Yaml),
+        (_, true) if to_stdout => Ok(StarterFormat::Krm),
+        (Some("toml"), false) => Ok(StarterFormat::Toml),
+        _ if to_stdout => Ok(StarterFormat::Toml),
+        (Some("toml"), true) => {
+            write_stderr(&format!(
+                "error: --krm writes YAML, and `{}` is a TOML file name; name it `.yaml`\n",
+                args.file.display()
+            ));
+            Err(Status::Usage)
+        }
+        _ => {
+            write_stderr(&format!(
+                "error: cannot tell a format from `{}`: name it `.toml`, `.yaml` or `.yml` (or `-` for stdout)\n",
+                args.file.display()
+            ));
+            Err(Status::Usage)
         }
     }
 }

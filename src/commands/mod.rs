@@ -68,11 +68,21 @@ pub fn main(args: Vec<std::ffi::OsString>) -> Status {
     match parsed {
         Ok(cli) => run(cli),
         Err(error) => {
-            let _ = error.print();
+            let printed = error.print();
             if error.use_stderr() {
                 Status::Usage
             } else {
-                Status::Ok
+                // `--help` and `--version`, on stdout.
+                match printed {
+                    Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                        write_stderr(&format!(
+                            "error: cannot write to stdout: {}\n",
+                            crate::source::io_reason(&e)
+                        ));
+                        Status::Usage
+                    }
+                    _ => Status::Ok,
+                }
             }
         }
     }
@@ -119,30 +129,25 @@ pub fn run(cli: Cli) -> Status {
             plugin::install(dir, dev)
         }
         Command::Plugin(crate::cli::PluginCommand::Config) => {
-            write_stdout(&crate::kustomize::configuration());
-            Status::Ok
+            written(write_stdout(&crate::kustomize::configuration()), Status::Ok)
         }
-        Command::Completions { shell } => {
-            write_stdout(&completions(shell));
-            Status::Ok
-        }
+        Command::Completions { shell } => written(write_stdout(&completions(shell)), Status::Ok),
         Command::Man => {
             let mut page = Vec::new();
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
                 .render(&mut page)
                 .expect("writing to a Vec cannot fail");
-            write_stdout(&String::from_utf8_lossy(&page));
-            Status::Ok
+            written(write_stdout(&String::from_utf8_lossy(&page)), Status::Ok)
         }
         Command::Schema { overlay, krm } => {
             // The committed files, which tests lock to the spec types.
-            write_stdout(match (overlay, krm) {
+            let schema = match (overlay, krm) {
                 (false, false) => crate::spec::SPEC_SCHEMA,
                 (true, false) => crate::spec::OVERLAY_SCHEMA,
                 (false, true) => crate::spec::KRM_SCHEMA,
                 (true, true) => crate::spec::KRM_PATCH_SCHEMA,
-            });
-            Status::Ok
+            };
+            written(write_stdout(schema), Status::Ok)
         }
     }
 }
@@ -163,6 +168,7 @@ fn options(
         api_level: api_level(generate.api_level),
         sets: compose.sets.clone(),
         verify: generate.verify,
+        code_root: compose.code_root.clone(),
     }
 }
 
@@ -309,10 +315,31 @@ fn terminal_width() -> Option<usize> {
     std::env::var("COLUMNS").ok()?.parse().ok()
 }
 
-/// Writes to stdout; a closed pipe (`trainc ... | head`) is not an error.
-fn write_stdout(text: &str) {
+/// Writes to stdout. A closed pipe (`trainc ... | head`) is not an error;
+/// any other failure (a full disk, `> /dev/full`) is said on stderr and is
+/// the command's failure: exit 2, never a truncated output that looks whole.
+#[must_use = "a failed write decides the exit status"]
+fn write_stdout(text: &str) -> Result<(), Status> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(error) => {
+            write_stderr(&format!(
+                "error: cannot write to stdout: {}\n",
+                crate::source::io_reason(&error)
+            ));
+            Err(Status::Usage)
+        }
+    }
+}
+
+/// `status`, unless the write failed.
+fn written(write: Result<(), Status>, status: Status) -> Status {
+    match write {
+        Ok(()) => status,
+        Err(failed) => failed.max(status),
+    }
 }
 
 fn write_stderr(text: &str) {

@@ -30,10 +30,28 @@ enum Owner {
     Foreign,
 }
 
+/// The largest file an earlier build can have written: one object, at most
+/// a ConfigMap of 1 MiB as YAML. A larger file is not read at all.
+const MAX_OURS_BYTES: u64 = 4 * 1024 * 1024;
+
 fn owner(path: &Path, job: &str) -> Owner {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    use std::io::Read as _;
+    // Not followed, not waited on, not read past what trainc writes.
+    let Ok(file) = crate::source::open_no_wait(path) else {
         return Owner::Foreign;
     };
+    let regular = file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= MAX_OURS_BYTES);
+    let mut text = String::new();
+    if !regular
+        || file
+            .take(MAX_OURS_BYTES + 1)
+            .read_to_string(&mut text)
+            .is_err()
+    {
+        return Owner::Foreign;
+    }
     let parsed: Option<serde_json::Value> = if path.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(&text).ok()
     } else {
@@ -67,7 +85,9 @@ pub(super) fn write(
     let mut foreign = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        let is_manifest = path.is_file()
+        // `kubectl apply -f DIR` skips directories; it reads links and FIFOs,
+        // which `owner` counts as foreign without following or reading them.
+        let is_manifest = entry.file_type().is_ok_and(|t| !t.is_dir())
             && path
                 .extension()
                 .and_then(|e| e.to_str())

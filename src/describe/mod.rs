@@ -142,6 +142,7 @@ fn nodes(model: &Model) -> String {
     let world = match (model.world_size, model.nodes, model.nproc_per_node) {
         (Some(size), _, _) => format!(" = world size {size}"),
         (None, Nodes::Elastic { min, max }, NProc::Count(n)) => {
+            let (min, max, n) = (u64::from(min), u64::from(max), u64::from(n));
             format!(" = world size {} to {}", min * n, max * n)
         }
         _ => " (world size decided by torchrun at start)".to_owned(),
@@ -267,6 +268,13 @@ fn env(model: &Model) -> Vec<String> {
         .env
         .iter()
         .map(|var| match &var.value {
+            EnvValue::Literal(value) if crate::syntax::names::looks_secret(&var.name) => {
+                format!(
+                    "{}=… ({} characters written in the spec, not shown; keep it in a Secret)",
+                    var.name,
+                    value.chars().count()
+                )
+            }
             EnvValue::Literal(value) => format!("{}={value}", var.name),
             EnvValue::Secret { name, key, .. } => {
                 format!(

@@ -58,8 +58,33 @@ fn procs(model: &Model) -> Option<u32> {
 fn ranks(model: &Model, index: u32) -> String {
     match procs(model) {
         Some(1) => format!("rank {index}"),
-        Some(n) => format!("ranks {}-{}", index * n, index * n + n - 1),
+        Some(n) => {
+            let (index, n) = (u64::from(index), u64::from(n));
+            format!("ranks {}-{}", index * n, index * n + n - 1)
+        }
         None => "ranks set by torchrun".to_owned(),
+    }
+}
+
+/// Pods listed one by one; a larger job lists the first of them and the last.
+const MAX_LISTED: u32 = 16;
+
+/// The indices of `n` pods to list, each with how many pods were skipped
+/// before it (the pods in between are alike but for their index).
+fn listed(n: u32) -> impl Iterator<Item = (u32, u32)> {
+    let first = n.min(MAX_LISTED);
+    let last = (n > MAX_LISTED).then(|| (n - 1, n - 1 - first));
+    (0..first).map(|i| (i, 0)).chain(last)
+}
+
+/// The line for `skipped` pods not listed, between two that are.
+fn skipped_line(out: &mut String, skipped: u32, from: u32) {
+    if skipped > 0 {
+        let _ = writeln!(
+            out,
+            "  … {skipped} more pods like these, indices {from} to {}",
+            from + skipped - 1
+        );
     }
 }
 
@@ -79,7 +104,7 @@ fn pytorchjob_pods(model: &Model) -> String {
             let master = format!("{name}-master-0");
             let port = pytorchjob::PORT.to_string();
             // WORLD_SIZE counts processes only when nprocPerNode is a number.
-            let world = n * procs(model).unwrap_or(1);
+            let world = u64::from(n) * u64::from(procs(model).unwrap_or(1));
             super::note(
                 &mut out,
                 0,
@@ -87,7 +112,8 @@ fn pytorchjob_pods(model: &Model) -> String {
                     "pods: {n}, made by the Training Operator, each with a Service of its name"
                 ),
             );
-            for index in 0..n {
+            for (index, skipped) in listed(n) {
+                skipped_line(&mut out, skipped, index - skipped);
                 let (pod, role) = if index == 0 {
                     (master.clone(), "Master")
                 } else {
@@ -149,7 +175,8 @@ fn elastic_pods(out: &mut String, model: &Model, min: u32, max: u32) {
         0,
         &format!("pods: {max} started, {min} needed, made by the Training Operator (no Master)"),
     );
-    for index in 0..max {
+    for (index, skipped) in listed(max) {
+        skipped_line(out, skipped, index - skipped);
         let pod = format!("{name}-worker-{index}");
         pod_lines(
             out,
@@ -223,7 +250,8 @@ fn trainjob_pods(model: &Model) -> String {
             );
         }
     }
-    for index in 0..n {
+    for (index, skipped) in listed(n) {
+        skipped_line(&mut out, skipped, index - skipped);
         let host = format!("{name}-{}-0-{index}", trainjob::NODE);
         pod_lines(
             &mut out,
@@ -269,7 +297,8 @@ fn job_pods(model: &Model) -> String {
             "pods: {n}, made by the Job controller, one per completion index, under the headless Service {name}"
         ),
     );
-    for index in 0..n {
+    for (index, skipped) in listed(n) {
+        skipped_line(&mut out, skipped, index - skipped);
         let host = format!("{name}-{index}");
         pod_lines(
             &mut out,

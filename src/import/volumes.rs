@@ -3,6 +3,8 @@
 //! referenced `claim`; a volume or mount with settings a `[volumes]` entry
 //! has no field for goes whole into `[podTemplate]`.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value as Json, json};
 
 use super::pod::Pod;
@@ -23,6 +25,13 @@ pub(super) fn import(
 ) {
     let all: Vec<Json> = pod.spec["volumes"].as_array().cloned().unwrap_or_default();
     let mut used = vec![false; all.len()];
+    // Each volume's place by name (the first, should a name repeat).
+    let mut places: HashMap<&str, usize> = HashMap::new();
+    for (v, volume) in all.iter().enumerate() {
+        if let Some(name) = volume["name"].as_str() {
+            places.entry(name).or_insert(v);
+        }
+    }
     let mounts = trainer
         .and_then(|(c, _)| c["volumeMounts"].as_array().cloned())
         .unwrap_or_default();
@@ -40,7 +49,7 @@ pub(super) fn import(
             );
             continue;
         };
-        let Some(v) = all.iter().position(|v| v["name"] == name) else {
+        let Some(&v) = places.get(name) else {
             rest_mounts.push(mount.clone());
             continue;
         };

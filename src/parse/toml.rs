@@ -13,8 +13,14 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
         return Err(errors
             .iter()
             .filter_map(|error| {
-                let range = error.span().unwrap_or(0..0);
                 let message = lowercase_first(error.message().trim().trim_end_matches('.'));
+                let range = match error.span() {
+                    Some(range) => range,
+                    // The parser's own limit on a dotted key of thousands of
+                    // parts comes without a place: find the key.
+                    None if message.contains("recursion") => longest_dotted_key(text),
+                    None => 0..0,
+                };
                 seen.insert((range.start, message.clone())).then(|| {
                     if message.contains("duplicate key") {
                         return duplicate_key(id, text, &table, range.clone());
@@ -25,7 +31,7 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                         format!("invalid TOML: {message}"),
                     );
                     let written = text.get(range.clone()).unwrap_or("").trim();
-                    if message.contains("recursion depth") {
+                    if message.contains("recursion") {
                         Diagnostic::error(
                             codes::PARSE_TOO_DEEP,
                             Span::new(id, range.start, range.end),
@@ -52,6 +58,34 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
     } else {
         Err(problems)
     }
+}
+
+/// The key (of a `key = value` line or a `[table]` header) with the most
+/// dots outside quotes: where a dotted key nests too deep.
+fn longest_dotted_key(text: &str) -> std::ops::Range<usize> {
+    let mut best = (0, 0..0);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let (mut dots, mut quote, mut end) = (0usize, None, line.len());
+        for (i, c) in line.char_indices() {
+            match (quote, c) {
+                (None, '"' | '\'') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, '.') => dots += 1,
+                (None, '=' | ']' | '#') => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if dots > best.0 {
+            let start = line.len() - line.trim_start().len();
+            best = (dots, offset + start..offset + end.max(start));
+        }
+        offset += line.len();
+    }
+    best.1
 }
 
 fn toml_table(

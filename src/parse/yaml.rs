@@ -5,6 +5,8 @@
 //! error rather than 10 or 8, tags other than the core ones are errors, and so
 //! are duplicate keys. Limits bound nesting, aliases and documents.
 
+use std::collections::HashMap;
+
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Span};
 use crate::tree::{Entry, Node, Value};
@@ -16,6 +18,12 @@ use super::lowercase_first;
 /// Values in one spec once aliases are expanded: a real spec has a few
 /// hundred; this is far past any of them and still quick to refuse.
 const MAX_SPEC_NODES: usize = 100_000;
+/// Bytes of text aliases may repeat in a spec: a spec's anchors share a few
+/// labels or an env block; 1 MiB of repeats is far past any of them.
+const MAX_SPEC_ALIASED_BYTES: usize = 1024 * 1024;
+/// Bytes of text aliases may repeat in a stream of manifests (`verify`,
+/// `import`): as much as a large hand-written file holds.
+pub(crate) const MAX_OBJECTS_ALIASED_BYTES: usize = 4 * 1024 * 1024;
 
 pub(super) fn parse_yaml(
     id: SourceId,
@@ -27,6 +35,7 @@ pub(super) fn parse_yaml(
         documents: 1,
         nodes: MAX_SPEC_NODES,
         aliased: MAX_SPEC_NODES,
+        aliased_bytes: MAX_SPEC_ALIASED_BYTES,
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Spec)])?;
@@ -53,6 +62,7 @@ pub(super) fn parse_yaml_stream(
         documents: max_documents,
         nodes: MAX_SPEC_NODES.saturating_mul(max_documents),
         aliased: MAX_SPEC_NODES,
+        aliased_bytes: MAX_OBJECTS_ALIASED_BYTES,
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
@@ -88,16 +98,27 @@ fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
             }
         },
         Body::Seq(items) => Value::Array(items.iter().map(|i| convert(i, problems)).collect()),
-        Body::Map(entries) => Value::Table(
-            entries
-                .iter()
-                .map(|(key, value)| Entry {
-                    key: key_text(key, problems),
-                    key_span: key.span,
-                    value: convert(value, problems),
-                })
-                .collect(),
-        ),
+        Body::Map(entries) => {
+            // `1` and `"1"` are two YAML keys but one key of a spec or an
+            // object, whose keys are text: the second would silently win.
+            let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
+            Value::Table(
+                entries
+                    .iter()
+                    .map(|(key, value)| {
+                        let text = key_text(key, problems);
+                        if let Some(first) = seen.insert(text.clone(), key.span) {
+                            problems.push(same_text_keys(&text, first, key.span));
+                        }
+                        Entry {
+                            key: text,
+                            key_span: key.span,
+                            value: convert(value, problems),
+                        }
+                    })
+                    .collect(),
+            )
+        }
     };
     if let Some(problem) = scalar::container_tag_problem(raw) {
         problems.push(scalar_problem(raw, &problem));
@@ -123,6 +144,18 @@ fn key_text(key: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> String {
         .with_help("write keys as plain text"),
     );
     String::new()
+}
+
+fn same_text_keys(key: &str, first: Span, again: Span) -> Diagnostic {
+    let key = crate::diagnostic::quoted_value(key, 60);
+    Diagnostic::error(
+        codes::PARSE_YAML,
+        point(again),
+        format!("duplicate key `{key}`: written once as text and once as a number or boolean, it is one key to Kubernetes"),
+    )
+    .with_label("set again here")
+    .with_secondary(point(first), "first set here")
+    .with_help("a key may appear once per mapping; remove one of them")
 }
 
 fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
@@ -238,6 +271,15 @@ pub(super) fn load_error(
             "the YAML expands to far more than any spec (anchors and aliases repeat their values)",
         )
         .with_help("write the values out, or use fewer aliases to aliases"),
+        LoadError::TooManyBytes { span, limit } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            format!(
+                "the YAML's aliases repeat more than {} of text, far more than any spec",
+                size(*limit)
+            ),
+        )
+        .with_help("write the values out, or repeat long values fewer times"),
         LoadError::RecursiveAlias { span } => Diagnostic::error(
             codes::PARSE_YAML,
             point(*span),
@@ -265,8 +307,28 @@ fn objects_limit(error: &LoadError, max_depth: usize) -> Option<Diagnostic> {
             ),
         )
         .with_help("split the package, or write out values that aliases repeat many times over"),
+        LoadError::TooManyBytes { span, limit } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            format!(
+                "the YAML's aliases repeat more than {} of text once expanded",
+                size(*limit)
+            ),
+        )
+        .with_help("split the input, or write out long values that aliases repeat many times over"),
         _ => return None,
     })
+}
+
+/// A byte limit in words: `4 MiB`, `512 KiB`, or bytes.
+fn size(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// `12000000` as `12,000,000`.

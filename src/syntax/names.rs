@@ -200,6 +200,17 @@ pub fn env_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether an environment variable's name says it holds a secret
+/// (`HF_TOKEN`, `DB_PASSWORD`, `API_KEY`): `check` warns when its value is
+/// written in the spec, and `describe` does not print the value.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_TOKEN", "_PASSWORD", "_SECRET", "_KEY"]
+        .iter()
+        .any(|s| upper.ends_with(s))
+        || ["TOKEN", "PASSWORD", "SECRET"].contains(&upper.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,6 +153,15 @@ fn check_tag(
         }
     }
     for (i, token) in tokens.iter().enumerate() {
+        let called = tokens.get(i + 1) == Some(&Token::Punct("("))
+            && (i == 0 || tokens[i - 1] != Token::Punct("."));
+        if *token == Token::Name("debug") && called {
+            return Some(unsupported(
+                span,
+                "`debug` is not available in spec templates".to_owned(),
+                "it prints the template engine's state, not a value; name the value you want, e.g. `{{ vars.lr }}`".to_owned(),
+            ));
+        }
         if *token == Token::Punct("*")
             && !(numeric_before(&tokens[..i], numeric) && numeric_after(&tokens[i + 1..], numeric))
         {

@@ -48,6 +48,8 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
     // minijinja's `namespace()` would stand in for an unset `namespace` and
     // print as `minijinja::functions::builtins::namespace`.
     env.remove_global("namespace");
+    // `debug()` prints the engine's state (every var, its closures), not a value.
+    env.remove_global("debug");
     bounded::install(&mut env);
     let json = tree.to_json();
     let mut context = serde_json::json!({
@@ -98,6 +100,18 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
     } = renderer;
     unused_sets(tree, sets, &used, &context, &mut problems);
     problems
+}
+
+fn overflowed(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::TEMPLATE_FUEL,
+        span,
+        format!(
+            "the template renders to more than {} KiB",
+            bounded::MAX_OUTPUT / 1024
+        ),
+    )
+    .with_help("a field value is far shorter; check the loops of this template")
 }
 
 /// Renders template strings one at a time, noting the vars they read and
@@ -175,17 +189,12 @@ impl Renderer<'_> {
                     Value::String(rendered)
                 };
             }
-            Err(_) if output.overflowed => self.problems.push(
-                Diagnostic::error(
-                    codes::TEMPLATE_FUEL,
-                    node.span,
-                    format!(
-                        "the template renders to more than {} KiB",
-                        bounded::MAX_OUTPUT / 1024
-                    ),
-                )
-                .with_help("a field value is far shorter; check the loops of this template"),
-            ),
+            Err(_) if output.overflowed => {
+                // What a failed string did counts against the spec's totals too.
+                self.fuel_left = self.fuel_left.saturating_sub(FUEL);
+                self.output_left = self.output_left.saturating_sub(output.text.len());
+                self.problems.push(overflowed(node.span));
+            }
             Err(error) if error.kind() == ErrorKind::OutOfFuel && self.fuel_left < FUEL => {
                 self.fuel_left = 0;
                 self.output_left = 0;

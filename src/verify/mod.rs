@@ -21,6 +21,23 @@ pub(crate) mod schema;
 mod webhooks;
 
 /// One problem with one generated object.
+/// Characters of a message, object name or path shown at most.
+const MAX_SHOWN: usize = 300;
+
+/// `text` escaped and, past `chars` characters, cut in the middle: a schema
+/// error quotes the value it is about (which can be megabytes long) before
+/// saying what is wrong with it.
+fn shortened(text: String, chars: usize) -> String {
+    let text = crate::diagnostic::escape_controls(text);
+    let count = text.chars().count();
+    if count <= chars {
+        return text;
+    }
+    let head: String = text.chars().take(chars / 2).collect();
+    let tail: String = text.chars().skip(count - chars / 2).collect();
+    format!("{head} … {tail}")
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// `Kind/name` of the object.
@@ -36,9 +53,9 @@ pub struct Problem {
 impl Problem {
     fn new(contract: &'static str, object: &str, path: &str, message: String) -> Problem {
         Problem {
-            object: object.to_owned(),
-            path: path.to_owned(),
-            message,
+            object: shortened(object.to_owned(), MAX_SHOWN),
+            path: shortened(path.to_owned(), MAX_SHOWN),
+            message: shortened(message, MAX_SHOWN),
             contract,
         }
     }

@@ -183,6 +183,29 @@ fn push_error(
                     .map_or_else(|| property.to_string(), str::to_owned)
             ),
         )),
+        // Worded from the kind alone: jsonschema's words quote the whole
+        // value first, which for a long list costs its size in time.
+        Kind::Type { kind } => {
+            let expected: Vec<String> = match kind {
+                jsonschema::error::TypeKind::Single(t) => vec![format!("`{t}`")],
+                jsonschema::error::TypeKind::Multiple(set) => {
+                    set.iter().map(|t| format!("`{t}`")).collect()
+                }
+            };
+            let found = match error.instance().as_ref() {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "a list",
+                Value::Object(_) => "a mapping",
+            };
+            problems.push(Problem::schema(
+                id,
+                &path,
+                format!("must be {}, found {found}", expected.join(" or ")),
+            ));
+        }
         _ => problems.push(Problem::schema(id, &path, error.to_string())),
     }
 }

@@ -227,9 +227,11 @@ fn literal_ok(text: &str) -> bool {
             .all(|line| line.is_empty() || !line.bytes().all(|b| b == b' ' || b == b'\t'))
 }
 
-/// YAML's printable set, without line breaks.
+/// YAML's printable set, without line breaks: not NEL (U+0085), which YAML
+/// 1.2 prints but YAML 1.1 readers (PyYAML, go-yaml, so kyaml and kpt) read
+/// as a line break, nor the line and paragraph separators.
 fn printable(c: char) -> bool {
-    matches!(c, ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
         && !matches!(c, '\u{2028}' | '\u{2029}')
 }
 
@@ -245,15 +247,7 @@ pub fn double_quoted(out: &mut String, text: &str) {
             '\r' => out.push_str("\\r"),
             '\0' => out.push_str("\\0"),
             c if printable(c) && c != '\u{feff}' => out.push(c),
-            c if u32::from(c) <= 0xff => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c if u32::from(c) <= 0xffff => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", u32::from(c));
-            }
+            c => crate::syntax::push_hex_escape(out, c),
         }
     }
     out.push('"');
@@ -274,6 +268,7 @@ mod tests {
         documents: 1,
         nodes: 100_000,
         aliased: 100_000,
+        aliased_bytes: 1024 * 1024,
     };
 
     /// What a reader takes from a node: tags, and each scalar's text with

@@ -75,6 +75,9 @@ pub struct Limits {
     /// Of those, values that aliases repeat: an alias bomb is refused long
     /// before it fills memory, while a large package without aliases is not.
     pub aliased: usize,
+    /// Bytes of text (scalars, keys included) that aliases repeat: one long
+    /// scalar repeated by a few thousand aliases is few values but gigabytes.
+    pub aliased_bytes: usize,
 }
 
 /// Why a text could not be read as YAML.
@@ -93,6 +96,11 @@ pub enum LoadError {
     },
     /// Aliases expand past [`Limits::nodes`].
     TooManyNodes {
+        span: Span,
+        limit: usize,
+    },
+    /// Aliases repeat more than [`Limits::aliased_bytes`] bytes of text.
+    TooManyBytes {
         span: Span,
         limit: usize,
     },
@@ -123,6 +131,8 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
         open_anchors: Vec::new(),
         nodes: 0,
         aliased: 0,
+        bytes: 0,
+        aliased_bytes: 0,
         documents: Vec::new(),
     };
     while let Some(next) = parser.next_event() {
@@ -147,24 +157,40 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
     Ok(loader.documents)
 }
 
+/// The bytes of a scalar's text (what an alias to it repeats).
+fn scalar_bytes(node: &Raw<'_>) -> usize {
+    node.scalar().map_or(0, str::len)
+}
+
 struct Loader<'a> {
     limits: Limits,
     /// Open containers: the node, its anchor, and a set of its keys so far.
     stack: Vec<Open<'a>>,
-    /// Finished anchored nodes, with how many values each expands to.
-    anchors: HashMap<usize, (Raw<'a>, usize)>,
+    /// Finished anchored nodes, with how many values and bytes of text each
+    /// expands to.
+    anchors: HashMap<usize, Anchored<'a>>,
     /// Anchors of containers still open: an alias to one is recursive.
     open_anchors: Vec<usize>,
     nodes: usize,
     aliased: usize,
+    /// Bytes of scalar text so far, aliases expanded.
+    bytes: usize,
+    aliased_bytes: usize,
     documents: Vec<Raw<'a>>,
+}
+
+struct Anchored<'a> {
+    node: Raw<'a>,
+    nodes: usize,
+    bytes: usize,
 }
 
 struct Open<'a> {
     node: Raw<'a>,
     anchor: usize,
-    /// `nodes` when the container opened, to size its anchor.
+    /// `nodes` and `bytes` when the container opened, to size its anchor.
     nodes_before: usize,
+    bytes_before: usize,
     pending_key: Option<Raw<'a>>,
     keys: HashMap<String, Span>,
 }
@@ -174,13 +200,22 @@ impl<'a> Loader<'a> {
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 self.count(1, span)?;
+                self.bytes = self.bytes.saturating_add(text.len());
                 let node = Raw {
                     span,
                     tag: tag.map(|t| Box::new(t.into_owned())),
                     body: Body::Scalar(text, style),
                 };
                 if anchor != 0 {
-                    self.anchors.insert(anchor, (node.clone(), 1));
+                    let bytes = scalar_bytes(&node);
+                    self.anchors.insert(
+                        anchor,
+                        Anchored {
+                            node: node.clone(),
+                            nodes: 1,
+                            bytes,
+                        },
+                    );
                 }
                 self.finish(node)
             }
@@ -202,8 +237,12 @@ impl<'a> Loader<'a> {
                 node.span.end = span.end.max(node.span.start);
                 if open.anchor != 0 {
                     self.open_anchors.retain(|a| *a != open.anchor);
-                    let size = self.nodes - open.nodes_before;
-                    self.anchors.insert(open.anchor, (node.clone(), size));
+                    let anchored = Anchored {
+                        node: node.clone(),
+                        nodes: self.nodes - open.nodes_before,
+                        bytes: self.bytes - open.bytes_before,
+                    };
+                    self.anchors.insert(open.anchor, anchored);
                 }
                 self.finish(node)
             }
@@ -211,14 +250,14 @@ impl<'a> Loader<'a> {
                 if self.open_anchors.contains(&anchor) {
                     return Err(LoadError::RecursiveAlias { span });
                 }
-                let Some((node, size)) = self.anchors.get(&anchor) else {
+                let Some(anchored) = self.anchors.get(&anchor) else {
                     return Err(LoadError::Syntax {
                         offset: span.start,
                         message: "an alias names an anchor that is not defined before it"
                             .to_owned(),
                     });
                 };
-                let size = *size;
+                let (size, bytes) = (anchored.nodes, anchored.bytes);
                 self.aliased = self.aliased.saturating_add(size);
                 if self.aliased > self.limits.aliased {
                     return Err(LoadError::TooManyNodes {
@@ -226,7 +265,15 @@ impl<'a> Loader<'a> {
                         limit: self.limits.aliased,
                     });
                 }
-                let mut node = node.clone();
+                self.aliased_bytes = self.aliased_bytes.saturating_add(bytes);
+                if self.aliased_bytes > self.limits.aliased_bytes {
+                    return Err(LoadError::TooManyBytes {
+                        span,
+                        limit: self.limits.aliased_bytes,
+                    });
+                }
+                self.bytes = self.bytes.saturating_add(bytes);
+                let mut node = anchored.node.clone();
                 self.count(size, span)?;
                 node.span = span;
                 self.finish(node)
@@ -274,6 +321,7 @@ impl<'a> Loader<'a> {
             },
             anchor,
             nodes_before: self.nodes - 1,
+            bytes_before: self.bytes,
             pending_key: None,
             keys: HashMap::new(),
         });
@@ -319,6 +367,7 @@ mod tests {
         documents: 4,
         nodes: 1000,
         aliased: 1000,
+        aliased_bytes: 1000,
     };
 
     fn one(text: &str) -> Raw<'_> {
@@ -348,6 +397,23 @@ mod tests {
             load(SourceId(0), bomb, LIMITS),
             Err(LoadError::TooManyNodes { .. })
         ));
+        // Few values, many bytes: one long scalar repeated.
+        let long = format!("a: &a {}\nb: [*a, *a, *a]\n", "x".repeat(400));
+        assert!(matches!(
+            load(SourceId(0), &long, LIMITS),
+            Err(LoadError::TooManyBytes { limit: 1000, .. })
+        ));
+        // Keys count too, and a container's bytes are its scalars'.
+        let keys = format!(
+            "a: &a {{{k}: 1, {k}x: 2}}\nb: [*a, *a]\n",
+            k = "k".repeat(300)
+        );
+        assert!(matches!(
+            load(SourceId(0), &keys, LIMITS),
+            Err(LoadError::TooManyBytes { .. })
+        ));
+        let within = format!("a: &a {}\nb: [*a, *a]\n", "x".repeat(400));
+        assert!(load(SourceId(0), &within, LIMITS).is_ok());
     }
 
     #[test]

@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Writes the adversarial corpus: one input file per case, and EXPECTED, a
-table of `file <TAB> command <TAB> exit <TAB> words` (words separated by
-` ;; `, each of which must appear in stdout or stderr). Run it from this
-directory after changing a case; tests/adversarial.rs runs every case with a
-time and memory limit. Files not written here (fuzz-*) are inputs the fuzzers
+"""Writes the adversarial corpus: one input file per case, and CASES.jsonl,
+one JSON object per line: a case (`name`, `args`, `exit`, `words`; optionally
+`stdin`, `cwd`, `invoked_as`, `stdout: "full"`, `output_dir`, `absent`: words
+that must not appear) or a setup step
+(`setup`: `fifo`, `link`, `sparse`, `copy`, `dir`) that tests/adversarial.rs
+applies in a scratch copy before running the cases (FIFOs, links out of the
+tree and names with control characters do not belong in a repository).
+Each word must appear in stdout or stderr. Run it from this directory after
+changing a case. Files not written here (fuzz-*) are inputs the fuzzers
 found; their rows are at the end of this script."""
+
+import json
+import os
 
 GOOD = 'name = "demo"\nimage = "ghcr.io/acme/train:1.4"\nscript = "/app/train.py"\n'
 GOOD_YAML = 'name: demo\nimage: ghcr.io/acme/train:1.4\nscript: /app/train.py\n'
@@ -13,13 +20,42 @@ FC = ("functionConfig:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  
       "  spec: {image: 'ghcr.io/acme/train:1.4', script: /app/train.py}\n")
 RL = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 
-cases = []
+entries = []
 
-def case(name, content, command, exit, *words):
+def write(name, content):
     data = content.encode() if isinstance(content, str) else content
+    if os.path.dirname(name):
+        os.makedirs(os.path.dirname(name), exist_ok=True)
     with open(name, "wb") as f:
         f.write(data)
-    cases.append((name, command, exit, words))
+
+def case(name, content, command, exit, *words, args=None, cwd=None, stdout=None,
+         output_dir=None, invoked_as=None, absent=None):
+    """A case whose input is the file `name` (written unless `content` is None).
+    `command` is `fn` (the file on stdin), or a trainc command run on the file;
+    `args` replaces the command line, `FILE` standing for the file's path
+    relative to `cwd`."""
+    if content is not None:
+        write(name, content)
+    path = os.path.relpath(name, cwd) if cwd else name
+    entry = {"name": name}
+    if command == "fn":
+        entry["args"] = ["fn"]
+        entry["stdin"] = name
+    elif args is not None:
+        entry["args"] = [path if a == "FILE" else a for a in args]
+    else:
+        entry["args"] = [command, path]
+    for key, value in (("cwd", cwd), ("stdout", stdout), ("output_dir", output_dir),
+                       ("invoked_as", invoked_as), ("absent", absent)):
+        if value is not None:
+            entry[key] = value
+    entry["exit"] = exit
+    entry["words"] = [w for w in words if w]
+    entries.append(entry)
+
+def setup(step, path, **fields):
+    entries.append({"setup": step, "path": path, **fields})
 
 def fn_items(name, items, *words, exit=0):
     case(name, RL + "items:\n" + items + FC, "fn", exit, *words)
@@ -110,10 +146,7 @@ yaml_spec("yaml-two-docs.yaml", "---\nname: x\n", 1, "more than one YAML documen
 case("yaml-directive.train", "%YAML 1.2\n---\n" + GOOD_YAML, "check", 0, "")
 case("yaml-json.train", '{"name": "demo", "image": "ghcr.io/acme/train:1.4", "script": "/app/train.py"}\n', "check", 0, "")
 case("yaml-json-bad.train", '{"name": "demo", "image": "ghcr.io/acme/train:1.4", "script": "/app/train.py", "replicas": "x"}\n', "check", 1, "replicas")
-yaml_spec("yaml-bom.yaml", "", 0, "")
-cases[-1] = ("yaml-bom.yaml", "check", 0, ("",))
-with open("yaml-bom.yaml", "wb") as f:
-    f.write(b"\xef\xbb\xbf" + GOOD_YAML.encode())
+case("yaml-bom.yaml", b"\xef\xbb\xbf" + GOOD_YAML.encode(), "check", 0)
 case("yaml-crlf.yaml", GOOD_YAML.replace("\n", "\r\n"), "check", 0, "")
 case("yaml-invalid-utf8.yaml", GOOD_YAML.encode() + b"args: [\"\xc3\x28\"]\n", "check", 1, "is not valid UTF-8")
 
@@ -165,14 +198,212 @@ case("lookalike-key.yaml", GOOD_YAML + 'replіcas: 2\n', "check", 1, "unknown ke
 many = GOOD + "".join(f"unknownkey{i} = {i}\n" for i in range(1000))
 case("many-unknown-keys.toml", many, "check", 1, "950 more problems in many-unknown-keys.toml are not shown")
 
-# Inputs the fuzzers found (kept as they were found).
-cases.append(("fuzz-fn-null-key.rl", "fn", 1, ("kind: ResourceList", "~: '24'")))
-cases.append(("fuzz-fn-tagged-empty.rl", "fn", 1, ("kind: ResourceList",)))
-# A BOM inside a template tag: the text check sliced a string mid-character.
-cases.append(("fuzz-spec-template-bom.toml", "check", 1, ("template syntax error",)))
+# 10. `[code]` reads only its own tree: no `..` out, no link out, no FIFO,
+# no kernel file; the same through `fn` and the kustomize plugin.
+CODE_SPEC = 'name = "demo"\nimage = "ghcr.io/acme/train:1.4"\n[code]\nfiles = [%s]\n'
+def code_spec(files):
+    return CODE_SPEC % ", ".join('"%s"' % f for f in files)
+write("code/train.py", "print('train')\n")
+write("code/lib/utils.py", "SEED = 1\n")
+ESCAPE = "../../../../../../../../../../etc/passwd"
+for command in ("check", "build", "describe"):
+    case("code/escape-%s.toml" % command, code_spec(["train.py", ESCAPE]), command, 1,
+         "cannot ship `%s`: it is outside the code root" % ESCAPE, "the spec's directory", cwd="code")
+case("code/escape-from-outside.toml", code_spec(["train.py", ESCAPE]), "build", 1,
+     "outside the code root")
+case("code/environ.toml", code_spec(["train.py", "../../../../../../../../../../proc/self/environ"]),
+     "build", 1, "outside the code root", cwd="code")
+case("code/environ-root.toml", code_spec(["../../../../../../../../../../proc/self/environ"]),
+     None, 1, "a file of the kernel", args=["build", "--code-root", "/", "FILE"], cwd="code")
+case("code/device-root.toml", code_spec(["../../../../../../../../../../dev/zero"]),
+     None, 1, "a file of the kernel", args=["check", "--code-root", "/", "FILE"], cwd="code")
+setup("link", "code/passwd.py", target="/etc/passwd")
+case("code/link-out.toml", code_spec(["train.py", "passwd.py"]), "build", 1,
+     "cannot ship `passwd.py`: it is a link to a file outside the code root", cwd="code")
+setup("link", "code/etc", target="/etc")
+case("code/dir-link-out.toml", code_spec(["etc/passwd"]), "check", 1, "outside the code root", cwd="code")
+setup("link", "code/alias.py", target="train.py")
+case("code/link-in.toml", code_spec(["alias.py", "lib/utils.py"]), "build", 0,
+     "alias.py: |", "print('train')", cwd="code")
+setup("fifo", "code/fifo.py")
+for command in ("check", "build", "describe"):
+    case("code/fifo-%s.toml" % command, code_spec(["fifo.py"]), command, 1,
+         "cannot ship `fifo.py`: it is a FIFO (named pipe), not a regular file", cwd="code")
+case("code/directory.toml", code_spec(["lib"]), "check", 1, "a directory", cwd="code")
+write("code/nul.py", "print(1)\0\n")
+case("code/nul.toml", code_spec(["nul.py"]), "check", 1, "it holds a NUL byte", cwd="code")
+case("code/many.toml", code_spec(["f%d.py" % i for i in range(1001)]), "check", 1,
+     "lists 1001 files; at most 1000", cwd="code")
+case("code/sub/up.toml", code_spec(["../train.py"]), "check", 1,
+     "the spec's directory `sub`", "--code-root", cwd="code")
+case("code/sub/up-root.toml", code_spec(["../train.py"]), None, 0,
+     args=["build", "--code-root", ".", "FILE"], cwd="code")
+case("code/sub/up-overlay-base.toml", 'name = "demo"\nimage = "ghcr.io/acme/train:1.4"\nscript = "/app/t.py"\n',
+     None, 1, "outside the code root",
+     args=["build", "FILE", "-O", "sub/escape-overlay.toml"], cwd="code")
+write("code/sub/escape-overlay.toml", "unset = [\"script\"]\n[code]\nfiles = [\"../../../../../../../../../etc/passwd\"]\n")
+CODE_FC = ("functionConfig:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  metadata: {name: demo}\n"
+           "  spec:\n    image: 'ghcr.io/acme/train:1.4'\n    code: {files: [train.py, '%s']}\n")
+case("code/escape.rl", RL + "items: []\n" + CODE_FC % ESCAPE, None, 1,
+     "kind: ResourceList", "outside the code root", "working directory",
+     args=["fn"], cwd="code")
+entries[-1]["stdin"] = "code/escape.rl"
+case("code/link-out.rl", RL + "items: []\n" + CODE_FC % "passwd.py", None, 1,
+     "a link to a file outside the code root", args=["fn"], cwd="code")
+entries[-1]["stdin"] = "code/link-out.rl"
+case("code/fifo.rl", RL + "items: []\n" + CODE_FC % "fifo.py", None, 1, "FIFO", args=["fn"], cwd="code")
+entries[-1]["stdin"] = "code/fifo.rl"
+PLUGIN = ("apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata: {name: demo}\n"
+          "spec:\n  image: 'ghcr.io/acme/train:1.4'\n  code: {files: [train.py, '%s']}\n")
+case("code/escape-plugin.yaml", PLUGIN % ESCAPE, None, 1, "outside the code root",
+     args=["FILE"], invoked_as="TrainSpec", cwd="code")
+case("code/fifo-plugin.yaml", PLUGIN % "fifo.py", None, 1, "FIFO",
+     args=["FILE"], invoked_as="TrainSpec", cwd="code")
 
-with open("EXPECTED", "w") as f:
-    f.write("# file\tcommand\texit\twords (` ;; `-separated; each must appear in stdout or stderr)\n")
-    for name, command, exit, words in cases:
-        f.write(f"{name}\t{command}\t{exit}\t{' ;; '.join(w for w in words if w)}\n")
-print(len(cases), "cases")
+# 11. Aliases are budgeted in bytes as well as values, in every reader; a
+# 1 MiB input within the budgets stays within 256 MiB.
+def alias_list(anchor_value, count, indent=""):
+    return "&a " + anchor_value + "\n" + indent + "b: [" + ", ".join(["*a"] * count) + "]\n"
+LONG = "x" * 50000
+yaml_spec("alias-bytes.yaml", "vars:\n  a: " + alias_list(LONG, 8000, "  "), 1,
+          "the YAML's aliases repeat more than 1 MiB of text")
+fn_items("alias-bytes.rl", "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data:\n    a: "
+         + alias_list(LONG, 8000, "    "), "the YAML's aliases repeat more than 4 MiB", exit=1)
+MANIFEST = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: "
+case("alias-bytes-verify.yaml", MANIFEST + alias_list(LONG, 8000, "  "), "verify", 1,
+     "the YAML's aliases repeat more than 4 MiB")
+case("alias-bytes-import.yaml", MANIFEST + alias_list(LONG, 8000, "  "), "import", 1,
+     "the YAML's aliases repeat more than 4 MiB")
+def padded(text, total):
+    """`text` and a comment, `total` bytes in all."""
+    pad = total - len(text) - 3
+    return text + "#" + "p" * pad + "\n\n"
+MIB = 1024 * 1024
+# Just within each budget, in a 1 MiB input.
+yaml_spec("alias-within-spec.yaml", padded("vars:\n  a: &a " + "y" * 100000 + "\nargs: [" + ", ".join(["*a"] * 10) + "]\n",
+                                          MIB - len(GOOD_YAML)), 0)
+fn_items("alias-within.rl", "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data:\n    a: "
+         + alias_list("y" * 100000, 41, "    "), "kind: ConfigMap")
+case("alias-within-verify.yaml", padded(MANIFEST + alias_list("y" * 100000, 41, "  "), MIB), "verify", 1,
+     "must be `null` or `string`, found a list")
+case("alias-nodes-within.rl", RL + "items:\n- apiVersion: v1\n  kind: List\n  items: &a [" + ",".join(["{}"] * 1000)
+     + "]\n  more: [" + ",".join(["*a"] * 499) + "]\n" + FC, "fn", 0, "kind: ResourceList")
+
+# 12. Every pod of a huge job is not listed; the count does not overflow.
+case("replicas-max.toml", GOOD + "replicas = 2147483647\nnProcPerNode = 8\n", None, 0,
+     "pods: 2147483647", "more pods", "demo-worker-2147483645", args=["describe", "--pods", "FILE"])
+case("replicas-max-job.toml", GOOD + 'target = "job"\nreplicas = 100000\nnProcPerNode = 8\n', None, 0,
+     "pods: 100000", "more pods", args=["describe", "--pods", "FILE"])
+case("replicas-max-trainjob.toml", GOOD + 'target = "trainjob"\nreplicas = 2147483647\nnProcPerNode = 8\n', None, 0,
+     "more pods", args=["describe", "--pods", "FILE"])
+case("replicas-max-elastic.toml", GOOD + 'replicas = "1:2147483647"\n', None, 0,
+     "more pods", args=["describe", "--pods", "FILE"])
+case("replicas-max-build.toml", GOOD + "replicas = 2147483647\nnProcPerNode = 8\n", None, 0,
+     "replicas: 2147483646", args=["build", "--verify", "FILE"])
+
+# 13. Templates: debug() is not available; every string's work counts.
+tmpl("tmpl-debug.toml", ", ".join(['"{{ debug() }}"'] * 1000), "`debug` is not available")
+tmpl("tmpl-debug-one.toml", '"{{ debug() }}"', "`debug` is not available")
+VARS_BIG = "]\n[vars]\n" + "".join('v%d = "%s"\n' % (i, "z" * 300) for i in range(1000)) + "#"
+tmpl("tmpl-many-vars.toml", ", ".join(['"{{ vars }}"'] * 1000) + VARS_BIG, "together")
+tmpl("tmpl-many-over-cap.toml", ", ".join(['"{% for i in range(3000) %}{{ vars.s }}{% endfor %}"'] * 300)
+     + ']\n[vars]\ns = "' + "q" * 100 + '"\n#', "renders to more than 256 KiB")
+
+# 14. Every stage is linear: large inputs of each shape, within 2 s.
+case("code/dup-names.toml", code_spec(["a/x.py"] * 60000), "check", 1, "at most 1000", cwd="code")
+many_vars = "".join('k%d = %d\n' % (i, i) for i in range(30000))
+case("overlay-many-keys.toml", GOOD + "[vars]\n" + many_vars, None, 0,
+     args=["check", "FILE", "-O", "overlay-many-keys-over.toml"])
+write("overlay-many-keys-over.toml", "unset = [" + ", ".join('"vars.k%d"' % i for i in range(0, 30000, 2)) + "]\n[vars]\n"
+      + "".join('k%d = %d\n' % (i, -i) for i in range(1, 30000, 2)))
+case("volumes-many.toml", GOOD + "".join('[volumes.v%d]\nmountPath = "/m/v%d"\nemptyDir = true\n' % (i, i) for i in range(20000)),
+     "check", 0)
+def volumes_manifest(n):
+    mounts = "".join("        - {name: v%d, mountPath: /m/v%d}\n" % (i, i) for i in range(n))
+    volumes = "".join("      - {name: v%d, emptyDir: {}}\n" % i for i in range(n))
+    return ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: demo}\nspec:\n  pytorchReplicaSpecs:\n"
+            "    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+            "          - name: pytorch\n            image: ghcr.io/acme/train:1.4\n            command: [python, /app/train.py]\n"
+            "            volumeMounts:\n" + mounts.replace("        - ", "            - ") +
+            "          volumes:\n" + volumes.replace("      - ", "          - "))
+write("import-one.yaml", volumes_manifest(1))
+case("import-volumes-many.yaml", volumes_manifest(5000), "import", 0, 'v4999 = { mountPath = "/m/v4999"')
+setup("sparse", "out-huge/foreign.yaml", size=2 * 1024 ** 3)
+case("out-huge.toml", GOOD, None, 2, "manifests trainc did not write", "`foreign.yaml`",
+     args=["build", "--output-dir", "out-huge", "FILE"], output_dir="out-huge")
+case("out-huge-force.toml", GOOD, None, 0,
+     args=["build", "--force", "--output-dir", "out-huge", "FILE"])
+setup("fifo", "out-fifo/pipe.yaml")
+case("out-fifo.toml", GOOD, None, 2, "`pipe.yaml`", args=["build", "--output-dir", "out-fifo", "FILE"],
+     output_dir="out-fifo")
+
+# 15. Output that must mean what the input means.
+fn_items("fn-nel.rl", '- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {nel: "a\\Nb", ls: "c\\Ld"}\n',
+         'nel: "a\\x85b"', 'ls: "c\\u2028d"')
+write("code/uni.py", "def f\u0941():\n    print('uni')\n")
+case("code/launcher-unicode.toml", code_spec(["uni.py"]) + 'function = "uni.py:f\u0941"\n', "build", 0,
+     'runpy.run_path("/trainc/code/uni.py")["f\\u0941"]()', cwd="code")
+yaml_spec("yaml-key-int-and-text.yaml", 'labels:\n  "1": a\n  1: b\n', 1, "duplicate key `1`")
+yaml_spec("yaml-key-bool-and-text.yaml", 'labels:\n  "true": a\n  true: b\n', 1, "duplicate key `true`")
+case("script-newline.toml", 'name = "demo"\nimage = "ghcr.io/acme/train:1.4"\nscript = "/app/train.py\\n"\n',
+     None, 1, "the control character `\\n`, which no path holds", args=["build", "--verify", "FILE"])
+case("workingdir-newline.toml", GOOD + 'workingDir = "/app\\n"\n', None, 1, "which no path holds",
+     args=["build", "--verify", "FILE"])
+case("init-newline", None, None, 2, "control character", args=["init", "a\ninjected = 1\n.toml"])
+case("init-esc", None, None, 2, "\\u{1b}", args=["init", "\x1b[31mred.toml"])
+
+# 16. Writes: an error writing stdout is an error; output directories are
+# all or nothing.
+for name, args in (("stdout-full-build", ["build", "FILE"]), ("stdout-full-schema", ["schema"]),
+                   ("stdout-full-init", ["init", "-"]), ("stdout-full-import", ["import", "FILE"]),
+                   ("stdout-full-describe", ["describe", "FILE"]), ("stdout-full-completions", ["completions", "bash"]),
+                   ("stdout-full-check-json", ["check", "--format", "json", "FILE"])):
+    file = {"stdout-full-import": "import-one.yaml", "stdout-full-check-json": "tmpl-join-bomb.toml"}.get(name, "tmpl-ok.toml")
+    case(name, None, None, 2, "cannot write", args=[file if a == "FILE" else a for a in args], stdout="full")
+case("stdout-full-fn", None, None, 2, "cannot write", args=["fn"], stdout="full")
+entries[-1]["stdin"] = "fn-octal.rl"
+setup("dir", "out-dir/02-pytorchjob-demo.yaml")
+case("out-dir.toml", GOOD + "[volumes.data]\nmountPath = \"/data\"\nsize = \"1Gi\"\n", None, 2,
+     "nothing was written", args=["build", "--output-dir", "out-dir", "FILE"], output_dir="out-dir")
+setup("dir", "out-import/b.toml")
+case("out-import.yaml", volumes_manifest(1) + "---\n" + volumes_manifest(1).replace("name: demo}", "name: b}"),
+     None, 2, "nothing was written", args=["import", "--force", "--output-dir", "out-import", "FILE"],
+     output_dir="out-import")
+
+# 17. Nothing raw reaches a terminal or a CI log.
+BAD = GOOD + "replicas = 0\n"
+write("bad.toml", BAD)
+for name, shown in (("esc", "\x1b[31mred"), ("rlo", "a\u202eb"), ("gh", "x\n::error file=x::forged")):
+    setup("copy", "names/%s%s.toml" % (name, shown), **{"from": "bad.toml"})
+    for fmt in ("human", "github", "json", "sarif"):
+        case("names/%s-%s" % (name, fmt), None, None, 1, "replicas",
+             args=["check", "--format", fmt, "names/%s%s.toml" % (name, shown)])
+case("fn-name-esc.rl", RL + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: \"\\e[31mred\\u202e\"\n"
+     "    namespace: \"\\e]0;title\\a\"\n    annotations: {config.kubernetes.io/path: \"\\e[2Jp.yaml\"}\n"
+     "  data: {a: 1}\n" + FC.replace("name: demo", "name: \"\\e[31mdemo\""), "fn", 1, "kind: ResourceList")
+case("plugin-name-esc.yaml", 'apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: "\\e[31mdemo\\u202e"\n'
+     '  namespace: "\\e]0;t\\a"\nspec: {image: "ghcr.io/acme/train:1.4", script: /app/train.py}\n',
+     None, 1, "TrainSpec", args=["FILE"], invoked_as="TrainSpec")
+case("describe-raw.toml", GOOD + 'args = ["a\u202eb", "c\u200bd"]\nenv = { HF_TOKEN = "hf_abcdefghijklmnopqrstuvwxyz" }\n'
+     '[labels]\n"example.com/x" = "v"\n', "describe", 0, "HF_TOKEN", "\\u{202e}",
+     absent=["hf_abcdefghijklmnopqrstuvwxyz"])
+
+# 18. Diagnostics at the right place.
+case("toml-dotted-deep.toml", GOOD + "\n\n" + "a." * 200000 + "b = 1\n", "check", 1,
+     "trainc::parse::too_deep", "toml-dotted-deep.toml:6:")
+case("snippet-replaced.toml", GOOD + 'args = ["\u202e\u202e", 3]\n', "check", 1,
+     "snippet-replaced.toml:4:15", "[snippet-replaced.toml:4:15]")
+case("snippet-wide.toml", GOOD + 'args = ["\u00e9\u00e9\u65e5\u672c", 3]\n', "check", 1,
+     "snippet-wide.toml:4:17", "[snippet-wide.toml:4:17]")
+
+# Inputs the fuzzers found (kept as they were found).
+case("fuzz-fn-null-key.rl", None, "fn", 1, "kind: ResourceList", "~: '24'")
+case("fuzz-fn-tagged-empty.rl", None, "fn", 1, "kind: ResourceList")
+# A BOM inside a template tag: the text check sliced a string mid-character.
+case("fuzz-spec-template-bom.toml", None, "check", 1, "template syntax error")
+
+with open("CASES.jsonl", "w") as f:
+    for entry in entries:
+        f.write(json.dumps(entry, ensure_ascii=True) + "\n")
+print(sum(1 for e in entries if "setup" not in e), "cases,",
+      sum(1 for e in entries if "setup" in e), "setup steps")

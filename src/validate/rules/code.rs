@@ -2,7 +2,9 @@
 //! packages. Reading the files is [`crate::code::load`]'s, after these pass.
 
 use super::Rules;
-use crate::code::{LAUNCHER, mounted_name, split_function};
+use std::collections::HashMap;
+
+use crate::code::{LAUNCHER, MAX_FILES, mounted_name, split_function};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::model::Code as Mounted;
 
@@ -14,7 +16,20 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 .with_help("list the script to run first, then the modules it imports: `files = [\"train.py\", \"utils.py\"]`"),
         );
     }
+    if code.files.len() > MAX_FILES {
+        r.push(
+            Diagnostic::error(
+                codes::CODE_INVALID,
+                r.key("/code/files"),
+                format!("`[code] files` lists {} files; at most {MAX_FILES} are shipped in one ConfigMap", code.files.len()),
+            )
+            .with_help("build an image with the code (`COPY` it in a Dockerfile) and run it with `script` or `module`"),
+        );
+        return;
+    }
+    // Each mounted name, with the pointer of the first file that has it.
     let mut seen: Vec<(&str, String)> = Vec::new();
+    let mut first: HashMap<&str, usize> = HashMap::new();
     for (i, path) in code.files.iter().enumerate() {
         let pointer = format!("/code/files/{i}");
         if path.starts_with(['/', '\\']) || std::path::Path::new(path).is_absolute() {
@@ -51,7 +66,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 .with_help("rename the file"),
             );
         }
-        if let Some((_, first_pointer)) = seen.iter().find(|(n, _)| *n == name) {
+        if let Some(&at) = first.get(name) {
             r.push(
                 Diagnostic::error(
                     codes::CODE_INVALID,
@@ -61,10 +76,11 @@ pub(super) fn check(r: &mut Rules<'_>) {
                         Mounted::MOUNT
                     ),
                 )
-                .with_secondary(r.value(first_pointer), "the other one")
+                .with_secondary(r.value(&seen[at].1), "the other one")
                 .with_help("rename one of them"),
             );
         } else {
+            first.insert(name, seen.len());
             seen.push((name, pointer));
         }
     }

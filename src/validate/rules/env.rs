@@ -70,8 +70,6 @@ const PYTORCHJOB_INJECTED: &[(&str, When, &str)] = &[
 
 const RENDEZVOUS_HELP: &str = "remove it; torchrun and the operator take care of rendezvous";
 
-const SECRET_SUFFIXES: &[&str] = &["_TOKEN", "_PASSWORD", "_SECRET", "_KEY"];
-
 /// Pod fields a fieldRef may read.
 const FIELDS: &[&str] = &[
     "metadata.name",
@@ -225,10 +223,7 @@ fn rendezvous(r: &mut Rules<'_>, name: &str, pointer: &str) {
 }
 
 fn literal_secret(r: &mut Rules<'_>, name: &str, literal: &str, pointer: &str) {
-    let upper = name.to_ascii_uppercase();
-    let secret_like = SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
-        || ["TOKEN", "PASSWORD", "SECRET"].contains(&upper.as_str());
-    if secret_like && !literal.is_empty() {
+    if crate::syntax::names::looks_secret(name) && !literal.is_empty() {
         let secret = name.to_ascii_lowercase().replace('_', "-");
         r.push(
             Diagnostic::warning(codes::ENV_LITERAL_SECRET, r.value(pointer), format!("`{name}` looks like a secret but is written as a literal value"))

@@ -22,11 +22,16 @@ pub(super) fn check(rules: &mut Rules<'_>) {
                 entries
                     .iter()
                     .filter(|e| e.key != "vars")
-                    .map(|e| (&e.value, e.key.ends_with("Path") || e.key == "path")),
+                    .map(|e| (&e.value, is_path_key(&e.key))),
             ),
             _ => {}
         }
     }
+}
+
+/// Keys whose values are paths (`files` holds a list of them).
+fn is_path_key(key: &str) -> bool {
+    key.ends_with("Path") || matches!(key, "path" | "script" | "workingDir" | "files")
 }
 
 fn forbidden(c: char, is_path: bool) -> bool {

@@ -1,6 +1,8 @@
 //! Rules on volumes: one source each, absolute and distinct mount paths, no
 //! clash with `/dev/shm`, access modes that work for the replica count.
 
+use std::collections::HashMap;
+
 use super::resources::{Measure, checked};
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
@@ -14,7 +16,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
     let Some(volumes) = &r.spec.volumes else {
         return;
     };
-    let mut mounts: Vec<(String, String)> = Vec::new(); // (normalised mountPath, pointer)
+    // Each normalised mountPath, with the pointer of the volume mounted there.
+    let mut mounts: HashMap<String, String> = HashMap::new();
     for (name, volume) in volumes {
         let pointer = at("/volumes", name);
         if name.starts_with(RESERVED_PREFIX) {
@@ -145,7 +148,7 @@ fn mount_path(
     r: &mut Rules<'_>,
     volume: &Volume,
     pointer: &str,
-    mounts: &mut Vec<(String, String)>,
+    mounts: &mut HashMap<String, String>,
 ) {
     let path = &volume.mount_path;
     let path_pointer = at(pointer, "mountPath");
@@ -183,7 +186,7 @@ fn mount_path(
             .with_help("remove this volume, or remove `resources.shm`"),
         );
     }
-    if let Some((_, first)) = mounts.iter().find(|(p, _)| *p == normal) {
+    if let Some(first) = mounts.get(&normal) {
         r.push(
             Diagnostic::error(
                 codes::VOLUME_DUPLICATE_MOUNT,
@@ -194,7 +197,7 @@ fn mount_path(
             .with_help("give each volume its own `mountPath`"),
         );
     } else {
-        mounts.push((normal, path_pointer));
+        mounts.insert(normal, path_pointer);
     }
 }
 

@@ -1,0 +1,1 @@
+print('train')
