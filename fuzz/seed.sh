@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Seeds corpus/spec and corpus/function from the examples, the check cases,
-# the adversarial corpus and the goldens.
+# Seeds corpus/spec, corpus/function, corpus/import and corpus/verify from
+# the examples, the check cases, the adversarial corpus, the import tests'
+# manifests and the goldens.
 set -euo pipefail
 cd "$(dirname "$0")"
-mkdir -p corpus/spec corpus/function
+mkdir -p corpus/spec corpus/function corpus/import corpus/verify
 i=0
 for f in ../examples/*.toml ../tests/check/*.toml ../tests/adversarial/*.toml; do
     i=$((i + 1)); { printf '\x00'; cat "$f"; } > "corpus/spec/toml-$i"
@@ -28,4 +29,10 @@ for n, path in enumerate(sorted(glob.glob('../examples/*.toml'))[:8]):
           'items': items[n:n + 3], 'functionConfig': config}
     open(f'corpus/function/rl-{n}', 'w').write(yaml.safe_dump(rl, sort_keys=False))
 PY
-echo "seeded $(ls corpus/spec | wc -l) spec and $(ls corpus/function | wc -l) function inputs"
+# Manifests: the first byte picks import's output format or verify's API level.
+for f in ../tests/import/*.yaml ../examples/import/*.yaml ../golden/*/*.yaml ../tests/adversarial/*.yaml; do
+    i=$((i + 1))
+    { printf '\x%02x' $((i % 3)); cat "$f"; } > "corpus/import/m-$i"
+    { printf '\x%02x' $((i % 3)); cat "$f"; } > "corpus/verify/m-$i"
+done
+echo "seeded $(ls corpus/spec | wc -l) spec, $(ls corpus/function | wc -l) function, $(ls corpus/import | wc -l) import and $(ls corpus/verify | wc -l) verify inputs"

@@ -112,7 +112,14 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files,
     if code.files.len() > MAX_FILES {
         return (files, problems); // reported by the rules
     }
-    let real_root = match std::fs::canonicalize(&root.dir) {
+    let real_root = std::fs::canonicalize(&root.dir).and_then(|real| {
+        if real.is_dir() {
+            Ok(real)
+        } else {
+            Err(std::io::Error::other("it is not a directory"))
+        }
+    });
+    let real_root = match real_root {
         Ok(real) => real,
         Err(error) => {
             problems.push(Diagnostic::error(

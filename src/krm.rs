@@ -290,6 +290,23 @@ fn regenerate<'a>(
     out
 }
 
+/// The origin annotation's YAML (`configuredBy: {apiVersion, kind, name}`),
+/// read with limits for what it is, a few small mappings: text in an item
+/// of a package trainc did not write.
+fn origin_annotation(text: &str) -> Option<Json> {
+    let limits = crate::yaml::Limits {
+        depth: 8,
+        documents: 1,
+        nodes: 1000,
+        aliased: 100,
+        aliased_bytes: 16 * 1024,
+    };
+    let id = crate::source::SourceId(0);
+    let documents = crate::yaml::load(id, text, limits).ok()?;
+    let node = crate::parse::yaml_to_node(documents.first()?).ok()?;
+    Some(node.to_json())
+}
+
 /// Whether `item` carries the origin annotation of `generator`.
 fn made_by(item: &Json, generator: &Json) -> bool {
     let Some(origin) = item
@@ -301,7 +318,7 @@ fn made_by(item: &Json, generator: &Json) -> bool {
     else {
         return false;
     };
-    let Ok(origin) = serde_saphyr::from_str::<Json>(origin) else {
+    let Some(origin) = origin_annotation(origin) else {
         return false;
     };
     let by = &origin["configuredBy"];

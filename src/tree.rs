@@ -4,12 +4,35 @@
 //! it; validation reads it through JSON pointers so that an error found on the
 //! typed spec can still point at the exact characters the user wrote.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use crate::source::Span;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Node {
     pub value: Value,
     pub span: Span,
+    /// Where each key of a large table is, built on the first lookup, so
+    /// that finding thousands of keys (a diagnostic for each) is linear.
+    /// A hit is checked against the entry; a miss, or a table changed since
+    /// the index was built, is searched: never wrong, at worst slow.
+    index: OnceLock<KeyIndex>,
+}
+
+/// A large table's keys and their places.
+#[derive(Debug, Clone)]
+struct KeyIndex {
+    places: HashMap<String, usize>,
+}
+
+/// Tables up to this many entries are searched; larger ones are indexed.
+const INDEXED_FROM: usize = 16;
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.value == other.value && self.span == other.span
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +55,11 @@ pub struct Entry {
 
 impl Node {
     pub fn new(value: Value, span: Span) -> Self {
-        Node { value, span }
+        Node {
+            value,
+            span,
+            index: OnceLock::new(),
+        }
     }
 
     pub fn as_table(&self) -> Option<&[Entry]> {
@@ -57,7 +84,26 @@ impl Node {
     }
 
     pub fn get(&self, key: &str) -> Option<&Entry> {
-        self.as_table()?.iter().find(|entry| entry.key == key)
+        self.entry(self.as_table()?, key)
+    }
+
+    /// The entry of `entries` (this node's table) under `key`.
+    fn entry<'a>(&self, entries: &'a [Entry], key: &str) -> Option<&'a Entry> {
+        if entries.len() <= INDEXED_FROM {
+            return entries.iter().find(|e| e.key == key);
+        }
+        let index = self.index.get_or_init(|| {
+            let mut places = HashMap::with_capacity(entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                places.entry(e.key.clone()).or_insert(i);
+            }
+            KeyIndex { places }
+        });
+        match index.places.get(key).and_then(|&i| entries.get(i)) {
+            Some(entry) if entry.key == key => Some(entry),
+            // Not there, or the table changed since the index was built.
+            _ => entries.iter().find(|e| e.key == key),
+        }
     }
 
     /// The span of the first value nested more than `limit` containers deep
@@ -89,7 +135,7 @@ impl Node {
             let segment = segment.replace("~1", "/").replace("~0", "~");
             match &node.value {
                 Value::Table(entries) => {
-                    let entry = entries.iter().find(|e| e.key == segment)?;
+                    let entry = node.entry(entries, &segment)?;
                     key_span = Some(entry.key_span);
                     node = &entry.value;
                 }

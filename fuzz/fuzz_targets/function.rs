@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         documents: 1,
         nodes: 100_000_000,
         aliased: 100_000_000,
+        aliased_bytes: usize::MAX,
     };
     let documents = load(SourceId(0), &output.resource_list, limits)
         .unwrap_or_else(|e| panic!("the output is not YAML: {e:?}\n{}", output.resource_list));

@@ -55,7 +55,10 @@ fn owner(path: &Path, job: &str) -> Owner {
     let parsed: Option<serde_json::Value> = if path.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(&text).ok()
     } else {
-        serde_saphyr::from_str(&text).ok()
+        // trainc's own reader, with its limits on nesting and aliases.
+        crate::parse::parse_yaml_document(crate::SourceId(0), &text, 64)
+            .ok()
+            .map(|node| node.to_json())
     };
     let labels = parsed
         .as_ref()

@@ -187,15 +187,23 @@ fn spec_volume(
         ("emptyDir", Some(dir)) if dir.is_empty() => {
             entry.insert("emptyDir".into(), json!(true));
         }
+        // `Map[key]` panics on a missing key: `get`, always.
         ("emptyDir", Some(dir)) if dir.len() == 1 && dir.contains_key("sizeLimit") => {
-            entry.insert("emptyDir".into(), json!(quantity(&dir["sizeLimit"])));
+            let limit = dir.get("sizeLimit").unwrap_or(&Json::Null);
+            entry.insert("emptyDir".into(), json!(quantity(limit)));
         }
-        ("configMap", Some(source)) if source.len() == 1 && source["name"].is_string() => {
-            entry.insert("configMap".into(), source["name"].clone());
-        }
-        ("secret", Some(source)) if source.len() == 1 && source["secretName"].is_string() => {
-            entry.insert("secret".into(), source["secretName"].clone());
-        }
+        ("configMap", Some(source)) if source.len() == 1 => match source.get("name") {
+            Some(name) if name.is_string() => {
+                entry.insert("configMap".into(), name.clone());
+            }
+            _ => return false,
+        },
+        ("secret", Some(source)) if source.len() == 1 => match source.get("secretName") {
+            Some(name) if name.is_string() => {
+                entry.insert("secret".into(), name.clone());
+            }
+            _ => return false,
+        },
         _ => return false,
     }
     if mount["readOnly"] == true {

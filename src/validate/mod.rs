@@ -146,22 +146,19 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
             .collect::<String>()
     };
     let word_normal = normal(word);
+    let word_len = word_normal.chars().count();
     let mut best: Option<((usize, usize), &str)> = None;
     for candidate in candidates {
-        if normal(candidate) == word_normal {
-            return Some(candidate);
+        // The distance is at least the difference in length: most candidates
+        // are ruled out before anything is computed.
+        let allowed = (word_len.max(candidate.len()) / 3).clamp(1, 3);
+        let candidate_len = candidate.chars().filter(|c| *c != '_' && *c != '-').count();
+        if word_len.abs_diff(candidate_len) > allowed {
+            continue;
         }
         let candidate_normal = normal(candidate);
-        let allowed = (word_normal.chars().count().max(candidate.len()) / 3).clamp(1, 3);
-        // The distance is at least the difference in length: most candidates
-        // are ruled out without computing it.
-        if word_normal
-            .chars()
-            .count()
-            .abs_diff(candidate_normal.chars().count())
-            > allowed
-        {
-            continue;
+        if candidate_normal == word_normal {
+            return Some(candidate);
         }
         let distance = strsim::damerau_levenshtein(&word_normal, &candidate_normal);
         // Rank by distance, then by shared prefix (`gpu` is closer to `gpus` than to `cpu`).

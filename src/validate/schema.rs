@@ -141,6 +141,7 @@ pub(super) fn check_against(
                 .unwrap_or_default();
             unexpected
                 .into_iter()
+                .take(MAX_UNKNOWN_KEYS)
                 .filter_map(|key| {
                     suggest(&key, known.iter().map(String::as_str)).map(str::to_owned)
                 })
@@ -196,6 +197,10 @@ struct Table {
     written: std::collections::HashMap<String, crate::source::Span>,
 }
 
+/// Unknown keys of one table reported one by one; past them, one
+/// diagnostic counts the rest. A spec has a few dozen keys per table.
+const MAX_UNKNOWN_KEYS: usize = 1000;
+
 impl Context<'_> {
     fn report(&self, error: &ValidationError<'_>, out: &mut Vec<Diagnostic>) {
         let pointer = error.instance_path().as_str();
@@ -203,8 +208,26 @@ impl Context<'_> {
         let tree = self.tree;
         let diagnostic = match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
-                for key in unexpected {
+                for key in unexpected.iter().take(MAX_UNKNOWN_KEYS) {
                     out.push(self.unknown_key(pointer, key));
+                }
+                if let Some(next) = unexpected.get(MAX_UNKNOWN_KEYS) {
+                    let more = unexpected.len() - MAX_UNKNOWN_KEYS;
+                    let place = if pointer.is_empty() {
+                        "the spec".to_owned()
+                    } else {
+                        format!("`{path}`")
+                    };
+                    out.push(
+                        Diagnostic::error(
+                            codes::SCHEMA_UNKNOWN_KEY,
+                            self.tree.key_span_at(&join_pointer(pointer, next)),
+                            format!("{more} more unknown keys in {place}, from here on"),
+                        )
+                        .with_help(
+                            "no spec has this many keys; check that this file is a training spec",
+                        ),
+                    );
                 }
                 return;
             }

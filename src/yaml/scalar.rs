@@ -161,6 +161,10 @@ fn negate(value: Value<'_>, negative: bool) -> Value<'_> {
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the core schema's float
 /// without its sign.
 fn is_float(text: &str) -> bool {
+    // Long text that cannot be a number is not scanned for an exponent.
+    if !text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+')) {
+        return false;
+    }
     let (mantissa, exponent) = match text.find(['e', 'E']) {
         Some(at) => (&text[..at], Some(&text[at + 1..])),
         None => (text, None),

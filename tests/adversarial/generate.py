@@ -236,6 +236,8 @@ case("code/many.toml", code_spec(["f%d.py" % i for i in range(1001)]), "check", 
      "lists 1001 files; at most 1000", cwd="code")
 case("code/sub/up.toml", code_spec(["../train.py"]), "check", 1,
      "the spec's directory `sub`", "--code-root", cwd="code")
+case("code/root-is-a-file.toml", code_spec(["train.py"]), None, 1, "cannot read the code root `train.py`: it is not a directory",
+     args=["check", "--code-root", "train.py", "FILE"], cwd="code")
 case("code/sub/up-root.toml", code_spec(["../train.py"]), None, 0,
      args=["build", "--code-root", ".", "FILE"], cwd="code")
 case("code/sub/up-overlay-base.toml", 'name = "demo"\nimage = "ghcr.io/acme/train:1.4"\nscript = "/app/t.py"\n',
@@ -282,12 +284,24 @@ MIB = 1024 * 1024
 # Just within each budget, in a 1 MiB input.
 yaml_spec("alias-within-spec.yaml", padded("vars:\n  a: &a " + "y" * 100000 + "\nargs: [" + ", ".join(["*a"] * 10) + "]\n",
                                           MIB - len(GOOD_YAML)), 0)
-fn_items("alias-within.rl", "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data:\n    a: "
-         + alias_list("y" * 100000, 41, "    "), "kind: ConfigMap")
+case("alias-within.rl", padded(RL + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data:\n    a: "
+     + alias_list("y" * 100000, 41, "    ") + FC, MIB), "fn", 0, "kind: ConfigMap")
+
 case("alias-within-verify.yaml", padded(MANIFEST + alias_list("y" * 100000, 41, "  "), MIB), "verify", 1,
      "must be `null` or `string`, found a list")
 case("alias-nodes-within.rl", RL + "items:\n- apiVersion: v1\n  kind: List\n  items: &a [" + ",".join(["{}"] * 1000)
      + "]\n  more: [" + ",".join(["*a"] * 499) + "]\n" + FC, "fn", 0, "kind: ResourceList")
+
+BOMB = ("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+        "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+        "g: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n")
+# An alias bomb inside the origin annotation that fn reads of every item.
+fn_items("fn-origin-bomb.rl", "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n    annotations:\n"
+         "      config.kubernetes.io/origin: " + json.dumps(BOMB) + "\n", "kind: ConfigMap")
+# And in a manifest already in an output directory, which build reads to see whose it is.
+write("out-bomb/x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n" + BOMB)
+case("out-bomb.toml", GOOD, None, 2, "`x.yaml`", args=["build", "--output-dir", "out-bomb", "FILE"],
+     output_dir="out-bomb")
 
 # 12. Every pod of a huge job is not listed; the count does not overflow.
 case("replicas-max.toml", GOOD + "replicas = 2147483647\nnProcPerNode = 8\n", None, 0,
@@ -326,6 +340,9 @@ def volumes_manifest(n):
             "          - name: pytorch\n            image: ghcr.io/acme/train:1.4\n            command: [python, /app/train.py]\n"
             "            volumeMounts:\n" + mounts.replace("        - ", "            - ") +
             "          volumes:\n" + volumes.replace("      - ", "          - "))
+case("alias-within-import.yaml", padded(volumes_manifest(1).replace("command: [python, /app/train.py]",
+     "command: [python, /app/train.py]\n            args: [&a " + "y" * 100000 + ", " + ", ".join(["*a"] * 41) + "]"), MIB),
+     "import", 0, "args = [")
 write("import-one.yaml", volumes_manifest(1))
 case("import-volumes-many.yaml", volumes_manifest(5000), "import", 0, 'v4999 = { mountPath = "/m/v4999"')
 setup("sparse", "out-huge/foreign.yaml", size=2 * 1024 ** 3)
@@ -401,6 +418,8 @@ case("fuzz-fn-null-key.rl", None, "fn", 1, "kind: ResourceList", "~: '24'")
 case("fuzz-fn-tagged-empty.rl", None, "fn", 1, "kind: ResourceList")
 # A BOM inside a template tag: the text check sliced a string mid-character.
 case("fuzz-spec-template-bom.toml", None, "check", 1, "template syntax error")
+# A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
+case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
 
 with open("CASES.jsonl", "w") as f:
     for entry in entries:

@@ -1,0 +1,288 @@
+//! The adversarial corpus as data: its cases and setup steps read from
+//! `tests/adversarial/CASES.jsonl`, a scratch copy to run them in, and
+//! running one case as a process (under a wrapper, with a ceiling on its
+//! address space), for `adversarial.rs`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{root, temp_dir};
+
+/// A case taking this long is killed (ten times the limit it is held to).
+const KILL_AFTER: Duration = Duration::from_secs(20);
+
+pub(crate) struct Case {
+    /// The case's name in failures: its input file, or its arguments.
+    pub(crate) name: String,
+    pub(crate) args: Vec<String>,
+    /// A file of the corpus piped to stdin.
+    pub(crate) stdin: Option<String>,
+    /// Where it runs, under the scratch copy; also the tree it may read.
+    pub(crate) cwd: String,
+    /// The program name it runs under (`TrainSpec`: the kustomize plugin).
+    pub(crate) invoked_as: Option<String>,
+    pub(crate) stdout_full: bool,
+    pub(crate) output_dir: Option<String>,
+    pub(crate) exit: i32,
+    pub(crate) words: Vec<String>,
+    /// Words that must appear nowhere in the output.
+    pub(crate) absent: Vec<String>,
+}
+
+pub(crate) fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| s.as_str().expect("strings").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The cases, after applying every setup step in `world`.
+pub(crate) fn load(world: &Path) -> Vec<Case> {
+    let table = std::fs::read_to_string(root().join("tests/adversarial/CASES.jsonl"))
+        .expect("tests/adversarial/CASES.jsonl");
+    let mut cases = Vec::new();
+    for line in table.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: Value = serde_json::from_str(line).expect("a JSON line");
+        let text = |key: &str| entry[key].as_str().map(str::to_owned);
+        if let Some(step) = entry["setup"].as_str() {
+            setup(world, step, &entry);
+            continue;
+        }
+        let args = strings(&entry["args"]);
+        cases.push(Case {
+            name: text("name").unwrap_or_else(|| args.join(" ")),
+            args,
+            stdin: text("stdin"),
+            cwd: text("cwd").unwrap_or_else(|| ".".to_owned()),
+            invoked_as: text("invoked_as"),
+            stdout_full: text("stdout").as_deref() == Some("full"),
+            output_dir: text("output_dir"),
+            exit: i32::try_from(entry["exit"].as_i64().expect("exit")).expect("an exit status"),
+            words: strings(&entry["words"]),
+            absent: strings(&entry["absent"]),
+        });
+    }
+    cases
+}
+
+pub(crate) fn setup(world: &Path, step: &str, entry: &Value) {
+    let path = world.join(entry["path"].as_str().expect("path"));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("setup directory");
+    }
+    let _ = std::fs::remove_file(&path);
+    match step {
+        "fifo" => {
+            let status = Command::new("mkfifo").arg(&path).status().expect("mkfifo");
+            assert!(status.success(), "mkfifo {}", path.display());
+        }
+        "link" => {
+            let target = entry["target"].as_str().expect("target");
+            std::os::unix::fs::symlink(target, &path).expect("symlink");
+        }
+        "sparse" => {
+            let file = std::fs::File::create(&path).expect("sparse file");
+            file.set_len(entry["size"].as_u64().expect("size"))
+                .expect("set_len");
+        }
+        "copy" => {
+            let from = world.join(entry["from"].as_str().expect("from"));
+            std::fs::copy(from, &path).expect("copy");
+        }
+        "dir" => std::fs::create_dir_all(&path).expect("dir"),
+        other => panic!("unknown setup step `{other}`"),
+    }
+}
+
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("copy directory");
+    for entry in std::fs::read_dir(from).expect("corpus").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a corpus file");
+        }
+    }
+}
+
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+    pub(crate) peak_kib: u64,
+}
+
+pub(crate) fn gnu_time() -> Option<&'static str> {
+    let path = "/usr/bin/time";
+    Command::new(path)
+        .args(["-f", "%M", "true"])
+        .stderr(Stdio::piped())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| path)
+}
+
+pub(crate) fn has_prlimit() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        Command::new("prlimit")
+            .args(["--as=4294967296", "--", "true"])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// The program a case runs: trainc itself, or a link to it under another name.
+pub(crate) fn program(world: &Path, case: &Case) -> PathBuf {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_trainc"));
+    let Some(name) = &case.invoked_as else {
+        return binary;
+    };
+    let link = world.join(".bin").join(name);
+    if !link.exists() {
+        std::fs::create_dir_all(world.join(".bin")).expect("bin directory");
+        std::os::unix::fs::symlink(&binary, &link).expect("link the program");
+    }
+    link
+}
+
+/// Runs `case` under `wrapper` (GNU time, strace, or nothing).
+pub(crate) fn run(world: &Path, case: &Case, wrapper: &[&std::ffi::OsStr]) -> Run {
+    // A ceiling on the address space, far above the limit checked, so that
+    // a regression fails its case instead of exhausting the machine.
+    let ceiling = ["prlimit", "--as=4294967296", "--"];
+    let mut words: Vec<&std::ffi::OsStr> = wrapper.to_vec();
+    if has_prlimit() {
+        words.extend(ceiling.iter().map(std::ffi::OsStr::new));
+    }
+    let program = program(world, case);
+    let mut command = match words.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(&program);
+            c
+        }
+        None => Command::new(&program),
+    };
+    command.args(&case.args);
+    match &case.stdin {
+        Some(file) => command.stdin(std::fs::File::open(world.join(file)).expect("stdin file")),
+        None => command.stdin(Stdio::null()),
+    };
+    if case.stdout_full {
+        command.stdout(std::fs::File::create("/dev/full").expect("/dev/full"));
+    } else {
+        command.stdout(Stdio::piped());
+    }
+    let started = Instant::now();
+    // Its own process group, so that a timeout ends trainc under a wrapper too.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .current_dir(world.join(&case.cwd))
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .env("CI_SECRET", "s3cr3t-value")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("trainc runs");
+    // Read the pipes on threads, so a large output cannot block the child.
+    let reader = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut s);
+            }
+            s
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let mut sampled = 0;
+    let status = loop {
+        if wrapper.is_empty() {
+            sampled = sampled.max(high_water_kib(child.id()).unwrap_or(0));
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > KILL_AFTER {
+            let _ = Command::new("kill")
+                .args(["-KILL", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let elapsed = started.elapsed();
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out.join().expect("stdout thread")).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().expect("stderr thread")).into_owned(),
+        elapsed,
+        peak_kib: sampled,
+    }
+}
+
+pub(crate) fn high_water_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Every entry under `dir`: name, kind, size, inode and modification time;
+/// any write, rename or removal changes it.
+pub(crate) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut entries = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let m = std::fs::symlink_metadata(&path).expect("metadata");
+            if m.is_dir() {
+                stack.push(path.clone());
+            }
+            entries.insert(
+                path,
+                format!(
+                    "{:?} {} {} {}",
+                    m.file_type(),
+                    m.len(),
+                    m.ino(),
+                    m.mtime_nsec()
+                ),
+            );
+        }
+    }
+    entries
+}
+
+/// A fresh scratch copy of the corpus with its setup applied, and its cases.
+pub(crate) fn world(name: &str) -> (PathBuf, Vec<Case>) {
+    let world = temp_dir(name);
+    copy_tree(&root().join("tests/adversarial"), &world);
+    let world = world.canonicalize().expect("the scratch copy");
+    let cases = load(&world);
+    (world, cases)
+}

@@ -1,0 +1,406 @@
+//! Every stage is linear in its input: for each shape of large input (many
+//! volumes, keys, overlay entries, template strings, items, objects…), the
+//! input at size n and at 2n, counted in instructions by callgrind (exact and
+//! repeatable, where wall time on a shared machine is not). Doubling the
+//! input may at most about double the count: a quadratic part of any weight
+//! takes the ratio well past it (at 2n it costs four times as much).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::temp_dir;
+
+/// Instructions at 2n over instructions at n, at most. Linear work gives a
+/// little under 2 (the fixed cost of a run does not double): every shape
+/// measures 2.00 or less. The quadratic lookups this test was written
+/// against measured 2.14 to 3.57 at these sizes.
+const MAX_RATIO: f64 = 2.1;
+/// At least this: below it the run's fixed cost hides the input's, and the
+/// measurement would say nothing (each shape's n is chosen to stay above).
+const MIN_RATIO: f64 = 1.5;
+
+const GOOD: &str =
+    "name = \"demo\"\nimage = \"ghcr.io/acme/train:1.4\"\nscript = \"/app/train.py\"\n";
+const RL: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+const FC: &str = "functionConfig:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  metadata: {name: demo}\n  spec: {image: 'ghcr.io/acme/train:1.4', script: /app/train.py}\n";
+
+/// One shape: the command line (`FILE` is the input, `OVERLAY` the second
+/// file), the input at size n, and the second file when there is one.
+struct Shape {
+    name: &'static str,
+    args: &'static [&'static str],
+    /// The input's file name (its extension tells TOML from YAML); `-` on stdin.
+    file: &'static str,
+    input: fn(usize) -> String,
+    overlay: Option<fn(usize) -> String>,
+    n: usize,
+}
+
+fn volumes_spec(n: usize) -> String {
+    let mut s = GOOD.to_owned();
+    for i in 0..n {
+        let _ = writeln!(
+            s,
+            "[volumes.v{i}]\nmountPath = \"/m/v{i}\"\nemptyDir = true"
+        );
+    }
+    s
+}
+
+fn env_spec(n: usize) -> String {
+    let mut s = GOOD.to_owned() + "[env]\n";
+    for i in 0..n {
+        let _ = writeln!(s, "VAR_{i} = \"value {i}\"");
+    }
+    s
+}
+
+fn vars_spec(n: usize) -> String {
+    let mut s = GOOD.to_owned() + "[vars]\n";
+    for i in 0..n {
+        let _ = writeln!(s, "k{i} = {i}");
+    }
+    s
+}
+
+fn overlay(n: usize) -> String {
+    let unset: Vec<String> = (0..n)
+        .step_by(2)
+        .map(|i| format!("\"vars.k{i}\""))
+        .collect();
+    let mut s = format!("unset = [{}]\n[vars]\n", unset.join(", "));
+    for i in (1..n).step_by(2) {
+        let _ = writeln!(s, "k{i} = {}", n + i);
+    }
+    for i in n..2 * n {
+        let _ = writeln!(s, "k{i} = {i}");
+    }
+    s
+}
+
+fn unknown_keys(n: usize) -> String {
+    let mut s = GOOD.to_owned();
+    for i in 0..n {
+        let _ = writeln!(s, "unknown{i} = {i}");
+    }
+    s
+}
+
+fn templates(n: usize) -> String {
+    let args: Vec<String> = (0..n)
+        .map(|i| format!("\"--a{i}={{{{ name }}}}-{{{{ replicas * {i} }}}}\""))
+        .collect();
+    format!("{GOOD}args = [{}]\n", args.join(", "))
+}
+
+fn yaml_labels(n: usize) -> String {
+    let mut s =
+        "name: demo\nimage: ghcr.io/acme/train:1.4\nscript: /app/train.py\nlabels:\n".to_owned();
+    for i in 0..n {
+        let _ = writeln!(s, "  example.com/l{i}: v{i}");
+    }
+    s
+}
+
+fn yaml_aliases(n: usize) -> String {
+    // Anchored values repeated by aliases, within the budgets.
+    let mut s = "name: demo\nimage: ghcr.io/acme/train:1.4\nscript: /app/train.py\nvars: {v: &v abcdefghij}\nargs:\n".to_owned();
+    for _ in 0..n {
+        s += "- *v\n";
+    }
+    s
+}
+
+fn items(n: usize) -> String {
+    let mut s = RL.to_owned() + "items:\n";
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c{i}, labels: {{a: b}}}}\n  data: {{k: '0{i}', n: {i}}}\n"
+        );
+    }
+    s + FC
+}
+
+fn manifests(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: c{i}}}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: 1Gi}}}}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+fn pytorchjob(n: usize) -> String {
+    let mut mounts = String::new();
+    let mut volumes = String::new();
+    for i in 0..n {
+        let _ = writeln!(mounts, "            - {{name: v{i}, mountPath: /m/v{i}}}");
+        let _ = writeln!(volumes, "          - {{name: v{i}, emptyDir: {{}}}}");
+    }
+    format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: demo}}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: ghcr.io/acme/train:1.4\n            command: [python, /app/train.py]\n            volumeMounts:\n{mounts}          volumes:\n{volumes}"
+    )
+}
+
+fn problems_json(n: usize) -> String {
+    let mut s = GOOD.to_owned() + "[labels]\n";
+    for i in 0..n {
+        let _ = writeln!(s, "\"bad key {i}\" = \"v\"");
+    }
+    s
+}
+
+/// Ten problems after `n` lines: rendering finds their lines and columns.
+fn long_file(n: usize) -> String {
+    let mut s = GOOD.to_owned();
+    for i in 0..n {
+        let _ = writeln!(s, "# line {i} of a long comment, with é and 日本 in it");
+    }
+    s.push_str("[labels]\n");
+    for i in 0..10 {
+        let _ = writeln!(s, "\"bad key {i}\" = \"v\"");
+    }
+    s
+}
+
+/// Every shape measured, with the size n each starts from.
+const SHAPES: &[Shape] = &[
+    Shape {
+        name: "check: volumes",
+        args: &["check", "FILE"],
+        file: "s.toml",
+        input: volumes_spec,
+        overlay: None,
+        n: 1500,
+    },
+    Shape {
+        name: "build: volumes",
+        args: &["build", "FILE"],
+        file: "s.toml",
+        input: volumes_spec,
+        overlay: None,
+        n: 1000,
+    },
+    Shape {
+        name: "build --verify: env",
+        args: &["build", "--verify", "FILE"],
+        file: "s.toml",
+        input: env_spec,
+        overlay: None,
+        n: 1500,
+    },
+    Shape {
+        name: "describe: env",
+        args: &["describe", "FILE"],
+        file: "s.toml",
+        input: env_spec,
+        overlay: None,
+        n: 1500,
+    },
+    Shape {
+        name: "check: overlay merge and unset",
+        args: &["check", "FILE", "-O", "OVERLAY"],
+        file: "s.toml",
+        input: vars_spec,
+        overlay: Some(overlay),
+        n: 2000,
+    },
+    Shape {
+        name: "check: unknown keys",
+        args: &["check", "--format", "json", "FILE"],
+        file: "s.toml",
+        input: unknown_keys,
+        overlay: None,
+        n: 150,
+    },
+    Shape {
+        name: "check: problems rendered in a long file",
+        args: &["check", "FILE"],
+        file: "s.toml",
+        input: long_file,
+        overlay: None,
+        n: 5000,
+    },
+    Shape {
+        name: "check --format json: problems",
+        args: &["check", "--format", "json", "FILE"],
+        file: "s.toml",
+        input: problems_json,
+        overlay: None,
+        n: 500,
+    },
+    Shape {
+        name: "check: templates",
+        args: &["check", "FILE"],
+        file: "s.toml",
+        input: templates,
+        overlay: None,
+        n: 300,
+    },
+    Shape {
+        name: "check: YAML labels",
+        args: &["check", "FILE"],
+        file: "s.yaml",
+        input: yaml_labels,
+        overlay: None,
+        n: 1500,
+    },
+    Shape {
+        name: "check: YAML aliases",
+        args: &["check", "FILE"],
+        file: "s.yaml",
+        input: yaml_aliases,
+        overlay: None,
+        n: 4000,
+    },
+    Shape {
+        name: "fn: items",
+        args: &["fn"],
+        file: "-",
+        input: items,
+        overlay: None,
+        n: 1000,
+    },
+    Shape {
+        name: "verify: objects",
+        args: &["verify", "FILE"],
+        file: "m.yaml",
+        input: manifests,
+        overlay: None,
+        n: 300,
+    },
+    Shape {
+        name: "import: volumes",
+        args: &["import", "FILE"],
+        file: "m.yaml",
+        input: pytorchjob,
+        overlay: None,
+        n: 1000,
+    },
+];
+
+fn valgrind() -> bool {
+    let found = Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("TRAINC_REQUIRE_VALGRIND").is_none(),
+            "valgrind is not installed"
+        );
+        eprintln!("valgrind is not installed: the linearity check did not run");
+    }
+    found
+}
+
+/// Instructions `trainc` executes on `shape` at size `n`.
+fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
+    let input = (shape.input)(n);
+    let file = dir.join(if shape.file == "-" {
+        "stdin"
+    } else {
+        shape.file
+    });
+    std::fs::write(&file, &input).expect("input");
+    let overlay = dir.join("o.toml");
+    if let Some(make) = shape.overlay {
+        std::fs::write(&overlay, make(n)).expect("overlay");
+    }
+    let args: Vec<String> = shape
+        .args
+        .iter()
+        .map(|a| match *a {
+            "FILE" => file.display().to_string(),
+            "OVERLAY" => overlay.display().to_string(),
+            other => other.to_owned(),
+        })
+        .collect();
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(env!("CARGO_BIN_EXE_trainc"))
+        .args(&args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(if shape.file == "-" {
+            Stdio::from(std::fs::File::open(&file).expect("stdin"))
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .output()
+        .expect("valgrind runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "{}: trainc panicked:\n{stderr}",
+        shape.name
+    );
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected : ")
+                .map(|(_, n)| n.trim().to_owned())
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no instruction count in\n{stderr}", shape.name))
+}
+
+#[test]
+fn doubling_any_input_at_most_about_doubles_the_work() {
+    if !valgrind() {
+        return;
+    }
+    // Two at a time: the machine has two cores, and callgrind is slow.
+    let results: Vec<(String, u64, u64)> = std::thread::scope(|scope| {
+        let chunks: Vec<Vec<&Shape>> = vec![
+            SHAPES.iter().step_by(2).collect(),
+            SHAPES.iter().skip(1).step_by(2).collect(),
+        ];
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .enumerate()
+            .map(|(c, chunk)| {
+                scope.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, shape)| {
+                            let dir = temp_dir(&format!("linear-{c}-{i}"));
+                            let small = instructions(&dir, shape, shape.n);
+                            let large = instructions(&dir, shape, 2 * shape.n);
+                            (shape.name.to_owned(), small, large)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a measuring thread"))
+            .collect()
+    });
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    for (name, small, large) in &results {
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+        let ratio = *large as f64 / *small as f64;
+        let _ = writeln!(
+            report,
+            "{name}: {small} -> {large} instructions, x{ratio:.2}"
+        );
+        if ratio > MAX_RATIO {
+            failures.push(format!("{name} is not linear"));
+        }
+        if ratio < MIN_RATIO {
+            failures.push(format!("{name}: the input is too small to tell"));
+        }
+    }
+    eprintln!("{report}");
+    assert!(failures.is_empty(), "{}\n{report}", failures.join("\n"));
+}
