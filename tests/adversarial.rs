@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::corpus::{Case, gnu_time, program, run, snapshot, world};
-use crate::support::{runtime_file, strace_available};
+use crate::support::{runtime_file, tool_available};
 
 const MAX_TIME: Duration = Duration::from_secs(2);
 const MAX_RSS_KIB: u64 = 256 * 1024;
@@ -196,7 +196,7 @@ fn every_hostile_input_ends_cleanly_in_time_and_memory() {
 /// Under strace, every file any case opens is in its own tree or the runtime's.
 #[test]
 fn no_case_opens_a_file_outside_its_tree() {
-    if !strace_available("the open-files check") {
+    if !tool_available("strace", "-V", "the open-files check") {
         return;
     }
     let (world, cases) = world("adversarial-strace");

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::temp_dir;
+use crate::support::{temp_dir, tool_available};
 
 /// Instructions at 2n over instructions at n, at most. Linear work gives a
 /// little under 2 (the fixed cost of a run does not double): every shape
@@ -283,22 +283,6 @@ const SHAPES: &[Shape] = &[
     },
 ];
 
-fn valgrind() -> bool {
-    let found = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("TRAINC_REQUIRE_VALGRIND").is_none(),
-            "valgrind is not installed"
-        );
-        eprintln!("valgrind is not installed: the linearity check did not run");
-    }
-    found
-}
-
 /// Instructions `trainc` executes on `shape` at size `n`.
 fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
     let input = (shape.input)(n);
@@ -353,7 +337,7 @@ fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
 
 #[test]
 fn doubling_any_input_at_most_about_doubles_the_work() {
-    if !valgrind() {
+    if !tool_available("valgrind", "--version", "the linearity check") {
         return;
     }
     // Two at a time: the machine has two cores, and callgrind is slow.

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::{root, runtime_file, strace_available};
+use crate::support::{root, runtime_file, tool_available};
 
 const SPEC: &str = "examples/gpu-multinode.toml";
 
@@ -105,7 +105,7 @@ fn a_hundred_runs_give_the_same_bytes() {
 
 #[test]
 fn no_network_and_no_file_but_the_inputs() {
-    if !strace_available("the system-call check") {
+    if !tool_available("strace", "-V", "the system-call check") {
         return;
     }
     let root = root();

@@ -171,20 +171,23 @@ pub(crate) fn runtime_file(path: &str) -> bool {
     .any(|prefix| path.starts_with(prefix))
 }
 
-/// Whether strace is installed; where `.ci/run` installs it
-/// (`TRAINC_REQUIRE_STRACE`), its absence fails the test instead.
-pub(crate) fn strace_available(what: &str) -> bool {
-    let installed = Command::new("strace")
-        .arg("-V")
+/// Whether `tool` (strace, valgrind) answers `version`; where `.ci/run`
+/// installs it (`TRAINC_REQUIRE_<TOOL>`), its absence fails the test
+/// instead of skipping `what`.
+pub(crate) fn tool_available(tool: &str, version: &str, what: &str) -> bool {
+    let installed = Command::new(tool)
+        .arg(version)
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status()
         .is_ok();
     if !installed {
+        let require = format!("TRAINC_REQUIRE_{}", tool.to_ascii_uppercase());
         assert!(
-            std::env::var_os("TRAINC_REQUIRE_STRACE").is_none(),
-            "strace is not installed"
+            std::env::var_os(&require).is_none(),
+            "{tool} is not installed"
         );
-        eprintln!("strace is not installed: {what} did not run");
+        eprintln!("{tool} is not installed: {what} did not run");
     }
     installed
 }
