@@ -22,17 +22,38 @@ impl Format {
     }
 }
 
+/// A `v1 List` of objects it borrows (`json!` would copy every one).
+#[derive(serde::Serialize)]
+struct List<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    items: Vec<&'a serde_json::Value>,
+}
+
 /// All objects as one stream.
 pub fn stream(objects: &[Object], format: Format) -> String {
     match format {
-        Format::Yaml => objects.iter().map(yaml).collect::<Vec<_>>().join("---\n"),
+        Format::Yaml => {
+            let mut out = String::new();
+            for (i, object) in objects.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("---\n");
+                }
+                out.push_str(&yaml(object));
+            }
+            out
+        }
         Format::Json => {
-            let list = serde_json::json!({
-                "apiVersion": "v1",
-                "kind": "List",
-                "items": objects.iter().map(|o| &o.value).collect::<Vec<_>>(),
-            });
-            json(&list)
+            let list = List {
+                api_version: "v1",
+                kind: "List",
+                items: objects.iter().map(|o| &o.value).collect(),
+            };
+            let mut text =
+                serde_json::to_string_pretty(&list).expect("a JSON value always serialises");
+            text.push('\n');
+            text
         }
     }
 }

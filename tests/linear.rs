@@ -48,6 +48,25 @@ fn volumes_spec(n: usize) -> String {
     s
 }
 
+fn claims_spec(n: usize) -> String {
+    let mut s = GOOD.to_owned() + "replicas = 2\n";
+    for i in 0..n {
+        let _ = writeln!(
+            s,
+            "[volumes.v{i}]\nmountPath = \"/m/v{i}\"\nsize = \"1Gi\"\nstorageClass = \"nfs\""
+        );
+    }
+    s
+}
+
+fn ports_spec(n: usize) -> String {
+    let mut s = GOOD.to_owned() + "[ports]\n";
+    for i in 0..n {
+        let _ = writeln!(s, "p{i} = {}", 30000 + i);
+    }
+    s
+}
+
 fn env_spec(n: usize) -> String {
     let mut s = GOOD.to_owned() + "[env]\n";
     for i in 0..n {
@@ -184,6 +203,22 @@ const SHAPES: &[Shape] = &[
         input: volumes_spec,
         overlay: None,
         n: 1000,
+    },
+    Shape {
+        name: "build --verify: claims",
+        args: &["build", "--verify", "FILE"],
+        file: "s.toml",
+        input: claims_spec,
+        overlay: None,
+        n: 1000,
+    },
+    Shape {
+        name: "build --verify: ports",
+        args: &["build", "--verify", "FILE"],
+        file: "s.toml",
+        input: ports_spec,
+        overlay: None,
+        n: 1500,
     },
     Shape {
         name: "build --verify: env",

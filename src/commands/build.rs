@@ -32,6 +32,7 @@ pub(super) fn run(args: &BuildArgs) -> Status {
     let mut diagnostics = built.diagnostics;
     diagnostic::sort(&mut diagnostics);
     report(&sources, &diagnostics);
+    drop(diagnostics); // said; thousands of warnings need not stay while the output is made
     let Some(objects) = built.objects else {
         return Status::Invalid;
     };

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Status, read_input, read_overlays, rendered, write_stderr, write_stdout};
+use super::{Status, read_input, read_overlays, rendered, write_rendered, write_stdout};
 use crate::cli::{CheckArgs, Format};
 use crate::diagnostic::{self, Diagnostic};
 use crate::source::Sources;
@@ -143,7 +143,7 @@ pub(super) fn print_diagnostics(
         Format::Human => {
             let mut out = rendered(sources, &diagnostics);
             let _ = writeln!(out, "{what}: {}", diagnostic::summary(&diagnostics));
-            write_stderr(&out);
+            write_rendered(&out);
         }
         Format::Json => {
             let lines = diagnostics.iter().fold(String::new(), |mut out, d| {

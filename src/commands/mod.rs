@@ -266,7 +266,7 @@ fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
     let mut out = rendered(sources, diagnostics);
     out.push_str(&crate::diagnostic::summary(diagnostics));
     out.push('\n');
-    write_stderr(&out);
+    write_rendered(&out);
 }
 
 /// The completion script clap_complete generates for `shell`.
@@ -342,6 +342,14 @@ fn written(write: Result<(), Status>, status: Status) -> Status {
     }
 }
 
+/// A message for people on stderr, every line escaped: whatever of the
+/// input it names (a path, a job's name) cannot act on the terminal.
 fn write_stderr(text: &str) {
+    write_rendered(&crate::diagnostic::escape_lines_for_terminal(text));
+}
+
+/// Rendered diagnostics on stderr, as they are: rendering escaped what they
+/// quote, and their colours are escape sequences of trainc's own.
+fn write_rendered(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -146,6 +146,6 @@ fn non_empty(map: &BTreeMap<String, String>) -> Option<BTreeMap<String, String>>
     (!map.is_empty()).then(|| map.clone())
 }
 
-fn non_empty_vec<T: Clone>(items: &[T]) -> Option<Vec<T>> {
-    (!items.is_empty()).then(|| items.to_vec())
+fn non_empty_vec<T>(items: Vec<T>) -> Option<Vec<T>> {
+    (!items.is_empty()).then_some(items)
 }

@@ -39,14 +39,14 @@ pub(super) fn pod_spec(model: &Model, shape: &PodShape<'_>) -> core::PodSpec {
     let s = &model.scheduling;
     core::PodSpec {
         containers: vec![container(model, shape)],
-        volumes: non_empty_vec(&volumes(model)),
+        volumes: non_empty_vec(volumes(model)),
         node_selector: non_empty(&s.node_selector),
-        tolerations: non_empty_vec(&tolerations(model)),
+        tolerations: non_empty_vec(tolerations(model)),
         affinity: s.spread_across_nodes.then(|| spread(shape)),
         priority_class_name: s.priority_class_name.clone(),
         scheduler_name: s.scheduler_name.clone(),
         service_account_name: s.service_account_name.clone(),
-        image_pull_secrets: non_empty_vec(&image_pull_secrets(model)),
+        image_pull_secrets: non_empty_vec(image_pull_secrets(model)),
         host_network: model.pod.host_network.then_some(true),
         dns_policy: model.pod.dns_policy.clone(),
         security_context: pod_security(model),
@@ -66,7 +66,7 @@ pub(super) fn pod_security(model: &Model) -> Option<core::PodSecurityContext> {
 pub(super) fn security(model: &Model) -> Option<core::SecurityContext> {
     let s = &model.container.security;
     (!s.is_empty()).then(|| core::SecurityContext {
-        capabilities: non_empty_vec(&s.capabilities).map(|add| core::Capabilities {
+        capabilities: non_empty_vec(s.capabilities.clone()).map(|add| core::Capabilities {
             add: Some(add),
             drop: None,
         }),
@@ -118,16 +118,16 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
     core::Container {
         name: shape.container.to_owned(),
         image: Some(c.image.clone()),
-        command: non_empty_vec(&c.command),
-        args: non_empty_vec(&c.args),
+        command: non_empty_vec(c.command.clone()),
+        args: non_empty_vec(c.args.clone()),
         working_dir: c.working_dir.clone(),
-        env: non_empty_vec(&env(model)),
-        env_from: non_empty_vec(&env_from(model)),
+        env: non_empty_vec(env(model)),
+        env_from: non_empty_vec(env_from(model)),
         image_pull_policy: c.image_pull_policy.clone(),
         security_context: security(model),
-        ports: non_empty_vec(&ports),
+        ports: non_empty_vec(ports),
         resources: resources(model),
-        volume_mounts: non_empty_vec(&mounts(model)),
+        volume_mounts: non_empty_vec(mounts(model)),
         ..core::Container::default()
     }
 }

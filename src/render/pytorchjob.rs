@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::pod::{self, PodShape};
 use super::{Object, metadata};
@@ -119,7 +119,7 @@ struct RdzvConf {
 struct ReplicaSpec {
     replicas: u32,
     restart_policy: String,
-    template: PodTemplateSpec,
+    // The template is moved in after the job is serialised (see `render`).
 }
 
 /// Labels that select the rank-0 pod: the Master, or worker 0 without one.
@@ -138,7 +138,6 @@ pub(super) fn render(model: &Model) -> Object {
     let replica = |replicas: u32| ReplicaSpec {
         replicas,
         restart_policy: model.policy.restart_policy.clone(),
-        template: pod::template(model, &shape),
     };
     let mut replica_specs = BTreeMap::new();
     match model.nodes {
@@ -205,5 +204,24 @@ pub(super) fn render(model: &Model) -> Object {
             pytorch_replica_specs: replica_specs,
         },
     };
-    Object::new(KIND, &model.name, &job)
+    let mut object = Object::new(KIND, &model.name, &job);
+    // Master and Worker run the same pod. Its template goes in as JSON, made
+    // once and moved into place: serialising it inside the job would copy
+    // it again, and a pod with thousands of volumes is large.
+    let template = serde_json::to_value(pod::template(model, &shape))
+        .expect("a pod template serialises to JSON");
+    let mut specs: Vec<&mut Map<String, Value>> = object
+        .value
+        .pointer_mut("/spec/pytorchReplicaSpecs")
+        .and_then(Value::as_object_mut)
+        .into_iter()
+        .flat_map(|specs| specs.values_mut().filter_map(Value::as_object_mut))
+        .collect();
+    if let Some((last, others)) = specs.split_last_mut() {
+        for spec in others {
+            spec.insert("template".to_owned(), template.clone());
+        }
+        last.insert("template".to_owned(), template);
+    }
+    object
 }

@@ -268,9 +268,9 @@ pub(super) fn render(model: &Model) -> Object {
     let c = &model.container;
     let trainer = Trainer {
         image: c.image.clone(),
-        command: non_empty_vec(&c.command),
-        args: non_empty_vec(&c.args),
-        env: non_empty_vec(&pod::env(model)),
+        command: non_empty_vec(c.command.clone()),
+        args: non_empty_vec(c.args.clone()),
+        env: non_empty_vec(pod::env(model)),
         num_nodes: model.nodes.max(),
         num_proc_per_node: match model.nproc_per_node {
             NProc::Count(n) => serde_json::json!(n),
@@ -297,15 +297,15 @@ pub(super) fn render(model: &Model) -> Object {
             vec![ContainerPatch {
                 name: NODE,
                 security_context: security,
-                volume_mounts: non_empty_vec(&mounts),
+                volume_mounts: non_empty_vec(mounts.clone()),
             }]
         }),
         security_context: pod::pod_security(model).filter(|_| v2_2),
-        image_pull_secrets: non_empty_vec(&pod::image_pull_secrets(model)).filter(|_| !v2_0),
+        image_pull_secrets: non_empty_vec(pod::image_pull_secrets(model)).filter(|_| !v2_0),
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),
-        tolerations: non_empty_vec(&pod::tolerations(model)),
-        volumes: non_empty_vec(&pod::volumes(model)),
+        tolerations: non_empty_vec(pod::tolerations(model)),
+        volumes: non_empty_vec(pod::volumes(model)),
     };
     let mut spec = Spec {
         runtime_ref: RuntimeRef {
@@ -343,7 +343,7 @@ fn initializers(model: &Model) -> Option<Initializers> {
     let t = &model.trainjob;
     let one = |init: &crate::model::Initializer| Initializer {
         storage_uri: init.storage_uri.clone(),
-        env: non_empty_vec(&pod::env_vars(&init.env)),
+        env: non_empty_vec(pod::env_vars(&init.env)),
         secret_ref: init
             .secret
             .clone()

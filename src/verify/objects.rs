@@ -198,6 +198,13 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
         .filter_map(|c| c["ports"].as_array())
         .flatten()
         .collect();
+    // Looked up by name and by number: a Service may target thousands.
+    let declared_names: std::collections::HashSet<&str> =
+        declared.iter().filter_map(|p| p["name"].as_str()).collect();
+    let declared_numbers: std::collections::HashSet<String> = declared
+        .iter()
+        .map(|p| p["containerPort"].to_string())
+        .collect();
     for service in services {
         if operator_service(name(service)) {
             problems.push(Problem::operator(
@@ -218,10 +225,10 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
                 Value::Null => &port["port"],
                 target => target,
             };
-            let found = declared.iter().any(|p| match target {
-                Value::String(port_name) => p["name"] == port_name.as_str(),
-                number => p["containerPort"] == *number,
-            });
+            let found = match target {
+                Value::String(port_name) => declared_names.contains(port_name.as_str()),
+                number => declared_numbers.contains(&number.to_string()),
+            };
             if !found {
                 problems.push(Problem::operator(
                     &id(service),

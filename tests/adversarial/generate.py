@@ -413,6 +413,16 @@ case("snippet-replaced.toml", GOOD + 'args = ["\u202e\u202e", 3]\n', "check", 1,
 case("snippet-wide.toml", GOOD + 'args = ["\u00e9\u00e9\u65e5\u672c", 3]\n', "check", 1,
      "snippet-wide.toml:4:17", "[snippet-wide.toml:4:17]")
 
+# 19. Many claims and many ports: each volume's claim and mount, and each
+# port's duplicate check, cost the same however many there are.
+case("claims-many.toml", GOOD + "replicas = 2\n" + "".join(
+     f'[volumes.v{i}]\nmountPath = "/m/v{i}"\nsize = "1Gi"\nstorageClass = "nfs"\n' for i in range(2000)),
+     None, 0, "name: demo-v1999", args=["build", "--verify", "FILE"])
+case("ports-many.toml", GOOD + "[ports]\n" + "".join(f"p{i} = {30000 + i}\n" for i in range(8000)),
+     None, 0, "containerPort: 37999", args=["build", "--verify", "FILE"])
+case("ports-many-duplicate.toml", GOOD + "[ports]\n" + "".join(f"p{i} = {30000 + i % 4000}\n" for i in range(8000)),
+     "check", 1, "port 30000 is exposed twice, as `p0` and `p4000`", "3950 more problems")
+
 # Inputs the fuzzers found (kept as they were found).
 case("fuzz-fn-null-key.rl", None, "fn", 1, "kind: ResourceList", "~: '24'")
 case("fuzz-fn-tagged-empty.rl", None, "fn", 1, "kind: ResourceList")

@@ -188,7 +188,8 @@ fn ports(r: &mut Rules<'_>) {
             "the Trainer torch runtime's rendezvous port (`PET_MASTER_PORT`)",
         ),
     };
-    let mut seen: Vec<(u16, &str)> = Vec::new();
+    // The first name each number was exposed under.
+    let mut seen: std::collections::HashMap<u16, &str> = std::collections::HashMap::new();
     for (name, port) in ports {
         let pointer = at("/ports", name);
         if let Err(why) = names::port_name(name) {
@@ -215,7 +216,7 @@ fn ports(r: &mut Rules<'_>) {
                     .with_help("choose another port number and name"),
             );
         }
-        if let Some((_, first)) = seen.iter().find(|(p, _)| p == port) {
+        if let Some(first) = seen.get(port) {
             r.push(
                 Diagnostic::error(
                     codes::PORT_DUPLICATE,
@@ -226,7 +227,7 @@ fn ports(r: &mut Rules<'_>) {
                 .with_help("each port number once"),
             );
         } else {
-            seen.push((*port, name));
+            seen.insert(*port, name);
         }
     }
 }
