@@ -279,6 +279,22 @@ impl Style {
 /// Lines longer than this are not shown in snippets.
 const MAX_SNIPPET_LINE: usize = 1000;
 
+/// A header or help longer than this (in characters) is cut: whatever a
+/// message quotes of the input, a diagnostic stays a few lines long.
+const MAX_TEXT: usize = 4000;
+
+/// `text` escaped for the terminal and cut to [`MAX_TEXT`] characters.
+fn shown(text: &str) -> String {
+    let text = escape_for_terminal(text);
+    match text.char_indices().nth(MAX_TEXT) {
+        Some((at, _)) => {
+            let rest = text[at..].chars().count();
+            format!("{}… ({rest} more characters)", &text[..at])
+        }
+        None => text,
+    }
+}
+
 /// Renders one diagnostic as miette's graphical report, with the source snippet.
 pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> String {
     let theme = if style.color {
@@ -308,7 +324,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
         // Everything shown is escaped here, whatever its origin: a file
         // name, a TrainSpec's name, a field path or a message can hold a
         // control character that must not reach the terminal.
-        header: escape_for_terminal(&format!(
+        header: shown(&format!(
             "{}: {}: {}",
             match (&source.alias, &diagnostic.field) {
                 (Some(alias), Some(field)) => format!("{alias}, {field}"),
@@ -318,7 +334,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &Sources, style: Style) -> Strin
             diagnostic.severity.as_str(),
             diagnostic.message
         )),
-        help: diagnostic.help.as_deref().map(escape_for_terminal),
+        help: diagnostic.help.as_deref().map(shown),
         window,
     };
     let mut out = String::new();

@@ -31,6 +31,8 @@ use crate::support::{runtime_file, tool_available};
 
 const MAX_TIME: Duration = Duration::from_secs(2);
 const MAX_RSS_KIB: u64 = 256 * 1024;
+/// The longest line a person may be shown on stderr.
+const MAX_LINE: usize = 4200;
 
 /// The output with each wrapped line joined to the one before: a line break
 /// and the next line's indent and gutter (`  │ `) become one space.
@@ -139,6 +141,14 @@ fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     }
     if let Some(c) = raw_control(&run.stderr) {
         problems.push(format!("stderr holds a raw {c:?}"));
+    }
+    // Whatever a message quotes, it stays readable: a header or help is cut
+    // at 4,000 characters, a snippet skips lines over 1,000.
+    if let Some(line) = run.stderr.lines().find(|l| l.chars().count() > MAX_LINE) {
+        problems.push(format!(
+            "a stderr line of {} characters",
+            line.chars().count()
+        ));
     }
     if stdout_is_read(case)
         && let Some(c) = raw_control(&run.stdout)

@@ -42,7 +42,13 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                         && !written.is_empty()
                         && !written.contains('"')
                     {
-                        d.with_help(format!("quote it: `\"{written}\"`"))
+                        // The value written out quoted, when it is short enough to
+                        // read on one line; a long run of text gets the rule only.
+                        if written.contains('\n') || written.chars().nth(60).is_some() {
+                            d.with_help("put text in double quotes: `key = \"text\"`")
+                        } else {
+                            d.with_help(format!("quote it: `\"{written}\"`"))
+                        }
                     } else {
                         d
                     }

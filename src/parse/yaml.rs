@@ -168,6 +168,10 @@ fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
             let decimal = if decimal.is_empty() { "0" } else { decimal };
             let octal = i64::from_str_radix(unsigned, 8).ok();
             let help = match octal {
+                // A number too long to read back: the rule, not the rewrite.
+                _ if text.len() > 40 => {
+                    "write it without the leading zeros; quote it if you mean the text".to_owned()
+                }
                 Some(octal) => format!(
                     "write `{decimal}` for {decimal}, or `{octal}` if you mean octal; quote it (`\"{text}\"`) if you mean the text"
                 ),

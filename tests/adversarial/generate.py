@@ -416,18 +416,26 @@ case("snippet-wide.toml", GOOD + 'args = ["\u00e9\u00e9\u65e5\u672c", 3]\n', "ch
 # 19. Many claims and many ports: each volume's claim and mount, and each
 # port's duplicate check, cost the same however many there are.
 case("claims-many.toml", GOOD + "replicas = 2\n" + "".join(
-     f'[volumes.v{i}]\nmountPath = "/m/v{i}"\nsize = "1Gi"\nstorageClass = "nfs"\n' for i in range(2000)),
-     None, 0, "name: demo-v1999", args=["build", "--verify", "FILE"])
-case("ports-many.toml", GOOD + "[ports]\n" + "".join(f"p{i} = {30000 + i}\n" for i in range(8000)),
-     None, 0, "containerPort: 37999", args=["build", "--verify", "FILE"])
+     f'[volumes.v{i}]\nmountPath = "/m/v{i}"\nsize = "1Gi"\nstorageClass = "nfs"\n' for i in range(1000)),
+     None, 0, "name: demo-v999", args=["build", "--verify", "FILE"])
+case("ports-many.toml", GOOD + "[ports]\n" + "".join(f"p{i} = {30000 + i}\n" for i in range(4000)),
+     None, 0, "containerPort: 33999", args=["build", "--verify", "FILE"])
 case("ports-many-duplicate.toml", GOOD + "[ports]\n" + "".join(f"p{i} = {30000 + i % 4000}\n" for i in range(8000)),
      "check", 1, "port 30000 is exposed twice, as `p0` and `p4000`", "3950 more problems")
+
+# A help that would write the input back says the rule when the input is long.
+yaml_spec("yaml-leading-zero-long.yaml", "replicas: 0" + "0" * 5000 + "1\n", 1,
+          "write it without the leading zeros")
+case("toml-unquoted-long.toml", GOOD + "image2 = " + "x" * 5000 + "\n", "check", 1,
+     "put text in double quotes")
 
 # Inputs the fuzzers found (kept as they were found).
 case("fuzz-fn-null-key.rl", None, "fn", 1, "kind: ResourceList", "~: '24'")
 case("fuzz-fn-tagged-empty.rl", None, "fn", 1, "kind: ResourceList")
 # A BOM inside a template tag: the text check sliced a string mid-character.
 case("fuzz-spec-template-bom.toml", None, "check", 1, "template syntax error")
+# 66 KB of unquoted text: the help quoted all of it back.
+case("fuzz-spec-quote-long.toml", None, "check", 1, "put text in double quotes")
 # A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
 case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
 
