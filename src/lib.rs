@@ -42,6 +42,7 @@ pub mod spec;
 pub mod starter;
 pub mod syntax;
 pub mod template;
+pub mod trainer;
 pub mod tree;
 pub mod validate;
 pub mod verify;

@@ -1,0 +1,33 @@
+//! Kubeflow Trainer v2: what trainc knows of it, in one place. The releases
+//! trainc supports, the runtimes each ships ([`catalogue`]) and a runtime as
+//! trainc reads it ([`runtime`]). Every fact cites the kubeflow/trainer tag
+//! and file it was read from.
+
+pub mod catalogue;
+pub mod runtime;
+
+/// A Kubeflow Trainer release trainc knows the runtimes of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Release {
+    V2_0,
+    V2_1,
+    V2_2,
+    V2_3,
+}
+
+impl Release {
+    pub const ALL: [Release; 4] = [Release::V2_0, Release::V2_1, Release::V2_2, Release::V2_3];
+
+    /// The tag its runtimes were read at.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Release::V2_0 => "v2.0.0",
+            Release::V2_1 => "v2.1.0",
+            Release::V2_2 => "v2.2.0",
+            Release::V2_3 => "v2.3.0",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

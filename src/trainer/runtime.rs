@@ -1,0 +1,259 @@
+//! A training runtime as trainc reads it: the ClusterTrainingRuntime or
+//! TrainingRuntime a TrainJob names in `runtimeRef`, from the catalogue of
+//! what Kubeflow Trainer ships or from the cluster's own runtimes file.
+//!
+//! Only what the checks need is read: the replicated jobs of its JobSet
+//! template (`spec.template.spec.replicatedJobs`), their pods' containers and
+//! volumes, and the ML policy (`spec.mlPolicy`). The whole object is kept,
+//! for a TrainingRuntime that trainc writes from it
+//! (kubeflow/trainer v2.3.0, `pkg/apis/trainer/v1alpha1/trainingruntime_types.go`).
+
+use serde_json::Value as Json;
+
+/// `ClusterTrainingRuntime` (cluster-wide) or `TrainingRuntime` (namespaced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Cluster,
+    Namespaced,
+}
+
+impl Kind {
+    pub fn from_kind(kind: &str) -> Option<Kind> {
+        match kind {
+            "ClusterTrainingRuntime" => Some(Kind::Cluster),
+            "TrainingRuntime" => Some(Kind::Namespaced),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Cluster => "ClusterTrainingRuntime",
+            Kind::Namespaced => "TrainingRuntime",
+        }
+    }
+}
+
+/// One runtime.
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    pub kind: Kind,
+    pub name: String,
+    /// A TrainingRuntime's namespace, when the file gives one.
+    pub namespace: Option<String>,
+    /// `spec.mlPolicy`.
+    pub policy: MlPolicy,
+    /// `spec.template.spec.replicatedJobs`, in order.
+    pub jobs: Vec<Job>,
+    /// The object as read.
+    pub object: Json,
+}
+
+/// `spec.mlPolicy`: how many nodes, and which framework's plugin runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MlPolicy {
+    pub num_nodes: Option<i64>,
+    pub framework: Framework,
+}
+
+/// The ML policy source; one at most (the CRD's CEL rule,
+/// `mlPolicy.torch` xor `mlPolicy.mpi` …).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Framework {
+    /// `torch`, with its `numProcPerNode` (`auto`, `cpu`, `gpu` or a number)
+    /// when it sets one.
+    Torch {
+        num_proc_per_node: Option<String>,
+    },
+    Mpi,
+    /// Another policy source this version of trainc does not model.
+    Other(String),
+    /// No policy source: the plain JobSet plugin.
+    #[default]
+    None,
+}
+
+/// One replicated job of the runtime's JobSet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub replicas: Option<i64>,
+    /// `trainer.kubeflow.org/trainjob-ancestor-step` on the job template:
+    /// `trainer`, `dataset-initializer`, `model-initializer`.
+    pub ancestor: Option<String>,
+    /// Jobs this one waits for (`dependsOn[].name`).
+    pub depends_on: Vec<String>,
+    pub init_containers: Vec<Container>,
+    pub containers: Vec<Container>,
+    /// Names of the pod's volumes.
+    pub volumes: Vec<String>,
+}
+
+/// One container of a replicated job's pod.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Container {
+    pub name: String,
+    pub image: Option<String>,
+    pub command: Vec<String>,
+    /// `(name, mountPath)` of each volume mount.
+    pub mounts: Vec<(String, String)>,
+    /// `resources`, as written.
+    pub resources: Json,
+}
+
+/// The label the Trainer finds a job's role by (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/constants/constants.go` `LabelTrainJobAncestor`).
+pub const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
+
+impl Runtime {
+    /// The runtime `object` describes, or why it is not one.
+    pub fn from_json(object: &Json) -> Result<Runtime, String> {
+        let kind = object["kind"]
+            .as_str()
+            .and_then(Kind::from_kind)
+            .ok_or("not a ClusterTrainingRuntime or TrainingRuntime")?;
+        let name = object["metadata"]["name"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .ok_or("it has no `metadata.name`")?
+            .to_owned();
+        let namespace = object["metadata"]["namespace"].as_str().map(str::to_owned);
+        let spec = &object["spec"];
+        let jobs = match &spec["template"]["spec"]["replicatedJobs"] {
+            Json::Array(jobs) => jobs.iter().map(job).collect::<Result<_, _>>()?,
+            Json::Null => Vec::new(),
+            _ => return Err("`spec.template.spec.replicatedJobs` is not a list".to_owned()),
+        };
+        Ok(Runtime {
+            kind,
+            name,
+            namespace,
+            policy: ml_policy(&spec["mlPolicy"]),
+            jobs,
+            object: object.clone(),
+        })
+    }
+
+    /// The replicated job named `name`.
+    pub fn job(&self, name: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.name == name)
+    }
+
+    /// The job the trainer runs in: the one labelled as the `trainer`
+    /// ancestor (kubeflow/trainer v2.0.0–v2.3.0, `pkg/runtime/runtime.go`
+    /// `FindPodSetByAncestor`).
+    pub fn trainer_job(&self) -> Option<&Job> {
+        self.jobs
+            .iter()
+            .find(|j| j.ancestor.as_deref() == Some("trainer"))
+    }
+
+    /// The trainer's container: `node` in the trainer job
+    /// (`FindContainerByPodSetAncestorContainerName(AncestorTrainer, Node)`).
+    pub fn trainer_container(&self) -> Option<&Container> {
+        self.trainer_job()?.container("node")
+    }
+}
+
+impl Job {
+    /// The container or init container named `name`.
+    pub fn container(&self, name: &str) -> Option<&Container> {
+        self.containers
+            .iter()
+            .chain(&self.init_containers)
+            .find(|c| c.name == name)
+    }
+}
+
+fn ml_policy(policy: &Json) -> MlPolicy {
+    let framework = if let Some(torch) = policy.get("torch") {
+        Framework::Torch {
+            num_proc_per_node: match &torch["numProcPerNode"] {
+                Json::String(s) => Some(s.clone()),
+                Json::Number(n) => Some(n.to_string()),
+                _ => None,
+            },
+        }
+    } else if policy.get("mpi").is_some() {
+        Framework::Mpi
+    } else {
+        policy
+            .as_object()
+            .and_then(|p| p.keys().find(|k| *k != "numNodes"))
+            .map_or(Framework::None, |k| Framework::Other(k.clone()))
+    };
+    MlPolicy {
+        num_nodes: policy["numNodes"].as_i64(),
+        framework,
+    }
+}
+
+fn job(job: &Json) -> Result<Job, String> {
+    let name = job["name"]
+        .as_str()
+        .ok_or("a replicated job has no `name`")?
+        .to_owned();
+    let pod = &job["template"]["spec"]["template"]["spec"];
+    let containers = |key: &str| -> Result<Vec<Container>, String> {
+        match &pod[key] {
+            Json::Array(list) => list.iter().map(|c| container(&name, c)).collect(),
+            Json::Null => Ok(Vec::new()),
+            _ => Err(format!("`{key}` of the job `{name}` is not a list")),
+        }
+    };
+    Ok(Job {
+        replicas: job["replicas"].as_i64(),
+        ancestor: job["template"]["metadata"]["labels"][ANCESTOR_LABEL]
+            .as_str()
+            .map(str::to_owned),
+        depends_on: strings(&job["dependsOn"], "name"),
+        init_containers: containers("initContainers")?,
+        containers: containers("containers")?,
+        volumes: strings(&pod["volumes"], "name"),
+        name,
+    })
+}
+
+fn container(job: &str, c: &Json) -> Result<Container, String> {
+    let name = c["name"]
+        .as_str()
+        .ok_or_else(|| format!("a container of the job `{job}` has no `name`"))?
+        .to_owned();
+    Ok(Container {
+        image: c["image"].as_str().map(str::to_owned),
+        command: c["command"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        mounts: c["volumeMounts"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| {
+                        Some((
+                            m["name"].as_str()?.to_owned(),
+                            m["mountPath"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        resources: c["resources"].clone(),
+        name,
+    })
+}
+
+/// `field` of each object in `list`.
+fn strings(list: &Json, field: &str) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|o| o[field].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
