@@ -150,6 +150,36 @@ pub fn parse_yaml_stream(
     yaml::parse_yaml_stream(id, text, max_depth, max_documents)
 }
 
+/// One object of a manifest stream: its document (1-based, among the
+/// stream's documents) and its node. A `v1 List` (what `kubectl get -o yaml`
+/// prints) gives one per item.
+pub struct StreamObject<'a> {
+    pub document: usize,
+    pub node: &'a Node,
+}
+
+/// The objects of `documents`, a `v1 List`'s items one by one, and the
+/// documents that are not mappings (not objects at all).
+pub fn stream_objects(documents: &[Node]) -> (Vec<StreamObject<'_>>, Vec<(usize, &Node)>) {
+    let mut objects = Vec::new();
+    let mut not_objects = Vec::new();
+    for (i, node) in documents.iter().enumerate() {
+        let document = i + 1;
+        if !matches!(node.value, Value::Table(_)) {
+            not_objects.push((document, node));
+            continue;
+        }
+        let is_list = node.get("kind").and_then(|k| k.value.as_str()) == Some("List");
+        match node.get("items").map(|e| &e.value.value) {
+            Some(Value::Array(items)) if is_list => {
+                objects.extend(items.iter().map(|node| StreamObject { document, node }));
+            }
+            _ => objects.push(StreamObject { document, node }),
+        }
+    }
+    (objects, not_objects)
+}
+
 fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
     if let Some(deep) = root.deeper_than(MAX_DEPTH) {
         return Err(vec![

@@ -4,6 +4,7 @@
 //! and file it was read from.
 
 pub mod catalogue;
+pub mod file;
 pub mod runtime;
 
 /// A Kubeflow Trainer release trainc knows the runtimes of.

@@ -11,7 +11,7 @@
 use serde_json::Value as Json;
 
 /// `ClusterTrainingRuntime` (cluster-wide) or `TrainingRuntime` (namespaced).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Cluster,
     Namespaced,

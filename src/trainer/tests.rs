@@ -76,3 +76,66 @@ fn the_cache_runtime_dataset_initializer_has_no_initializer_mount() {
         );
     }
 }
+
+/// The runtimes of `text` read as a runtimes file, and its problems' messages.
+fn read_file(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut sources = crate::source::Sources::new();
+    let id = sources.add("runtimes.yaml", text);
+    let (runtimes, problems) = super::file::read(&sources, id);
+    (
+        runtimes
+            .iter()
+            .map(|(r, _)| format!("{} {}", r.kind.as_str(), r.name))
+            .collect(),
+        problems.iter().map(|d| d.message.clone()).collect(),
+    )
+}
+
+const OURS: &str = "apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: ours, namespace: ml}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: 2}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: 'ghcr.io/acme/base:1'}
+";
+
+#[test]
+fn a_runtimes_file_is_a_list_or_a_stream_of_runtimes() {
+    let indented: String = OURS.lines().flat_map(|l| ["  ", l, "\n"]).collect();
+    let list = format!("apiVersion: v1\nkind: List\nitems:\n-{}", &indented[1..]);
+    let (runtimes, problems) = read_file(&list);
+    assert_eq!(runtimes, ["TrainingRuntime ours"], "{problems:?}");
+    assert!(problems.is_empty(), "{problems:?}");
+
+    let stream =
+        format!("{OURS}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n---\n{OURS}");
+    let (runtimes, problems) = read_file(&stream);
+    assert_eq!(runtimes, ["TrainingRuntime ours"]);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("a `ConfigMap` is not a runtime; skipped"));
+    assert!(problems[1].contains("the TrainingRuntime `ours` is in the runtimes file twice"));
+}
+
+#[test]
+fn a_runtime_that_cannot_be_read_is_located() {
+    let (runtimes, problems) = read_file(
+        "- a\n---\nkind: ClusterTrainingRuntime\nmetadata: {name: x}\nspec: {template: {spec: {replicatedJobs: 3}}}\n",
+    );
+    assert!(runtimes.is_empty());
+    assert!(
+        problems[0].contains("document 1 of the runtimes file is not an object"),
+        "{problems:?}"
+    );
+    assert!(problems[1].contains("is not a list"), "{problems:?}");
+}

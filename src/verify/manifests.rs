@@ -13,7 +13,7 @@ use super::Problem;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::spec::ApiLevel;
-use crate::tree::{Node, Value};
+use crate::tree::Node;
 use crate::validate::field_path;
 
 /// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
@@ -49,38 +49,26 @@ pub fn verify_file(sources: &Sources, id: SourceId, level: ApiLevel) -> Verified
             };
         }
     };
-    let mut diagnostics = Vec::new();
-    let mut objects: Vec<Located<'_>> = Vec::new();
-    for (i, document) in documents.iter().enumerate() {
-        let number = i + 1;
-        if !matches!(document.value, Value::Table(_)) {
-            diagnostics.push(
-                Diagnostic::error(
-                    codes::VERIFY_SCHEMA,
-                    document.span,
-                    format!("document {number} is not a Kubernetes object (a mapping with `apiVersion` and `kind`)"),
-                )
-                .with_help("each `---`-separated document of a manifest is one object"),
-            );
-            continue;
-        }
-        let json = document.to_json();
-        if json["kind"] == "List" && json["items"].is_array() {
-            if let Some(Value::Array(items)) = document.get("items").map(|e| &e.value.value) {
-                objects.extend(items.iter().map(|item| Located {
-                    document: number,
-                    node: item,
-                    json: item.to_json(),
-                }));
-            }
-            continue;
-        }
-        objects.push(Located {
-            document: number,
-            node: document,
-            json,
-        });
-    }
+    let (found, not_objects) = crate::parse::stream_objects(&documents);
+    let mut diagnostics: Vec<Diagnostic> = not_objects
+        .into_iter()
+        .map(|(number, document)| {
+            Diagnostic::error(
+                codes::VERIFY_SCHEMA,
+                document.span,
+                format!("document {number} is not a Kubernetes object (a mapping with `apiVersion` and `kind`)"),
+            )
+            .with_help("each `---`-separated document of a manifest is one object")
+        })
+        .collect();
+    let objects: Vec<Located<'_>> = found
+        .into_iter()
+        .map(|o| Located {
+            document: o.document,
+            node: o.node,
+            json: o.node.to_json(),
+        })
+        .collect();
     for object in &objects {
         if let Some(problem) = missing_identity(object) {
             diagnostics.push(problem);

@@ -1,0 +1,98 @@
+//! The cluster's own runtimes, from a file: what
+//! `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml` prints
+//! (a `v1 List`), or multi-document YAML of runtimes, so a team can keep its
+//! cluster's runtimes beside its specs.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{SourceId, Sources, Span};
+
+use super::runtime::{Kind, Runtime};
+
+/// Deep enough for a runtime (its containers sit 9 levels down).
+const MAX_DEPTH: usize = 64;
+/// More runtimes than a cluster holds.
+const MAX_DOCUMENTS: usize = 10_000;
+
+/// The runtimes of the file `id`, with where each is, and every problem of
+/// the file. Objects of other kinds are skipped with a warning: a file from
+/// `kubectl get` may hold what was asked for and nothing else, but one
+/// written by hand may not.
+pub fn read(sources: &Sources, id: SourceId) -> (Vec<(Runtime, Span)>, Vec<Diagnostic>) {
+    let text = &sources.get(id).text;
+    let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
+        Ok(documents) => documents,
+        Err(diagnostics) => return (Vec::new(), diagnostics),
+    };
+    let (objects, not_objects) = crate::parse::stream_objects(&documents);
+    let mut problems: Vec<Diagnostic> = not_objects
+        .into_iter()
+        .map(|(number, node)| {
+            Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                node.span,
+                format!("document {number} of the runtimes file is not an object"),
+            )
+            .with_help("the file holds ClusterTrainingRuntime and TrainingRuntime objects, e.g. the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`")
+        })
+        .collect();
+    let mut runtimes: Vec<(Runtime, Span)> = Vec::new();
+    // Where each (kind, namespace, name) was first found.
+    let mut seen: HashMap<(Kind, Option<String>, String), Span> = HashMap::new();
+    for object in objects {
+        let json = object.node.to_json();
+        let at = object
+            .node
+            .get("kind")
+            .map_or(object.node.span, |k| k.value.span);
+        let kind = json["kind"].as_str().unwrap_or("");
+        if Kind::from_kind(kind).is_none() {
+            problems.push(
+                Diagnostic::warning(
+                    codes::TRAINJOB_RUNTIME,
+                    at,
+                    format!("document {}: a `{kind}` is not a runtime; skipped", object.document),
+                )
+                .with_help("keep only ClusterTrainingRuntime and TrainingRuntime objects in the runtimes file"),
+            );
+            continue;
+        }
+        match Runtime::from_json(&json) {
+            Ok(runtime) => {
+                let key = (
+                    runtime.kind,
+                    runtime.namespace.clone(),
+                    runtime.name.clone(),
+                );
+                if let Some(first) = seen.get(&key) {
+                    problems.push(
+                        Diagnostic::error(
+                            codes::TRAINJOB_RUNTIME,
+                            object.node.span,
+                            format!(
+                                "the {} `{}` is in the runtimes file twice",
+                                runtime.kind.as_str(),
+                                runtime.name
+                            ),
+                        )
+                        .with_secondary(*first, "first here")
+                        .with_help("keep one copy of each runtime"),
+                    );
+                } else {
+                    seen.insert(key, object.node.span);
+                    runtimes.push((runtime, object.node.span));
+                }
+            }
+            Err(why) => problems.push(Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                object.node.span,
+                format!(
+                    "document {}: the {kind} cannot be read: {why}",
+                    object.document
+                ),
+            )),
+        }
+    }
+    (runtimes, problems)
+}
