@@ -22,7 +22,7 @@ pub const LONG_VERSION: &str = concat!(
     "\n",
     "targets:\n",
     "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.8, v1.9\n",
-    "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2+\n",
+    "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2, v2.3+\n",
     "              (--api-level; strict schemas of Trainer v2.0.0, v2.1.0, v2.3.0)\n",
     "  alongside   v1 Service, PersistentVolumeClaim, ConfigMap: Kubernetes 1.28+\n",
     "queues:       Kueue labels, Volcano and scheduler-plugins gang scheduling",
@@ -166,7 +166,7 @@ pub struct VerifyArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// The Trainer API of the cluster, for TrainJobs (default: v2.2 and later).
+    /// The Kubeflow Trainer release of the cluster, for TrainJobs (default: v2.3 and later).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub api_level: Option<ApiLevelArg>,
 }
@@ -291,7 +291,10 @@ pub enum TargetArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ApiLevelArg {
-    /// Trainer v2.2 and later: `runtimePatches`.
+    /// Trainer v2.3 and later: `runtimePatches`.
+    #[value(name = "v2.3")]
+    V2_3,
+    /// Trainer v2.2: `runtimePatches`.
     #[value(name = "v2.2")]
     V2_2,
     /// Trainer v2.1: `podTemplateOverrides`.

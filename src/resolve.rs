@@ -35,7 +35,7 @@ pub mod defaults {
     pub const RDZV_BACKEND: &str = "c10d";
     pub const TRAINJOB_RUNTIME: &str = "torch-distributed";
     pub const TRAINJOB_RUNTIME_KIND: RuntimeKind = RuntimeKind::ClusterTrainingRuntime;
-    pub const TRAINJOB_API_LEVEL: ApiLevel = ApiLevel::V2_2;
+    pub const TRAINJOB_API_LEVEL: ApiLevel = ApiLevel::V2_3;
     /// Access mode of a new claim mounted by one pod, and by several.
     pub const ACCESS_MODE_SINGLE: &str = "ReadWriteOnce";
     pub const ACCESS_MODE_SHARED: &str = "ReadWriteMany";

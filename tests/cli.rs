@@ -504,7 +504,7 @@ fn version_names_the_operator_apis() {
     for api in [
         "kubeflow.org/v1 PyTorchJob",
         "trainer.kubeflow.org/v1alpha1 TrainJob",
-        "v2.0, v2.1, v2.2+",
+        "v2.0, v2.1, v2.2, v2.3+",
     ] {
         assert!(version.contains(api), "{version}");
     }

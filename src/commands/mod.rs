@@ -176,6 +176,7 @@ fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<crate::spec::ApiL
     use crate::cli::ApiLevelArg;
     use crate::spec::ApiLevel;
     level.map(|level| match level {
+        ApiLevelArg::V2_3 => ApiLevel::V2_3,
         ApiLevelArg::V2_2 => ApiLevel::V2_2,
         ApiLevelArg::V2_1 => ApiLevel::V2_1,
         ApiLevelArg::V2_0 => ApiLevel::V2_0,

@@ -7,7 +7,7 @@ use crate::diagnostic::Diagnostic;
 use crate::source::Sources;
 
 pub(super) fn run(args: &VerifyArgs) -> Status {
-    let level = super::api_level(args.api_level).unwrap_or(crate::spec::ApiLevel::V2_2);
+    let level = super::api_level(args.api_level).unwrap_or(crate::spec::ApiLevel::V2_3);
     let mut sources = Sources::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;

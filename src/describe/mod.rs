@@ -101,9 +101,8 @@ fn headline(model: &Model) -> (String, String) {
             format!(
                 "Kubeflow Trainer {} ({}), runtime {} {}",
                 match model.trainjob.api_level {
-                    ApiLevel::V2_2 => "v2.2+",
-                    ApiLevel::V2_1 => "v2.1",
-                    ApiLevel::V2_0 => "v2.0",
+                    ApiLevel::V2_3 => "v2.3+",
+                    level => level.as_str(),
                 },
                 trainjob::API_VERSION,
                 model.trainjob.runtime_kind,

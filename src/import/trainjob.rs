@@ -46,7 +46,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     job.set("/target", json!("trainjob"));
     let trainer = &spec["trainer"];
     let level = level(spec);
-    if level != ApiLevel::V2_2 {
+    if level != crate::resolve::defaults::TRAINJOB_API_LEVEL {
         job.set("/trainjob/apiLevel", json!(level.as_str()));
     }
     runtime(job, &spec["runtimeRef"]);
@@ -137,8 +137,9 @@ fn node_container(job: &mut Job<'_>, container: &Json, pointer: &str) {
 /// The Trainer API the TrainJob is written for, from its patch field (or,
 /// without one, from a `numProcPerNode` only v2.0 and v2.1 take).
 fn level(spec: &Json) -> ApiLevel {
+    // runtimePatches: v2.2 or later, imported as the default (v2.3).
     if spec.get("runtimePatches").is_some() {
-        ApiLevel::V2_2
+        ApiLevel::V2_3
     } else if spec.get("podTemplateOverrides").is_some() {
         ApiLevel::V2_1
     } else if spec.get("podSpecOverrides").is_some() {
@@ -149,7 +150,7 @@ fn level(spec: &Json) -> ApiLevel {
     {
         ApiLevel::V2_1
     } else {
-        ApiLevel::V2_2
+        ApiLevel::V2_3
     }
 }
 
@@ -255,7 +256,7 @@ fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
     let nproc = match (flag, written) {
         (Some(flag), _) => flag,
         (None, Some(value)) => NProc::parse(value).unwrap_or(NProc::Keyword("auto".into())),
-        (None, None) if level == ApiLevel::V2_2 => {
+        (None, None) if level.has_runtime_patches() => {
             let gpus = job
                 .get("/resources/gpus")
                 .and_then(Json::as_u64)
@@ -276,7 +277,7 @@ fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
 /// reported.
 fn pod_patch(job: &mut Job<'_>, spec: &Json, level: ApiLevel) -> (Json, String) {
     let (field, inner) = match level {
-        ApiLevel::V2_2 => (
+        ApiLevel::V2_2 | ApiLevel::V2_3 => (
             "runtimePatches",
             "/trainingRuntimeSpec/template/spec/replicatedJobs",
         ),
@@ -286,7 +287,7 @@ fn pod_patch(job: &mut Job<'_>, spec: &Json, level: ApiLevel) -> (Json, String) 
     let mut found: Option<(Json, String)> = None;
     for (i, patch) in spec[field].as_array().into_iter().flatten().enumerate() {
         let pointer = format!("/spec/{field}/{i}");
-        let candidate = if level == ApiLevel::V2_2 {
+        let candidate = if level.has_runtime_patches() {
             runtime_patch(job, patch, &pointer, inner)
         } else {
             {

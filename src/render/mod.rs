@@ -110,7 +110,7 @@ fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_jso
         Target::Trainjob => {
             let fragment = merge::for_target(fragment, trainjob::NODE);
             let (place, whole) = match model.trainjob.api_level {
-                crate::spec::ApiLevel::V2_2 => (
+                crate::spec::ApiLevel::V2_2 | crate::spec::ApiLevel::V2_3 => (
                     "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template",
                     true,
                 ),

@@ -289,7 +289,7 @@ pub(super) fn render(model: &Model) -> Object {
     // only v2.2's runtimePatches have security contexts; validation rejects a
     // spec that needs them where they are not.
     let v2_0 = level == ApiLevel::V2_0;
-    let v2_2 = level == ApiLevel::V2_2;
+    let v2_2 = level.has_runtime_patches();
     let security = pod::security(model).filter(|_| v2_2);
     let patch = PodSpecPatch {
         affinity: (s.spread_across_nodes && !v2_0).then(|| pod::spread(&shape)),
@@ -322,7 +322,7 @@ pub(super) fn render(model: &Model) -> Object {
         active_deadline_seconds: model
             .policy
             .active_deadline_seconds
-            .filter(|_| level == ApiLevel::V2_2),
+            .filter(|_| level.has_runtime_patches()),
         runtime_patches: None,
         pod_template_overrides: None,
         pod_spec_overrides: None,
@@ -364,7 +364,7 @@ fn place_pod_patch(
 ) {
     let target_jobs = || vec![TargetJob { name: NODE }];
     match model.trainjob.api_level {
-        ApiLevel::V2_2 => {
+        ApiLevel::V2_2 | ApiLevel::V2_3 => {
             spec.runtime_patches = Some(vec![RuntimePatch {
                 manager: MANAGER,
                 training_runtime_spec: TrainingRuntimeSpec {

@@ -169,7 +169,7 @@ pub struct TrainJobOptions {
     /// Kind of the runtime: `ClusterTrainingRuntime` (cluster-wide, the default) or `TrainingRuntime` (in the TrainJob's namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_kind: Option<RuntimeKind>,
-    /// Trainer API of the cluster: `v2.2` (runtimePatches, the default; also v2.3 and later), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
+    /// Kubeflow Trainer release of the cluster: `v2.3` (the default; also later), `v2.2` (both customise pods with runtimePatches), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_level: Option<ApiLevel>,
     /// Jobs that download the dataset and the pre-trained model before training (`spec.initializer`); the runtime must have `dataset-initializer` and `model-initializer` jobs.
@@ -215,6 +215,8 @@ pub enum RuntimeKind {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum ApiLevel {
+    #[serde(rename = "v2.3")]
+    V2_3,
     #[serde(rename = "v2.2")]
     V2_2,
     #[serde(rename = "v2.1")]
@@ -226,9 +228,28 @@ pub enum ApiLevel {
 impl ApiLevel {
     pub fn as_str(self) -> &'static str {
         match self {
+            ApiLevel::V2_3 => "v2.3",
             ApiLevel::V2_2 => "v2.2",
             ApiLevel::V2_1 => "v2.1",
             ApiLevel::V2_0 => "v2.0",
+        }
+    }
+
+    /// Whether a TrainJob customises the runtime's pods with `runtimePatches`
+    /// (v2.2 and later), rather than v2.1's `podTemplateOverrides` or v2.0's
+    /// `podSpecOverrides`.
+    pub fn has_runtime_patches(self) -> bool {
+        matches!(self, ApiLevel::V2_2 | ApiLevel::V2_3)
+    }
+
+    /// The Trainer release whose runtimes and rules this level stands for.
+    pub fn release(self) -> crate::trainer::Release {
+        use crate::trainer::Release;
+        match self {
+            ApiLevel::V2_3 => Release::V2_3,
+            ApiLevel::V2_2 => Release::V2_2,
+            ApiLevel::V2_1 => Release::V2_1,
+            ApiLevel::V2_0 => Release::V2_0,
         }
     }
 }

@@ -113,7 +113,7 @@ static OBJECT_META: Bundled = compact!("objectmeta-meta-v1.json");
 /// The TrainJob schema of one Trainer API level.
 fn trainjob_schema(level: ApiLevel) -> &'static Bundled {
     match level {
-        ApiLevel::V2_2 => &TRAINJOB_CURRENT,
+        ApiLevel::V2_2 | ApiLevel::V2_3 => &TRAINJOB_CURRENT,
         ApiLevel::V2_1 => &TRAINJOB_V2_1,
         ApiLevel::V2_0 => &TRAINJOB_V2_0,
     }

@@ -32,7 +32,7 @@ fn assert_webhook_finds(value: &Value, needles: &[&str]) {
 }
 
 fn problems(value: &Value) -> Vec<Problem> {
-    verify_values(&[value], ApiLevel::V2_2)
+    verify_values(&[value], ApiLevel::V2_3)
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn service(name: &str, selector: &Value, target_port: &Value) -> Value {
 }
 
 fn operator_messages(values: &[&Value]) -> Vec<String> {
-    verify_values(values, ApiLevel::V2_2)
+    verify_values(values, ApiLevel::V2_3)
         .into_iter()
         .filter(|p| p.contract == "operator")
         .map(|p| p.message)

@@ -197,7 +197,7 @@ fn trainjob(r: &mut Rules<'_>) {
         return;
     };
     let pod_keys: &[&str] = match level {
-        ApiLevel::V2_2 => &[
+        ApiLevel::V2_2 | ApiLevel::V2_3 => &[
             "serviceAccountName",
             "volumes",
             "initContainers",
@@ -259,7 +259,7 @@ fn trainjob_containers(
     pod_keys: &[&str],
 ) {
     let container_keys: &[&str] = match level {
-        ApiLevel::V2_2 => &["name", "env", "volumeMounts", "securityContext"],
+        ApiLevel::V2_2 | ApiLevel::V2_3 => &["name", "env", "volumeMounts", "securityContext"],
         _ => &["name", "env", "volumeMounts"],
     };
     for list in ["initContainers", "containers"] {

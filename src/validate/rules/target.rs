@@ -195,26 +195,26 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
     let nproc = format!("`nProcPerNode = \"{}\"`", keyword.unwrap_or(""));
     let lacks: [(bool, &str, &str, &str); 5] = [
         (
-            level != ApiLevel::V2_2 && spec.security_context.is_some(),
+            !level.has_runtime_patches() && spec.security_context.is_some(),
             "/securityContext",
             "`[securityContext]`",
-            "Trainer v2.2's runtimePatches carry security contexts; use `apiLevel = \"v2.2\"`, or set it in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
+            "Trainer v2.2's runtimePatches carry security contexts; use `apiLevel = \"v2.2\"` or later, or set it in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
         ),
         (
-            level == ApiLevel::V2_2 && keyword.is_some(),
+            level.has_runtime_patches() && keyword.is_some(),
             "/nProcPerNode",
             &nproc,
             "Trainer v2.2 and later take a number of processes per node: write the number, or `\"gpu\"` with `resources.gpus`",
         ),
         (
-            level != ApiLevel::V2_2
+            !level.has_runtime_patches()
                 && spec
                     .policy
                     .as_ref()
                     .is_some_and(|p| p.active_deadline.is_some()),
             "/policy/activeDeadline",
             "`policy.activeDeadline`",
-            "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"`",
+            "TrainJob has `activeDeadlineSeconds` from Trainer v2.2; remove it, or use `apiLevel = \"v2.2\"` or later",
         ),
         (
             level == ApiLevel::V2_0
