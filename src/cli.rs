@@ -149,6 +149,10 @@ pub struct ImportArgs {
     /// Treat every warning (a field the spec does not carry) as an error.
     #[arg(long)]
     pub strict: bool,
+    /// The Kubeflow Trainer release the TrainJobs were written for (default:
+    /// v2.0 or v2.1 by their patch field, else v2.3 and later).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub api_level: Option<ApiLevelArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

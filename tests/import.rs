@@ -81,6 +81,13 @@ fn every_hand_written_manifest_builds_the_run_it_describes() {
     }
 }
 
+/// The Trainer API level `spec` sets, when it reads on its own.
+fn spec_level(spec: &Path) -> Option<trainc::spec::ApiLevel> {
+    let mut sources = trainc::Sources::new();
+    let id = trainc::source::read(&mut sources, spec).ok()?;
+    trainc::check(&sources, id).spec?.trainjob?.api_level
+}
+
 /// Every spec of the examples and of `tests/check/` that trainc builds
 /// (passing and warning cases, with their `--set`s): building, importing
 /// and building again gives the same bytes, and so the same run. Jobs with
@@ -115,7 +122,14 @@ fn importing_what_trainc_built_builds_the_same_bytes() {
         let name = spec.file_stem().unwrap().to_str().unwrap();
         let scratch = temp_dir(&format!("import-round-trip-{name}"));
         std::fs::write(scratch.join("built.yaml"), &built).unwrap();
-        let output = trainc(&scratch, &["import", "built.yaml"]);
+        // A TrainJob does not say whether it was written for v2.2 or v2.3:
+        // the import is told the level the spec was built for.
+        let level = spec_level(spec);
+        let mut import = vec!["import", "built.yaml"];
+        if let Some(level) = &level {
+            import.extend(["--api-level", level.as_str()]);
+        }
+        let output = trainc(&scratch, &import);
         let local_code = built.contains("\nkind: ConfigMap\n");
         let plain_job = built.contains("apiVersion: batch/v1\nkind: Job\n");
         if plain_job {
@@ -706,4 +720,31 @@ fn several_jobs_need_an_output_dir_and_each_format_builds_the_same_objects() {
         built[0], built[2],
         "TOML and KRM specs build the same objects"
     );
+}
+
+/// `--api-level` says which Trainer a TrainJob was written for: v2.2 is
+/// written into the spec (a TrainJob alone cannot tell it from v2.3), and a
+/// level whose patch field the TrainJob does not have is an error at it.
+#[test]
+fn import_takes_the_trainer_release_the_trainjob_was_written_for() {
+    let dir = temp_dir("import-api-level");
+    let built = trainc(&root(), &["build", "examples/trainjob.toml"]);
+    assert!(built.status.success());
+    std::fs::write(dir.join("tj.yaml"), &built.stdout).unwrap();
+
+    let v2_2 = trainc(&dir, &["import", "--api-level", "v2.2", "tj.yaml"]);
+    assert!(v2_2.status.success(), "{}", text(&v2_2.stderr));
+    assert!(text(&v2_2.stdout).contains("apiLevel = \"v2.2\""));
+    let default = trainc(&dir, &["import", "tj.yaml"]);
+    assert!(!text(&default.stdout).contains("apiLevel"));
+
+    let v2_1 = trainc(&dir, &["import", "--api-level", "v2.1", "tj.yaml"]);
+    assert_eq!(v2_1.status.code(), Some(1));
+    let stderr = text(&v2_1.stderr);
+    assert!(
+        stderr.contains("the TrainJob has `runtimePatches`, which Trainer v2.1 does not")
+            && stderr.contains("tj.yaml:"),
+        "{stderr}"
+    );
+    assert!(v2_1.stdout.is_empty());
 }

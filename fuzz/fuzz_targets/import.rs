@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(id) = source::add_bytes(&mut sources, "in.yaml".to_owned(), manifests.to_vec()) else {
         return;
     };
-    let imported = trainc::import::import(&sources, id);
+    let imported = trainc::import::import(&sources, id, None);
     for d in &imported.diagnostics {
         let shown = render(d, &sources, Style::PLAIN);
         assert!(shown.len() < 64 * 1024, "a diagnostic of {} bytes", shown.len());

@@ -33,7 +33,7 @@ pub(super) fn run(args: &ImportArgs) -> Status {
         } else {
             format!("`{}`", path.display())
         };
-        let imported = crate::import::import(&sources, id);
+        let imported = crate::import::import(&sources, id, super::api_level(args.api_level));
         diagnostics.extend(imported.diagnostics);
         for job in imported.jobs {
             let text = write::write(&job.spec, format, &origin);

@@ -81,8 +81,10 @@ impl Object<'_> {
     }
 }
 
-/// Every job of the manifests in `id`.
-pub fn import(sources: &Sources, id: SourceId) -> Imported {
+/// Every job of the manifests in `id`; a TrainJob for the Trainer release
+/// `level` when given (a TrainJob's patch field tells v2.0 and v2.1 apart
+/// from later releases, but not v2.2 from v2.3).
+pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLevel>) -> Imported {
     let text = &sources.get(id).text;
     let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
         Ok(documents) => documents,
@@ -146,7 +148,7 @@ pub fn import(sources: &Sources, id: SourceId) -> Imported {
         if is_pytorchjob {
             pytorchjob::import(&mut job, &object, &mut others);
         } else {
-            trainjob::import(&mut job, &object, &mut others);
+            trainjob::import(&mut job, &object, &mut others, level);
         }
         let at = job.at;
         let name = job.name.clone();

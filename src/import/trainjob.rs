@@ -35,7 +35,12 @@ const SPEC_FIELDS: &[&str] = &[
     "podSpecOverrides",
 ];
 
-pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '_>) {
+pub(super) fn import(
+    job: &mut Job<'_>,
+    object: &Json,
+    others: &mut Others<'_, '_>,
+    requested: Option<ApiLevel>,
+) {
     let spec = &object["spec"];
     job.unknown_keys(
         spec,
@@ -45,7 +50,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     );
     job.set("/target", json!("trainjob"));
     let trainer = &spec["trainer"];
-    let level = level(spec);
+    let level = level(job, spec, requested);
     if level != crate::resolve::defaults::TRAINJOB_API_LEVEL {
         job.set("/trainjob/apiLevel", json!(level.as_str()));
     }
@@ -134,9 +139,38 @@ fn node_container(job: &mut Job<'_>, container: &Json, pointer: &str) {
     }
 }
 
-/// The Trainer API the TrainJob is written for, from its patch field (or,
-/// without one, from a `numProcPerNode` only v2.0 and v2.1 take).
-fn level(spec: &Json) -> ApiLevel {
+/// The Trainer API the TrainJob is written for: `requested` (`--api-level`)
+/// when its patch field allows it, else what the patch field says.
+fn level(job: &mut Job<'_>, spec: &Json, requested: Option<ApiLevel>) -> ApiLevel {
+    let written = written_level(spec);
+    let Some(requested) = requested else {
+        return written;
+    };
+    let field = ["runtimePatches", "podTemplateOverrides", "podSpecOverrides"]
+        .into_iter()
+        .find(|f| spec.get(*f).is_some());
+    match field {
+        Some(field)
+            if requested.has_runtime_patches() != written.has_runtime_patches()
+                || (!requested.has_runtime_patches() && requested != written) =>
+        {
+            job.error(
+                &format!("/spec/{field}"),
+                format!(
+                    "the TrainJob has `{field}`, which Trainer {} does not have",
+                    requested.as_str()
+                ),
+                "import with the `--api-level` of the cluster the TrainJob was written for",
+            );
+            written
+        }
+        _ => requested,
+    }
+}
+
+/// The Trainer API a TrainJob's patch field is written for (or, without
+/// one, a `numProcPerNode` only v2.0 and v2.1 take).
+fn written_level(spec: &Json) -> ApiLevel {
     // runtimePatches: v2.2 or later, imported as the default (v2.3).
     if spec.get("runtimePatches").is_some() {
         ApiLevel::V2_3

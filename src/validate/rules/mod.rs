@@ -12,6 +12,7 @@ use crate::tree::{Node, pointer_segment};
 
 mod code;
 mod env;
+mod initializer;
 mod job;
 mod metadata;
 mod nproc;
@@ -41,6 +42,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     metadata::check(&mut rules);
     scheduling::check(&mut rules);
     target::check(&mut rules);
+    initializer::check(&mut rules);
     text::check(&mut rules);
     rules.out
 }

@@ -1,0 +1,170 @@
+//! `[trainjob.initializer]`: only a TrainJob has initializers; the runtime
+//! must have the jobs that run them, and from Trainer v2.3 mount the shared
+//! `initializer` volume in them; the URI must be one.
+
+use super::Rules;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::{Initializer, RuntimeKind, Target};
+use crate::trainer::{Release, catalogue, runtime::Runtime};
+
+/// The volume the initializers download into and the trainer reads from
+/// (kubeflow/trainer v2.3.0, `pkg/runtime/framework/plugins/jobset/constants`
+/// `VolumeNameInitializer`).
+const INITIALIZER_VOLUME: &str = "initializer";
+
+pub(super) fn check(r: &mut Rules<'_>) {
+    let Some(initializers) = r
+        .spec
+        .trainjob
+        .as_ref()
+        .and_then(|t| t.initializer.as_ref())
+    else {
+        return;
+    };
+    let present = [
+        ("dataset", initializers.dataset.as_ref()),
+        ("model", initializers.model.as_ref()),
+    ];
+    if r.target() != Target::Trainjob {
+        for (key, _) in present.iter().filter(|(_, init)| init.is_some()) {
+            r.push(
+                Diagnostic::error(
+                    codes::TARGET_UNSUPPORTED,
+                    r.key(&format!("/trainjob/initializer/{key}")),
+                    format!("target `{}` has no {key} initializer", r.target().as_str()),
+                )
+                .with_help("use `target = \"trainjob\"`, or download in an init container: `[[podTemplate.spec.initContainers]]`"),
+            );
+        }
+        return;
+    }
+    let release = r.api_level().release();
+    let shipped = shipped_runtime(r, release);
+    for (key, init) in present {
+        let Some(init) = init else { continue };
+        let pointer = format!("/trainjob/initializer/{key}");
+        if let Some(runtime) = shipped {
+            runtime_has(r, runtime, release, key, &pointer);
+        }
+        storage_uri(r, init, &pointer);
+    }
+}
+
+/// The ClusterTrainingRuntime the TrainJob names, when it is one that
+/// `release` ships (a TrainingRuntime of the same name is the user's own).
+fn shipped_runtime(r: &Rules<'_>, release: Release) -> Option<&'static Runtime> {
+    let trainjob = r.spec.trainjob.as_ref()?;
+    if trainjob.runtime_kind == Some(RuntimeKind::TrainingRuntime) {
+        return None;
+    }
+    let name = trainjob
+        .runtime
+        .as_deref()
+        .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME);
+    catalogue::find(release, name)
+}
+
+/// The Trainer's TrainJob webhook rejects an initializer whose job or
+/// container the runtime lacks, and from v2.3.0 one whose container does not
+/// mount `initializer` ("must have dataset-initializer job when trainJob is
+/// configured with input datasetConfig", "must have volumeMount with name -
+/// initializer in container dataset-initializer …"; kubeflow/trainer
+/// v2.0.0–v2.3.0, `pkg/runtime/framework/plugins/jobset/jobset.go`
+/// `Validate`; the mount check came in v2.3.0 with #3714).
+fn runtime_has(r: &mut Rules<'_>, runtime: &Runtime, release: Release, key: &str, pointer: &str) {
+    let job_name = format!("{key}-initializer");
+    let named = format!(
+        "the ClusterTrainingRuntime `{}` of Trainer {}",
+        runtime.name,
+        release.tag()
+    );
+    let problem = match runtime.job(&job_name) {
+        None => Some(format!(
+            "{named} has no `{job_name}` job; Trainer rejects a TrainJob that asks for one"
+        )),
+        Some(job) => match job.containers.iter().find(|c| c.name == job_name) {
+            None => Some(format!(
+                "the `{job_name}` job of {named} has no `{job_name}` container; Trainer rejects a TrainJob that asks for this initializer"
+            )),
+            Some(c)
+                if release >= Release::V2_3
+                    && !c.mounts.iter().any(|(name, _)| name == INITIALIZER_VOLUME) =>
+            {
+                Some(format!(
+                    "the `{job_name}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
+                ))
+            }
+            Some(_) => None,
+        },
+    };
+    if let Some(message) = problem {
+        let with = catalogue::shipped(release)
+            .iter()
+            .filter(|other| {
+                other
+                    .job(&job_name)
+                    .and_then(|j| j.container(&job_name))
+                    .is_some_and(|c| {
+                        release < Release::V2_3
+                            || c.mounts.iter().any(|(n, _)| n == INITIALIZER_VOLUME)
+                    })
+            })
+            .map(|other| format!("`{}`", other.name))
+            .collect::<Vec<_>>();
+        let help = if with.is_empty() {
+            format!(
+                "use your own TrainingRuntime with a `{job_name}` job (`runtimeKind = \"TrainingRuntime\"`)"
+            )
+        } else {
+            format!(
+                "use a runtime that has it ({}), or your own TrainingRuntime with a `{job_name}` job that mounts `{INITIALIZER_VOLUME}`",
+                with.join(", ")
+            )
+        };
+        let mut d =
+            Diagnostic::error(codes::TRAINJOB_INITIALIZER, r.key(pointer), message).with_help(help);
+        if r.spec
+            .trainjob
+            .as_ref()
+            .is_some_and(|t| t.runtime.is_some())
+        {
+            d = d.with_secondary(r.value("/trainjob/runtime"), "the runtime");
+        }
+        r.push(d);
+    }
+}
+
+/// `storageUri` is `scheme://path` of at most 2048 characters: the CRD's rule
+/// from Trainer v2.3.0, `^[A-Za-z][A-Za-z0-9+.-]*://.+$`.
+fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
+    let uri = &init.storage_uri;
+    let scheme_ok = uri.split_once("://").is_some_and(|(scheme, rest)| {
+        scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+            && !rest.is_empty()
+    });
+    if !scheme_ok || uri.len() > 2048 {
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_INITIALIZER,
+                r.value(&format!("{pointer}/storageUri")),
+                format!("`{uri}` is not a storage URI `scheme://path` of at most 2048 characters"),
+            )
+            .with_help("e.g. `hf://meta-llama/Llama-3.2-1B-Instruct` or `s3://bucket/path`"),
+        );
+    }
+    if let Some(secret) = &init.secret
+        && let Err(why) = crate::syntax::names::dns1123_subdomain(secret)
+    {
+        r.push(Diagnostic::error(
+            codes::TRAINJOB_INITIALIZER,
+            r.value(&format!("{pointer}/secret")),
+            format!("`{secret}` is not a valid Secret name: {why}"),
+        ));
+    }
+}
