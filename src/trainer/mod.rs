@@ -32,3 +32,18 @@ impl Release {
 
 #[cfg(test)]
 mod tests;
+
+/// The `storageUri` schemes Kubeflow's initializer images download from, by
+/// `kind` (`dataset` or `model`): the initializer picks a provider by the
+/// URI's scheme, lowercased by Python's `urlparse`, and fails the
+/// initializer Job on any other, so no training runs
+/// (kubeflow/trainer `pkg/initializers/{dataset,model}/__main__.py`,
+/// `pkg/initializers/utils/utils.py`: v2.0.0 `hf`; v2.1.0–v2.3.0 `hf`,
+/// `cache` and `s3` for datasets, `hf` and `s3` for models).
+pub fn initializer_schemes(release: Release, kind: &str) -> &'static [&'static str] {
+    match (release, kind) {
+        (Release::V2_0, _) => &["hf"],
+        (_, "dataset") => &["hf", "cache", "s3"],
+        _ => &["hf", "s3"],
+    }
+}

@@ -46,7 +46,10 @@ pub(super) fn check(r: &mut Rules<'_>) {
         if let Some(runtime) = shipped {
             runtime_has(r, runtime, release, key, &pointer);
         }
-        storage_uri(r, init, &pointer);
+        let job = format!("{key}-initializer");
+        if storage_uri(r, init, &pointer) && shipped.is_some_and(|rt| rt.job(&job).is_some()) {
+            scheme(r, init, release, key, &pointer);
+        }
     }
 }
 
@@ -134,9 +137,39 @@ fn runtime_has(r: &mut Rules<'_>, runtime: &Runtime, release: Release, key: &str
     }
 }
 
+/// On a runtime Kubeflow ships, the initializer is Kubeflow's image, which
+/// reads only some schemes (see [`crate::trainer::initializer_schemes`]).
+fn scheme(r: &mut Rules<'_>, init: &Initializer, release: Release, key: &str, pointer: &str) {
+    let allowed = crate::trainer::initializer_schemes(release, key);
+    let written = init.storage_uri.split_once("://").map_or("", |(s, _)| s);
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(written)) {
+        return;
+    }
+    let list = allowed
+        .iter()
+        .map(|a| format!("`{a}://`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_INITIALIZER,
+            r.value(&format!("{pointer}/storageUri")),
+            format!(
+                "the {key} initializer of Trainer {} downloads from {list} only; `{written}://` fails its Job, and no training runs",
+                release.tag()
+            ),
+        )
+        .with_help(if release == Release::V2_0 {
+            "use an `hf://` URI; the initializers of Trainer v2.1 and later also read `s3://` (and `cache://` for datasets)"
+        } else {
+            "use one of those schemes, or a runtime of your own whose initializer reads this one"
+        }),
+    );
+}
+
 /// `storageUri` is `scheme://path` of at most 2048 characters: the CRD's rule
-/// from Trainer v2.3.0, `^[A-Za-z][A-Za-z0-9+.-]*://.+$`.
-fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
+/// from Trainer v2.3.0, `^[A-Za-z][A-Za-z0-9+.-]*://.+$`. Whether it is.
+fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) -> bool {
     let uri = &init.storage_uri;
     let scheme_ok = uri.split_once("://").is_some_and(|(scheme, rest)| {
         scheme
@@ -148,7 +181,8 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
             && !rest.is_empty()
     });
-    if !scheme_ok || uri.len() > 2048 {
+    let ok = scheme_ok && uri.len() <= 2048;
+    if !ok {
         r.push(
             Diagnostic::error(
                 codes::TRAINJOB_INITIALIZER,
@@ -167,4 +201,5 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
             format!("`{secret}` is not a valid Secret name: {why}"),
         ));
     }
+    ok
 }
