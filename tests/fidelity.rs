@@ -200,3 +200,23 @@ rdzvEndpoint = "etcd.infra:2379"
         "etcd without a server is an error"
     );
 }
+
+/// Trainer v2.0 takes a numeric `numProcPerNode` from the requests, and a
+/// missing requests map gives 1 (`plugins/torch/torch.go`
+/// `calculateNumProcPerNode`): limits alone get equal requests, so 4 runs 4.
+#[test]
+fn trainer_v2_0_runs_the_process_count_with_limits_alone() {
+    let spec = format!(
+        "{BASE}\ntarget = \"trainjob\"\nnProcPerNode = 4\n[resources.limits]\ncpu = \"8\"\n"
+    );
+    for level in ["v2.0", "v2.3"] {
+        let objects = build(&spec, &["--api-level", level]);
+        let trainer = &of_kind(&objects, "TrainJob")["spec"]["trainer"];
+        assert_eq!(trainer["numProcPerNode"], 4, "{level}");
+        assert_eq!(
+            trainer["resourcesPerNode"]["requests"]["cpu"], "8",
+            "{level}"
+        );
+        assert_eq!(trainer["resourcesPerNode"]["limits"]["cpu"], "8", "{level}");
+    }
+}

@@ -276,7 +276,7 @@ pub(super) fn render(model: &Model) -> Object {
             NProc::Count(n) => serde_json::json!(n),
             other => serde_json::json!(other.text()),
         },
-        resources_per_node: pod::resources(model),
+        resources_per_node: resources_per_node(model),
     };
     let pod_metadata =
         (!model.labels.is_empty() || !model.pod_annotations.is_empty()).then(|| PodMetadata {
@@ -405,4 +405,18 @@ fn place_pod_patch(
             }]);
         }
     }
+}
+
+/// The trainer's resources. Limits alone get requests equal to them, as
+/// Kubernetes defaults a container's: Trainer v2.0 reads the process count
+/// from the limits only for `auto`/`cpu`, and otherwise from the requests,
+/// where a missing map gives 1, so `numProcPerNode: 4` with limits alone
+/// would start one process per node (kubeflow/trainer v2.0.0,
+/// `pkg/runtime/framework/plugins/torch/torch.go` `calculateNumProcPerNode`).
+fn resources_per_node(model: &Model) -> Option<core::ResourceRequirements> {
+    let mut resources = pod::resources(model)?;
+    if resources.requests.is_none() {
+        resources.requests.clone_from(&resources.limits);
+    }
+    Some(resources)
 }
