@@ -10,7 +10,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-: > "$here/SHA256SUMS.new"
 for tag in v2.0.0 v2.1.0 v2.2.0 v2.3.0; do
     tree="$work/$tag"
     mkdir -p "$tree"
@@ -36,4 +35,4 @@ KUST
         fi
     } > "$out"
 done
-(cd "$here" && sha256sum trainer-*.yaml > SHA256SUMS && rm -f SHA256SUMS.new)
+(cd "$here" && sha256sum trainer-*.yaml > SHA256SUMS)

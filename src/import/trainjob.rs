@@ -149,11 +149,11 @@ fn level(job: &mut Job<'_>, spec: &Json, requested: Option<ApiLevel>) -> ApiLeve
     let field = ["runtimePatches", "podTemplateOverrides", "podSpecOverrides"]
         .into_iter()
         .find(|f| spec.get(*f).is_some());
+    // v2.2 and v2.3 share `runtimePatches`; v2.1 and v2.0 each have their own field.
+    let fits =
+        requested == written || (requested.has_runtime_patches() && written.has_runtime_patches());
     match field {
-        Some(field)
-            if requested.has_runtime_patches() != written.has_runtime_patches()
-                || (!requested.has_runtime_patches() && requested != written) =>
-        {
+        Some(field) if !fits => {
             job.error(
                 &format!("/spec/{field}"),
                 format!(

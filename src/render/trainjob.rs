@@ -289,8 +289,8 @@ pub(super) fn render(model: &Model) -> Object {
     // only v2.2's runtimePatches have security contexts; validation rejects a
     // spec that needs them where they are not.
     let v2_0 = level == ApiLevel::V2_0;
-    let v2_2 = level.has_runtime_patches();
-    let security = pod::security(model).filter(|_| v2_2);
+    let runtime_patches = level.has_runtime_patches();
+    let security = pod::security(model).filter(|_| runtime_patches);
     let patch = PodSpecPatch {
         affinity: (s.spread_across_nodes && !v2_0).then(|| pod::spread(&shape)),
         containers: (!mounts.is_empty() || security.is_some()).then(|| {
@@ -300,7 +300,7 @@ pub(super) fn render(model: &Model) -> Object {
                 volume_mounts: non_empty_vec(mounts.clone()),
             }]
         }),
-        security_context: pod::pod_security(model).filter(|_| v2_2),
+        security_context: pod::pod_security(model).filter(|_| runtime_patches),
         image_pull_secrets: non_empty_vec(pod::image_pull_secrets(model)).filter(|_| !v2_0),
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),

@@ -155,6 +155,49 @@ impl Runtime {
     }
 }
 
+/// Why a runtime cannot run a TrainJob's `dataset` or `model` initializer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitializerGap {
+    /// No `<kind>-initializer` replicated job.
+    NoJob,
+    /// The job has no container or init container of that name.
+    NoContainer,
+    /// From v2.3.0: its container mounts no `initializer` volume.
+    NoMount,
+}
+
+/// The volume the initializers download into and the trainer reads from
+/// (kubeflow/trainer v2.3.0, `pkg/runtime/framework/plugins/jobset/constants`
+/// `VolumeNameInitializer`).
+pub const INITIALIZER_VOLUME: &str = "initializer";
+
+impl Runtime {
+    /// What the Trainer's TrainJob webhook of `release` finds missing for a
+    /// `kind` (`dataset`, `model`) initializer, if anything: the job, a
+    /// container or init container named like it, and from v2.3.0 an
+    /// `initializer` mount in its container ("must have dataset-initializer
+    /// job when trainJob is configured with input datasetConfig", "must have
+    /// volumeMount with name - initializer in container dataset-initializer
+    /// …"; kubeflow/trainer v2.0.0–v2.3.0,
+    /// `pkg/runtime/framework/plugins/jobset/jobset.go` `Validate`; the mount
+    /// check came in v2.3.0 with #3714, and looks at `containers` only).
+    pub fn initializer_gap(&self, release: super::Release, kind: &str) -> Option<InitializerGap> {
+        let name = format!("{kind}-initializer");
+        let Some(job) = self.job(&name) else {
+            return Some(InitializerGap::NoJob);
+        };
+        if job.container(&name).is_none() {
+            return Some(InitializerGap::NoContainer);
+        }
+        let mounted = job.containers.iter().filter(|c| c.name == name).any(|c| {
+            c.mounts
+                .iter()
+                .any(|(volume, _)| volume == INITIALIZER_VOLUME)
+        });
+        (release >= super::Release::V2_3 && !mounted).then_some(InitializerGap::NoMount)
+    }
+}
+
 impl Job {
     /// The container or init container named `name`.
     pub fn container(&self, name: &str) -> Option<&Container> {

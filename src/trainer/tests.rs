@@ -2,7 +2,7 @@
 
 use super::Release;
 use super::catalogue::{find, shipped};
-use super::runtime::Framework;
+use super::runtime::{Framework, InitializerGap};
 
 #[test]
 fn every_release_ships_torch_distributed_with_a_node_container() {
@@ -65,6 +65,22 @@ fn the_cache_runtime_dataset_initializer_has_no_initializer_mount() {
             ["dataset-initializer"]
         );
     }
+    // What the webhook finds missing, release by release.
+    let gap = |release, name| {
+        find(release, name)
+            .unwrap()
+            .initializer_gap(release, "dataset")
+    };
+    assert_eq!(
+        gap(Release::V2_3, "torch-distributed-with-cache"),
+        Some(InitializerGap::NoMount)
+    );
+    assert_eq!(gap(Release::V2_2, "torch-distributed-with-cache"), None);
+    assert_eq!(
+        gap(Release::V2_3, "torch-distributed"),
+        Some(InitializerGap::NoJob)
+    );
+    assert_eq!(gap(Release::V2_3, "torchtune-llama3.2-1b"), None);
     // The torchtune runtimes mount it in both initializers.
     let tune = find(Release::V2_3, "torchtune-llama3.2-1b").unwrap();
     for job in ["dataset-initializer", "model-initializer"] {

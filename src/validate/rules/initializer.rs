@@ -5,12 +5,8 @@
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{Initializer, RuntimeKind, Target};
-use crate::trainer::{Release, catalogue, runtime::Runtime};
-
-/// The volume the initializers download into and the trainer reads from
-/// (kubeflow/trainer v2.3.0, `pkg/runtime/framework/plugins/jobset/constants`
-/// `VolumeNameInitializer`).
-const INITIALIZER_VOLUME: &str = "initializer";
+use crate::trainer::runtime::{INITIALIZER_VOLUME, InitializerGap, Runtime};
+use crate::trainer::{Release, catalogue};
 
 pub(super) fn check(r: &mut Rules<'_>) {
     let Some(initializers) = r
@@ -43,11 +39,16 @@ pub(super) fn check(r: &mut Rules<'_>) {
     for (key, init) in present {
         let Some(init) = init else { continue };
         let pointer = format!("/trainjob/initializer/{key}");
+        // Kubeflow's initializer image runs it when the shipped runtime has the job.
+        let mut kubeflow_image = false;
         if let Some(runtime) = shipped {
-            runtime_has(r, runtime, release, key, &pointer);
+            let gap = runtime.initializer_gap(release, key);
+            if let Some(gap) = gap {
+                cannot_run(r, runtime, gap, release, key, &pointer);
+            }
+            kubeflow_image = gap != Some(InitializerGap::NoJob);
         }
-        let job = format!("{key}-initializer");
-        if storage_uri(r, init, &pointer) && shipped.is_some_and(|rt| rt.job(&job).is_some()) {
+        if storage_uri(r, init, &pointer) && kubeflow_image {
             scheme(r, init, release, key, &pointer);
         }
     }
@@ -67,74 +68,59 @@ fn shipped_runtime(r: &Rules<'_>, release: Release) -> Option<&'static Runtime> 
     catalogue::find(release, name)
 }
 
-/// The Trainer's TrainJob webhook rejects an initializer whose job or
-/// container the runtime lacks, and from v2.3.0 one whose container does not
-/// mount `initializer` ("must have dataset-initializer job when trainJob is
-/// configured with input datasetConfig", "must have volumeMount with name -
-/// initializer in container dataset-initializer …"; kubeflow/trainer
-/// v2.0.0–v2.3.0, `pkg/runtime/framework/plugins/jobset/jobset.go`
-/// `Validate`; the mount check came in v2.3.0 with #3714).
-fn runtime_has(r: &mut Rules<'_>, runtime: &Runtime, release: Release, key: &str, pointer: &str) {
+/// An initializer the runtime cannot run ([`Runtime::initializer_gap`]) is
+/// rejected by the Trainer's TrainJob webhook: an error at the initializer,
+/// naming the runtimes of that release that can run it.
+fn cannot_run(
+    r: &mut Rules<'_>,
+    runtime: &Runtime,
+    gap: InitializerGap,
+    release: Release,
+    key: &str,
+    pointer: &str,
+) {
     let job_name = format!("{key}-initializer");
     let named = format!(
         "the ClusterTrainingRuntime `{}` of Trainer {}",
         runtime.name,
         release.tag()
     );
-    let problem = match runtime.job(&job_name) {
-        None => Some(format!(
-            "{named} has no `{job_name}` job; Trainer rejects a TrainJob that asks for one"
-        )),
-        Some(job) => match job.containers.iter().find(|c| c.name == job_name) {
-            None => Some(format!(
-                "the `{job_name}` job of {named} has no `{job_name}` container; Trainer rejects a TrainJob that asks for this initializer"
-            )),
-            Some(c)
-                if release >= Release::V2_3
-                    && !c.mounts.iter().any(|(name, _)| name == INITIALIZER_VOLUME) =>
-            {
-                Some(format!(
-                    "the `{job_name}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
-                ))
-            }
-            Some(_) => None,
-        },
-    };
-    if let Some(message) = problem {
-        let with = catalogue::shipped(release)
-            .iter()
-            .filter(|other| {
-                other
-                    .job(&job_name)
-                    .and_then(|j| j.container(&job_name))
-                    .is_some_and(|c| {
-                        release < Release::V2_3
-                            || c.mounts.iter().any(|(n, _)| n == INITIALIZER_VOLUME)
-                    })
-            })
-            .map(|other| format!("`{}`", other.name))
-            .collect::<Vec<_>>();
-        let help = if with.is_empty() {
-            format!(
-                "use your own TrainingRuntime with a `{job_name}` job (`runtimeKind = \"TrainingRuntime\"`)"
-            )
-        } else {
-            format!(
-                "use a runtime that has it ({}), or your own TrainingRuntime with a `{job_name}` job that mounts `{INITIALIZER_VOLUME}`",
-                with.join(", ")
-            )
-        };
-        let mut d =
-            Diagnostic::error(codes::TRAINJOB_INITIALIZER, r.key(pointer), message).with_help(help);
-        if r.spec
-            .trainjob
-            .as_ref()
-            .is_some_and(|t| t.runtime.is_some())
-        {
-            d = d.with_secondary(r.value("/trainjob/runtime"), "the runtime");
+    let message = match gap {
+        InitializerGap::NoJob => {
+            format!("{named} has no `{job_name}` job; Trainer rejects a TrainJob that asks for one")
         }
-        r.push(d);
+        InitializerGap::NoContainer => format!(
+            "the `{job_name}` job of {named} has no `{job_name}` container; Trainer rejects a TrainJob that asks for this initializer"
+        ),
+        InitializerGap::NoMount => format!(
+            "the `{job_name}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
+        ),
+    };
+    let with = catalogue::shipped(release)
+        .iter()
+        .filter(|other| other.initializer_gap(release, key).is_none())
+        .map(|other| format!("`{}`", other.name))
+        .collect::<Vec<_>>();
+    let help = if with.is_empty() {
+        format!(
+            "use your own TrainingRuntime with a `{job_name}` job (`runtimeKind = \"TrainingRuntime\"`)"
+        )
+    } else {
+        format!(
+            "use a runtime that has it ({}), or your own TrainingRuntime with a `{job_name}` job that mounts `{INITIALIZER_VOLUME}`",
+            with.join(", ")
+        )
+    };
+    let mut d =
+        Diagnostic::error(codes::TRAINJOB_INITIALIZER, r.key(pointer), message).with_help(help);
+    if r.spec
+        .trainjob
+        .as_ref()
+        .is_some_and(|t| t.runtime.is_some())
+    {
+        d = d.with_secondary(r.value("/trainjob/runtime"), "the runtime");
     }
+    r.push(d);
 }
 
 /// On a runtime Kubeflow ships, the initializer is Kubeflow's image, which
