@@ -43,6 +43,7 @@ fn read(example: &str) -> (Sources, Input) {
         Input {
             spec,
             overlays: vec![overlay],
+            runtimes: None,
         },
     )
 }
@@ -57,7 +58,7 @@ fn objects(example: &str) -> (Vec<Object>, ApiLevel) {
     let input = Input::spec(input.spec);
     let validated = trainc::check_input(&mut sources, &input, &Options::default());
     let spec = validated.spec.expect("examples are valid");
-    let model = trainc::resolve::resolve(&spec, &validated.code);
+    let model = trainc::resolve::resolve(&spec, &validated.code, validated.runtime.as_ref());
     let level = model.trainjob.api_level;
     (trainc::render::render(&model), level)
 }
@@ -96,7 +97,13 @@ fn resolve(bencher: Bencher<'_, '_>, example: &str) {
     let validated =
         trainc::check_input(&mut sources, &Input::spec(input.spec), &Options::default());
     let spec = validated.spec.expect("examples are valid");
-    bencher.bench(|| trainc::resolve::resolve(black_box(&spec), &validated.code));
+    bencher.bench(|| {
+        trainc::resolve::resolve(
+            black_box(&spec),
+            &validated.code,
+            validated.runtime.as_ref(),
+        )
+    });
 }
 
 #[divan::bench(args = EXAMPLES)]
@@ -107,6 +114,7 @@ fn render(bencher: Bencher<'_, '_>, example: &str) {
     let model = trainc::resolve::resolve(
         &validated.spec.expect("examples are valid"),
         &validated.code,
+        validated.runtime.as_ref(),
     );
     bencher.bench(|| trainc::render::render(black_box(&model)));
 }

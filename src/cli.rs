@@ -202,6 +202,12 @@ pub struct ComposeArgs {
     /// A file outside it, or a link leading out of it, is an error.
     #[arg(long, value_name = "DIR")]
     pub code_root: Option<PathBuf>,
+    /// For a TrainJob: the cluster's runtimes, as `kubectl get
+    /// clustertrainingruntimes,trainingruntimes -A -o yaml` prints them
+    /// (instead of `[trainjob] runtimesFile`). The TrainJob is checked against
+    /// the runtime it names.
+    #[arg(long, value_name = "FILE")]
+    pub runtimes: Option<PathBuf>,
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {

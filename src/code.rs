@@ -86,16 +86,19 @@ impl Root {
         }
     }
 
-    fn help(&self) -> String {
+    /// How to fix a refusal of `what` (`[code]` files, the runtimes file).
+    fn help(&self, what: &str) -> String {
         let shown = escape_for_terminal(&self.dir.display().to_string());
         match self.origin {
             RootOrigin::Flag => format!(
-                "`[code]` files must be inside `{shown}` (`--code-root`); move the file there or pass a `--code-root` that holds it"
+                "{what} must be inside `{shown}` (`--code-root`); move the file there or pass a `--code-root` that holds it"
             ),
             RootOrigin::Spec => format!(
-                "`[code]` files must be inside the spec's directory `{shown}`; keep the code beside the spec, or pass `--code-root DIR` with a directory that holds both"
+                "{what} must be inside the spec's directory `{shown}`; keep it beside the spec, or pass `--code-root DIR` with a directory that holds both"
             ),
-            RootOrigin::WorkingDirectory => "as a KRM function or kustomize plugin (or with the spec on stdin), `[code]` files must be inside the working directory, where kustomize and kpt run trainc: the kustomization's or package's directory".to_owned(),
+            RootOrigin::WorkingDirectory => format!(
+                "as a KRM function or kustomize plugin (or with the spec on stdin), {what} must be inside the working directory, where kustomize and kpt run trainc: the kustomization's or package's directory"
+            ),
         }
     }
 }
@@ -143,7 +146,7 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files,
             continue; // reported by the rules
         };
         let remaining = MAX_BYTES.saturating_sub(total);
-        match read(&full, &real_root, remaining) {
+        match read(&full, &real_root, remaining, MAX_BYTES) {
             Ok(Loaded::Text(text)) => {
                 total += text.len();
                 files.insert(name.to_owned(), text);
@@ -151,7 +154,7 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files,
             Ok(Loaded::Over(size)) => total = total.saturating_add(size),
             Err(why) => {
                 let help = match why {
-                    Refusal::Outside(_) => root.help(),
+                    Refusal::Outside(_) => root.help("`[code]` files"),
                     _ => format!(
                         "paths are relative to the file that lists them; this one is read from `{}`",
                         escape_for_terminal(&full.display().to_string())
@@ -187,6 +190,36 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files,
     (files, problems)
 }
 
+/// Another file a spec names (`what`: the runtimes file), `path` as written in the
+/// file `base` is the directory of, read by the rule of [`Root`] and at most
+/// `max` bytes: its text and the path it was read from, or why not and how
+/// to fix it.
+pub fn read_named(
+    what: &str,
+    path: &str,
+    base: Option<&Path>,
+    root: &Root,
+    max: usize,
+) -> Result<(String, PathBuf), (String, String)> {
+    let full = base.map_or_else(|| PathBuf::from(path), |dir| dir.join(path));
+    let shown = || escape_for_terminal(&full.display().to_string());
+    let real_root = std::fs::canonicalize(&root.dir)
+        .map_err(|e| (crate::source::io_reason(&e), root.help(what)))?;
+    // With `remaining` at `max`, a file is read whole or refused as too large.
+    match read(&full, &real_root, max, max) {
+        Ok(Loaded::Text(text)) => Ok((text, full)),
+        Ok(Loaded::Over(_)) => Err((Refusal::TooLarge(max).to_string(), String::new())),
+        Err(why @ Refusal::Outside(_)) => Err((why.to_string(), root.help(what))),
+        Err(why) => Err((
+            why.to_string(),
+            format!(
+                "paths are relative to the file that names them; this one is read from `{}`",
+                shown()
+            ),
+        )),
+    }
+}
+
 /// What reading one file gave.
 enum Loaded {
     Text(String),
@@ -204,7 +237,8 @@ enum Refusal {
     Kernel,
     NotText(usize),
     Nul(usize),
-    TooLarge,
+    /// Larger than the limit of its kind, in bytes.
+    TooLarge(usize),
 }
 
 impl std::fmt::Display for Refusal {
@@ -226,14 +260,17 @@ impl std::fmt::Display for Refusal {
                 f,
                 "it holds a NUL byte (at byte {at}); ship source code, not data"
             ),
-            Refusal::TooLarge => f.write_str("it is larger than 1 MiB, all a ConfigMap holds"),
+            Refusal::TooLarge(MAX_BYTES) => {
+                f.write_str("it is larger than 1 MiB, all a ConfigMap holds")
+            }
+            Refusal::TooLarge(max) => write!(f, "it is larger than {} MiB", max / (1024 * 1024)),
         }
     }
 }
 
-/// A file's content when [`Root`]'s rule allows it, it is at most
-/// [`MAX_BYTES`] and fits in `remaining` (else only its size).
-fn read(path: &Path, real_root: &Path, remaining: usize) -> Result<Loaded, Refusal> {
+/// A file's content when [`Root`]'s rule allows it, it is at most `max`
+/// bytes and fits in `remaining` (else only its size).
+fn read(path: &Path, real_root: &Path, remaining: usize, max: usize) -> Result<Loaded, Refusal> {
     // The real path: `..` and every link resolved, without opening anything.
     let real = std::fs::canonicalize(path).map_err(Refusal::Io)?;
     if !real.starts_with(real_root) {
@@ -258,18 +295,18 @@ fn read(path: &Path, real_root: &Path, remaining: usize) -> Result<Loaded, Refus
         return Err(Refusal::Kind(kind));
     }
     let size = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
-    if size > MAX_BYTES {
-        return Err(Refusal::TooLarge);
+    if size > max {
+        return Err(Refusal::TooLarge(max));
     }
     if size > remaining {
         return Ok(Loaded::Over(size));
     }
     let mut bytes = Vec::with_capacity(size);
-    file.take(MAX_BYTES as u64 + 1)
+    file.take(max as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(Refusal::Io)?;
-    if bytes.len() > MAX_BYTES {
-        return Err(Refusal::TooLarge);
+    if bytes.len() > max {
+        return Err(Refusal::TooLarge(max));
     }
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
         return Err(Refusal::Nul(at));

@@ -36,6 +36,7 @@ pub mod model;
 pub mod parse;
 pub mod render;
 pub mod resolve;
+pub mod runtimes;
 pub mod schema_verdict;
 pub mod source;
 pub mod spec;
@@ -68,6 +69,8 @@ pub struct Input {
     pub spec: SourceId,
     /// Merged over the spec in order.
     pub overlays: Vec<SourceId>,
+    /// `--runtimes FILE`: the cluster's runtimes, over `[trainjob] runtimesFile`.
+    pub runtimes: Option<SourceId>,
 }
 
 impl Input {
@@ -75,6 +78,7 @@ impl Input {
         Input {
             spec,
             overlays: Vec::new(),
+            runtimes: None,
         }
     }
 }
@@ -139,7 +143,7 @@ pub fn describe(
     let Some(spec) = spec else {
         return (None, validated.diagnostics);
     };
-    let model = resolve::resolve(&spec, &validated.code);
+    let model = resolve::resolve(&spec, &validated.code, validated.runtime.as_ref());
     let warnings: Vec<Diagnostic> = validated
         .diagnostics
         .iter()
@@ -160,7 +164,7 @@ pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
 /// `functionConfig`), with no overlays: compose, validate, resolve, render.
 pub fn build_parsed(sources: &mut Sources, tree: tree::Node, options: &Options) -> Built {
     let start = Span::new(tree.span.source, tree.span.start, tree.span.start);
-    let validated = compose_and_validate(sources, tree, Vec::new(), Vec::new(), options);
+    let validated = compose_and_validate(sources, tree, Vec::new(), Vec::new(), None, options);
     back_end(validated, start, options)
 }
 
@@ -170,6 +174,8 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let Validated {
         spec,
         code,
+        runtime,
+        partial: _,
         mut diagnostics,
     } = validated;
     let Some(spec) = spec else {
@@ -178,7 +184,7 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
             diagnostics,
         };
     };
-    let model = resolve::resolve(&spec, &code);
+    let model = resolve::resolve(&spec, &code, runtime.as_ref());
     let objects = render::render(&model);
     if options.verify {
         for problem in verify::verify(&objects, model.trainjob.api_level) {
@@ -225,10 +231,12 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
         return Validated {
             spec: None,
             code: code::Files::new(),
+            partial: None,
+            runtime: None,
             diagnostics: problems,
         };
     };
-    compose_and_validate(sources, tree, overlays, problems, options)
+    compose_and_validate(sources, tree, overlays, problems, input.runtimes, options)
 }
 
 /// Overlays and command-line settings on top of `tree`, templates, validation.
@@ -237,6 +245,7 @@ fn compose_and_validate(
     mut tree: tree::Node,
     overlays: Vec<tree::Node>,
     mut problems: Vec<Diagnostic>,
+    runtimes: Option<SourceId>,
     options: &Options,
 ) -> Validated {
     for overlay in overlays {
@@ -285,18 +294,40 @@ fn compose_and_validate(
         return Validated {
             spec: None,
             code: code::Files::new(),
+            partial: None,
+            runtime: None,
             diagnostics: problems,
         };
     }
     let mut validated = validate::validate(&tree, sources);
-    if let Some(spec) = &validated.spec {
+    let whole = validated.spec.is_some();
+    if let Some(spec) = validated.spec.take().or(validated.partial.take()) {
         let root = code::Root::of(options.code_root.as_deref(), sources, tree.span.source);
-        let (files, mut unreadable) = code::load(spec, &tree, sources, &root);
-        if !unreadable.is_empty() {
-            validated.spec = None;
+        if whole {
+            let (files, mut unreadable) = code::load(&spec, &tree, sources, &root);
+            validated.code = files;
+            validated.diagnostics.append(&mut unreadable);
         }
-        validated.code = files;
-        validated.diagnostics.append(&mut unreadable);
+        // A runtime name already found wrong names nothing to look up.
+        let named = !validated
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() && d.code == codes::TRAINJOB_RUNTIME);
+        let (bound, mut found) = if named {
+            runtimes::load(&spec, &tree, sources, &root, runtimes)
+        } else {
+            (None, Vec::new())
+        };
+        validated.diagnostics.append(&mut found);
+        if let Some(bound) = &bound {
+            validated
+                .diagnostics
+                .extend(validate::rules::check_runtime(&spec, &tree, bound));
+        }
+        if whole && !validated.diagnostics.iter().any(Diagnostic::is_error) {
+            validated.spec = Some(spec);
+        }
+        validated.runtime = bound;
     }
     problems.append(&mut validated.diagnostics);
     validated.diagnostics = problems;

@@ -115,7 +115,8 @@ impl Code {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Container {
-    pub image: String,
+    /// `None` only on a TrainJob that runs its runtime's image.
+    pub image: Option<String>,
     pub command: Vec<String>,
     /// Whether `command` is the spec's own, run as written (no torchrun of
     /// trainc's wraps it).
@@ -288,6 +289,8 @@ pub struct TrainJob {
     pub api_level: ApiLevel,
     pub dataset_initializer: Option<Initializer>,
     pub model_initializer: Option<Initializer>,
+    /// The runtime and what trainc knows of it (for describe).
+    pub bound: Option<crate::trainer::bind::Bound>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,7 +55,11 @@ pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
 pub const LABEL_KUEUE_PRIORITY: &str = "kueue.x-k8s.io/priority-class";
 
-pub fn resolve(spec: &Spec, code: &crate::code::Files) -> Model {
+pub fn resolve(
+    spec: &Spec,
+    code: &crate::code::Files,
+    runtime: Option<&crate::trainer::bind::Bound>,
+) -> Model {
     let target = spec.target.unwrap_or(defaults::TARGET);
     let nodes = nodes(spec);
     let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
@@ -137,11 +141,11 @@ pub fn resolve(spec: &Spec, code: &crate::code::Files) -> Model {
         annotations,
         pod_annotations,
         job_labels,
-        trainjob: trainjob(spec),
+        trainjob: trainjob(spec, runtime),
     }
 }
 
-fn trainjob(spec: &Spec) -> TrainJob {
+fn trainjob(spec: &Spec, runtime: Option<&crate::trainer::bind::Bound>) -> TrainJob {
     let options = spec.trainjob.as_ref();
     TrainJob {
         runtime_kind: spelled(
@@ -157,6 +161,7 @@ fn trainjob(spec: &Spec) -> TrainJob {
             .unwrap_or(defaults::TRAINJOB_API_LEVEL),
         dataset_initializer: initializer(spec, |i| i.dataset.as_ref()),
         model_initializer: initializer(spec, |i| i.model.as_ref()),
+        bound: runtime.cloned(),
     }
 }
 

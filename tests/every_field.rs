@@ -31,12 +31,13 @@ impl Target {
         }
     }
 
-    /// A TrainJob on the user's own runtime: one with initializer jobs.
+    /// A TrainJob on the user's own runtime: one with initializer jobs
+    /// ([`RUNTIMES`]).
     fn table(self) -> String {
         match self {
             Target::PyTorchJob => String::new(),
             Target::TrainJob(level) => format!(
-                "[trainjob]\napiLevel = \"{level}\"\nruntime = \"llm-runtime\"\nruntimeKind = \"TrainingRuntime\"\n\n"
+                "[trainjob]\napiLevel = \"{level}\"\nruntime = \"llm-runtime\"\nruntimeKind = \"TrainingRuntime\"\nruntimesFile = \"runtimes.yaml\"\n\n"
             ),
         }
     }
@@ -244,8 +245,63 @@ fn project(name: &str, spec: &str) -> std::path::PathBuf {
     )
     .unwrap();
     std::fs::write(dir.join("utils.py"), "def run():\n    print('training')\n").unwrap();
+    std::fs::write(dir.join("runtimes.yaml"), RUNTIMES).unwrap();
     dir
 }
+
+/// The user's own runtime: Kubeflow's initializers (with the `initializer`
+/// mount v2.3 requires), a `node` trainer with the image, and the init
+/// container and sidecar the spec patches.
+const RUNTIMES: &str = r"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: llm-runtime
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: dataset-initializer
+                  image: ghcr.io/kubeflow/trainer/dataset-initializer:v2.2.0
+                  volumeMounts:
+                  - name: initializer
+                    mountPath: /workspace
+      - name: model-initializer
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: model-initializer
+                  image: ghcr.io/kubeflow/trainer/model-initializer:v2.2.0
+                  volumeMounts:
+                  - name: initializer
+                    mountPath: /workspace
+      - name: node
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: trainer
+          spec:
+            template:
+              spec:
+                initContainers:
+                - name: fabric-check
+                  image: busybox:1.36
+                containers:
+                - name: node
+                  image: ghcr.io/acme/train:1.4
+                - name: log-shipper
+                  image: fluent/fluent-bit:3.1
+";
 
 /// The errors `trainc check --format json` reports: (line, code, help).
 fn errors(dir: &Path) -> Vec<(usize, String, String)> {

@@ -84,7 +84,7 @@ fn check_files(
     args: &CheckArgs,
     options: &crate::Options,
     sources: &mut Sources,
-    overlays: &[crate::SourceId],
+    overlays: &super::Shared,
     files: &[std::path::PathBuf],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Status {

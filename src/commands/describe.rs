@@ -54,6 +54,9 @@ fn build_command(args: &DescribeArgs) -> String {
     if let Some(root) = &args.compose.code_root {
         words.extend(["--code-root".to_owned(), root.display().to_string()]);
     }
+    if let Some(runtimes) = &args.compose.runtimes {
+        words.extend(["--runtimes".to_owned(), runtimes.display().to_string()]);
+    }
     for (name, value) in &args.compose.sets {
         words.extend(["--set".to_owned(), format!("{name}={value}")]);
     }

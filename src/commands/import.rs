@@ -20,7 +20,12 @@ pub(super) fn run(args: &ImportArgs) -> Status {
     let mut status = Status::Ok;
     let mut specs: Vec<(String, String, Span)> = Vec::new();
     for path in &args.files {
-        let id = match read_input(&mut sources, path, &[], &mut diagnostics) {
+        let id = match read_input(
+            &mut sources,
+            path,
+            &super::Shared::default(),
+            &mut diagnostics,
+        ) {
             Ok(Some(input)) => input.spec,
             Ok(None) => continue,
             Err(failed) => {

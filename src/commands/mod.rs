@@ -189,13 +189,14 @@ fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<crate::spec::ApiL
 fn read_input(
     sources: &mut crate::Sources,
     path: &std::path::Path,
-    overlays: &[crate::SourceId],
+    shared: &Shared,
     diagnostics: &mut Vec<crate::Diagnostic>,
 ) -> Result<Option<crate::Input>, Status> {
     match crate::source::read(sources, path) {
         Ok(id) => Ok(Some(crate::Input {
             spec: id,
-            overlays: overlays.to_vec(),
+            overlays: shared.overlays.clone(),
+            runtimes: shared.runtimes,
         })),
         Err(crate::source::ReadError::Io { name, error }) => {
             // A diagnostic like any other, so that `check` counts it and
@@ -215,19 +216,31 @@ fn read_input(
     }
 }
 
-/// Reads every overlay once; the same ones apply to every spec.
+/// What every spec of one command shares, read once: the overlays and the
+/// runtimes file.
+#[derive(Debug, Clone, Default)]
+struct Shared {
+    overlays: Vec<crate::SourceId>,
+    runtimes: Option<crate::SourceId>,
+}
+
+/// Reads every overlay and the runtimes file once; the same apply to every spec.
 fn read_overlays(
     sources: &mut crate::Sources,
     args: &crate::cli::ComposeArgs,
     diagnostics: &mut Vec<crate::Diagnostic>,
-) -> Result<Vec<crate::SourceId>, Status> {
-    let mut ids = Vec::new();
+) -> Result<Shared, Status> {
+    let mut shared = Shared::default();
     for path in &args.overlays {
-        if let Some(input) = read_input(sources, path, &[], diagnostics)? {
-            ids.push(input.spec);
+        if let Some(input) = read_input(sources, path, &Shared::default(), diagnostics)? {
+            shared.overlays.push(input.spec);
         }
     }
-    Ok(ids)
+    if let Some(path) = &args.runtimes {
+        shared.runtimes =
+            read_input(sources, path, &Shared::default(), diagnostics)?.map(|input| input.spec);
+    }
+    Ok(shared)
 }
 
 /// Every diagnostic rendered for people, in order, each followed by a blank line.

@@ -13,7 +13,12 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     let mut status = Status::Ok;
     let mut objects = 0;
     for path in &args.files {
-        match read_input(&mut sources, path, &[], &mut diagnostics) {
+        match read_input(
+            &mut sources,
+            path,
+            &super::Shared::default(),
+            &mut diagnostics,
+        ) {
             Ok(Some(input)) => {
                 let verified = crate::verify::manifests::verify_file(&sources, input.spec, level);
                 objects += verified.objects;

@@ -13,6 +13,20 @@ use crate::spec::{ApiLevel, Target};
 
 mod pods;
 
+/// The image the trainer runs: the spec's, else its runtime's.
+fn image(model: &Model) -> String {
+    if let Some(image) = &model.container.image {
+        return image.clone();
+    }
+    match &model.trainjob.bound {
+        Some(bound) => match bound.image() {
+            Some(image) => format!("{image} (from {})", bound.describe()),
+            None => format!("the image of {}", bound.describe()),
+        },
+        None => "the runtime's".to_owned(),
+    }
+}
+
 /// Width of the text; longer values wrap under their label.
 const WIDTH: usize = 80;
 /// Column where values start.
@@ -43,7 +57,7 @@ pub fn describe(
         };
         field(&mut out, label, &total);
     }
-    field(&mut out, "image", &model.container.image);
+    field(&mut out, "image", &image(model));
     let words = model.container.command.iter().chain(&model.container.args);
     field(
         &mut out,

@@ -206,6 +206,8 @@ codes! {
         "`[trainjob]` settings on a spec that does not build a TrainJob.";
     TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
         "A TrainJob runtime reference that is invalid or does not fit the job.";
+    TRAINJOB_RUNTIME_UNKNOWN = "trainc::trainjob::runtime_unknown"
+        "A TrainJob runtime trainc does not know, so the checks against it were skipped.";
     TRAINJOB_POD_METADATA = "trainc::trainjob::pod_metadata"
         "Pod labels or annotations a TrainJob at this API level cannot carry.";
     PORT_INVALID = "trainc::ports::invalid"

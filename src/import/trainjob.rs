@@ -265,13 +265,10 @@ fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
         ],
         "the spec carries the trainer's image, command, env, nodes, processes and resources",
     );
-    match trainer.get("image").and_then(Json::as_str) {
-        Some(image) => job.set("/image", json!(image)),
-        None => job.error(
-            "/spec/trainer",
-            "the TrainJob sets no `trainer.image`: it runs the runtime's, which trainc cannot know",
-            "add the image to `trainer.image` and import again",
-        ),
+    // Without one, the trainer runs the runtime's image, and so does the
+    // spec without `image`.
+    if let Some(image) = trainer.get("image").and_then(Json::as_str) {
+        job.set("/image", json!(image));
     }
     if let Some(list) = trainer.get("env").and_then(Json::as_array) {
         super::container::env(job, list, "/spec/trainer/env", false);

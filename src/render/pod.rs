@@ -117,7 +117,7 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
     }));
     core::Container {
         name: shape.container.to_owned(),
-        image: Some(c.image.clone()),
+        image: c.image.clone(),
         command: non_empty_vec(c.command.clone()),
         args: non_empty_vec(c.args.clone()),
         working_dir: c.working_dir.clone(),

@@ -110,7 +110,9 @@ struct Initializer {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Trainer {
-    image: String,
+    /// None: the runtime's image runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     command: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,5 @@
-//! The spec as users write it: every field optional except `name` and `image`,
+//! The spec as users write it: every field optional except `name` (and `image`,
+//! which only a TrainJob on a runtime with one may leave out),
 //! camelCase keys, unknown keys rejected.
 //!
 //! These types are the source of `schemas/trainspec.schema.json` (through
@@ -27,8 +28,9 @@ pub struct Spec {
     /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default), `trainjob` (Kubeflow Trainer v2) or `job` (an Indexed Job and a headless Service, for a cluster without an operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
-    /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest.
-    pub image: String,
+    /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest. Required, except on a TrainJob whose runtime gives its trainer an image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
     /// When the kubelet pulls `image`: `Always`, `IfNotPresent` or `Never`. Default: Kubernetes decides (`Always` for `:latest` or no tag, else `IfNotPresent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<ImagePullPolicy>,

@@ -175,6 +175,9 @@ pub struct TrainJobOptions {
     /// Jobs that download the dataset and the pre-trained model before training (`spec.initializer`); the runtime must have `dataset-initializer` and `model-initializer` jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initializer: Option<Initializers>,
+    /// The cluster's runtimes, relative to this file: the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`. The TrainJob is checked against the runtime it names there (else against what its Trainer release ships). `--runtimes FILE` wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtimes_file: Option<String>,
 }
 
 /// The TrainJob's initializers.

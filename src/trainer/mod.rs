@@ -3,6 +3,7 @@
 //! trainc reads it ([`runtime`]). Every fact cites the kubeflow/trainer tag
 //! and file it was read from.
 
+pub mod bind;
 pub mod catalogue;
 pub mod file;
 pub mod runtime;

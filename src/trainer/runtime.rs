@@ -35,7 +35,7 @@ impl Kind {
 }
 
 /// One runtime.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runtime {
     pub kind: Kind,
     pub name: String,
@@ -50,7 +50,7 @@ pub struct Runtime {
 }
 
 /// `spec.mlPolicy`: how many nodes, and which framework's plugin runs.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MlPolicy {
     pub num_nodes: Option<i64>,
     pub framework: Framework,
@@ -58,7 +58,7 @@ pub struct MlPolicy {
 
 /// The ML policy source; one at most (the CRD's CEL rule,
 /// `mlPolicy.torch` xor `mlPolicy.mpi` …).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Framework {
     /// `torch`, with its `numProcPerNode` (`auto`, `cpu`, `gpu` or a number)
     /// when it sets one.
@@ -74,7 +74,7 @@ pub enum Framework {
 }
 
 /// One replicated job of the runtime's JobSet.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub name: String,
     pub replicas: Option<i64>,
@@ -90,7 +90,7 @@ pub struct Job {
 }
 
 /// One container of a replicated job's pod.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Container {
     pub name: String,
     pub image: Option<String>,

@@ -24,8 +24,14 @@ mod whole_numbers;
 #[derive(Debug)]
 pub struct Validated {
     pub spec: Option<Spec>,
+    /// When there were errors, the spec the rules read (the invalid values
+    /// set aside), so that the rules of later stages still find their problems.
+    pub partial: Option<Spec>,
     /// The `[code]` files, read once the spec is valid (see [`crate::code`]).
     pub code: crate::code::Files,
+    /// For a TrainJob, the runtime it names and what trainc knows of it
+    /// (see [`crate::runtimes`]).
+    pub runtime: Option<crate::trainer::bind::Bound>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -62,10 +68,13 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
         }
     };
     // With no error nothing was set aside, so the spec the rules read is the whole spec.
-    let spec = spec.filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    let (spec, partial) = if failed { (None, spec) } else { (spec, None) };
     Validated {
         spec,
+        partial,
         code: crate::code::Files::new(),
+        runtime: None,
         diagnostics,
     }
 }

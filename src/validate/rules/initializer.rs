@@ -4,17 +4,18 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{Initializer, RuntimeKind, Target};
+use crate::spec::{Initializer, Target};
+use crate::trainer::bind::Bound;
 use crate::trainer::runtime::{INITIALIZER_VOLUME, InitializerGap, Runtime};
 use crate::trainer::{Release, catalogue};
 
+/// `[trainjob.initializer]`, when the spec has it.
+fn initializers<'s>(r: &Rules<'s>) -> Option<&'s crate::spec::Initializers> {
+    r.spec.trainjob.as_ref()?.initializer.as_ref()
+}
+
 pub(super) fn check(r: &mut Rules<'_>) {
-    let Some(initializers) = r
-        .spec
-        .trainjob
-        .as_ref()
-        .and_then(|t| t.initializer.as_ref())
-    else {
+    let Some(initializers) = initializers(r) else {
         return;
     };
     let present = [
@@ -34,38 +35,59 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
         return;
     }
-    let release = r.api_level().release();
-    let shipped = shipped_runtime(r, release);
     for (key, init) in present {
-        let Some(init) = init else { continue };
-        let pointer = format!("/trainjob/initializer/{key}");
-        // Kubeflow's initializer image runs it when the shipped runtime has the job.
-        let mut kubeflow_image = false;
-        if let Some(runtime) = shipped {
-            let gap = runtime.initializer_gap(release, key);
-            if let Some(gap) = gap {
-                cannot_run(r, runtime, gap, release, key, &pointer);
-            }
-            kubeflow_image = gap != Some(InitializerGap::NoJob);
-        }
-        if storage_uri(r, init, &pointer) && kubeflow_image {
-            scheme(r, init, release, key, &pointer);
+        if let Some(init) = init {
+            storage_uri(r, init, &format!("/trainjob/initializer/{key}"));
         }
     }
 }
 
-/// The ClusterTrainingRuntime the TrainJob names, when it is one that
-/// `release` ships (a TrainingRuntime of the same name is the user's own).
-fn shipped_runtime(r: &Rules<'_>, release: Release) -> Option<&'static Runtime> {
-    let trainjob = r.spec.trainjob.as_ref()?;
-    if trainjob.runtime_kind == Some(RuntimeKind::TrainingRuntime) {
+/// The initializers against the runtime the TrainJob runs on: the jobs and
+/// containers that run them, and the schemes the initializer image reads.
+pub(super) fn against(r: &mut Rules<'_>, bound: &Bound) {
+    let Some(initializers) = initializers(r) else {
+        return;
+    };
+    let Some(runtime) = bound.runtime() else {
+        return;
+    };
+    let release = r.api_level().release();
+    for (key, init) in [
+        ("dataset", initializers.dataset.as_ref()),
+        ("model", initializers.model.as_ref()),
+    ] {
+        let Some(init) = init else { continue };
+        let pointer = format!("/trainjob/initializer/{key}");
+        if let Some(gap) = runtime.initializer_gap(release, key) {
+            cannot_run(r, bound, gap, release, key, &pointer);
+            continue;
+        }
+        if uri_ok(&init.storage_uri)
+            && let Some(image_release) = kubeflow_initializer(runtime, key, release)
+        {
+            scheme(r, init, image_release, key, &pointer);
+        }
+    }
+}
+
+/// The release of Kubeflow's initializer image that runs the `kind`
+/// initializer of `runtime`, when it is one: `ghcr.io/kubeflow/trainer/
+/// <kind>-initializer:<tag>` (a tag of a release trainc knows, else the
+/// cluster's `release`), as every runtime Kubeflow ships has.
+fn kubeflow_initializer(runtime: &Runtime, kind: &str, release: Release) -> Option<Release> {
+    let name = format!("{kind}-initializer");
+    let image = runtime.job(&name)?.container(&name)?.image.as_deref()?;
+    let tag = image.strip_prefix(&format!("ghcr.io/kubeflow/trainer/{name}"))?;
+    if !(tag.is_empty() || tag.starts_with(':') || tag.starts_with('@')) {
         return None;
     }
-    let name = trainjob
-        .runtime
-        .as_deref()
-        .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME);
-    catalogue::find(release, name)
+    let tag = tag.strip_prefix(':').unwrap_or("");
+    Some(
+        Release::ALL
+            .into_iter()
+            .find(|r| r.tag() == tag)
+            .unwrap_or(release),
+    )
 }
 
 /// An initializer the runtime cannot run ([`Runtime::initializer_gap`]) is
@@ -73,18 +95,14 @@ fn shipped_runtime(r: &Rules<'_>, release: Release) -> Option<&'static Runtime> 
 /// naming the runtimes of that release that can run it.
 fn cannot_run(
     r: &mut Rules<'_>,
-    runtime: &Runtime,
+    bound: &Bound,
     gap: InitializerGap,
     release: Release,
     key: &str,
     pointer: &str,
 ) {
     let job_name = format!("{key}-initializer");
-    let named = format!(
-        "the ClusterTrainingRuntime `{}` of Trainer {}",
-        runtime.name,
-        release.tag()
-    );
+    let named = bound.describe();
     let message = match gap {
         InitializerGap::NoJob => {
             format!("{named} has no `{job_name}` job; Trainer rejects a TrainJob that asks for one")
@@ -154,9 +172,8 @@ fn scheme(r: &mut Rules<'_>, init: &Initializer, release: Release, key: &str, po
 }
 
 /// `storageUri` is `scheme://path` of at most 2048 characters: the CRD's rule
-/// from Trainer v2.3.0, `^[A-Za-z][A-Za-z0-9+.-]*://.+$`. Whether it is.
-fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) -> bool {
-    let uri = &init.storage_uri;
+/// from Trainer v2.3.0, `^[A-Za-z][A-Za-z0-9+.-]*://.+$`.
+fn uri_ok(uri: &str) -> bool {
     let scheme_ok = uri.split_once("://").is_some_and(|(scheme, rest)| {
         scheme
             .chars()
@@ -167,8 +184,12 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) -> bool {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
             && !rest.is_empty()
     });
-    let ok = scheme_ok && uri.len() <= 2048;
-    if !ok {
+    scheme_ok && uri.len() <= 2048
+}
+
+fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
+    let uri = &init.storage_uri;
+    if !uri_ok(uri) {
         r.push(
             Diagnostic::error(
                 codes::TRAINJOB_INITIALIZER,
@@ -187,5 +208,4 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) -> bool {
             format!("`{secret}` is not a valid Secret name: {why}"),
         ));
     }
-    ok
 }

@@ -137,7 +137,19 @@ fn invalid_key(r: &Rules<'_>, pointer: &str, what: &str, key: &str, why: &str) -
 }
 
 fn image_reference(r: &mut Rules<'_>) {
-    let reference = &r.spec.image;
+    let Some(reference) = &r.spec.image else {
+        if r.target() != crate::spec::Target::Trainjob {
+            r.push(
+                Diagnostic::error(
+                    codes::SCHEMA_MISSING_KEY,
+                    r.start(),
+                    "the spec is missing the required key `image`",
+                )
+                .with_help("add `image`: the container image that runs the training code, e.g. `ghcr.io/acme/train:1.4` (only a TrainJob may run its runtime's image)"),
+            );
+        }
+        return;
+    };
     match image::parse(reference) {
         Err(why) => {
             let mut d = Diagnostic::error(

@@ -19,6 +19,7 @@ mod nproc;
 mod pod;
 mod pod_template;
 mod resources;
+mod runtime;
 mod scheduling;
 mod target;
 mod text;
@@ -44,6 +45,23 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     target::check(&mut rules);
     initializer::check(&mut rules);
     text::check(&mut rules);
+    rules.out
+}
+
+/// The rules that read the runtime a TrainJob runs on, once it is known
+/// (see [`crate::runtimes`]).
+pub fn check_runtime(
+    spec: &Spec,
+    tree: &Node,
+    bound: &crate::trainer::bind::Bound,
+) -> Vec<Diagnostic> {
+    let mut rules = Rules {
+        spec,
+        tree,
+        out: Vec::new(),
+    };
+    runtime::check(&mut rules, bound);
+    initializer::against(&mut rules, bound);
     rules.out
 }
 

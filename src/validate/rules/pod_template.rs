@@ -128,6 +128,7 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
                 .get("name")
                 .and_then(Json::as_str)
                 .unwrap_or_default();
+            unique_mounts(r, container, &base, list == "containers" && name == TRAINER);
             if list == "containers" && name == TRAINER {
                 trainer(r, container, &base);
                 continue;
@@ -272,6 +273,7 @@ fn trainjob_containers(
                 .get("name")
                 .and_then(Json::as_str)
                 .unwrap_or_default();
+            unique_mounts(r, container, &base, list == "containers" && name == TRAINER);
             if container.contains_key("image") {
                 let what = format!(
                     "a new container (`{name}` with an `image`): patches change only the runtime's own containers"
@@ -303,6 +305,53 @@ fn trainjob_containers(
                         .with_help("set the variables in `[env]`: they become `trainer.env`"),
                     );
                 }
+            }
+        }
+    }
+}
+
+/// A TrainJob's patch holds each container's `volumeMounts` as a list map
+/// keyed by `name` (every Trainer CRD v2.0.0–v2.3.0,
+/// `x-kubernetes-list-type: map` on `volumeMounts` in
+/// `manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml`), so the API
+/// server rejects two mounts of one volume (two `subPath`s of it, say). The
+/// trainer's container also holds trainc's mount of each `[volumes]` entry;
+/// a patch mount at the same `mountPath` merges into it.
+fn unique_mounts(r: &mut Rules<'_>, container: &Map<String, Json>, base: &str, trainer: bool) {
+    // Volume name -> its first mount's path and where it was written.
+    let mut seen: std::collections::HashMap<&str, (&str, String)> =
+        std::collections::HashMap::new();
+    if trainer {
+        for (name, volume) in r.spec.volumes.iter().flatten() {
+            seen.insert(name, (volume.mount_path.as_str(), at("/volumes", name)));
+        }
+    }
+    let mounts = container.get("volumeMounts").and_then(Json::as_array);
+    for (i, mount) in mounts.into_iter().flatten().enumerate() {
+        let (Some(name), Some(path)) = (
+            mount.get("name").and_then(Json::as_str),
+            mount.get("mountPath").and_then(Json::as_str),
+        ) else {
+            continue;
+        };
+        let pointer = format!("{base}/volumeMounts/{i}");
+        match seen.get(name) {
+            // The same mount as trainc's: the merge makes it one.
+            Some((first_path, first)) if *first_path == path && first.starts_with("/volumes") => {}
+            Some((_, first)) => {
+                let first = first.clone();
+                r.push(
+                    Diagnostic::error(
+                        codes::POD_TEMPLATE,
+                        r.value(&format!("{pointer}/name")),
+                        format!("the volume `{name}` is mounted twice in this container; a TrainJob's patch keys mounts by volume name, and the API server rejects a duplicate"),
+                    )
+                    .with_secondary(r.key(&first), "mounted here")
+                    .with_help("mount the volume once (at a common parent directory), or make a second volume for the other path"),
+                );
+            }
+            None => {
+                seen.insert(name, (path, pointer));
             }
         }
     }

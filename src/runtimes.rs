@@ -1,0 +1,106 @@
+//! The runtime stage, for a TrainJob, after validation: read the cluster's
+//! runtimes file (`--runtimes FILE`, else `[trainjob] runtimesFile`) and
+//! find the runtime the TrainJob names there or in the catalogue of the
+//! Trainer release ([`crate::trainer::bind`]). The rules that depend on the
+//! runtime then run against it (`validate::rules::check_runtime`).
+//!
+//! A file the spec names is read by the rule of [`crate::code::Root`]: only
+//! inside the spec's directory (or `--code-root`), so a package trainc did
+//! not write cannot make it read elsewhere.
+
+use crate::code::Root;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::resolve::defaults;
+use crate::source::{SourceId, Sources, Span};
+use crate::spec::{RuntimeKind, Spec, Target};
+use crate::trainer::bind::{Bound, bind};
+use crate::trainer::runtime::{Kind, Runtime};
+use crate::tree::Node;
+
+/// Most bytes of a runtimes file: the size of any other input trainc reads
+/// (`source::MAX_SOURCE_BYTES`).
+const MAX_BYTES: usize = 4 * 1024 * 1024;
+
+const FIELD: &str = "/trainjob/runtimesFile";
+
+/// The runtime `spec` runs on, when it builds a TrainJob; `flag` is the
+/// runtimes file of the command line, already read. Problems of the file are
+/// errors (a file given must be right); a runtime that neither the file nor
+/// the catalogue knows is left to the rules, which warn.
+pub fn load(
+    spec: &Spec,
+    tree: &Node,
+    sources: &mut Sources,
+    root: &Root,
+    flag: Option<SourceId>,
+) -> (Option<Bound>, Vec<Diagnostic>) {
+    if spec.target != Some(Target::Trainjob) {
+        return (None, Vec::new());
+    }
+    let options = spec.trainjob.as_ref();
+    let mut problems = Vec::new();
+    let file = match (flag, options.and_then(|t| t.runtimes_file.as_deref())) {
+        (Some(id), _) => Some(id),
+        (None, Some(path)) => match named_file(path, tree, sources, root) {
+            Ok(id) => Some(id),
+            Err(d) => return (None, vec![*d]),
+        },
+        (None, None) => None,
+    };
+    let runtimes: Option<Vec<(Runtime, Span)>> = file.map(|id| {
+        let (runtimes, mut found) = crate::trainer::file::read(sources, id);
+        problems.append(&mut found);
+        runtimes
+    });
+    let kind = match options
+        .and_then(|t| t.runtime_kind)
+        .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND)
+    {
+        RuntimeKind::TrainingRuntime => Kind::Namespaced,
+        RuntimeKind::ClusterTrainingRuntime => Kind::Cluster,
+    };
+    let name = options
+        .and_then(|t| t.runtime.as_deref())
+        .unwrap_or(defaults::TRAINJOB_RUNTIME);
+    let release = options
+        .and_then(|t| t.api_level)
+        .unwrap_or(defaults::TRAINJOB_API_LEVEL)
+        .release();
+    let bound = bind(
+        kind,
+        name,
+        spec.namespace.as_deref(),
+        release,
+        runtimes.as_deref(),
+    );
+    (Some(bound), problems)
+}
+
+/// `[trainjob] runtimesFile`, read relative to the file that set it.
+fn named_file(
+    path: &str,
+    tree: &Node,
+    sources: &mut Sources,
+    root: &Root,
+) -> Result<SourceId, Box<Diagnostic>> {
+    let at = tree.span_at(FIELD);
+    let base = sources.get(at.source).dir.clone();
+    match crate::code::read_named("the runtimes file", path, base.as_deref(), root, MAX_BYTES) {
+        Ok((text, full)) => {
+            let id = sources.add(full.display().to_string(), text);
+            sources.set_dir(id, full.parent().map(std::path::Path::to_path_buf));
+            Ok(id)
+        }
+        Err((why, help)) => {
+            let mut d = Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                at,
+                format!("cannot read the runtimes file `{path}`: {why}"),
+            );
+            if !help.is_empty() {
+                d = d.with_help(help);
+            }
+            Err(Box::new(d))
+        }
+    }
+}

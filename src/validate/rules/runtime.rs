@@ -1,0 +1,208 @@
+//! A TrainJob against the runtime it runs on ([`Bound`]): the image it runs
+//! when the spec sets none, the ML policy that starts torchrun, and the jobs
+//! and containers trainc's patch names, which Trainer's TrainJob webhook
+//! requires the runtime to have (kubeflow/trainer v2.0.0–v2.3.0,
+//! `pkg/runtime/framework/plugins/jobset/jobset.go` `Validate`: "must not
+//! have targetJob / replicated job that doesn't exist in the runtime job
+//! template", "must not have container / initContainer that doesn't exist in
+//! the runtime job"). A runtime trainc does not know is a warning that says
+//! what was not checked.
+
+use super::Rules;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::model::TRAINER_CONTAINER;
+use crate::render::trainjob::NODE;
+use crate::trainer::bind::Bound;
+use crate::trainer::catalogue;
+use crate::trainer::runtime::{Framework, Kind, Runtime};
+
+/// How to give trainc the cluster's runtimes.
+pub(crate) const HOW_TO_SUPPLY: &str = "give trainc the cluster's runtimes: `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml > runtimes.yaml`, then `--runtimes runtimes.yaml` or `[trainjob] runtimesFile = \"runtimes.yaml\"`";
+
+pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
+    let Some(runtime) = bound.runtime() else {
+        unknown(r, bound);
+        return;
+    };
+    image(r, bound);
+    policy(r, bound, runtime);
+    patch_targets(r, bound, runtime);
+}
+
+/// Where to point at the runtime: its name, else `target`.
+fn at_runtime(r: &Rules<'_>) -> crate::source::Span {
+    if r.tree_has("/trainjob/runtime") {
+        r.value("/trainjob/runtime")
+    } else {
+        r.value("/target")
+    }
+}
+
+fn unknown(r: &mut Rules<'_>, bound: &Bound) {
+    let release = r.api_level().release();
+    let file = if bound.with_file {
+        "it is not in the runtimes file"
+    } else {
+        "no runtimes file was given"
+    };
+    let why = match bound.kind {
+        Kind::Cluster => format!(
+            "{file}, and Kubeflow Trainer {} ships no ClusterTrainingRuntime of that name",
+            release.tag()
+        ),
+        Kind::Namespaced => format!("{file}, and a TrainingRuntime is the cluster's own"),
+    };
+    let mut what = "its image, jobs, containers, initializers and ML policy".to_owned();
+    if !r.tree_has("/image") {
+        what.push_str(" (the spec sets no `image`: the pods run the runtime's)");
+    }
+    let mut help = HOW_TO_SUPPLY.to_owned();
+    if let Some(near) = &bound.near {
+        help = format!("{near} Otherwise {help}");
+    } else if bound.kind == Kind::Cluster {
+        let names = catalogue::shipped(release).iter().map(|r| r.name.as_str());
+        if let Some(near) = crate::validate::suggest(&bound.name, names) {
+            help = format!("did you mean `{near}`? Otherwise {help}");
+        }
+    }
+    r.push(
+        Diagnostic::warning(
+            codes::TRAINJOB_RUNTIME_UNKNOWN,
+            at_runtime(r),
+            format!(
+                "trainc does not know the {} `{}`: {why}; {what} are not checked",
+                bound.kind.as_str(),
+                bound.name
+            ),
+        )
+        .with_help(help),
+    );
+}
+
+/// Without `image`, the trainer runs the runtime's `node` image; a runtime
+/// without one leaves a container with no image, which Kubernetes rejects.
+fn image(r: &mut Rules<'_>, bound: &Bound) {
+    // An image written but set aside as invalid is reported where it is.
+    if r.tree_has("/image") || bound.image().is_some() {
+        return;
+    }
+    r.push(
+        Diagnostic::error(
+            codes::SCHEMA_MISSING_KEY,
+            r.start(),
+            format!(
+                "the spec sets no `image`, and {} gives its `{NODE}` container none",
+                bound.describe()
+            ),
+        )
+        .with_secondary(at_runtime(r), "the runtime")
+        .with_help("add `image`: the container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`"),
+    );
+}
+
+/// trainc's TrainJob runs torchrun, which forms its world from the `PET_*`
+/// variables only the torch plugin sets (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/torch/torch.go`): on another ML policy each
+/// node would train alone. A command run verbatim starts its own processes.
+fn policy(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    let verbatim = r.spec.command.is_some() && r.spec.code.is_none();
+    let policy = match &runtime.policy.framework {
+        Framework::Torch { .. } => return,
+        _ if verbatim => return,
+        Framework::Mpi => "`mpi` (it runs the command under mpirun from a launcher)".to_owned(),
+        Framework::Other(name) => format!("`{name}`"),
+        Framework::None => "none".to_owned(),
+    };
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            at_runtime(r),
+            format!(
+                "{} has the ML policy {policy}, not `torch`: Trainer sets none of the `PET_*` variables torchrun forms its world from",
+                bound.describe()
+            ),
+        )
+        .with_help("use a torch runtime such as `torch-distributed`, or run your own launcher with `command`"),
+    );
+}
+
+/// trainc's patch targets the `node` job and its `node` container (the
+/// trainer's, `[podTemplate]`'s `trainer`), and the other containers
+/// `[podTemplate]` names; the runtime must have each.
+fn patch_targets(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    let Some(job) = runtime.job(NODE) else {
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                at_runtime(r),
+                format!(
+                    "{} has no replicated job `{NODE}`; trainc's TrainJob patches the trainer's pods there, and Trainer rejects a patch of a job the runtime does not have",
+                    bound.describe()
+                ),
+            )
+            .with_help("use a runtime whose trainer job is `node`, as every torch runtime Kubeflow ships"),
+        );
+        return;
+    };
+    if job.container(NODE).is_none() {
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                at_runtime(r),
+                format!(
+                    "the `{NODE}` job of {} has no `{NODE}` container, which Trainer runs the trainer in",
+                    bound.describe()
+                ),
+            )
+            .with_help("use a runtime whose trainer container is `node`, as every torch runtime Kubeflow ships"),
+        );
+    }
+    let Some(spec) = r.spec.pod_template.as_ref().and_then(|t| t.spec.as_ref()) else {
+        return;
+    };
+    let mut missing = Vec::new();
+    for list in ["containers", "initContainers"] {
+        let items = spec.get(list).and_then(|v| v.as_array());
+        for (i, item) in items.into_iter().flatten().enumerate() {
+            let Some(name) = item.get("name").and_then(|n| n.as_str()) else {
+                continue;
+            };
+            // One with an `image` is a new container, reported as such.
+            if name == TRAINER_CONTAINER
+                || job.container(name).is_some()
+                || item.get("image").is_some()
+            {
+                continue;
+            }
+            missing.push((
+                format!("/podTemplate/spec/{list}/{i}/name"),
+                name.to_owned(),
+            ));
+        }
+    }
+    let have: Vec<String> = job
+        .containers
+        .iter()
+        .chain(&job.init_containers)
+        .filter(|c| c.name != NODE)
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    for (pointer, name) in missing {
+        let others = if have.is_empty() {
+            "none besides the trainer's".to_owned()
+        } else {
+            have.join(", ")
+        };
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                r.value(&pointer),
+                format!(
+                    "the `{NODE}` job of {} has no container `{name}`; a TrainJob's patch changes the runtime's containers ({others}) and cannot add one",
+                    bound.describe()
+                ),
+            )
+            .with_help("a new sidecar or init container needs a runtime that has it: your own TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`, given in `[trainjob] runtimesFile`), or `target = \"pytorchjob\"`"),
+        );
+    }
+}
