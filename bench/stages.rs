@@ -128,7 +128,7 @@ fn emit(bencher: Bencher<'_, '_>, example: &str) {
 #[divan::bench(args = EXAMPLES)]
 fn verify(bencher: Bencher<'_, '_>, example: &str) {
     let (objects, level) = objects(example);
-    bencher.bench(|| trainc::verify::verify(black_box(&objects), level));
+    bencher.bench(|| trainc::verify::verify(black_box(&objects), level, &[]));
 }
 
 /// All of it, as `trainc build --verify` runs it, minus reading the file.

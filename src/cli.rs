@@ -173,6 +173,10 @@ pub struct VerifyArgs {
     /// The Kubeflow Trainer release of the cluster, for TrainJobs (default: v2.3 and later).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub api_level: Option<ApiLevelArg>,
+    /// The cluster's runtimes (`kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`):
+    /// a TrainJob whose runtime the files do not hold is checked against these.
+    #[arg(long, value_name = "FILE")]
+    pub runtimes: Option<PathBuf>,
 }
 
 /// What to generate for, for `build` and `check` (which checks what `build` builds).

@@ -187,7 +187,11 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     let model = resolve::resolve(&spec, &code, runtime.as_ref());
     let objects = render::render(&model);
     if options.verify {
-        for problem in verify::verify(&objects, model.trainjob.api_level) {
+        let known: Vec<_> = runtime
+            .iter()
+            .filter_map(|b| b.runtime().cloned())
+            .collect();
+        for problem in verify::verify(&objects, model.trainjob.api_level, &known) {
             let code = problem.code();
             let at = if problem.path.is_empty() {
                 String::new()

@@ -11,7 +11,7 @@
 use crate::code::Root;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::resolve::defaults;
-use crate::source::{SourceId, Sources, Span};
+use crate::source::{SourceId, Sources};
 use crate::spec::{RuntimeKind, Spec, Target};
 use crate::trainer::bind::{Bound, bind};
 use crate::trainer::runtime::{Kind, Runtime};
@@ -47,7 +47,7 @@ pub fn load(
         },
         (None, None) => None,
     };
-    let runtimes: Option<Vec<(Runtime, Span)>> = file.map(|id| {
+    let runtimes: Option<Vec<Runtime>> = file.map(|id| {
         let (runtimes, mut found) = crate::trainer::file::read(sources, id);
         problems.append(&mut found);
         runtimes

@@ -23,4 +23,5 @@ mod purity;
 mod schema_lock;
 mod schema_verdict;
 mod support;
+mod upstream;
 mod verify;

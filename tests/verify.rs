@@ -226,3 +226,77 @@ fn a_document_that_is_not_an_object_and_one_without_a_kind_are_errors() {
     let missing = trainc(&dir, &["verify", "nope.yaml"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn the_runtimes_kubeflow_ships_pass_the_strict_runtime_schemas_of_their_release() {
+    for (level, file) in [
+        ("v2.0", "trainer-v2.0.0.yaml"),
+        ("v2.1", "trainer-v2.1.0.yaml"),
+        ("v2.2", "trainer-v2.2.0.yaml"),
+        ("v2.3", "trainer-v2.3.0.yaml"),
+    ] {
+        let output = trainc(
+            &root().join("schemas/runtimes"),
+            &["verify", "--api-level", level, file],
+        );
+        assert!(output.status.success(), "{file}: {}", text(&output.stderr));
+    }
+    // A field the CRD does not have is caught in a runtime as in any object.
+    let dir = temp_dir("verify-runtime-unknown-field");
+    std::fs::write(
+        dir.join("r.yaml"),
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: r}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template: {spec: {replicatedJobs: []}}\n  podGroupPolicy: {volcanoo: {}}\n",
+    )
+    .unwrap();
+    let output = trainc(&dir, &["verify", "r.yaml"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("volcanoo"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn a_trainjob_is_checked_with_the_runtime_of_a_runtimes_file() {
+    let dir = temp_dir("verify-with-runtimes");
+    std::fs::write(
+        dir.join("runtimes.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: trainer.kubeflow.org/v1alpha1\n  kind: ClusterTrainingRuntime\n  metadata: {name: plain}\n  spec:\n    mlPolicy: {numNodes: 1, torch: {}}\n    template:\n      spec:\n        replicatedJobs:\n        - name: node\n          template:\n            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n            spec: {template: {spec: {containers: [{name: node}]}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("job.yaml"),
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\nspec:\n  runtimeRef: {name: plain, apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime}\n  trainer: {numNodes: 1}\n  initializer: {dataset: {storageUri: 'hf://x/y'}}\n  runtimePatches:\n  - manager: example.com/me\n    trainingRuntimeSpec:\n      template:\n        spec:\n          replicatedJobs:\n          - name: node\n            template: {spec: {template: {spec: {containers: [{name: logs}]}}}}\n",
+    )
+    .unwrap();
+    // Alone, `plain` is not a runtime Kubeflow ships: nothing to check it against.
+    let alone = trainc(&dir, &["verify", "job.yaml"]);
+    assert!(alone.status.success(), "{}", text(&alone.stderr));
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--runtimes",
+            "runtimes.yaml",
+            "job.yaml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let messages: Vec<String> = json_lines(&output.stdout)
+        .iter()
+        .map(|d| d["message"].as_str().unwrap().to_owned())
+        .collect();
+    for expected in [
+        "has no `dataset-initializer` job",
+        "gives its `node` container none",
+        "has no container `logs`",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "{expected}: {messages:?}"
+        );
+    }
+}

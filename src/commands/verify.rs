@@ -12,20 +12,34 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;
     let mut objects = 0;
+    // Each file read as a source, then handed on: `None` when it could not be.
+    let mut read = |sources: &mut Sources, path, diagnostics: &mut Vec<Diagnostic>| match read_input(
+        sources,
+        path,
+        &super::Shared::default(),
+        diagnostics,
+    ) {
+        Ok(input) => input.map(|i| i.spec),
+        Err(failed) => {
+            status = status.max(failed);
+            None
+        }
+    };
+    let mut runtimes = Vec::new();
+    if let Some(id) = args
+        .runtimes
+        .as_ref()
+        .and_then(|path| read(&mut sources, path, &mut diagnostics))
+    {
+        let (found, problems) = crate::trainer::file::read(&sources, id);
+        runtimes = found;
+        diagnostics.extend(problems);
+    }
     for path in &args.files {
-        match read_input(
-            &mut sources,
-            path,
-            &super::Shared::default(),
-            &mut diagnostics,
-        ) {
-            Ok(Some(input)) => {
-                let verified = crate::verify::manifests::verify_file(&sources, input.spec, level);
-                objects += verified.objects;
-                diagnostics.extend(verified.diagnostics);
-            }
-            Ok(None) => {}
-            Err(failed) => status = failed,
+        if let Some(id) = read(&mut sources, path, &mut diagnostics) {
+            let verified = crate::verify::manifests::verify_file(&sources, id, level, &runtimes);
+            objects += verified.objects;
+            diagnostics.extend(verified.diagnostics);
         }
     }
     let files = args.files.len();

@@ -385,6 +385,8 @@ fn failure(model: &Model) -> String {
                 "a failed training process fails the Job; a pod lost otherwise (evicted, its node gone) is replaced up to {n} times"
             ),
         });
+    } else if model.target == Target::Trainjob {
+        parts.push(jobset_failure(model));
     } else {
         parts.push(format!("restart policy {}", p.restart_policy));
         if let Some(limit) = p.backoff_limit {
@@ -401,6 +403,51 @@ fn failure(model: &Model) -> String {
         parts.push("created suspended".to_owned());
     }
     parts.join(", ")
+}
+
+/// What JobSet does when a TrainJob's trainer fails: its webhook defaults
+/// the pods' restart policy to `OnFailure` (kubernetes-sigs/jobset
+/// `pkg/webhooks/jobset_webhook.go` `Default`), Kubernetes gives each Job a
+/// `backoffLimit` of 6, and without a `failurePolicy` the first failed Job
+/// fails the JobSet, so the TrainJob (`maxRestarts` restarts them all first).
+/// The runtime's template says otherwise where it sets these.
+fn jobset_failure(model: &Model) -> String {
+    let template = model
+        .trainjob
+        .bound
+        .as_ref()
+        .and_then(|b| b.runtime())
+        .map(|r| &r.object["spec"]["template"]["spec"]);
+    let node = template.and_then(|t| {
+        t["replicatedJobs"]
+            .as_array()?
+            .iter()
+            .find(|j| j["name"] == crate::render::trainjob::NODE)
+    });
+    let restart = node
+        .and_then(|j| j.pointer("/template/spec/template/spec/restartPolicy"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("OnFailure");
+    let backoff = node
+        .and_then(|j| j.pointer("/template/spec/backoffLimit"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(6);
+    let restarts = template
+        .and_then(|t| t.pointer("/failurePolicy/maxRestarts"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let known = if template.is_some() {
+        ""
+    } else {
+        " (unless the runtime sets otherwise)"
+    };
+    let then = match restarts {
+        0 => "then the Job fails, and with it the TrainJob".to_owned(),
+        n => format!("then JobSet recreates every Job, up to {n} times, before the TrainJob fails"),
+    };
+    format!(
+        "pod restart policy {restart}: a node's failures count against its Job's backoffLimit {backoff}; {then}{known}"
+    )
 }
 
 fn duration(seconds: u64) -> String {

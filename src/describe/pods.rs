@@ -222,32 +222,20 @@ fn trainjob_pods(model: &Model) -> String {
     let n = model.nodes.max();
     let master = format!("{name}-{}-0-0.{name}", trainjob::NODE);
     let port = trainjob::TRAINER_PORT.to_string();
-    let nproc = model.nproc_per_node.text();
+    let nproc = trainjob_procs(model);
+    let others = runtime_jobs(model);
+    let total = u64::from(n) + others.iter().map(|(_, pods, _)| pods).sum::<u64>();
     let mut out = String::new();
     super::note(
         &mut out,
         0,
-        &format!("pods: {n}, made by JobSet for the Trainer, under the headless Service {name}"),
+        &format!(
+            "pods: {total}, made by JobSet for the Trainer, under the headless Service {name}"
+        ),
     );
-    for (initializer, present) in [
-        (
-            "dataset-initializer",
-            model.trainjob.dataset_initializer.is_some(),
-        ),
-        (
-            "model-initializer",
-            model.trainjob.model_initializer.is_some(),
-        ),
-    ] {
-        if present {
-            let pod = format!("{name}-{initializer}-0-0");
-            pod_lines(
-                &mut out,
-                &pod,
-                &format!("{initializer}, runs before the nodes"),
-                "",
-                &[],
-            );
+    for (job, pods, role) in &others {
+        for index in 0..*pods {
+            pod_lines(&mut out, &format!("{name}-{job}-0-{index}"), role, "", &[]);
         }
     }
     for (index, skipped) in listed(n) {
@@ -279,6 +267,66 @@ fn trainjob_pods(model: &Model) -> String {
         ),
     );
     out
+}
+
+/// `PET_NPROC_PER_NODE` as Trainer's torch plugin resolves it from the
+/// TrainJob trainc writes and its runtime ([`crate::trainer::torch`]).
+fn trainjob_procs(model: &Model) -> String {
+    let objects = crate::render::render(model);
+    let trainer = objects
+        .iter()
+        .find(|o| o.value["kind"] == trainjob::KIND)
+        .map_or(serde_json::Value::Null, |o| {
+            o.value["spec"]["trainer"].clone()
+        });
+    let runtime = model.trainjob.bound.as_ref().and_then(|b| b.runtime());
+    let release = model.trainjob.api_level.release();
+    match crate::trainer::torch::procs_per_node(release, &trainer, runtime) {
+        crate::trainer::torch::Procs::Count(n) => n.to_string(),
+        crate::trainer::torch::Procs::Word(word) => word,
+    }
+}
+
+/// The runtime's replicated jobs besides `node` (initializers, a launcher):
+/// name, pods (replicas), role. Without the runtime, the initializers the
+/// spec asks for.
+fn runtime_jobs(model: &Model) -> Vec<(String, u64, String)> {
+    if let Some(runtime) = model.trainjob.bound.as_ref().and_then(|b| b.runtime()) {
+        return runtime
+            .jobs
+            .iter()
+            .filter(|j| j.name != trainjob::NODE)
+            .map(|j| {
+                let pods = u64::try_from(j.replicas.unwrap_or(1)).unwrap_or(1);
+                let role = if j.depends_on.is_empty() {
+                    j.name.clone()
+                } else {
+                    format!("{}, after {}", j.name, j.depends_on.join(", "))
+                };
+                let before = j.name.ends_with("-initializer");
+                let role = if before {
+                    format!("{role}, runs before the nodes")
+                } else {
+                    role
+                };
+                (j.name.clone(), pods, role)
+            })
+            .collect();
+    }
+    [
+        (
+            "dataset-initializer",
+            model.trainjob.dataset_initializer.is_some(),
+        ),
+        (
+            "model-initializer",
+            model.trainjob.model_initializer.is_some(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, present)| *present)
+    .map(|(job, _)| (job.to_owned(), 1, format!("{job}, runs before the nodes")))
+    .collect()
 }
 
 /// A Job: Indexed pods named after the Job under its headless Service, and

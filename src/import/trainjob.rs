@@ -19,6 +19,8 @@ use crate::render::trainjob::{
 };
 use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
 use crate::spec::ApiLevel;
+use crate::trainer::runtime::Runtime;
+use crate::trainer::torch::Procs;
 
 pub(super) const API_VERSION: &str = crate::render::trainjob::API_VERSION;
 
@@ -85,7 +87,7 @@ pub(super) fn import(
         &object["metadata"],
         pod_metadata.as_ref().map(|(m, p)| (m, p.as_str())),
     );
-    trainer_fields(job, trainer, level);
+    trainer_fields(job, trainer, level, shipped(&spec["runtimeRef"], level));
     let own = if level == ApiLevel::V2_0 {
         Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))])
     } else {
@@ -250,7 +252,24 @@ fn initializers(job: &mut Job<'_>, initializer: &Json) {
 }
 
 /// `trainer`: image, command, env, processes per node and resources.
-fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
+/// The ClusterTrainingRuntime `reference` names, when the release of
+/// `level` ships it.
+fn shipped(reference: &Json, level: ApiLevel) -> Option<&'static Runtime> {
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    let name = reference["name"].as_str()?;
+    (kind == "ClusterTrainingRuntime")
+        .then(|| crate::trainer::catalogue::find(level.release(), name))
+        .flatten()
+}
+
+fn trainer_fields(
+    job: &mut Job<'_>,
+    trainer: &Json,
+    level: ApiLevel,
+    runtime: Option<&'static Runtime>,
+) {
     job.unknown_keys(
         trainer,
         "/spec/trainer",
@@ -288,16 +307,19 @@ fn trainer_fields(job: &mut Job<'_>, trainer: &Json, level: ApiLevel) {
         (Some(flag), _) => flag,
         (None, Some(value)) => NProc::parse(value).unwrap_or(NProc::Keyword("auto".into())),
         (None, None) if level.has_runtime_patches() => {
-            let gpus = job
-                .get("/resources/gpus")
-                .and_then(Json::as_u64)
-                .unwrap_or(0);
-            job.warn(
-                "/spec/trainer",
-                format!("the TrainJob leaves `numProcPerNode` to the runtime (`auto`); on Trainer v2.2 and later trainc writes a count: {} per node", gpus.max(1)),
-                "set `nProcPerNode` in the spec if that is not the count you mean",
-            );
-            return;
+            // Trainer resolves what the TrainJob leaves out; the spec says
+            // what it resolves to (see `trainer::torch`).
+            if runtime.is_none() && trainer.get("resourcesPerNode").is_none() {
+                job.warn(
+                    "/spec/trainer",
+                    "the TrainJob leaves `numProcPerNode` to Trainer, which counts the CPUs or GPUs of the runtime's `node` container; trainc does not know this runtime and writes 1 per node",
+                    "set `nProcPerNode` in the spec if that is not the count you mean",
+                );
+            }
+            match crate::trainer::torch::procs_per_node(level.release(), trainer, runtime) {
+                Procs::Count(n) => NProc::Count(u32::try_from(n).unwrap_or(u32::MAX)),
+                Procs::Word(_) => NProc::Keyword("gpu".into()),
+            }
         }
         (None, None) => NProc::Keyword("auto".into()),
     };

@@ -165,6 +165,11 @@ pub fn stream_objects(documents: &[Node]) -> (Vec<StreamObject<'_>>, Vec<(usize,
     let mut not_objects = Vec::new();
     for (i, node) in documents.iter().enumerate() {
         let document = i + 1;
+        // An empty document (nothing, or comments only, after `---`) is
+        // skipped, as kubectl's decoder skips it.
+        if matches!(node.value, Value::Null) {
+            continue;
+        }
         if !matches!(node.value, Value::Table(_)) {
             not_objects.push((document, node));
             continue;

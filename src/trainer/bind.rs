@@ -6,13 +6,12 @@
 use super::Release;
 use super::catalogue;
 use super::runtime::{Kind, Runtime};
-use crate::source::Span;
 
 /// Where the runtime was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
-    /// The runtimes file, at this object.
-    File(Span),
+    /// The runtimes file (or the objects beside the TrainJob, for `verify`).
+    File,
     /// The ClusterTrainingRuntimes this release ships.
     Shipped(Release),
 }
@@ -49,8 +48,7 @@ impl Bound {
     pub fn describe(&self) -> String {
         let whose = match &self.known {
             Some((_, Origin::Shipped(release))) => format!(" of Trainer {}", release.tag()),
-            Some((_, Origin::File(_))) => " of the runtimes file".to_owned(),
-            None => String::new(),
+            Some((_, Origin::File)) | None => String::new(),
         };
         format!("the {} `{}`{whose}", self.kind.as_str(), self.name)
     }
@@ -66,10 +64,10 @@ pub fn bind(
     name: &str,
     namespace: Option<&str>,
     release: Release,
-    file: Option<&[(Runtime, Span)]>,
+    file: Option<&[Runtime]>,
 ) -> Bound {
     let from_file = file.and_then(|runtimes| {
-        runtimes.iter().find(|(r, _)| {
+        runtimes.iter().find(|r| {
             r.kind == kind
                 && r.name == name
                 && (kind == Kind::Cluster
@@ -79,7 +77,7 @@ pub fn bind(
         })
     });
     let known = match from_file {
-        Some((runtime, span)) => Some((runtime.clone(), Origin::File(*span))),
+        Some(runtime) => Some((runtime.clone(), Origin::File)),
         None if kind == Kind::Cluster => catalogue::find(release, name)
             .map(|runtime| (runtime.clone(), Origin::Shipped(release))),
         None => None,
@@ -98,19 +96,15 @@ pub fn bind(
 }
 
 /// What the file has that the user may have meant by `kind`/`name`.
-fn near(kind: Kind, name: &str, namespace: &str, runtimes: &[(Runtime, Span)]) -> Option<String> {
-    let same_kind = || runtimes.iter().map(|(r, _)| r).filter(|r| r.kind == kind);
+fn near(kind: Kind, name: &str, namespace: &str, runtimes: &[Runtime]) -> Option<String> {
+    let same_kind = || runtimes.iter().filter(|r| r.kind == kind);
     if let Some(elsewhere) = same_kind().find(|r| r.name == name) {
         return Some(format!(
             "the runtimes file has it in the namespace `{}`, not in `{namespace}`, the TrainJob's.",
             elsewhere.namespace.as_deref().unwrap_or_default()
         ));
     }
-    if let Some(other) = runtimes
-        .iter()
-        .map(|(r, _)| r)
-        .find(|r| r.kind != kind && r.name == name)
-    {
+    if let Some(other) = runtimes.iter().find(|r| r.kind != kind && r.name == name) {
         return Some(format!(
             "the runtimes file has a {} of that name: set `runtimeKind = \"{}\"`.",
             other.kind.as_str(),

@@ -19,7 +19,7 @@ const MAX_DOCUMENTS: usize = 10_000;
 /// the file. Objects of other kinds are skipped with a warning: a file from
 /// `kubectl get` may hold what was asked for and nothing else, but one
 /// written by hand may not.
-pub fn read(sources: &Sources, id: SourceId) -> (Vec<(Runtime, Span)>, Vec<Diagnostic>) {
+pub fn read(sources: &Sources, id: SourceId) -> (Vec<Runtime>, Vec<Diagnostic>) {
     let text = &sources.get(id).text;
     let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
         Ok(documents) => documents,
@@ -37,7 +37,7 @@ pub fn read(sources: &Sources, id: SourceId) -> (Vec<(Runtime, Span)>, Vec<Diagn
             .with_help("the file holds ClusterTrainingRuntime and TrainingRuntime objects, e.g. the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`")
         })
         .collect();
-    let mut runtimes: Vec<(Runtime, Span)> = Vec::new();
+    let mut runtimes: Vec<Runtime> = Vec::new();
     // Where each (kind, namespace, name) was first found.
     let mut seen: HashMap<(Kind, Option<String>, String), Span> = HashMap::new();
     for object in objects {
@@ -81,7 +81,7 @@ pub fn read(sources: &Sources, id: SourceId) -> (Vec<(Runtime, Span)>, Vec<Diagn
                     );
                 } else {
                     seen.insert(key, object.node.span);
-                    runtimes.push((runtime, object.node.span));
+                    runtimes.push(runtime);
                 }
             }
             Err(why) => problems.push(Diagnostic::error(

@@ -7,6 +7,7 @@ pub mod bind;
 pub mod catalogue;
 pub mod file;
 pub mod runtime;
+pub mod torch;
 
 /// A Kubeflow Trainer release trainc knows the runtimes of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,4 +48,21 @@ pub fn initializer_schemes(release: Release, kind: &str) -> &'static [&'static s
         (_, "dataset") => &["hf", "cache", "s3"],
         _ => &["hf", "s3"],
     }
+}
+
+/// When Kubeflow's `kind` initializer image of `release` cannot read `uri`,
+/// the schemes it reads, as a list for a message (`` `hf://`, `s3://` ``).
+pub fn scheme_refused(release: Release, kind: &str, uri: &str) -> Option<String> {
+    let allowed = initializer_schemes(release, kind);
+    let written = uri.split_once("://").map_or("", |(s, _)| s);
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(written)) {
+        return None;
+    }
+    Some(
+        allowed
+            .iter()
+            .map(|a| format!("`{a}://`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }

@@ -198,6 +198,52 @@ impl Runtime {
     }
 }
 
+impl InitializerGap {
+    /// What is missing, in words: `named` is the runtime as
+    /// [`super::bind::Bound::describe`] names it.
+    pub fn message(self, kind: &str, named: &str) -> String {
+        let job = format!("{kind}-initializer");
+        match self {
+            InitializerGap::NoJob => {
+                format!("{named} has no `{job}` job; Trainer rejects a TrainJob that asks for one")
+            }
+            InitializerGap::NoContainer => format!(
+                "the `{job}` job of {named} has no `{job}` container; Trainer rejects a TrainJob that asks for this initializer"
+            ),
+            InitializerGap::NoMount => format!(
+                "the `{job}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
+            ),
+        }
+    }
+}
+
+impl Runtime {
+    /// The release of Kubeflow's initializer image that runs the `kind`
+    /// initializer, when it is one: `ghcr.io/kubeflow/trainer/
+    /// <kind>-initializer[:<tag>]`, as every runtime Kubeflow ships has; a
+    /// tag of a release trainc knows names it, any other (or none) is taken
+    /// as the cluster's `release`.
+    pub fn kubeflow_initializer(
+        &self,
+        kind: &str,
+        release: super::Release,
+    ) -> Option<super::Release> {
+        let name = format!("{kind}-initializer");
+        let image = self.job(&name)?.container(&name)?.image.as_deref()?;
+        let rest = image.strip_prefix(&format!("ghcr.io/kubeflow/trainer/{name}"))?;
+        if !(rest.is_empty() || rest.starts_with(':') || rest.starts_with('@')) {
+            return None;
+        }
+        let tag = rest.strip_prefix(':').unwrap_or("");
+        Some(
+            super::Release::ALL
+                .into_iter()
+                .find(|r| r.tag() == tag)
+                .unwrap_or(release),
+        )
+    }
+}
+
 impl Job {
     /// The container or init container named `name`.
     pub fn container(&self, name: &str) -> Option<&Container> {

@@ -101,7 +101,7 @@ fn read_file(text: &str) -> (Vec<String>, Vec<String>) {
     (
         runtimes
             .iter()
-            .map(|(r, _)| format!("{} {}", r.kind.as_str(), r.name))
+            .map(|r| format!("{} {}", r.kind.as_str(), r.name))
             .collect(),
         problems.iter().map(|d| d.message.clone()).collect(),
     )

@@ -144,6 +144,12 @@ pub const EMBEDDED: &[&str] = &[
     "trainjob-trainer-v1alpha1.json",
     "variants/trainjob-trainer-v1alpha1-v2.1.0.json",
     "variants/trainjob-trainer-v1alpha1-v2.0.0.json",
+    "trainingruntime-trainer-v1alpha1.json",
+    "variants/trainingruntime-trainer-v1alpha1-v2.1.0.json",
+    "variants/trainingruntime-trainer-v1alpha1-v2.0.0.json",
+    "clustertrainingruntime-trainer-v1alpha1.json",
+    "variants/clustertrainingruntime-trainer-v1alpha1-v2.1.0.json",
+    "variants/clustertrainingruntime-trainer-v1alpha1-v2.0.0.json",
 ];
 
 /// The file under `schemas/compact/` of an [`EMBEDDED`] upstream path.

@@ -38,7 +38,14 @@ struct Located<'a> {
 }
 
 /// Every problem of the objects in `id`, a TrainJob checked for Trainer `level`.
-pub fn verify_file(sources: &Sources, id: SourceId, level: ApiLevel) -> Verified {
+/// `runtimes` are the cluster's (`--runtimes`), for TrainJobs whose runtime
+/// the file does not hold.
+pub fn verify_file(
+    sources: &Sources,
+    id: SourceId,
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> Verified {
     let text = &sources.get(id).text;
     let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
         Ok(documents) => documents,
@@ -75,7 +82,7 @@ pub fn verify_file(sources: &Sources, id: SourceId, level: ApiLevel) -> Verified
         }
     }
     let values: Vec<&Json> = objects.iter().map(|o| &o.json).collect();
-    for problem in super::verify_values(&values, level) {
+    for problem in super::verify_with_runtimes(&values, level, runtimes) {
         diagnostics.push(locate(&problem, &objects, id));
     }
     Verified {
@@ -150,7 +157,7 @@ fn locate(problem: &Problem, objects: &[Located<'_>], id: SourceId) -> Diagnosti
         "webhook" => "the operator's admission webhook rejects this when the object is created",
         "operator" => "the operator would create or reach other objects than these say",
         _ if problem.message.starts_with("no schema for") => {
-            "trainc verify knows PyTorchJob (kubeflow.org/v1), TrainJob (trainer.kubeflow.org/v1alpha1), Job (batch/v1), Service, PersistentVolumeClaim and ConfigMap (v1)"
+            "trainc verify knows PyTorchJob (kubeflow.org/v1), TrainJob, TrainingRuntime and ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1), Job (batch/v1), Service, PersistentVolumeClaim and ConfigMap (v1)"
         }
         _ => "the API server rejects objects that do not match the kind's schema",
     };

@@ -17,6 +17,7 @@ use crate::spec::ApiLevel;
 pub mod compact;
 pub mod manifests;
 mod objects;
+mod runtimes;
 pub(crate) mod schema;
 mod webhooks;
 
@@ -83,13 +84,27 @@ impl Problem {
 }
 
 /// Every problem of every object; a TrainJob is checked for Trainer `level`.
-pub fn verify(objects: &[Object], level: ApiLevel) -> Vec<Problem> {
+pub fn verify(
+    objects: &[Object],
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> Vec<Problem> {
     let values: Vec<&Value> = objects.iter().map(|o| &o.value).collect();
-    verify_values(&values, level)
+    verify_with_runtimes(&values, level, runtimes)
 }
 
 /// Every problem of every object given as JSON (as read back from YAML).
 pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
+    verify_with_runtimes(values, level, &[])
+}
+
+/// [`verify_values`], a TrainJob also checked against `runtimes` (the
+/// cluster's, from a runtimes file) when the objects do not hold its runtime.
+pub fn verify_with_runtimes(
+    values: &[&Value],
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     for value in values {
         let id = id(value);
@@ -109,6 +124,7 @@ pub fn verify_values(values: &[&Value], level: ApiLevel) -> Vec<Problem> {
         }
     }
     objects::check(values, &mut problems);
+    runtimes::check(values, level, runtimes, &mut problems);
     problems
 }
 

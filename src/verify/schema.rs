@@ -109,14 +109,34 @@ static TRAINJOB_CURRENT: Bundled = compact!("trainjob-trainer-v1alpha1.json");
 static TRAINJOB_V2_1: Bundled = compact!("trainjob-trainer-v1alpha1-v2.1.0.json");
 static TRAINJOB_V2_0: Bundled = compact!("trainjob-trainer-v1alpha1-v2.0.0.json");
 static OBJECT_META: Bundled = compact!("objectmeta-meta-v1.json");
+/// TrainingRuntime and ClusterTrainingRuntime, the same way: v2.3.0's CRD for
+/// v2.2 and later, v2.1.0's and v2.0.0's.
+static RUNTIME_CURRENT: Bundled = compact!("trainingruntime-trainer-v1alpha1.json");
+static RUNTIME_V2_1: Bundled = compact!("trainingruntime-trainer-v1alpha1-v2.1.0.json");
+static RUNTIME_V2_0: Bundled = compact!("trainingruntime-trainer-v1alpha1-v2.0.0.json");
+static CLUSTER_RUNTIME_CURRENT: Bundled = compact!("clustertrainingruntime-trainer-v1alpha1.json");
+static CLUSTER_RUNTIME_V2_1: Bundled =
+    compact!("clustertrainingruntime-trainer-v1alpha1-v2.1.0.json");
+static CLUSTER_RUNTIME_V2_0: Bundled =
+    compact!("clustertrainingruntime-trainer-v1alpha1-v2.0.0.json");
 
-/// The TrainJob schema of one Trainer API level.
-fn trainjob_schema(level: ApiLevel) -> &'static Bundled {
-    match level {
-        ApiLevel::V2_2 | ApiLevel::V2_3 => &TRAINJOB_CURRENT,
-        ApiLevel::V2_1 => &TRAINJOB_V2_1,
-        ApiLevel::V2_0 => &TRAINJOB_V2_0,
-    }
+/// The schema of a Trainer kind at one API level.
+fn trainer_schema(kind: &str, level: ApiLevel) -> Option<&'static Bundled> {
+    let [current, v2_1, v2_0] = match kind {
+        trainjob::KIND => [&TRAINJOB_CURRENT, &TRAINJOB_V2_1, &TRAINJOB_V2_0],
+        "TrainingRuntime" => [&RUNTIME_CURRENT, &RUNTIME_V2_1, &RUNTIME_V2_0],
+        "ClusterTrainingRuntime" => [
+            &CLUSTER_RUNTIME_CURRENT,
+            &CLUSTER_RUNTIME_V2_1,
+            &CLUSTER_RUNTIME_V2_0,
+        ],
+        _ => return None,
+    };
+    Some(match level {
+        ApiLevel::V2_2 | ApiLevel::V2_3 => current,
+        ApiLevel::V2_1 => v2_1,
+        ApiLevel::V2_0 => v2_0,
+    })
 }
 
 /// Every schema problem of one object (`id` is its `Kind/name`).
@@ -125,7 +145,7 @@ pub(super) fn check(id: &str, value: &Value, level: ApiLevel, problems: &mut Vec
     let kind = value["kind"].as_str().unwrap_or("");
     let schema = COMMON
         .iter()
-        .chain((kind == trainjob::KIND).then(|| trainjob_schema(level)))
+        .chain(trainer_schema(kind, level))
         .find(|s| s.names(api_version, kind));
     let Some(schema) = schema else {
         problems.push(Problem::schema(

@@ -6,7 +6,7 @@ use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{Initializer, Target};
 use crate::trainer::bind::Bound;
-use crate::trainer::runtime::{INITIALIZER_VOLUME, InitializerGap, Runtime};
+use crate::trainer::runtime::{INITIALIZER_VOLUME, InitializerGap};
 use crate::trainer::{Release, catalogue};
 
 /// `[trainjob.initializer]`, when the spec has it.
@@ -63,31 +63,11 @@ pub(super) fn against(r: &mut Rules<'_>, bound: &Bound) {
             continue;
         }
         if uri_ok(&init.storage_uri)
-            && let Some(image_release) = kubeflow_initializer(runtime, key, release)
+            && let Some(image_release) = runtime.kubeflow_initializer(key, release)
         {
             scheme(r, init, image_release, key, &pointer);
         }
     }
-}
-
-/// The release of Kubeflow's initializer image that runs the `kind`
-/// initializer of `runtime`, when it is one: `ghcr.io/kubeflow/trainer/
-/// <kind>-initializer:<tag>` (a tag of a release trainc knows, else the
-/// cluster's `release`), as every runtime Kubeflow ships has.
-fn kubeflow_initializer(runtime: &Runtime, kind: &str, release: Release) -> Option<Release> {
-    let name = format!("{kind}-initializer");
-    let image = runtime.job(&name)?.container(&name)?.image.as_deref()?;
-    let tag = image.strip_prefix(&format!("ghcr.io/kubeflow/trainer/{name}"))?;
-    if !(tag.is_empty() || tag.starts_with(':') || tag.starts_with('@')) {
-        return None;
-    }
-    let tag = tag.strip_prefix(':').unwrap_or("");
-    Some(
-        Release::ALL
-            .into_iter()
-            .find(|r| r.tag() == tag)
-            .unwrap_or(release),
-    )
 }
 
 /// An initializer the runtime cannot run ([`Runtime::initializer_gap`]) is
@@ -103,17 +83,7 @@ fn cannot_run(
 ) {
     let job_name = format!("{key}-initializer");
     let named = bound.describe();
-    let message = match gap {
-        InitializerGap::NoJob => {
-            format!("{named} has no `{job_name}` job; Trainer rejects a TrainJob that asks for one")
-        }
-        InitializerGap::NoContainer => format!(
-            "the `{job_name}` job of {named} has no `{job_name}` container; Trainer rejects a TrainJob that asks for this initializer"
-        ),
-        InitializerGap::NoMount => format!(
-            "the `{job_name}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
-        ),
-    };
+    let message = gap.message(key, &named);
     let with = catalogue::shipped(release)
         .iter()
         .filter(|other| other.initializer_gap(release, key).is_none())
@@ -144,16 +114,10 @@ fn cannot_run(
 /// On a runtime Kubeflow ships, the initializer is Kubeflow's image, which
 /// reads only some schemes (see [`crate::trainer::initializer_schemes`]).
 fn scheme(r: &mut Rules<'_>, init: &Initializer, release: Release, key: &str, pointer: &str) {
-    let allowed = crate::trainer::initializer_schemes(release, key);
-    let written = init.storage_uri.split_once("://").map_or("", |(s, _)| s);
-    if allowed.iter().any(|a| a.eq_ignore_ascii_case(written)) {
+    let Some(list) = crate::trainer::scheme_refused(release, key, &init.storage_uri) else {
         return;
-    }
-    let list = allowed
-        .iter()
-        .map(|a| format!("`{a}://`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    };
+    let written = init.storage_uri.split_once("://").map_or("", |(s, _)| s);
     r.push(
         Diagnostic::error(
             codes::TRAINJOB_INITIALIZER,

@@ -1,0 +1,125 @@
+//! Kubeflow Trainer's own v2.3.0 example manifests (`tests/upstream/`):
+//! each verifies (with its runtime, when it carries one), imports, and the
+//! imported spec builds a TrainJob that runs the same: same runtime, image,
+//! command, nodes, env, resources and initializers.
+
+use serde_json::Value;
+
+use crate::support::{root, temp_dir, text, trainc};
+
+const DIR: &str = "tests/upstream/kubeflow-trainer-v2.3.0";
+
+/// The objects of a YAML stream, read by trainc's own parser.
+fn objects(yaml: &str) -> Vec<Value> {
+    let mut sources = trainc::Sources::new();
+    let id = sources.add("x.yaml", yaml);
+    let documents = trainc::parse::parse_yaml_stream(id, yaml, 64, 100).expect("YAML");
+    documents
+        .iter()
+        .map(trainc::tree::Node::to_json)
+        .filter(Value::is_object)
+        .collect()
+}
+
+fn trainjob(objects: &[Value]) -> &Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == "TrainJob")
+        .expect("a TrainJob")
+}
+
+/// The example, and the Trainer API level it is valid at: 05's runtime
+/// lacks the `initializer` mount v2.3.0's webhook requires.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("01-multi-node", "v2.3"),
+    ("02-runtime-patches", "v2.3"),
+    ("03-kueue-integration", "v2.3"),
+    ("04-volcano-integration", "v2.3"),
+    ("05-multi-step", "v2.2"),
+];
+
+#[test]
+fn kubeflow_trainer_v2_3_examples_verify_import_and_build_the_same_trainjob() {
+    let dir = root().join(DIR);
+    for (name, level) in EXAMPLES {
+        let file = format!("{name}.yaml");
+        let verified = trainc(&dir, &["verify", "--api-level", level, &file]);
+        assert!(
+            verified.status.success(),
+            "{name}: {}",
+            text(&verified.stderr)
+        );
+        let imported = trainc(&dir, &["import", "--api-level", level, &file]);
+        assert!(
+            imported.status.success(),
+            "{name}: {}",
+            text(&imported.stderr)
+        );
+        let scratch = temp_dir(&format!("upstream-{name}"));
+        std::fs::write(scratch.join("spec.toml"), &imported.stdout).unwrap();
+        // The runtime the example carries is the cluster's: the manifest is
+        // its runtimes file (the TrainJob in it is skipped with a warning).
+        std::fs::copy(dir.join(&file), scratch.join("runtimes.yaml")).unwrap();
+        let built = trainc(
+            &scratch,
+            &[
+                "build",
+                "--verify",
+                "--api-level",
+                level,
+                "--runtimes",
+                "runtimes.yaml",
+                "spec.toml",
+            ],
+        );
+        assert!(built.status.success(), "{name}: {}", text(&built.stderr));
+        let original = objects(&std::fs::read_to_string(dir.join(&file)).unwrap());
+        let rebuilt = objects(&text(&built.stdout));
+        let (a, b) = (trainjob(&original), trainjob(&rebuilt));
+        // The processes torchrun starts, as Trainer resolves them on the
+        // runtime the TrainJob names (the example's own, else Kubeflow's).
+        let release = match *level {
+            "v2.2" => trainc::trainer::Release::V2_2,
+            _ => trainc::trainer::Release::V2_3,
+        };
+        let runtime_name = a["spec"]["runtimeRef"]["name"].as_str().unwrap();
+        let own = original
+            .iter()
+            .filter_map(|o| trainc::trainer::runtime::Runtime::from_json(o).ok())
+            .find(|r| r.name == runtime_name);
+        let runtime = own
+            .as_ref()
+            .or_else(|| trainc::trainer::catalogue::find(release, runtime_name));
+        let procs = |job: &Value| {
+            trainc::trainer::torch::procs_per_node(release, &job["spec"]["trainer"], runtime)
+        };
+        assert_eq!(procs(a), procs(b), "{name}: processes per node");
+        assert_eq!(a["metadata"]["name"], b["metadata"]["name"], "{name}");
+        for pointer in [
+            "/spec/runtimeRef/name",
+            "/spec/runtimeRef/kind",
+            "/spec/initializer",
+            "/spec/suspend",
+            "/spec/trainer/image",
+            "/spec/trainer/command",
+            "/spec/trainer/args",
+            "/spec/trainer/numNodes",
+            "/spec/trainer/env",
+            "/spec/trainer/resourcesPerNode",
+        ] {
+            assert_eq!(a.pointer(pointer), b.pointer(pointer), "{name}: {pointer}");
+        }
+    }
+}
+
+#[test]
+fn at_v2_3_the_multi_step_runtime_is_rejected_for_its_missing_initializer_mount() {
+    let dir = root().join(DIR);
+    let verified = trainc(&dir, &["verify", "05-multi-step.yaml"]);
+    assert_eq!(verified.status.code(), Some(1));
+    let stderr = text(&verified.stderr);
+    assert!(
+        stderr.contains("mounts no `initializer` volume"),
+        "{stderr}"
+    );
+}
