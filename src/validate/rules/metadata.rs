@@ -143,7 +143,10 @@ fn image_reference(r: &mut Rules<'_>) {
                 Diagnostic::error(
                     codes::SCHEMA_MISSING_KEY,
                     r.start(),
-                    "the spec is missing the required key `image`",
+                    format!(
+                        "the spec is missing the required key `image`: target `{}` has no runtime to take one from",
+                        r.target().as_str()
+                    ),
                 )
                 .with_help("add `image`: the container image that runs the training code, e.g. `ghcr.io/acme/train:1.4` (only a TrainJob may run its runtime's image)"),
             );
