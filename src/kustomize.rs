@@ -21,7 +21,7 @@
 
 use std::fmt::Write as _;
 
-use crate::render::{pytorchjob, trainjob};
+use crate::render::{pytorchjob, trainingruntime, trainjob};
 
 /// Where each kind keeps the pods trainc writes, from the object's root:
 /// (group, kind, path, whether the path is a whole pod template with
@@ -59,6 +59,13 @@ const PODS: &[(&str, &str, &str, bool)] = &[
         trainjob::KIND,
         "spec/podSpecOverrides",
         false,
+    ),
+    // The TrainingRuntime trainc writes (`[trainjob] writeRuntime`).
+    (
+        "trainer.kubeflow.org",
+        trainingruntime::KIND,
+        "spec/template/spec/replicatedJobs/template/spec/template",
+        true,
     ),
 ];
 
@@ -189,6 +196,14 @@ pub fn configuration() -> String {
             field(&mut out, group, kind, path);
         }
     }
+    // A TrainJob names the TrainingRuntime trainc writes beside it: renamed
+    // together (kustomize renames a reference only to an object it renamed).
+    let _ = writeln!(
+        out,
+        "- kind: {runtime}\n  group: trainer.kubeflow.org\n  fieldSpecs:\n  - kind: {job}\n    group: trainer.kubeflow.org\n    path: spec/runtimeRef/name",
+        runtime = trainingruntime::KIND,
+        job = trainjob::KIND,
+    );
     // A v2.0 TrainJob's Service selects its pods by the JobSet's name, which is the TrainJob's.
     let _ = writeln!(
         out,

@@ -289,8 +289,12 @@ pub struct TrainJob {
     pub api_level: ApiLevel,
     pub dataset_initializer: Option<Initializer>,
     pub model_initializer: Option<Initializer>,
-    /// The runtime and what trainc knows of it (for describe).
+    /// The runtime and what trainc knows of it (for describe); with
+    /// `write_runtime`, the base of the one trainc writes.
     pub bound: Option<crate::trainer::bind::Bound>,
+    /// `[trainjob] writeRuntime`: trainc writes the TrainingRuntime the
+    /// TrainJob runs on (`runtime`, named after the job), from `bound`.
+    pub write_runtime: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

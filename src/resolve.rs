@@ -147,15 +147,25 @@ pub fn resolve(
 
 fn trainjob(spec: &Spec, runtime: Option<&crate::trainer::bind::Bound>) -> TrainJob {
     let options = spec.trainjob.as_ref();
+    let write_runtime = options.and_then(|t| t.write_runtime) == Some(true);
+    // A runtime trainc writes is a TrainingRuntime named after the job.
+    let kind = if write_runtime {
+        crate::spec::RuntimeKind::TrainingRuntime
+    } else {
+        options
+            .and_then(|t| t.runtime_kind)
+            .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND)
+    };
     TrainJob {
-        runtime_kind: spelled(
-            &options
-                .and_then(|t| t.runtime_kind)
-                .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND),
-        ),
-        runtime: options
-            .and_then(|t| t.runtime.clone())
-            .unwrap_or_else(|| defaults::TRAINJOB_RUNTIME.to_owned()),
+        runtime_kind: spelled(&kind),
+        runtime: if write_runtime {
+            spec.name.clone()
+        } else {
+            options
+                .and_then(|t| t.runtime.clone())
+                .unwrap_or_else(|| defaults::TRAINJOB_RUNTIME.to_owned())
+        },
+        write_runtime,
         api_level: options
             .and_then(|t| t.api_level)
             .unwrap_or(defaults::TRAINJOB_API_LEVEL),

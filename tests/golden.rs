@@ -348,8 +348,17 @@ fn run_of(yaml: &str) -> Run {
         }
         "TrainJob" => {
             let trainer = &job["spec"]["trainer"];
-            let pod = job
-                .pointer("/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec")
+            // The pod: in the TrainingRuntime trainc wrote, else in the patch.
+            let written = documents.iter().find(|d| d["kind"] == "TrainingRuntime");
+            let pod = written
+                .and_then(|r| {
+                    r["spec"]["template"]["spec"]["replicatedJobs"]
+                        .as_array()?
+                        .iter()
+                        .find(|j| j["name"] == "node")?
+                        .pointer("/template/spec/template/spec")
+                })
+                .or_else(|| job.pointer("/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec"))
                 .or_else(|| job.pointer("/spec/podTemplateOverrides/0/spec"))
                 .or_else(|| job.pointer("/spec/podSpecOverrides/0"))
                 .unwrap();

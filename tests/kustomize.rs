@@ -244,6 +244,7 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         ("trainjob", "  trainjob:\n    apiLevel: \"v2.2\"\n"),
         ("trainjob", "  trainjob:\n    apiLevel: \"v2.1\"\n"),
         ("trainjob", "  trainjob:\n    apiLevel: \"v2.0\"\n"),
+        ("trainjob", "  trainjob:\n    writeRuntime: true\n"),
     ] {
         let what = format!("{target} {extra}");
         let built = build_renamed(&kubectl, &xdg, target, extra);
@@ -265,6 +266,16 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
             .unwrap();
         let job_name = job["metadata"]["name"].as_str().unwrap();
         assert_eq!(job_name, "dev-resnet-v2");
+        // With a runtime trainc wrote, the pods are there, and the TrainJob
+        // names it by its new name.
+        let runtime = built.iter().find(|o| o["kind"] == "TrainingRuntime");
+        if let Some(runtime) = runtime {
+            assert_eq!(
+                job["spec"]["runtimeRef"]["name"], runtime["metadata"]["name"],
+                "{what}"
+            );
+        }
+        let pods = runtime.unwrap_or(job);
         for (parent, key, kind) in [
             (
                 "persistentVolumeClaim",
@@ -276,6 +287,9 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         ] {
             let mut references = Vec::new();
             strings_at(job, "", parent, key, &mut references);
+            if let Some(runtime) = runtime {
+                strings_at(runtime, "", parent, key, &mut references);
+            }
             assert!(!references.is_empty(), "{what}: no {parent}.{key}");
             for reference in references {
                 assert!(
@@ -287,7 +301,7 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         }
         // The labels rank 0 will carry: its templates', and the operator's for the new name.
         let mut rank0 = serde_json::Map::new();
-        labels_under(&job["spec"], &mut rank0);
+        labels_under(&pods["spec"], &mut rank0);
         let operator: &[(&str, &str)] = if target == "pytorchjob" {
             &[
                 ("training.kubeflow.org/job-name", job_name),
@@ -311,7 +325,7 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
             service["spec"]["selector"]
         );
         let mut match_labels = Vec::new();
-        find_match_labels(job, &mut match_labels);
+        find_match_labels(pods, &mut match_labels);
         assert_eq!(
             match_labels.is_empty(),
             extra.contains("v2.0"),

@@ -113,14 +113,19 @@ fn headline(model: &Model) -> (String, String) {
         Target::Trainjob => (
             trainjob::KIND,
             format!(
-                "Kubeflow Trainer {} ({}), runtime {} {}",
+                "Kubeflow Trainer {} ({}), runtime {} {}{}",
                 match model.trainjob.api_level {
                     ApiLevel::V2_3 => "v2.3+",
                     level => level.as_str(),
                 },
                 trainjob::API_VERSION,
                 model.trainjob.runtime_kind,
-                model.trainjob.runtime
+                model.trainjob.runtime,
+                match &model.trainjob.bound {
+                    Some(base) if model.trainjob.write_runtime =>
+                        format!(", written by trainc from {}", base.describe()),
+                    _ => String::new(),
+                }
             ),
         ),
         Target::Job => (

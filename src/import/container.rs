@@ -36,6 +36,13 @@ pub(super) fn full(job: &mut Job<'_>, container: &Json, pointer: &str) {
             "add the image the job runs",
         );
     }
+    rest(job, container, pointer);
+}
+
+/// Every field of the training container but its image: what a runtime
+/// trainc wrote holds in its `node` container (the TrainJob's `trainer`
+/// has the image).
+pub(super) fn rest(job: &mut Job<'_>, container: &Json, pointer: &str) {
     if let Some(policy) = container.get("imagePullPolicy").filter(|p| p.is_string()) {
         job.set("/imagePullPolicy", policy.clone());
     }

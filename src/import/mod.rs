@@ -318,6 +318,12 @@ impl<'a> Job<'a> {
     }
 
     /// A warning at the input's field `pointer` (relative to the job object).
+    /// Locates what follows in `node` (another object: a runtime trainc
+    /// wrote), until put back; returns the node it replaced.
+    pub(crate) fn locate_in(&mut self, node: &'a Node) -> &'a Node {
+        std::mem::replace(&mut self.node, node)
+    }
+
     pub(crate) fn warn(&mut self, pointer: &str, message: impl Into<String>, help: &str) {
         let span = self.node.key_span_at(pointer);
         let mut d = Diagnostic::warning(codes::IMPORT_DROPPED, span, message);
@@ -417,6 +423,19 @@ impl<'a> Others<'_, 'a> {
     fn claim(&mut self, name: &str, namespace: Option<&str>) -> Option<(Json, &'a Node)> {
         let object = self.objects.iter_mut().find(|o| {
             o.kind() == "PersistentVolumeClaim" && o.name() == name && o.namespace() == namespace
+        })?;
+        object.used = true;
+        Some((object.json.clone(), object.node))
+    }
+
+    /// The TrainingRuntime `name` in `namespace`, marked as used.
+    pub(crate) fn training_runtime(
+        &mut self,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Option<(Json, &'a Node)> {
+        let object = self.objects.iter_mut().find(|o| {
+            o.kind() == "TrainingRuntime" && o.name() == name && o.namespace() == namespace
         })?;
         object.used = true;
         Some((object.json.clone(), object.node))

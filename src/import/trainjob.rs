@@ -14,6 +14,7 @@ use serde_json::{Map, Value as Json, json};
 use super::launch::{self, NProc};
 use super::pod::{self, Pod};
 use super::{Job, Others};
+use crate::render::trainingruntime::BASE_ANNOTATION;
 use crate::render::trainjob::{
     LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,
 };
@@ -37,10 +38,10 @@ const SPEC_FIELDS: &[&str] = &[
     "podSpecOverrides",
 ];
 
-pub(super) fn import(
-    job: &mut Job<'_>,
+pub(super) fn import<'a>(
+    job: &mut Job<'a>,
     object: &Json,
-    others: &mut Others<'_, '_>,
+    others: &mut Others<'_, 'a>,
     requested: Option<ApiLevel>,
 ) {
     let spec = &object["spec"];
@@ -56,7 +57,10 @@ pub(super) fn import(
     if level != crate::resolve::defaults::TRAINJOB_API_LEVEL {
         job.set("/trainjob/apiLevel", json!(level.as_str()));
     }
-    runtime(job, &spec["runtimeRef"]);
+    let written = written_runtime(job, &spec["runtimeRef"], others);
+    if written.is_none() {
+        runtime(job, &spec["runtimeRef"]);
+    }
     initializers(job, &spec["initializer"]);
     if spec["suspend"] == true {
         job.set("/policy/suspend", json!(true));
@@ -68,8 +72,12 @@ pub(super) fn import(
     if nodes != 1 {
         job.set("/replicas", json!(nodes));
     }
-    let (patch, patch_pointer) = pod_patch(job, spec, level);
-    let pod_metadata = if level == ApiLevel::V2_0 {
+    // The pod: in the runtime trainc wrote, else in the TrainJob's patch.
+    let (patch, patch_pointer) = match &written {
+        Some(w) => (w.template.clone(), w.pointer.clone()),
+        None => pod_patch(job, spec, level),
+    };
+    let pod_metadata = if level == ApiLevel::V2_0 && written.is_none() {
         let labels = json!({"labels": spec["labels"], "annotations": spec["annotations"]});
         Some((labels, "/spec".to_owned()))
     } else {
@@ -88,7 +96,7 @@ pub(super) fn import(
         pod_metadata.as_ref().map(|(m, p)| (m, p.as_str())),
     );
     trainer_fields(job, trainer, level, shipped(&spec["runtimeRef"], level));
-    let own = if level == ApiLevel::V2_0 {
+    let own = if level == ApiLevel::V2_0 && written.is_none() {
         Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))])
     } else {
         Map::from_iter([
@@ -107,8 +115,16 @@ pub(super) fn import(
             Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))]),
         ],
     };
+    let own_node = written.as_ref().map(|w| job.locate_in(w.node));
     if let Some((container, pointer)) = pod::import(job, others, &pod) {
-        node_container(job, container, &pointer);
+        if written.is_some() {
+            super::container::rest(job, container, &pointer);
+        } else {
+            node_container(job, container, &pointer);
+        }
+    }
+    if let Some(node) = own_node {
+        job.locate_in(node);
     }
     let mut rank0 = patch["metadata"]["labels"]
         .as_object()
@@ -124,6 +140,71 @@ pub(super) fn import(
         rank0.insert(key.to_owned(), json!(value));
     }
     super::ports::import(job, others, &rank0, &[]);
+}
+
+/// A TrainingRuntime trainc wrote for the TrainJob (`[trainjob]
+/// writeRuntime`): its `node` pod template, where it is, and the runtime's
+/// node to locate problems in.
+struct Written<'a> {
+    template: Json,
+    pointer: String,
+    node: &'a crate::tree::Node,
+}
+
+/// The runtime the TrainJob names, when the input holds it and trainc wrote
+/// it (it names its base, [`BASE_ANNOTATION`]): the spec says
+/// `writeRuntime` and the base again. The trainer's fields in its `node`
+/// container are the base's (the TrainJob's `trainer` sets its own).
+fn written_runtime<'a>(
+    job: &mut Job<'a>,
+    reference: &Json,
+    others: &mut Others<'_, 'a>,
+) -> Option<Written<'a>> {
+    if reference["kind"] != "TrainingRuntime" {
+        return None;
+    }
+    let name = reference["name"].as_str()?;
+    let namespace = job.namespace.clone();
+    let (runtime, node) = others.training_runtime(name, namespace.as_deref())?;
+    let Some(base) = runtime["metadata"]["annotations"][BASE_ANNOTATION].as_str() else {
+        // The user's own: not imported, but said how to keep it.
+        job.warn(
+            "/spec/runtimeRef",
+            format!("the TrainingRuntime `{name}` beside the TrainJob is not imported into the spec"),
+            "keep it in a runtimes file beside the spec (`[trainjob] runtimesFile`), so the TrainJob is checked against it, and apply it with the job",
+        );
+        return None;
+    };
+    let (kind, base_name) = base.split_once('/')?;
+    job.set("/trainjob/writeRuntime", json!(true));
+    if base_name != defaults::TRAINJOB_RUNTIME {
+        job.set("/trainjob/runtime", json!(base_name));
+    }
+    if kind != "ClusterTrainingRuntime" {
+        job.set("/trainjob/runtimeKind", json!(kind));
+    }
+    let jobs = runtime
+        .pointer("/spec/template/spec/replicatedJobs")?
+        .as_array()?;
+    let i = jobs.iter().position(|j| j["name"] == NODE)?;
+    let mut template = jobs[i].pointer("/template/spec/template")?.clone();
+    if let Some(containers) = template
+        .pointer_mut("/spec/containers")
+        .and_then(Json::as_array_mut)
+    {
+        for container in containers.iter_mut().filter(|c| c["name"] == NODE) {
+            if let Some(fields) = container.as_object_mut() {
+                for field in ["image", "command", "args"] {
+                    fields.remove(field);
+                }
+            }
+        }
+    }
+    Some(Written {
+        template,
+        pointer: format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template"),
+        node,
+    })
 }
 
 /// The `node` container of the patch: mounts (imported with the volumes),

@@ -1,6 +1,7 @@
 //! Stage 6, render: the model into Kubernetes objects, one module per kind,
-//! in apply order: PersistentVolumeClaims, the ConfigMap of `[code]`,
-//! Services (a Job's headless one first), then the job.
+//! in apply order: PersistentVolumeClaims, the ConfigMap of `[code]`, a
+//! TrainJob's TrainingRuntime when trainc writes it, Services (a Job's
+//! headless one first), then the job.
 //!
 //! Renderers build typed objects (k8s-openapi for core kinds, our own structs
 //! for the operators' CRDs) and hand them on as JSON values, so emit can write
@@ -21,6 +22,7 @@ mod pod;
 pub mod pvc;
 pub mod pytorchjob;
 pub mod service;
+pub mod trainingruntime;
 pub mod trainjob;
 
 /// One generated object.
@@ -67,7 +69,10 @@ pub fn render(model: &Model) -> Vec<Object> {
     }
     let (mut job, rank0) = match model.target {
         Target::Pytorchjob => (pytorchjob::render(model), pytorchjob::rank0_selector(model)),
-        Target::Trainjob => (trainjob::render(model), trainjob::rank0_selector(model)),
+        Target::Trainjob => {
+            objects.extend(trainingruntime::render(model));
+            (trainjob::render(model), trainjob::rank0_selector(model))
+        }
         Target::Job => {
             objects.push(job::service(model));
             (job::render(model), job::rank0_selector(model))
@@ -107,6 +112,8 @@ fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_jso
                 }
             }
         }
+        // A runtime trainc writes took the fragment (`trainingruntime`).
+        Target::Trainjob if model.trainjob.write_runtime => {}
         Target::Trainjob => {
             let fragment = merge::for_target(fragment, trainjob::NODE);
             let (place, whole) = match model.trainjob.api_level {

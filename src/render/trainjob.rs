@@ -250,10 +250,11 @@ pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
 }
 
 /// Labels on every pod of this TrainJob: trainc's own, where the API level
-/// carries pod metadata; on v2.0, which cannot, JobSet's name label (which
+/// carries pod metadata (or trainc writes the runtime); on v2.0, which
+/// cannot, JobSet's name label (which
 /// kustomize follows through trainc's name-reference configuration).
 fn job_pods(model: &Model) -> BTreeMap<String, String> {
-    if model.trainjob.api_level == ApiLevel::V2_0 {
+    if model.trainjob.api_level == ApiLevel::V2_0 && !model.trainjob.write_runtime {
         BTreeMap::from([(LABEL_JOBSET_NAME.to_owned(), model.name.clone())])
     } else {
         super::own_pods(model)
@@ -329,7 +330,10 @@ pub(super) fn render(model: &Model) -> Object {
         pod_template_overrides: None,
         pod_spec_overrides: None,
     };
-    place_pod_patch(&mut spec, model, pod_metadata, patch);
+    // A runtime trainc writes carries the pod: no patch.
+    if !model.trainjob.write_runtime {
+        place_pod_patch(&mut spec, model, pod_metadata, patch);
+    }
     let job = TrainJob {
         api_version: API_VERSION,
         kind: KIND,

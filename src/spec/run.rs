@@ -178,6 +178,9 @@ pub struct TrainJobOptions {
     /// The cluster's runtimes, relative to this file: the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`. The TrainJob is checked against the runtime it names there (else against what its Trainer release ships). `--runtimes FILE` wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtimes_file: Option<String>,
+    /// Write a TrainingRuntime named after the job, in its namespace: `runtime` (Kubeflow's or the runtimes file's) with the pod the spec describes in its `node` job, and run the TrainJob on it. It carries what a TrainJob's patches cannot: host network and DNS policy, init containers and sidecars, priority class and scheduler, image pull policy, envFrom, working directory, security contexts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_runtime: Option<bool>,
 }
 
 /// The TrainJob's initializers.

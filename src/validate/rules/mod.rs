@@ -116,6 +116,13 @@ impl Rules<'_> {
             .unwrap_or(crate::resolve::defaults::TRAINJOB_API_LEVEL)
     }
 
+    /// Whether trainc writes the TrainingRuntime the TrainJob runs on
+    /// (`[trainjob] writeRuntime`), which carries the whole pod.
+    pub(crate) fn writes_runtime(&self) -> bool {
+        self.target() == Target::Trainjob
+            && self.spec.trainjob.as_ref().and_then(|t| t.write_runtime) == Some(true)
+    }
+
     /// Most pods the job can run; 1 when `replicas` is not set.
     pub(crate) fn max_replicas(&self) -> u32 {
         self.spec

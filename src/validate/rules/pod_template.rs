@@ -63,7 +63,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
     if let Some(spec) = &template.spec {
         pod_spec(r, spec);
     }
-    if r.target() == Target::Trainjob {
+    // A runtime trainc writes takes the whole pod template.
+    if r.target() == Target::Trainjob && !r.writes_runtime() {
         trainjob(r);
     }
 }
@@ -375,7 +376,7 @@ fn needs_runtime(r: &Rules<'_>, level: ApiLevel, pointer: &str, what: &str) -> D
         r.key(pointer),
         format!("target `trainjob` on Trainer API {} cannot carry {what}", level.as_str()),
     )
-    .with_help("it needs a TrainingRuntime: put it in your runtime's `node` job (`runtimeKind = \"TrainingRuntime\"`), or use `target = \"pytorchjob\"`")
+    .with_help("it needs a TrainingRuntime: set `[trainjob] writeRuntime = true` and trainc writes one that carries it, or put it in your own runtime's `node` job, or use `target = \"pytorchjob\"`")
 }
 
 fn conflict(r: &mut Rules<'_>, theirs: &str, ours: &str) {

@@ -21,7 +21,11 @@ pub(crate) const HOW_TO_SUPPLY: &str = "give trainc the cluster's runtimes: `kub
 
 pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     let Some(runtime) = bound.runtime() else {
-        unknown(r, bound);
+        if r.writes_runtime() {
+            cannot_write(r, bound);
+        } else {
+            unknown(r, bound);
+        }
         return;
     };
     image(r, bound);
@@ -76,6 +80,26 @@ fn unknown(r: &mut Rules<'_>, bound: &Bound) {
             ),
         )
         .with_help(help),
+    );
+}
+
+/// trainc writes its TrainingRuntime from the one `runtime` names: it must
+/// know that one.
+fn cannot_write(r: &mut Rules<'_>, bound: &Bound) {
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            r.key("/trainjob/writeRuntime"),
+            format!(
+                "trainc writes the TrainingRuntime from the {} `{}`, which it does not know",
+                bound.kind.as_str(),
+                bound.name
+            ),
+        )
+        .with_secondary(at_runtime(r), "the base runtime")
+        .with_help(format!(
+            "name a runtime Kubeflow ships (`torch-distributed`), or {HOW_TO_SUPPLY}"
+        )),
     );
 }
 
@@ -157,9 +181,13 @@ fn patch_targets(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
             .with_help("use a runtime whose trainer container is `node`, as every torch runtime Kubeflow ships"),
         );
     }
+    // A runtime trainc writes gets the containers `[podTemplate]` adds.
     let Some(spec) = r.spec.pod_template.as_ref().and_then(|t| t.spec.as_ref()) else {
         return;
     };
+    if r.writes_runtime() {
+        return;
+    }
     let mut missing = Vec::new();
     for list in ["containers", "initContainers"] {
         let items = spec.get(list).and_then(|v| v.as_array());

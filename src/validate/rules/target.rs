@@ -85,10 +85,10 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
     let nproc = format!("`nProcPerNode = \"{}\"`", keyword.unwrap_or(""));
     let lacks: [(bool, &str, &str, &str); 5] = [
         (
-            !level.has_runtime_patches() && spec.security_context.is_some(),
+            !level.has_runtime_patches() && spec.security_context.is_some() && !r.writes_runtime(),
             "/securityContext",
             "`[securityContext]`",
-            "Trainer v2.2's runtimePatches carry security contexts; use `apiLevel = \"v2.2\"` or later, or set it in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
+            "Trainer v2.2's runtimePatches carry security contexts; use `apiLevel = \"v2.2\"` or later, or `[trainjob] writeRuntime = true` (trainc writes a TrainingRuntime with them)",
         ),
         (
             level.has_runtime_patches() && keyword.is_some(),
@@ -108,6 +108,7 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
         ),
         (
             level == ApiLevel::V2_0
+                && !r.writes_runtime()
                 && scheduling.is_some_and(|s| s.spread_across_nodes == Some(true)),
             "/scheduling/spreadAcrossNodes",
             "`scheduling.spreadAcrossNodes`",
@@ -115,6 +116,7 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
         ),
         (
             level == ApiLevel::V2_0
+                && !r.writes_runtime()
                 && scheduling
                     .is_some_and(|s| s.image_pull_secrets.as_ref().is_some_and(|p| !p.is_empty())),
             "/scheduling/imagePullSecrets",
@@ -131,7 +133,7 @@ fn trainjob_api_level(r: &mut Rules<'_>) {
     // v2.0 has no pod metadata in its overrides: labels and annotations reach
     // the TrainJob and, through `spec.labels`/`spec.annotations`, its JobSet,
     // but no pod (v2.0.0 pkg/runtime/framework/plugins/jobset/jobset.go).
-    if level == ApiLevel::V2_0 {
+    if level == ApiLevel::V2_0 && !r.writes_runtime() {
         for key in ["labels", "annotations"] {
             let set = match key {
                 "labels" => spec.labels.as_ref().is_some_and(|m| !m.is_empty()),
@@ -204,20 +206,30 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
     let scheduling = spec.scheduling.as_ref();
     let policy = spec.policy.as_ref();
-    let runtime_help = "a TrainJob's patches cannot carry it: set it in the runtime's `node` job (your own TrainingRuntime, `runtimeKind = \"TrainingRuntime\"`), or use `target = \"pytorchjob\"`";
+    let runtime_help = "a TrainJob's patches cannot carry it: set `[trainjob] writeRuntime = true` and trainc writes a TrainingRuntime that does, or use `target = \"pytorchjob\"`";
+    // What a runtime trainc writes carries.
+    let written = r.writes_runtime();
     let fields: [(bool, &str, &str); 15] = [
         (
-            spec.image_pull_policy.is_some(),
+            spec.image_pull_policy.is_some() && !written,
             "/imagePullPolicy",
             runtime_help,
         ),
         (
-            spec.env_from.is_some(),
+            spec.env_from.is_some() && !written,
             "/envFrom",
-            "list each key in `[env]` as `NAME = { secret = \"s\", key = \"NAME\" }`, or set envFrom in a TrainingRuntime (`runtimeKind = \"TrainingRuntime\"`)",
+            "list each key in `[env]` as `NAME = { secret = \"s\", key = \"NAME\" }`, or set `[trainjob] writeRuntime = true` (trainc writes a TrainingRuntime with the envFrom)",
         ),
-        (spec.host_network.is_some(), "/hostNetwork", runtime_help),
-        (spec.dns_policy.is_some(), "/dnsPolicy", runtime_help),
+        (
+            spec.host_network.is_some() && !written,
+            "/hostNetwork",
+            runtime_help,
+        ),
+        (
+            spec.dns_policy.is_some() && !written,
+            "/dnsPolicy",
+            runtime_help,
+        ),
         (
             r.is_elastic(),
             "/replicas",
@@ -229,14 +241,14 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             "remove `[elastic]`, or use `target = \"pytorchjob\"`",
         ),
         (
-            scheduling.is_some_and(|s| s.priority_class_name.is_some()),
+            scheduling.is_some_and(|s| s.priority_class_name.is_some()) && !written,
             "/scheduling/priorityClassName",
-            "set the pods' PriorityClass in the runtime; for a priority in Kueue's queues, set `scheduling.workloadPriorityClass` (a Kueue WorkloadPriorityClass: it orders workloads, it does not set the pods' priority)",
+            "set `[trainjob] writeRuntime = true` (trainc writes a TrainingRuntime with the pods' PriorityClass); for a priority in Kueue's queues, set `scheduling.workloadPriorityClass` (a Kueue WorkloadPriorityClass: it orders workloads, it does not set the pods' priority)",
         ),
         (
-            scheduling.is_some_and(|s| s.scheduler_name.is_some()),
+            scheduling.is_some_and(|s| s.scheduler_name.is_some()) && !written,
             "/scheduling/schedulerName",
-            "set the scheduler in the ClusterTrainingRuntime",
+            runtime_help,
         ),
         (
             scheduling.is_some_and(|s| s.gang.is_some()),
@@ -264,9 +276,9 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             "remove it; set the JobSet `failurePolicy` in the runtime",
         ),
         (
-            spec.working_dir.is_some(),
+            spec.working_dir.is_some() && !written,
             "/workingDir",
-            "neither the trainer nor the runtime patch has a working directory; set WORKDIR in the image, or use paths that do not depend on it",
+            "neither the trainer nor the runtime patch has a working directory: set `[trainjob] writeRuntime = true` (trainc writes a TrainingRuntime with it), or set WORKDIR in the image",
         ),
         (
             policy.is_some_and(|p| p.restart_policy.is_some()),

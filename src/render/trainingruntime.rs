@@ -1,0 +1,83 @@
+//! The `trainer.kubeflow.org/v1alpha1 TrainingRuntime` trainc writes for a
+//! TrainJob with `[trainjob] writeRuntime`: the base runtime the spec names
+//! (Kubeflow's, or the runtimes file's), with the pod the spec describes
+//! merged into its `node` job's pod template, named after the job and in its
+//! namespace, as Kubeflow's own v2.3.0 example `05-multi-step.yaml` pairs a
+//! TrainingRuntime with its TrainJob.
+//!
+//! The trainer's own fields (command, args, env, resources) stay on the
+//! TrainJob's `trainer` (the image is on both), which Trainer applies to the
+//! `node` container
+//! (kubeflow/trainer v2.0.0–v2.3.0, `pkg/runtime/framework/plugins/jobset`
+//! and `plugins/torch`); everything else about the pod is here, so the
+//! TrainJob needs no patch at any API level.
+
+use serde_json::{Value, json};
+
+use super::pod::{self, PodShape};
+use super::trainjob::{API_VERSION, NODE};
+use super::{Object, merge, metadata};
+use crate::model::Model;
+
+pub const KIND: &str = "TrainingRuntime";
+/// The label Kubeflow's runtimes say their framework with; kept from the base.
+const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
+/// Names the base runtime (`<kind>/<name>`), so `trainc import` can say
+/// `writeRuntime` again.
+pub const BASE_ANNOTATION: &str = "trainc.dev/base-runtime";
+/// Fields of the `node` container the TrainJob's `trainer` sets. The image
+/// stays too: the runtime then names the image its job runs, whatever its
+/// base's.
+const TRAINER_FIELDS: [&str; 4] = ["command", "args", "env", "resources"];
+
+/// The runtime, when the spec asks trainc to write one.
+pub(super) fn render(model: &Model) -> Option<Object> {
+    if !model.trainjob.write_runtime {
+        return None;
+    }
+    // Validation refuses to write from a runtime trainc does not know.
+    let base = model.trainjob.bound.as_ref()?.runtime()?;
+    let shape = PodShape {
+        container: NODE,
+        fixed_ports: &[],
+        job_selector: super::own_pods(model),
+    };
+    let mut pod = serde_json::to_value(pod::template(model, &shape))
+        .expect("a pod template serialises to JSON");
+    if let Some(node) = pod
+        .pointer_mut("/spec/containers/0")
+        .and_then(Value::as_object_mut)
+    {
+        for field in TRAINER_FIELDS {
+            node.remove(field);
+        }
+    }
+    if let Some(fragment) = &model.pod_template {
+        merge::merge(&mut pod, &merge::for_target(fragment, NODE));
+    }
+    let mut spec = base.object["spec"].clone();
+    let jobs = spec
+        .pointer_mut("/template/spec/replicatedJobs")
+        .and_then(Value::as_array_mut);
+    for job in jobs.into_iter().flatten().filter(|j| j["name"] == NODE) {
+        let template = &mut job["template"]["spec"]["template"];
+        merge::merge(template, &pod);
+        merge::sort_keys(template, None);
+    }
+    let mut labels = model.job_labels.clone();
+    if let Some(framework) = base.object["metadata"]["labels"][FRAMEWORK_LABEL].as_str() {
+        labels.insert(FRAMEWORK_LABEL.to_owned(), framework.to_owned());
+    }
+    let mut meta = metadata(model, &model.trainjob.runtime, &labels);
+    meta.annotations.get_or_insert_default().insert(
+        BASE_ANNOTATION.to_owned(),
+        format!("{}/{}", base.kind.as_str(), base.name),
+    );
+    let runtime = json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": meta,
+        "spec": spec,
+    });
+    Some(Object::new(KIND, &model.trainjob.runtime, &runtime))
+}
