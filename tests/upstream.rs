@@ -49,27 +49,47 @@ fn kubeflow_trainer_v2_3_examples_verify_import_and_build_the_same_trainjob() {
             "{name}: {}",
             text(&verified.stderr)
         );
-        let imported = trainc(&dir, &["import", "--api-level", level, &file]);
+        // With `--output-dir`, a runtime the example carries goes to
+        // `runtimes.yaml` beside the spec, which names it.
+        let scratch = temp_dir(&format!("upstream-{name}"));
+        let out = scratch.join("out");
+        let imported = trainc(
+            &dir,
+            &[
+                "import",
+                "--api-level",
+                level,
+                "--output-dir",
+                out.to_str().unwrap(),
+                &file,
+            ],
+        );
         assert!(
             imported.status.success(),
             "{name}: {}",
             text(&imported.stderr)
         );
-        let scratch = temp_dir(&format!("upstream-{name}"));
-        std::fs::write(scratch.join("spec.toml"), &imported.stdout).unwrap();
-        // The runtime the example carries is the cluster's: the manifest is
-        // its runtimes file (the TrainJob in it is skipped with a warning).
-        std::fs::copy(dir.join(&file), scratch.join("runtimes.yaml")).unwrap();
+        let carries_runtime = std::fs::read_to_string(dir.join(&file))
+            .unwrap()
+            .contains("TrainingRuntime\nmetadata");
+        assert_eq!(
+            out.join("runtimes.yaml").exists(),
+            carries_runtime,
+            "{name}: the runtimes file"
+        );
+        let spec = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "toml"))
+            .unwrap();
         let built = trainc(
-            &scratch,
+            &out,
             &[
                 "build",
                 "--verify",
                 "--api-level",
                 level,
-                "--runtimes",
-                "runtimes.yaml",
-                "spec.toml",
+                spec.file_name().unwrap().to_str().unwrap(),
             ],
         );
         assert!(built.status.success(), "{name}: {}", text(&built.stderr));

@@ -19,6 +19,8 @@ pub(super) fn run(args: &ImportArgs) -> Status {
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;
     let mut specs: Vec<(String, String, Span)> = Vec::new();
+    // The user's own runtimes the jobs name, for `--output-dir`.
+    let mut runtimes: Vec<serde_json::Value> = Vec::new();
     for path in &args.files {
         let id = match read_input(
             &mut sources,
@@ -40,7 +42,22 @@ pub(super) fn run(args: &ImportArgs) -> Status {
         };
         let imported = crate::import::import(&sources, id, super::api_level(args.api_level));
         diagnostics.extend(imported.diagnostics);
-        for job in imported.jobs {
+        for mut job in imported.jobs {
+            // Checked as written but for the runtimes file, which is not
+            // written yet.
+            let text = write::write(&job.spec, format, &origin);
+            diagnostics.extend(self_check(&mut sources, &job.name, &text, format, job.at));
+            if !job.runtimes.is_empty() {
+                match &args.output_dir {
+                    Some(_) => {
+                        if let Some(trainjob) = &mut job.spec.trainjob {
+                            trainjob.runtimes_file = Some(RUNTIMES_FILE.to_owned());
+                        }
+                        runtimes.append(&mut job.runtimes);
+                    }
+                    None => diagnostics.push(runtimes_left(&job)),
+                }
+            }
             let text = write::write(&job.spec, format, &origin);
             specs.push((job.name, text, job.at));
         }
@@ -49,9 +66,6 @@ pub(super) fn run(args: &ImportArgs) -> Status {
         for d in &mut diagnostics {
             d.severity = Severity::Error;
         }
-    }
-    for (name, text, at) in &specs {
-        diagnostics.extend(self_check(&mut sources, name, text, format, *at));
     }
     crate::diagnostic::sort(&mut diagnostics);
     if diagnostics.iter().any(Diagnostic::is_error) || status != Status::Ok {
@@ -74,7 +88,7 @@ pub(super) fn run(args: &ImportArgs) -> Status {
             }
             Ok(())
         }
-        Some(dir) => write_files(dir, &specs, format, args.force),
+        Some(dir) => write_files(dir, &specs, &runtimes, format, args.force),
     };
     report(&sources, &diagnostics);
     match written {
@@ -118,9 +132,61 @@ fn self_check(
         .collect()
 }
 
+/// Where `--output-dir` puts the user's runtimes the jobs name.
+const RUNTIMES_FILE: &str = "runtimes.yaml";
+
+/// A job that names a runtime of the input, imported to standard output.
+fn runtimes_left(job: &crate::import::ImportedJob) -> Diagnostic {
+    let names: Vec<String> = job
+        .runtimes
+        .iter()
+        .map(|r| format!("`{}`", r["metadata"]["name"].as_str().unwrap_or("?")))
+        .collect();
+    Diagnostic::warning(
+        codes::IMPORT_DROPPED,
+        job.at,
+        format!(
+            "the runtime {} beside job `{}` is not in the spec",
+            names.join(", "),
+            job.name
+        ),
+    )
+    .with_help(format!("with `--output-dir DIR`, import writes it to `DIR/{RUNTIMES_FILE}`, and the spec names it (`[trainjob] runtimesFile`) so the TrainJob is checked against it"))
+}
+
+/// The runtimes as one YAML stream, each once.
+fn runtimes_text(runtimes: &[serde_json::Value]) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let objects: Vec<crate::render::Object> = runtimes
+        .iter()
+        .filter(|r| {
+            seen.insert((
+                r["kind"].as_str().map(str::to_owned),
+                r["metadata"]["namespace"].as_str().map(str::to_owned),
+                r["metadata"]["name"].as_str().map(str::to_owned),
+            ))
+        })
+        .map(|r| crate::render::Object {
+            kind: if r["kind"] == "ClusterTrainingRuntime" {
+                "ClusterTrainingRuntime"
+            } else {
+                crate::render::trainingruntime::KIND
+            },
+            name: r["metadata"]["name"].as_str().unwrap_or("").to_owned(),
+            value: r.clone(),
+        })
+        .collect();
+    let header = "# The runtimes the imported TrainJobs run on, written by `trainc import`:\n# the specs name this file (`[trainjob] runtimesFile`); apply it with them.\n";
+    format!(
+        "{header}{}",
+        crate::emit::stream(&objects, crate::emit::Format::Yaml)
+    )
+}
+
 fn write_files(
     dir: &std::path::Path,
     specs: &[(String, String, Span)],
+    runtimes: &[serde_json::Value],
     format: Format,
     force: bool,
 ) -> Result<(), String> {
@@ -138,6 +204,16 @@ fn write_files(
             crate::source::io_reason(&e)
         )
     })?;
+    let runtimes_text = (!runtimes.is_empty()).then(|| runtimes_text(runtimes));
+    if runtimes_text.is_some()
+        && specs
+            .iter()
+            .any(|(name, ..)| format!("{name}.{}", format.extension()) == RUNTIMES_FILE)
+    {
+        return Err(format!(
+            "a job named like the runtimes file `{RUNTIMES_FILE}`; import it into another directory"
+        ));
+    }
     let files: Vec<(PathBuf, &str)> = specs
         .iter()
         .map(|(name, text, _)| {
@@ -146,6 +222,11 @@ fn write_files(
                 text.as_str(),
             )
         })
+        .chain(
+            runtimes_text
+                .as_deref()
+                .map(|text| (dir.join(RUNTIMES_FILE), text)),
+        )
         .collect();
     let existing = if force {
         Existing::Replace

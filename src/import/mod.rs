@@ -54,6 +54,9 @@ pub struct ImportedJob {
     pub spec: Spec,
     /// Where the job object starts, for messages about the spec as a whole.
     pub at: Span,
+    /// TrainingRuntimes of the user's own that the job names, found in the
+    /// input: the command writes them to a runtimes file beside the spec.
+    pub runtimes: Vec<Json>,
 }
 
 /// One object of the input.
@@ -152,10 +155,16 @@ pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLev
         }
         let at = job.at;
         let name = job.name.clone();
+        let runtimes = std::mem::take(&mut job.runtimes);
         match job.finish() {
             Ok((spec, mut found)) => {
                 diagnostics.append(&mut found);
-                jobs.push(ImportedJob { name, spec, at });
+                jobs.push(ImportedJob {
+                    name,
+                    spec,
+                    at,
+                    runtimes,
+                });
             }
             Err(mut found) => diagnostics.append(&mut found),
         }
@@ -263,6 +272,8 @@ pub(crate) struct Job<'a> {
     template_metadata: Map<String, Json>,
     template_spec: Map<String, Json>,
     trainer_rest: Map<String, Json>,
+    /// The user's own runtimes the job names, found beside it.
+    pub(crate) runtimes: Vec<Json>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -285,6 +296,7 @@ impl<'a> Job<'a> {
             template_metadata: Map::new(),
             template_spec: Map::new(),
             trainer_rest: Map::new(),
+            runtimes: Vec::new(),
             diagnostics: Vec::new(),
         }
     }
@@ -428,15 +440,23 @@ impl<'a> Others<'_, 'a> {
         Some((object.json.clone(), object.node))
     }
 
-    /// The TrainingRuntime `name` in `namespace`, marked as used.
+    /// The runtime of `kind` named `name` (a TrainingRuntime in
+    /// `namespace`; a ClusterTrainingRuntime in none), marked as used.
     pub(crate) fn training_runtime(
         &mut self,
+        kind: &str,
         name: &str,
         namespace: Option<&str>,
     ) -> Option<(Json, &'a Node)> {
-        let object = self.objects.iter_mut().find(|o| {
-            o.kind() == "TrainingRuntime" && o.name() == name && o.namespace() == namespace
-        })?;
+        let namespace = if kind == "TrainingRuntime" {
+            namespace
+        } else {
+            None
+        };
+        let object = self
+            .objects
+            .iter_mut()
+            .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)?;
         object.used = true;
         Some((object.json.clone(), object.node))
     }

@@ -160,19 +160,16 @@ fn written_runtime<'a>(
     reference: &Json,
     others: &mut Others<'_, 'a>,
 ) -> Option<Written<'a>> {
-    if reference["kind"] != "TrainingRuntime" {
-        return None;
-    }
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
     let name = reference["name"].as_str()?;
     let namespace = job.namespace.clone();
-    let (runtime, node) = others.training_runtime(name, namespace.as_deref())?;
+    let (runtime, node) = others.training_runtime(kind, name, namespace.as_deref())?;
     let Some(base) = runtime["metadata"]["annotations"][BASE_ANNOTATION].as_str() else {
-        // The user's own: not imported, but said how to keep it.
-        job.warn(
-            "/spec/runtimeRef",
-            format!("the TrainingRuntime `{name}` beside the TrainJob is not imported into the spec"),
-            "keep it in a runtimes file beside the spec (`[trainjob] runtimesFile`), so the TrainJob is checked against it, and apply it with the job",
-        );
+        // The user's own (or the cluster's): it goes to a runtimes file
+        // beside the spec.
+        job.runtimes.push(runtime);
         return None;
     };
     let (kind, base_name) = base.split_once('/')?;

@@ -439,6 +439,36 @@ case("fuzz-spec-quote-long.toml", None, "check", 1, "put text in double quotes")
 # A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
 case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
 
+# The cluster's runtimes file: read only inside the spec's directory, never a
+# FIFO or a link out, within the size and alias budgets of any input.
+TJ = GOOD + 'target = "trainjob"\n[trainjob]\nruntimesFile = "%s"\n'
+write("runtimes/ok.yaml", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+      "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n"
+      "      replicatedJobs:\n      - name: node\n        template:\n          spec:\n            template:\n"
+      "              spec:\n                containers: [{name: node, image: 'ghcr.io/acme/base:1'}]\n")
+case("runtimes/good.toml", TJ % "ok.yaml", "build", 0, "kind: TrainJob", cwd="runtimes")
+case("runtimes/escape.toml", TJ % ESCAPE, "check", 1, "cannot read the runtimes file", "outside the code root",
+     cwd="runtimes")
+setup("link", "runtimes/passwd.yaml", target="/etc/passwd")
+case("runtimes/link-out.toml", TJ % "passwd.yaml", "check", 1, "a link to a file outside the code root",
+     cwd="runtimes")
+setup("fifo", "runtimes/fifo.yaml")
+case("runtimes/fifo.toml", TJ % "fifo.yaml", "check", 1, "it is a FIFO (named pipe), not a regular file",
+     cwd="runtimes")
+case("runtimes/directory.toml", TJ % ".", "check", 1, "cannot read the runtimes file", cwd="runtimes")
+write("runtimes/aliases.yaml", "apiVersion: v1\nkind: List\nitems: " + alias_list(
+      "{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainingRuntime, metadata: {name: '" + "x" * 2000 + "'}}", 3000))
+case("runtimes/aliases.toml", TJ % "aliases.yaml", "check", 1, "aliases", cwd="runtimes")
+write("runtimes/deep.yaml", "a: " + "[" * 200 + "]" * 200 + "\n")
+case("runtimes/deep.toml", TJ % "deep.yaml", "check", 1, "deeper than", cwd="runtimes")
+case("runtimes/flag-missing.toml", GOOD + 'target = "trainjob"\n', None, 2, "cannot read `nope.yaml`",
+     args=["check", "--runtimes", "nope.yaml", "FILE"], cwd="runtimes")
+case("runtimes/fn-escape.rl", RL + "items: []\nfunctionConfig:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n"
+     "  metadata: {name: demo}\n  spec:\n    image: 'ghcr.io/acme/train:1.4'\n    script: /app/train.py\n"
+     "    target: trainjob\n    trainjob: {runtimesFile: '%s'}\n" % ESCAPE, None, 1, "outside the code root",
+     args=["fn"], cwd="runtimes")
+entries[-1]["stdin"] = "runtimes/fn-escape.rl"
+
 with open("CASES.jsonl", "w") as f:
     for entry in entries:
         f.write(json.dumps(entry, ensure_ascii=True) + "\n")
