@@ -210,10 +210,9 @@ pub fn read_named(
         Ok(Loaded::Text(text)) => Ok((text, full)),
         Ok(Loaded::Over(_)) => Err((Refusal::TooLarge(max).to_string(), String::new())),
         Err(why @ Refusal::Outside(_)) => Err((why.to_string(), root.help(what))),
-        Err(Refusal::Kind("a directory")) => Err((
-            "it is a directory, not a file".to_owned(),
-            String::new(),
-        )),
+        Err(Refusal::Kind("a directory")) => {
+            Err(("it is a directory, not a file".to_owned(), String::new()))
+        }
         Err(why) => Err((
             why.to_string(),
             format!(
