@@ -220,3 +220,42 @@ fn trainer_v2_0_runs_the_process_count_with_limits_alone() {
         assert_eq!(trainer["resourcesPerNode"]["limits"]["cpu"], "8", "{level}");
     }
 }
+
+/// `describe` gives a TrainJob the process count Trainer's torch plugin
+/// resolves, not the keyword: v2.1 rounds the CPU request up (`3500m` is 4),
+/// v2.0 reads the CPU limit, and v2.3 resolves what the TrainJob leaves out.
+#[test]
+fn describe_says_the_process_count_trainer_resolves() {
+    for (level, nproc, resources, expected) in [
+        ("v2.1", "\"auto\"", "cpu = \"3500m\"\nmemory = \"4Gi\"", 4),
+        ("v2.1", "\"cpu\"", "cpu = \"6\"\nmemory = \"4Gi\"", 6),
+        (
+            "v2.0",
+            "\"auto\"",
+            "cpu = \"1\"\nmemory = \"4Gi\"\nlimits = { cpu = \"2500m\" }",
+            3,
+        ),
+    ] {
+        let spec = format!(
+            "name = \"a\"\ntarget = \"trainjob\"\nimage = \"x:1\"\nscript = \"t.py\"\nreplicas = 2\nnProcPerNode = {nproc}\n[resources]\n{resources}\n[trainjob]\napiLevel = \"{level}\"\n"
+        );
+        let output = run_with_stdin(
+            std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+            &["describe", "--pods", "-"],
+            spec.as_bytes(),
+        );
+        let out = text(&output.stdout);
+        assert!(output.status.success(), "{level}: {}", text(&output.stderr));
+        assert!(
+            out.contains(&format!(
+                "2 nodes × {expected} processes = world size {}",
+                2 * expected
+            )),
+            "{level} {nproc}:\n{out}"
+        );
+        assert!(
+            out.contains(&format!("PET_NPROC_PER_NODE={expected}\n")),
+            "{level} {nproc}:\n{out}"
+        );
+    }
+}

@@ -151,6 +151,18 @@ fn nodes(model: &Model) -> String {
         Nodes::Fixed(n) => format!("{n} nodes"),
         Nodes::Elastic { min, max } => format!("{min} to {max} nodes (elastic)"),
     };
+    // A TrainJob's count is what Trainer resolves (`describe --pods`).
+    if model.target == Target::Trainjob
+        && let Ok(n) = pods::trainjob_procs(model).parse::<u64>()
+    {
+        let procs = if n == 1 {
+            "1 process".to_owned()
+        } else {
+            format!("{n} processes")
+        };
+        let world = u64::from(model.nodes.max()) * n;
+        return format!("{count} × {procs} = world size {world}");
+    }
     let procs = match model.nproc_per_node {
         NProc::Count(1) => "1 process".to_owned(),
         NProc::Count(n) => format!("{n} processes"),

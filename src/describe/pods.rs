@@ -46,8 +46,12 @@ pub(super) fn describe(model: &Model) -> String {
     }
 }
 
-/// `PET_NPROC_PER_NODE` and the processes of one node, when known.
+/// `PET_NPROC_PER_NODE` and the processes of one node, when known: on a
+/// TrainJob, as Trainer resolves them.
 fn procs(model: &Model) -> Option<u32> {
+    if model.target == Target::Trainjob {
+        return trainjob_procs(model).parse().ok();
+    }
     match model.nproc_per_node {
         NProc::Count(n) => Some(n),
         NProc::Auto | NProc::Cpu => None,
@@ -271,7 +275,7 @@ fn trainjob_pods(model: &Model) -> String {
 
 /// `PET_NPROC_PER_NODE` as Trainer's torch plugin resolves it from the
 /// TrainJob trainc writes and its runtime ([`crate::trainer::torch`]).
-fn trainjob_procs(model: &Model) -> String {
+pub(super) fn trainjob_procs(model: &Model) -> String {
     let objects = crate::render::render(model);
     let trainer = objects
         .iter()
