@@ -381,3 +381,27 @@ fn as_the_plugin_trainc_reads_its_config_and_prints_the_objects() {
     assert_eq!(blocked.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&plugin).unwrap(), "not a link");
 }
+
+/// As a function, a TrainJob whose runtime trainc writes comes with it: the
+/// TrainingRuntime first, then the TrainJob that names it.
+#[test]
+fn the_function_emits_the_runtime_it_writes_with_its_trainjob() {
+    let spec = format!(
+        "{SPEC}  target: trainjob\n  hostNetwork: true\n  trainjob:\n    writeRuntime: true\n"
+    );
+    let (status, list, stderr) = function(&["fn"], &resource_list(&[], Some(&spec)));
+    assert_eq!(status, 0, "{stderr}");
+    let items = list["items"].as_array().unwrap();
+    let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["TrainingRuntime", "TrainJob"]);
+    assert_eq!(
+        items[1]["spec"]["runtimeRef"]["name"],
+        items[0]["metadata"]["name"]
+    );
+    assert_eq!(
+        items[0].pointer(
+            "/spec/template/spec/replicatedJobs/0/template/spec/template/spec/hostNetwork"
+        ),
+        Some(&Value::Bool(true))
+    );
+}
