@@ -285,15 +285,49 @@ fn a_trainjob_is_checked_with_the_runtime_of_a_runtimes_file() {
         ],
     );
     assert_eq!(output.status.code(), Some(1));
-    let messages: Vec<String> = json_lines(&output.stdout)
+    says_all(
+        &output.stdout,
+        &[
+            "has no `dataset-initializer` job",
+            "gives its `node` container none",
+            "has no container `logs`",
+        ],
+    );
+}
+
+#[test]
+fn a_volume_mounted_twice_in_a_patch_and_torchrun_on_an_mpi_runtime_are_caught() {
+    let dir = temp_dir("verify-mounts-policy");
+    std::fs::write(
+        dir.join("j.yaml"),
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\nspec:\n  runtimeRef: {name: mpi-distributed, apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime}\n  trainer: {numNodes: 1, command: [torchrun, t.py]}\n  podSpecOverrides:\n  - targetJobs: [{name: node}]\n    containers:\n    - name: node\n      volumeMounts: [{name: d, mountPath: /a}, {name: d, mountPath: /b}]\n    volumes: [{name: d, emptyDir: {}}]\n",
+    )
+    .unwrap();
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--api-level",
+            "v2.0",
+            "j.yaml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    says_all(
+        &output.stdout,
+        &["mounted twice in one container", "has no `torch` ML policy"],
+    );
+}
+
+/// Each of `expected` is in the message of one of the JSON diagnostics.
+fn says_all(stdout: &[u8], expected: &[&str]) {
+    let messages: Vec<String> = json_lines(stdout)
         .iter()
         .map(|d| d["message"].as_str().unwrap().to_owned())
         .collect();
-    for expected in [
-        "has no `dataset-initializer` job",
-        "gives its `node` container none",
-        "has no container `logs`",
-    ] {
+    for expected in expected {
         assert!(
             messages.iter().any(|m| m.contains(expected)),
             "{expected}: {messages:?}"

@@ -16,7 +16,7 @@ use super::{Problem, id};
 use crate::render::trainjob;
 use crate::spec::ApiLevel;
 use crate::trainer::bind::{Bound, bind};
-use crate::trainer::runtime::{Kind, Runtime};
+use crate::trainer::runtime::{Framework, Kind, Runtime};
 
 pub(super) fn check(
     values: &[&Value],
@@ -87,6 +87,16 @@ fn together(
             ));
         }
     }
+    // torchrun forms its world from the `PET_*` variables only the torch
+    // plugin sets (kubeflow/trainer `pkg/runtime/framework/plugins/torch`).
+    let torchrun = job.pointer("/spec/trainer/command/0") == Some(&Value::from("torchrun"));
+    if torchrun && !matches!(runtime.policy.framework, Framework::Torch { .. }) {
+        problems.push(Problem::operator(
+            id,
+            "/spec/trainer/command",
+            format!("{named} has no `torch` ML policy: Trainer sets none of the `PET_*` variables torchrun forms its world from"),
+        ));
+    }
     if job.pointer("/spec/trainer/image").is_none() && bound.image().is_none() {
         problems.push(Problem::operator(
             id,
@@ -134,70 +144,25 @@ struct Patched {
     containers: Vec<(String, String)>,
 }
 
-/// Each replicated job a pod patch names: `runtimePatches` (v2.2 and
-/// later), `podTemplateOverrides` (v2.1), `podSpecOverrides` (v2.0).
+/// Each replicated job a pod patch names, with the containers it patches.
 fn patches(job: &Value) -> Vec<Patched> {
-    let spec = &job["spec"];
     let mut out = Vec::new();
-    let names = |pod: &Value, at: &str| -> Vec<(String, String)> {
-        let mut found = Vec::new();
+    for patch in super::webhooks::pod_patches(job) {
+        let mut containers = Vec::new();
         for list in ["containers", "initContainers"] {
-            for (i, c) in pod[list].as_array().into_iter().flatten().enumerate() {
+            let items = patch.pod[list].as_array().into_iter().flatten().enumerate();
+            for (i, c) in items {
                 if let Some(name) = c["name"].as_str() {
-                    found.push((format!("{at}/{list}/{i}/name"), name.to_owned()));
+                    containers.push((format!("{}/{list}/{i}/name", patch.at), name.to_owned()));
                 }
             }
         }
-        found
-    };
-    let items = |key: &str| spec[key].as_array().into_iter().flatten().enumerate();
-    for (p, patch) in items("runtimePatches") {
-        let jobs = patch.pointer("/trainingRuntimeSpec/template/spec/replicatedJobs");
-        for (j, rjob) in jobs
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let at = format!(
-                "/spec/runtimePatches/{p}/trainingRuntimeSpec/template/spec/replicatedJobs/{j}"
-            );
-            let pod = rjob
-                .pointer("/template/spec/template/spec")
-                .unwrap_or(&Value::Null);
-            if let Some(name) = rjob["name"].as_str() {
-                let containers = names(pod, &format!("{at}/template/spec/template/spec"));
-                out.push(Patched {
-                    at: format!("{at}/name"),
-                    job: name.to_owned(),
-                    containers,
-                });
-            }
-        }
-    }
-    for (key, pod_at) in [("podTemplateOverrides", "/spec"), ("podSpecOverrides", "")] {
-        for (o, patch) in items(key) {
-            let at = format!("/spec/{key}/{o}");
-            let pod = if pod_at.is_empty() {
-                patch
-            } else {
-                &patch["spec"]
-            };
-            let containers = names(pod, &format!("{at}{pod_at}"));
-            for (t, target) in patch["targetJobs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                if let Some(name) = target["name"].as_str() {
-                    out.push(Patched {
-                        at: format!("{at}/targetJobs/{t}/name"),
-                        job: name.to_owned(),
-                        containers: containers.clone(),
-                    });
-                }
-            }
+        for (at, job) in patch.jobs {
+            out.push(Patched {
+                at,
+                job,
+                containers: containers.clone(),
+            });
         }
     }
     out

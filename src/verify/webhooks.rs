@@ -83,6 +83,7 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
 /// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
 pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
+    unique_mounts(id, job, problems);
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
@@ -156,6 +157,99 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                     "env is patched into the `node` container; it belongs in trainer.env"
                         .to_owned(),
                 );
+            }
+        }
+    }
+}
+
+/// One pod spec of a TrainJob's patch: where it is, the replicated jobs it
+/// targets (where each name is, the name) and the pod spec.
+pub(super) struct PodPatch<'v> {
+    pub(super) at: String,
+    pub(super) jobs: Vec<(String, String)>,
+    pub(super) pod: &'v Value,
+}
+
+/// Every pod spec of a TrainJob's patch: `runtimePatches` (v2.2 and later),
+/// `podTemplateOverrides` (v2.1), `podSpecOverrides` (v2.0).
+pub(super) fn pod_patches(job: &Value) -> Vec<PodPatch<'_>> {
+    let spec = &job["spec"];
+    let items = |key: &str| spec[key].as_array().into_iter().flatten().enumerate();
+    let mut pods = Vec::new();
+    for (i, patch) in items("runtimePatches") {
+        let jobs = patch.pointer("/trainingRuntimeSpec/template/spec/replicatedJobs");
+        for (j, rjob) in jobs
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let base = format!(
+                "/spec/runtimePatches/{i}/trainingRuntimeSpec/template/spec/replicatedJobs/{j}"
+            );
+            if let (Some(pod), Some(name)) = (
+                rjob.pointer("/template/spec/template/spec"),
+                rjob["name"].as_str(),
+            ) {
+                pods.push(PodPatch {
+                    at: format!("{base}/template/spec/template/spec"),
+                    jobs: vec![(format!("{base}/name"), name.to_owned())],
+                    pod,
+                });
+            }
+        }
+    }
+    for (key, nested) in [("podTemplateOverrides", true), ("podSpecOverrides", false)] {
+        for (i, patch) in items(key) {
+            let base = format!("/spec/{key}/{i}");
+            let jobs = patch["targetJobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate();
+            pods.push(PodPatch {
+                at: if nested {
+                    format!("{base}/spec")
+                } else {
+                    base.clone()
+                },
+                jobs: jobs
+                    .filter_map(|(t, target)| {
+                        Some((
+                            format!("{base}/targetJobs/{t}/name"),
+                            target["name"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect(),
+                pod: if nested { &patch["spec"] } else { patch },
+            });
+        }
+    }
+    pods
+}
+
+/// Every Trainer CRD v2.0.0–v2.3.0 declares a patched container's
+/// `volumeMounts` a list map keyed by `name`
+/// (`manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml`): the API
+/// server rejects two mounts of one volume in one container.
+fn unique_mounts(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    for PodPatch { at, pod, .. } in pod_patches(job) {
+        for list in ["containers", "initContainers"] {
+            for (c, container) in pod[list].as_array().into_iter().flatten().enumerate() {
+                let mut seen = std::collections::HashSet::new();
+                let mounts = container["volumeMounts"].as_array().into_iter().flatten();
+                for (m, mount) in mounts.enumerate() {
+                    let Some(name) = mount["name"].as_str() else {
+                        continue;
+                    };
+                    if !seen.insert(name) {
+                        problems.push(Problem::schema(
+                            id,
+                            &format!("{at}/{list}/{c}/volumeMounts/{m}/name"),
+                            format!("the volume `{name}` is mounted twice in one container; the patch keys mounts by name"),
+                        ));
+                    }
+                }
             }
         }
     }
