@@ -441,14 +441,22 @@ fn jobset_failure(model: &Model) -> String {
             .iter()
             .find(|j| j["name"] == crate::render::trainjob::NODE)
     });
-    let restart = node
-        .and_then(|j| j.pointer("/template/spec/template/spec/restartPolicy"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("OnFailure");
-    let backoff = node
-        .and_then(|j| j.pointer("/template/spec/backoffLimit"))
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(6);
+    // A runtime trainc writes takes the spec's policy.
+    let written = model.trainjob.write_runtime;
+    let restart = if written {
+        model.policy.restart_policy.as_str()
+    } else {
+        node.and_then(|j| j.pointer("/template/spec/template/spec/restartPolicy"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("OnFailure")
+    };
+    let backoff = match model.policy.backoff_limit {
+        Some(limit) if written => u64::from(limit),
+        _ => node
+            .and_then(|j| j.pointer("/template/spec/backoffLimit"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(6),
+    };
     let restarts = template
         .and_then(|t| t.pointer("/failurePolicy/maxRestarts"))
         .and_then(serde_json::Value::as_u64)

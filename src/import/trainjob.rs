@@ -185,6 +185,22 @@ fn written_runtime<'a>(
         .as_array()?;
     let i = jobs.iter().position(|j| j["name"] == NODE)?;
     let mut template = jobs[i].pointer("/template/spec/template")?.clone();
+    // The policy trainc wrote there (`render::trainingruntime`).
+    if let Some(restart) = template["spec"]
+        .as_object_mut()
+        .and_then(|pod| pod.remove("restartPolicy"))
+    {
+        job.set("/policy/restartPolicy", restart);
+    }
+    if let Some(limit) = jobs[i].pointer("/template/spec/backoffLimit") {
+        job.set("/policy/backoffLimit", limit.clone());
+    }
+    if let Some(seconds) = runtime
+        .pointer("/spec/template/spec/ttlSecondsAfterFinished")
+        .and_then(Json::as_u64)
+    {
+        job.set("/policy/ttlAfterFinished", super::duration(seconds));
+    }
     if let Some(containers) = template
         .pointer_mut("/spec/containers")
         .and_then(Json::as_array_mut)

@@ -55,11 +55,23 @@ pub(super) fn render(model: &Model) -> Option<Object> {
     if let Some(fragment) = &model.pod_template {
         merge::merge(&mut pod, &merge::for_target(fragment, NODE));
     }
+    // The policy JobSet applies: the pods' restart policy (JobSet defaults
+    // it to `OnFailure`), the node Job's retries, the JobSet's lifetime.
+    let policy = &model.policy;
+    if policy.restart_policy == "Never" {
+        pod["spec"]["restartPolicy"] = json!("Never");
+    }
     let mut spec = base.object["spec"].clone();
+    if let Some(seconds) = policy.ttl_seconds_after_finished {
+        spec["template"]["spec"]["ttlSecondsAfterFinished"] = json!(seconds);
+    }
     let jobs = spec
         .pointer_mut("/template/spec/replicatedJobs")
         .and_then(Value::as_array_mut);
     for job in jobs.into_iter().flatten().filter(|j| j["name"] == NODE) {
+        if let Some(limit) = policy.backoff_limit {
+            job["template"]["spec"]["backoffLimit"] = json!(limit);
+        }
         let template = &mut job["template"]["spec"]["template"];
         merge::merge(template, &pod);
         merge::sort_keys(template, None);

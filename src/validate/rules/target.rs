@@ -266,14 +266,14 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             "remove it; the runtime's JobSet decides what happens to finished pods",
         ),
         (
-            policy.is_some_and(|p| p.ttl_after_finished.is_some()),
+            policy.is_some_and(|p| p.ttl_after_finished.is_some()) && !written,
             "/policy/ttlAfterFinished",
-            "remove it; set `ttlSecondsAfterFinished` in the runtime's JobSet template",
+            "set `[trainjob] writeRuntime = true` (trainc writes it as the runtime's JobSet `ttlSecondsAfterFinished`), or remove it",
         ),
         (
-            policy.is_some_and(|p| p.backoff_limit.is_some()),
+            policy.is_some_and(|p| p.backoff_limit.is_some()) && !written,
             "/policy/backoffLimit",
-            "remove it; set the JobSet `failurePolicy` in the runtime",
+            "set `[trainjob] writeRuntime = true` (trainc writes it as the `node` Job's `backoffLimit`), or remove it",
         ),
         (
             spec.working_dir.is_some() && !written,
@@ -281,9 +281,20 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             "neither the trainer nor the runtime patch has a working directory: set `[trainjob] writeRuntime = true` (trainc writes a TrainingRuntime with it), or set WORKDIR in the image",
         ),
         (
-            policy.is_some_and(|p| p.restart_policy.is_some()),
+            // A Job's pods restart `OnFailure` or `Never`, which a runtime
+            // trainc writes carries.
+            policy.is_some_and(|p| {
+                p.restart_policy.is_some_and(|r| {
+                    !written
+                        || !matches!(
+                            r,
+                            crate::spec::RestartPolicy::OnFailure
+                                | crate::spec::RestartPolicy::Never
+                        )
+                })
+            }),
             "/policy/restartPolicy",
-            "remove it; restarts are the runtime's JobSet `failurePolicy`",
+            "JobSet's pods restart `OnFailure` (its default) or `Never`: set `[trainjob] writeRuntime = true` and one of them, or remove it",
         ),
     ];
     for (set, pointer, help) in fields {
