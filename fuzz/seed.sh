@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Seeds corpus/spec, corpus/function, corpus/import and corpus/verify from
+# Seeds corpus/spec, corpus/function, corpus/import, corpus/verify and corpus/runtimes from
 # the examples, the check cases, the adversarial corpus, the import tests'
 # manifests and the goldens.
 set -euo pipefail
 cd "$(dirname "$0")"
-mkdir -p corpus/spec corpus/function corpus/import corpus/verify
+mkdir -p corpus/spec corpus/function corpus/import corpus/verify corpus/runtimes
 i=0
 for f in ../examples/*.toml ../tests/check/*.toml ../tests/adversarial/*.toml; do
     i=$((i + 1)); { printf '\x00'; cat "$f"; } > "corpus/spec/toml-$i"
@@ -35,4 +35,9 @@ for f in ../tests/import/*.yaml ../examples/import/*.yaml ../golden/*/*.yaml ../
     { printf '\x%02x' $((i % 3)); cat "$f"; } > "corpus/import/m-$i"
     { printf '\x%02x' $((i % 3)); cat "$f"; } > "corpus/verify/m-$i"
 done
-echo "seeded $(ls corpus/spec | wc -l) spec, $(ls corpus/function | wc -l) function, $(ls corpus/import | wc -l) import and $(ls corpus/verify | wc -l) verify inputs"
+# Runtimes files: what Kubeflow ships, the tests' and examples' own, upstream manifests.
+for f in ../schemas/runtimes/*.yaml ../tests/check/runtimes/*.yaml ../examples/runtimes/*.yaml ../tests/upstream/*/*.yaml; do
+    i=$((i + 1))
+    { printf '\x%02x' $((i % 4)); cat "$f"; } > "corpus/runtimes/r-$i"
+done
+echo "seeded $(ls corpus/spec | wc -l) spec, $(ls corpus/function | wc -l) function, $(ls corpus/import | wc -l) import, $(ls corpus/verify | wc -l) verify and $(ls corpus/runtimes | wc -l) runtimes inputs"
