@@ -185,6 +185,19 @@ fn written_runtime<'a>(
         .as_array()?;
     let i = jobs.iter().position(|j| j["name"] == NODE)?;
     let mut template = jobs[i].pointer("/template/spec/template")?.clone();
+    // Gang scheduling trainc wrote there: the PodGroup plugin, Volcano's queue.
+    if runtime
+        .pointer("/spec/podGroupPolicy")
+        .is_some_and(Json::is_object)
+    {
+        job.set("/scheduling/gang", json!(true));
+    }
+    if let Some(queue) = runtime
+        .pointer("/spec/template/metadata/annotations")
+        .and_then(|a| a.get(crate::render::trainingruntime::VOLCANO_QUEUE))
+    {
+        job.set("/scheduling/volcanoQueue", queue.clone());
+    }
     // The policy trainc wrote there (`render::trainingruntime`).
     if let Some(restart) = template["spec"]
         .as_object_mut()

@@ -20,6 +20,12 @@ use super::{Object, merge, metadata};
 use crate::model::Model;
 
 pub const KIND: &str = "TrainingRuntime";
+/// Volcano's scheduler, and the annotation of the runtime's JobSet template
+/// its Trainer plugin reads the queue from (kubeflow/trainer v2.1.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/volcano/volcano.go`; the template's
+/// annotations are the runtime info's, `pkg/runtime/core/trainingruntime.go`).
+const VOLCANO: &str = "volcano";
+pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 /// The label Kubeflow's runtimes say their framework with; kept from the base.
 const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
 /// Names the base runtime (`<kind>/<name>`), so `trainc import` can say
@@ -61,7 +67,25 @@ pub(super) fn render(model: &Model) -> Option<Object> {
     if policy.restart_policy == "Never" {
         pod["spec"]["restartPolicy"] = json!("Never");
     }
+    // Gang scheduling: the PodGroup plugin, and the scheduler that honours
+    // its PodGroup (validation made sure it is known; see `gang_scheduler`).
+    let s = &model.scheduling;
+    let volcano = s.volcano_queue.is_some() || s.scheduler_name.as_deref() == Some(VOLCANO);
+    let gang = s.gang || s.volcano_queue.is_some();
+    if gang && volcano && s.scheduler_name.is_none() {
+        pod["spec"]["schedulerName"] = json!(VOLCANO);
+    }
     let mut spec = base.object["spec"].clone();
+    if gang {
+        spec["podGroupPolicy"] = if volcano {
+            json!({ "volcano": {} })
+        } else {
+            json!({ "coscheduling": {} })
+        };
+    }
+    if let Some(queue) = &s.volcano_queue {
+        spec["template"]["metadata"]["annotations"][VOLCANO_QUEUE] = json!(queue);
+    }
     if let Some(seconds) = policy.ttl_seconds_after_finished {
         spec["template"]["spec"]["ttlSecondsAfterFinished"] = json!(seconds);
     }

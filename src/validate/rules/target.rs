@@ -25,6 +25,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
     }
     if r.target() == Target::Trainjob {
         trainjob_unsupported(r);
+        trainjob_gang(r);
         trainjob_api_level(r);
         runtime(r);
     }
@@ -201,6 +202,63 @@ fn name_length(r: &mut Rules<'_>) {
     );
 }
 
+/// `gang` and `volcanoQueue` on a TrainJob: the runtime's `podGroupPolicy`,
+/// which a runtime trainc writes carries when the scheduler is known.
+fn trainjob_gang(r: &mut Rules<'_>) {
+    let scheduling = r.spec.scheduling.as_ref();
+    let written = r.writes_runtime();
+    let fields: [(bool, &str, &str); 2] = [
+        (
+            scheduling.is_some_and(|s| s.gang.is_some())
+                && !(written && gang_scheduler(r).is_some()),
+            "/scheduling/gang",
+            if written {
+                "a written runtime's `podGroupPolicy` needs the scheduler that gangs the pods: `scheduling.volcanoQueue` or `schedulerName = \"volcano\"` for Volcano (Trainer v2.1 and later), or `schedulerName` of your scheduler-plugins scheduler for coscheduling"
+            } else {
+                "gang scheduling is the runtime's `podGroupPolicy`: set `[trainjob] writeRuntime = true` with the scheduler (`schedulerName`), or choose a runtime that sets it"
+            },
+        ),
+        (
+            scheduling.is_some_and(|s| s.volcano_queue.is_some())
+                && !(written && gang_scheduler(r) == Some(Gang::Volcano)),
+            "/scheduling/volcanoQueue",
+            if written {
+                "Trainer's Volcano plugin came in v2.1: use `apiLevel = \"v2.1\"` or later"
+            } else {
+                "a TrainJob's Volcano PodGroup comes from the runtime's `podGroupPolicy`: set `[trainjob] writeRuntime = true` (trainc writes it with the queue)"
+            },
+        ),
+    ];
+    for (set, pointer, help) in fields {
+        if set {
+            let field = format!("`{}`", crate::validate::field_path(pointer));
+            cannot_express(r, pointer, &field, help);
+        }
+    }
+}
+
+/// The PodGroup plugin a runtime trainc writes uses for `gang` or
+/// `volcanoQueue` (`spec.podGroupPolicy`, kubeflow/trainer
+/// `pkg/runtime/framework/plugins/{volcano,coscheduling}`): Volcano for a
+/// queue or `schedulerName = "volcano"` (from v2.1.0, which added the
+/// plugin), else coscheduling under the scheduler-plugins scheduler the spec
+/// names. Neither plugin sets the pods' scheduler, so it must be known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gang {
+    Volcano,
+    Coscheduling,
+}
+
+pub(crate) fn gang_scheduler(r: &Rules<'_>) -> Option<Gang> {
+    let s = r.spec.scheduling.as_ref()?;
+    let volcano = s.volcano_queue.is_some() || s.scheduler_name.as_deref() == Some("volcano");
+    if volcano {
+        (r.api_level() != ApiLevel::V2_0).then_some(Gang::Volcano)
+    } else {
+        s.scheduler_name.as_ref().map(|_| Gang::Coscheduling)
+    }
+}
+
 /// Fields a TrainJob has no place for: the ClusterTrainingRuntime owns them.
 fn trainjob_unsupported(r: &mut Rules<'_>) {
     let spec = r.spec;
@@ -209,7 +267,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
     let runtime_help = "a TrainJob's patches cannot carry it: set `[trainjob] writeRuntime = true` and trainc writes a TrainingRuntime that does, or use `target = \"pytorchjob\"`";
     // What a runtime trainc writes carries.
     let written = r.writes_runtime();
-    let fields: [(bool, &str, &str); 15] = [
+    let fields: [(bool, &str, &str); 13] = [
         (
             spec.image_pull_policy.is_some() && !written,
             "/imagePullPolicy",
@@ -249,16 +307,6 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
             scheduling.is_some_and(|s| s.scheduler_name.is_some()) && !written,
             "/scheduling/schedulerName",
             runtime_help,
-        ),
-        (
-            scheduling.is_some_and(|s| s.gang.is_some()),
-            "/scheduling/gang",
-            "gang scheduling is the runtime's `podGroupPolicy`; choose a runtime that sets it",
-        ),
-        (
-            scheduling.is_some_and(|s| s.volcano_queue.is_some()),
-            "/scheduling/volcanoQueue",
-            "a TrainJob's Volcano PodGroup comes from the runtime's `podGroupPolicy`; set the queue there",
         ),
         (
             policy.is_some_and(|p| p.clean_pod_policy.is_some()),
