@@ -17,9 +17,9 @@ use crate::trainer::bind::{Bound, bind};
 use crate::trainer::runtime::{Kind, Runtime};
 use crate::tree::Node;
 
-/// Most bytes of a runtimes file: the size of any other input trainc reads
-/// (`source::MAX_SOURCE_BYTES`).
-const MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Most bytes of a runtimes file: the size of any other input trainc reads.
+#[allow(clippy::cast_possible_truncation)] // 4 MiB fits in any usize
+const MAX_BYTES: usize = crate::source::MAX_SOURCE_BYTES as usize;
 
 const FIELD: &str = "/trainjob/runtimesFile";
 

@@ -8,6 +8,7 @@ use crate::cli::{ImportArgs, ImportFormat};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::import::write::{self, Format};
 use crate::source::{Sources, Span};
+use crate::trainer::runtime::Kind;
 
 pub(super) fn run(args: &ImportArgs) -> Status {
     let format = match args.format {
@@ -167,11 +168,10 @@ fn runtimes_text(runtimes: &[serde_json::Value]) -> String {
             ))
         })
         .map(|r| crate::render::Object {
-            kind: if r["kind"] == "ClusterTrainingRuntime" {
-                "ClusterTrainingRuntime"
-            } else {
-                crate::render::trainingruntime::KIND
-            },
+            kind: r["kind"]
+                .as_str()
+                .and_then(Kind::from_kind)
+                .map_or(crate::render::trainingruntime::KIND, Kind::as_str),
             name: r["metadata"]["name"].as_str().unwrap_or("").to_owned(),
             value: r.clone(),
         })

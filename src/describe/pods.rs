@@ -46,21 +46,18 @@ pub(super) fn describe(model: &Model) -> String {
     }
 }
 
-/// `PET_NPROC_PER_NODE` and the processes of one node, when known: on a
-/// TrainJob, as Trainer resolves them.
+/// `PET_NPROC_PER_NODE` and the processes of one node, when known (a
+/// TrainJob's are Trainer's: [`trainjob_procs`]).
 fn procs(model: &Model) -> Option<u32> {
-    if model.target == Target::Trainjob {
-        return trainjob_procs(model).parse().ok();
-    }
     match model.nproc_per_node {
         NProc::Count(n) => Some(n),
         NProc::Auto | NProc::Cpu => None,
     }
 }
 
-/// `ranks 8-15` for node `index`, when the process count is known.
-fn ranks(model: &Model, index: u32) -> String {
-    match procs(model) {
+/// `ranks 8-15` for node `index`, when the process count `procs` is known.
+fn ranks(procs: Option<u32>, index: u32) -> String {
+    match procs {
         Some(1) => format!("rank {index}"),
         Some(n) => {
             let (index, n) = (u64::from(index), u64::from(n));
@@ -108,7 +105,8 @@ fn pytorchjob_pods(model: &Model) -> String {
             let master = format!("{name}-master-0");
             let port = pytorchjob::PORT.to_string();
             // WORLD_SIZE counts processes only when nprocPerNode is a number.
-            let world = u64::from(n) * u64::from(procs(model).unwrap_or(1));
+            let count = procs(model);
+            let world = u64::from(n) * u64::from(count.unwrap_or(1));
             super::note(
                 &mut out,
                 0,
@@ -126,7 +124,7 @@ fn pytorchjob_pods(model: &Model) -> String {
                 pod_lines(
                     &mut out,
                     &pod,
-                    &format!("{role}, node rank {index}, {}", ranks(model, index)),
+                    &format!("{role}, node rank {index}, {}", ranks(count, index)),
                     &dns(&pod, model),
                     &[
                         ("RANK", &index.to_string()),
@@ -151,7 +149,7 @@ fn pytorchjob_pods(model: &Model) -> String {
             let mut text = format!(
                 "torchrun on every pod meets pod 0 at {master}:{port}; the operator gives each pod its node rank."
             );
-            if procs(model).is_none() {
+            if count.is_none() {
                 let _ = write!(
                     text,
                     " WORLD_SIZE counts pods while nprocPerNode is `{nproc}`; torchrun sets each process's own."
@@ -227,6 +225,7 @@ fn trainjob_pods(model: &Model) -> String {
     let master = format!("{name}-{}-0-0.{name}", trainjob::NODE);
     let port = trainjob::TRAINER_PORT.to_string();
     let nproc = trainjob_procs(model);
+    let count = nproc.parse().ok();
     let others = runtime_jobs(model);
     let total = u64::from(n) + others.iter().map(|(_, pods, _)| pods).sum::<u64>();
     let mut out = String::new();
@@ -248,7 +247,7 @@ fn trainjob_pods(model: &Model) -> String {
         pod_lines(
             &mut out,
             &host,
-            &format!("node {index}, node rank {index}, {}", ranks(model, index)),
+            &format!("node {index}, node rank {index}, {}", ranks(count, index)),
             &dns(&format!("{host}.{name}"), model),
             &[("PET_NODE_RANK", &index.to_string())],
         );
@@ -341,6 +340,7 @@ fn job_pods(model: &Model) -> String {
     let n = model.nodes.max();
     let master = crate::derived::job_rank0(name);
     let port = crate::resolve::defaults::JOB_RENDEZVOUS_PORT;
+    let count = procs(model);
     let mut out = String::new();
     super::note(
         &mut out,
@@ -357,7 +357,7 @@ fn job_pods(model: &Model) -> String {
             &host,
             &format!(
                 "completion index {index}, node rank {index}, {}",
-                ranks(model, index)
+                ranks(count, index)
             ),
             &dns(&crate::derived::job_host(name, index), model),
             &[(job::COMPLETION_INDEX_ENV, &index.to_string())],

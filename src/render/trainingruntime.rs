@@ -18,13 +18,13 @@ use super::pod::{self, PodShape};
 use super::trainjob::{API_VERSION, NODE};
 use super::{Object, merge, metadata};
 use crate::model::Model;
+use crate::trainer::{PodGroup, VOLCANO_SCHEDULER, pod_group};
 
 pub const KIND: &str = "TrainingRuntime";
-/// Volcano's scheduler, and the annotation of the runtime's JobSet template
-/// its Trainer plugin reads the queue from (kubeflow/trainer v2.1.0–v2.3.0,
+/// The annotation of the runtime's JobSet template Trainer's Volcano plugin
+/// reads the queue from (kubeflow/trainer v2.1.0–v2.3.0,
 /// `pkg/runtime/framework/plugins/volcano/volcano.go`; the template's
 /// annotations are the runtime info's, `pkg/runtime/core/trainingruntime.go`).
-const VOLCANO: &str = "volcano";
 pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 /// The label Kubeflow's runtimes say their framework with; kept from the base.
 const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
@@ -68,20 +68,25 @@ pub(super) fn render(model: &Model) -> Option<Object> {
         pod["spec"]["restartPolicy"] = json!("Never");
     }
     // Gang scheduling: the PodGroup plugin, and the scheduler that honours
-    // its PodGroup (validation made sure it is known; see `gang_scheduler`).
+    // its PodGroup (validation made sure there is one).
     let s = &model.scheduling;
-    let volcano = s.volcano_queue.is_some() || s.scheduler_name.as_deref() == Some(VOLCANO);
-    let gang = s.gang || s.volcano_queue.is_some();
-    if gang && volcano && s.scheduler_name.is_none() {
-        pod["spec"]["schedulerName"] = json!(VOLCANO);
+    let group = if s.gang || s.volcano_queue.is_some() {
+        pod_group(
+            model.trainjob.api_level.release(),
+            s.volcano_queue.is_some(),
+            s.scheduler_name.as_deref(),
+        )
+    } else {
+        None
+    };
+    if group == Some(PodGroup::Volcano) && s.scheduler_name.is_none() {
+        pod["spec"]["schedulerName"] = json!(VOLCANO_SCHEDULER);
     }
     let mut spec = base.object["spec"].clone();
-    if gang {
-        spec["podGroupPolicy"] = if volcano {
-            json!({ "volcano": {} })
-        } else {
-            json!({ "coscheduling": {} })
-        };
+    match group {
+        Some(PodGroup::Volcano) => spec["podGroupPolicy"] = json!({ "volcano": {} }),
+        Some(PodGroup::Coscheduling) => spec["podGroupPolicy"] = json!({ "coscheduling": {} }),
+        None => {}
     }
     if let Some(queue) = &s.volcano_queue {
         spec["template"]["metadata"]["annotations"][VOLCANO_QUEUE] = json!(queue);

@@ -66,3 +66,33 @@ pub fn scheme_refused(release: Release, kind: &str, uri: &str) -> Option<String>
             .join(", "),
     )
 }
+
+/// The PodGroup plugin of a runtime's `podGroupPolicy` that gangs a job's
+/// pods (kubeflow/trainer `pkg/runtime/framework/plugins/{volcano,coscheduling}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodGroup {
+    /// Volcano's, from v2.1.0 (which added the plugin); its pods need
+    /// Volcano's scheduler.
+    Volcano,
+    /// scheduler-plugins' coscheduling, under the scheduler the spec names.
+    Coscheduling,
+}
+
+/// Volcano's scheduler name.
+pub const VOLCANO_SCHEDULER: &str = "volcano";
+
+/// The plugin that gangs a job with a Volcano queue (`volcano_queue`) or
+/// pods of `scheduler`: Volcano for a queue or Volcano's scheduler, else
+/// coscheduling under the scheduler named. Neither plugin sets the pods'
+/// scheduler, so with none named (or Volcano before v2.1) there is none.
+pub fn pod_group(
+    release: Release,
+    volcano_queue: bool,
+    scheduler: Option<&str>,
+) -> Option<PodGroup> {
+    if volcano_queue || scheduler == Some(VOLCANO_SCHEDULER) {
+        (release >= Release::V2_1).then_some(PodGroup::Volcano)
+    } else {
+        scheduler.map(|_| PodGroup::Coscheduling)
+    }
+}

@@ -196,28 +196,7 @@ impl Runtime {
         });
         (release >= super::Release::V2_3 && !mounted).then_some(InitializerGap::NoMount)
     }
-}
 
-impl InitializerGap {
-    /// What is missing, in words: `named` is the runtime as
-    /// [`super::bind::Bound::describe`] names it.
-    pub fn message(self, kind: &str, named: &str) -> String {
-        let job = format!("{kind}-initializer");
-        match self {
-            InitializerGap::NoJob => {
-                format!("{named} has no `{job}` job; Trainer rejects a TrainJob that asks for one")
-            }
-            InitializerGap::NoContainer => format!(
-                "the `{job}` job of {named} has no `{job}` container; Trainer rejects a TrainJob that asks for this initializer"
-            ),
-            InitializerGap::NoMount => format!(
-                "the `{job}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
-            ),
-        }
-    }
-}
-
-impl Runtime {
     /// The release of Kubeflow's initializer image that runs the `kind`
     /// initializer, when it is one: `ghcr.io/kubeflow/trainer/
     /// <kind>-initializer[:<tag>]`, as every runtime Kubeflow ships has; a
@@ -241,6 +220,25 @@ impl Runtime {
                 .find(|r| r.tag() == tag)
                 .unwrap_or(release),
         )
+    }
+}
+
+impl InitializerGap {
+    /// What is missing, in words: `named` is the runtime as
+    /// [`super::bind::Bound::describe`] names it.
+    pub fn message(self, kind: &str, named: &str) -> String {
+        let job = format!("{kind}-initializer");
+        match self {
+            InitializerGap::NoJob => {
+                format!("{named} has no `{job}` job; Trainer rejects a TrainJob that asks for one")
+            }
+            InitializerGap::NoContainer => format!(
+                "the `{job}` job of {named} has no `{job}` container; Trainer rejects a TrainJob that asks for this initializer"
+            ),
+            InitializerGap::NoMount => format!(
+                "the `{job}` container of {named} mounts no `{INITIALIZER_VOLUME}` volume; from v2.3 Trainer rejects a TrainJob whose initializer has none"
+            ),
+        }
     }
 }
 

@@ -40,11 +40,12 @@ pub(super) fn check(
         let Some(name) = reference["name"].as_str() else {
             continue;
         };
-        let kind = match reference["kind"].as_str() {
-            Some("TrainingRuntime") => Kind::Namespaced,
-            // The CRD's default.
-            None | Some("ClusterTrainingRuntime") => Kind::Cluster,
-            Some(_) => continue,
+        // Unset is the CRD's default, a ClusterTrainingRuntime.
+        let Some(kind) = reference["kind"]
+            .as_str()
+            .map_or(Some(Kind::Cluster), Kind::from_kind)
+        else {
+            continue;
         };
         let namespace = job["metadata"]["namespace"].as_str();
         let bound = bind(kind, name, namespace, release, Some(&given));

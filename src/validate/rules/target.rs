@@ -6,6 +6,7 @@ use crate::derived;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{ApiLevel, NProcKeyword, NProcPerNode, Target};
 use crate::syntax::names::MAX_LABEL;
+use crate::trainer::PodGroup;
 
 pub(super) fn check(r: &mut Rules<'_>) {
     name_length(r);
@@ -220,7 +221,7 @@ fn trainjob_gang(r: &mut Rules<'_>) {
         ),
         (
             scheduling.is_some_and(|s| s.volcano_queue.is_some())
-                && !(written && gang_scheduler(r) == Some(Gang::Volcano)),
+                && !(written && gang_scheduler(r) == Some(PodGroup::Volcano)),
             "/scheduling/volcanoQueue",
             if written {
                 "Trainer's Volcano plugin came in v2.1: use `apiLevel = \"v2.1\"` or later"
@@ -237,26 +238,15 @@ fn trainjob_gang(r: &mut Rules<'_>) {
     }
 }
 
-/// The PodGroup plugin a runtime trainc writes uses for `gang` or
-/// `volcanoQueue` (`spec.podGroupPolicy`, kubeflow/trainer
-/// `pkg/runtime/framework/plugins/{volcano,coscheduling}`): Volcano for a
-/// queue or `schedulerName = "volcano"` (from v2.1.0, which added the
-/// plugin), else coscheduling under the scheduler-plugins scheduler the spec
-/// names. Neither plugin sets the pods' scheduler, so it must be known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Gang {
-    Volcano,
-    Coscheduling,
-}
-
-pub(crate) fn gang_scheduler(r: &Rules<'_>) -> Option<Gang> {
+/// The PodGroup plugin a runtime trainc writes for `gang` or `volcanoQueue`
+/// uses ([`crate::trainer::pod_group`]).
+fn gang_scheduler(r: &Rules<'_>) -> Option<PodGroup> {
     let s = r.spec.scheduling.as_ref()?;
-    let volcano = s.volcano_queue.is_some() || s.scheduler_name.as_deref() == Some("volcano");
-    if volcano {
-        (r.api_level() != ApiLevel::V2_0).then_some(Gang::Volcano)
-    } else {
-        s.scheduler_name.as_ref().map(|_| Gang::Coscheduling)
-    }
+    crate::trainer::pod_group(
+        r.api_level().release(),
+        s.volcano_queue.is_some(),
+        s.scheduler_name.as_deref(),
+    )
 }
 
 /// Fields a TrainJob has no place for: the ClusterTrainingRuntime owns them.
