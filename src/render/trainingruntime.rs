@@ -7,9 +7,10 @@
 //!
 //! The trainer's own fields (command, args, env, resources) stay on the
 //! TrainJob's `trainer` (the image is on both), which Trainer applies to the
-//! `node` container
-//! (kubeflow/trainer v2.0.0–v2.3.0, `pkg/runtime/framework/plugins/jobset`
-//! and `plugins/torch`); everything else about the pod is here, so the
+//! `node` container, replacing the base's image and command
+//! (kubeflow/trainer v2.0.0–v2.3.0,
+//! `pkg/runtime/framework/plugins/jobset/builder.go` `Trainer`, and
+//! `plugins/torch/torch.go` for the env); everything else about the pod is here, so the
 //! TrainJob needs no patch at any API level.
 
 use serde_json::{Value, json};
