@@ -10,7 +10,10 @@ use crate::syntax::{image, names};
 /// would break how the objects find each other.
 const RESERVED_LABELS: &[(&str, &str)] = &[
     ("app.kubernetes.io/managed-by", "trainc sets it to `trainc`"),
-    ("app.kubernetes.io/name", "trainc sets it to the job's name"),
+    (
+        "app.kubernetes.io/name",
+        "trainc sets it to the job's name, and the job's Services find its pods by it",
+    ),
     (
         "kueue.x-k8s.io/queue-name",
         "set `scheduling.queue` instead",
@@ -35,32 +38,9 @@ pub(super) fn check(r: &mut Rules<'_>) {
     if let Some(labels) = &spec.labels {
         label_map(r, "/labels", labels, "label");
         for key in labels.keys() {
-            let reserved = RESERVED_LABELS
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, why)| (*why).to_owned())
-                .or_else(|| {
-                    RESERVED_PREFIXES
-                        .iter()
-                        .find(|p| key.starts_with(*p))
-                        .map(|p| {
-                            format!(
-                                "the `{}` prefix belongs to the operator",
-                                p.trim_end_matches('/')
-                            )
-                        })
-                });
-            if let Some(why) = reserved {
-                r.push(
-                    Diagnostic::error(
-                        codes::METADATA_RESERVED,
-                        r.key(&at("/labels", key)),
-                        format!("label `{key}` is reserved: {why}"),
-                    )
-                    .with_help(
-                        "remove it, or use a key of your own such as `team` or `acme.com/project`",
-                    ),
-                );
+            if let Some(why) = reserved_label(key) {
+                let d = reserved(r, &at("/labels", key), key, &why);
+                r.push(d);
             }
         }
     }
@@ -108,6 +88,37 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
     }
     image_reference(r);
+}
+
+/// Why a label key is not the user's to set, if it is not: trainc selects
+/// pods by it (`app.kubernetes.io/name`: the Job target's headless Service,
+/// the `<name>-ports` Service) or an operator writes it.
+pub(super) fn reserved_label(key: &str) -> Option<String> {
+    RESERVED_LABELS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, why)| (*why).to_owned())
+        .or_else(|| {
+            RESERVED_PREFIXES
+                .iter()
+                .find(|p| key.starts_with(*p))
+                .map(|p| {
+                    format!(
+                        "the `{}` prefix belongs to the operator",
+                        p.trim_end_matches('/')
+                    )
+                })
+        })
+}
+
+/// The error for a reserved label key at `pointer`.
+pub(super) fn reserved(r: &Rules<'_>, pointer: &str, key: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::METADATA_RESERVED,
+        r.key(pointer),
+        format!("label `{key}` is reserved: {why}"),
+    )
+    .with_help("remove it, or use a key of your own such as `team` or `acme.com/project`")
 }
 
 /// Keys and values of a label-like map (`labels`, `nodeSelector`).

@@ -53,9 +53,15 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 .map(|(k, _)| k)
             {
                 let ours = at(field, name);
+                let theirs = at(&format!("/podTemplate/metadata/{key}"), name);
                 if r.tree_has(&ours) {
-                    let theirs = at(&format!("/podTemplate/metadata/{key}"), name);
                     conflict(r, &theirs, &ours);
+                } else if key == "labels"
+                    && let Some(why) = super::metadata::reserved_label(name)
+                {
+                    // The pods' own labels are what the Services select.
+                    let d = super::metadata::reserved(r, &theirs, name, &why);
+                    r.push(d);
                 }
             }
         }

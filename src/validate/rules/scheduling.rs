@@ -267,7 +267,13 @@ fn policy(r: &mut Rules<'_>) {
     // runPolicy.ttlSecondsAfterFinished is an int32 and activeDeadlineSeconds an
     // int64, in the PyTorchJob CRD (kubeflow/trainer v1.9.4,
     // manifests/base/crds/kubeflow.org_pytorchjobs.yaml) as in the TrainJob's
-    // (v2.3.0, trainer.kubeflow.org_trainjobs.yaml).
+    // (v2.3.0, trainer.kubeflow.org_trainjobs.yaml). The deadline is tighter
+    // than its type: every controller multiplies it by `time.Second`, an
+    // int64 of nanoseconds, which wraps negative above 9,223,372,036 s and
+    // fails the job at once (kubeflow/trainer v1.7.0–v1.9.4 pkg/core/job.go
+    // `PastActiveDeadline`; v2.2.0–v2.3.0 pkg/controller/
+    // trainjob_controller.go `reconcileDeadline`; kubernetes/kubernetes
+    // pkg/controller/job/job_controller.go `pastActiveDeadline`).
     for (key, value, positive, limit) in [
         (
             "ttlAfterFinished",
@@ -279,7 +285,7 @@ fn policy(r: &mut Rules<'_>) {
             "activeDeadline",
             &policy.active_deadline,
             true,
-            i64::MAX.unsigned_abs(),
+            MAX_DEADLINE_SECONDS,
         ),
     ] {
         let pointer = format!("/policy/{key}");
@@ -324,3 +330,6 @@ fn policy(r: &mut Rules<'_>) {
         }
     }
 }
+
+/// The longest deadline a Go `time.Duration` holds, in whole seconds.
+const MAX_DEADLINE_SECONDS: u64 = i64::MAX.unsigned_abs() / 1_000_000_000;

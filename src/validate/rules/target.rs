@@ -416,7 +416,23 @@ fn job_unsupported(r: &mut Rules<'_>) {
             cannot_express(r, pointer, &what, help);
         }
     }
+    if pods > MAX_INDEXED_JOB_PARALLELISM && !r.is_elastic() {
+        r.push(
+            Diagnostic::error(
+                codes::TARGET_UNSUPPORTED,
+                r.value("/replicas"),
+                format!("target `job` runs {pods} pods in one Indexed Job; the API server rejects a `parallelism` above {MAX_INDEXED_JOB_PARALLELISM}"),
+            )
+            .with_help(format!("use at most {MAX_INDEXED_JOB_PARALLELISM} `replicas`, or `target = \"pytorchjob\"`")),
+        );
+    }
 }
+
+/// An Indexed Job's `parallelism` (trainc writes `replicas`) is at most this:
+/// kubernetes/kubernetes `pkg/apis/batch/validation/validation.go`
+/// `validateJobSpec`, `maxParallelismForIndexedJob` (read at commit
+/// 3989b18586203eb366257fa4c8e9c0d605ec41df).
+const MAX_INDEXED_JOB_PARALLELISM: u32 = 100_000;
 
 /// "target `T` cannot express WHAT" at the key at `pointer`, with what to do
 /// instead.
