@@ -334,7 +334,7 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
             read_only_root_filesystem: s.read_only_root_filesystem,
         },
         image: spec.image.clone(),
-        verbatim: spec.command.is_some() && spec.code.is_none(),
+        verbatim: spec.command_is_verbatim(),
         command,
         args: spec.args.clone().unwrap_or_default(),
         working_dir: spec.working_dir.clone(),

@@ -253,6 +253,8 @@ fn job_environment(
         .into_iter()
         .flatten()
         .filter(|e| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
+        // Listed pod by pod (`indexes` above); declared first on every Job.
+        .filter(|e| e["name"] != trainc::render::job::COMPLETION_INDEX_ENV)
         .map(|e| {
             let value = e["value"].as_str().map_or_else(
                 || {
@@ -270,6 +272,11 @@ fn job_environment(
     assert_eq!(
         &given, env,
         "{name}: what describe lists is what the pods get"
+    );
+    assert_eq!(
+        container["env"][0]["name"],
+        trainc::render::job::COMPLETION_INDEX_ENV,
+        "{name}"
     );
     if command[0] == "torchrun" || command[0] == "sh" {
         assert!(env.is_empty(), "{name}: torchrun takes flags");

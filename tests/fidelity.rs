@@ -259,3 +259,87 @@ fn describe_says_the_process_count_trainer_resolves() {
         );
     }
 }
+
+fn container(pod_spec: &Value) -> &Value {
+    &pod_spec["containers"][0]
+}
+
+/// On the host network every declared container port becomes a hostPort
+/// (Kubernetes' `defaultHostNetworkPorts`), and the scheduler then puts one
+/// pod of the job per node: a Job declares none (its Services reach ports
+/// by number); a PyTorchJob only the port the operator requires by name.
+#[test]
+fn the_host_network_declares_no_port_the_scheduler_would_reserve() {
+    let spec = format!("{BASE}hostNetwork = true\n[ports]\ntensorboard = 6006\n");
+    let objects = build(&spec, &["--target", "job"]);
+    let pod = &of_kind(&objects, "Job")["spec"]["template"]["spec"];
+    assert_eq!(pod["hostNetwork"], true);
+    assert!(container(pod).get("ports").is_none(), "{pod:#}");
+    let objects = build(&spec, &[]);
+    let pod = &of_kind(&objects, "PyTorchJob")["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+        ["spec"];
+    assert_eq!(
+        container(pod)["ports"],
+        serde_json::json!([{"containerPort": 23456, "name": "pytorchjob-port"}])
+    );
+    // Without the host network the ports are declared.
+    let objects = build(
+        &format!("{BASE}[ports]\ntensorboard = 6006\n"),
+        &["--target", "job"],
+    );
+    let pod = &of_kind(&objects, "Job")["spec"]["template"]["spec"];
+    assert_eq!(container(pod)["ports"].as_array().unwrap().len(), 2);
+}
+
+/// An elastic job's rank 0 publishes `socket.getfqdn()` for the workers'
+/// process group unless torchrun has a local address; on the host network
+/// that is the node's name, which cluster DNS does not resolve.
+#[test]
+fn an_elastic_job_on_the_host_network_publishes_the_pod_ip() {
+    let elastic = BASE.replace("replicas = 2", "replicas = \"1:3\"");
+    let local_addr = |spec: &str| {
+        let objects = build(spec, &[]);
+        let pod = &of_kind(&objects, "PyTorchJob")["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
+            ["spec"];
+        container(pod)["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"] == "PET_LOCAL_ADDR")
+            .cloned()
+    };
+    assert_eq!(
+        local_addr(&format!("{elastic}hostNetwork = true\n")).unwrap()["valueFrom"]["fieldRef"]["fieldPath"],
+        "status.podIP"
+    );
+    assert_eq!(local_addr(&elastic), None);
+}
+
+/// The kubelet expands `$(VAR)` in a value only from variables declared
+/// before it; on a Job trainc declares its own first, so `[env]` can use them.
+#[test]
+fn a_job_declares_its_variables_before_the_specs() {
+    let spec = BASE.replace(
+        "script = \"/app/train.py\"",
+        "command = [\"python\", \"/app/train.py\"]",
+    ) + "[env]\nMYRANK = \"$(PET_NODE_RANK)\"\n";
+    let (status, _, stderr) = build_raw(&spec, &["--target", "job"]);
+    assert_eq!(status, 0);
+    assert!(!stderr.contains("not_expanded"), "{stderr}");
+    let objects = build(&spec, &["--target", "job"]);
+    let pod = &of_kind(&objects, "Job")["spec"]["template"]["spec"];
+    let names: Vec<&str> = container(pod)["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let mine = names.iter().position(|n| *n == "MYRANK").unwrap();
+    let rank = names.iter().position(|n| *n == "PET_NODE_RANK").unwrap();
+    assert!(rank < mine, "{names:?}");
+    assert_eq!(names[0], "JOB_COMPLETION_INDEX");
+    // On a PyTorchJob the operator's come later: a warning says so.
+    let (status, _, stderr) = build_raw(&spec, &[]);
+    assert_eq!(status, 0);
+    assert!(stderr.contains("trainc::env::not_expanded"), "{stderr}");
+}

@@ -416,8 +416,14 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
     let (command, nproc) = if words.first().is_some_and(|w| w == "torchrun") {
         let nproc = words[2].trim_start_matches("--nproc_per_node=").to_owned();
         assert_eq!(words[1..6], flags(&nproc)[..], "{words:?}");
-        assert!(
-            !env.iter().any(trainc_env),
+        let names: Vec<&str> = env
+            .iter()
+            .filter(|e| trainc_env(e))
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["JOB_COMPLETION_INDEX"],
             "torchrun gets flags, not variables"
         );
         let mut command = words.clone();
@@ -457,6 +463,9 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
         assert_eq!(value("MASTER_ADDR"), format!("{name}-0.{name}"));
         (container["command"].clone(), value("PET_NPROC_PER_NODE"))
     };
+    // trainc's variables come first, so that `[env]` can refer to them.
+    let first_own = env.iter().position(|e| !trainc_env(e)).unwrap_or(env.len());
+    assert!(env[first_own..].iter().all(|e| !trainc_env(e)), "{env:?}");
     let own: Vec<Value> = env.iter().filter(|e| !trainc_env(e)).cloned().collect();
     let own = if own.is_empty() {
         Value::Null

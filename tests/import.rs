@@ -179,6 +179,8 @@ fn importing_what_trainc_built_builds_the_same_bytes() {
         [
             "code-pass",
             "entrypoint-pass-command-job",
+            "env-pass-job-command-refs",
+            "env-warn-not-expanded-job",
             "local-code",
             "plain-job",
             "policy-pass-job"

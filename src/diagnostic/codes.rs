@@ -162,6 +162,8 @@ codes! {
         "An environment variable set twice; the later one wins.";
     ENV_RENDEZVOUS = "trainc::env::rendezvous"
         "An environment variable that changes the rendezvous the operator configures.";
+    ENV_NOT_EXPANDED = "trainc::env::not_expanded"
+        "A `$(VAR)` in an env value that Kubernetes leaves as written: the variable is declared later, or not at all.";
     ENV_LITERAL_SECRET = "trainc::env::literal_secret"
         "A secret-looking value written literally instead of read from a Secret.";
     ENV_SOURCE = "trainc::env::source"

@@ -112,20 +112,32 @@ pub(super) fn service(model: &Model) -> Object {
 pub(super) fn render(model: &Model) -> Object {
     let shape = PodShape {
         container: CONTAINER,
-        fixed_ports: &[(PORT_NAME, i32::from(JOB_RENDEZVOUS_PORT))],
+        // The Service reaches the rendezvous port by number; declared on the
+        // host network it would become a hostPort (see `pod::container`).
+        fixed_ports: if model.pod.host_network {
+            &[]
+        } else {
+            &[(PORT_NAME, i32::from(JOB_RENDEZVOUS_PORT))]
+        },
         job_selector: own_pods(model),
     };
     let mut template = pod::template(model, &shape);
     if let Some(spec) = template.spec.as_mut() {
         spec.subdomain = Some(model.name.clone());
         spec.restart_policy = Some(model.policy.restart_policy.clone());
-        if model.container.verbatim
-            && let Some(container) = spec.containers.first_mut()
-        {
-            container
-                .env
-                .get_or_insert_with(Vec::new)
-                .extend(command_env(model));
+        // trainc's variables come before `[env]`, so that a `$(RANK)` or
+        // `$(JOB_COMPLETION_INDEX)` in a value of `[env]` expands: the
+        // kubelet expands only variables declared earlier. The Job
+        // controller adds `JOB_COMPLETION_INDEX` only to a container that
+        // lacks it, at the end (kubernetes `pkg/controller/job/
+        // indexed_job_utils.go` `addCompletionIndexEnvVariable`).
+        if let Some(container) = spec.containers.first_mut() {
+            let mut env = vec![index_var(COMPLETION_INDEX_ENV)];
+            if model.container.verbatim {
+                env.extend(command_env(model));
+            }
+            env.extend(container.env.take().unwrap_or_default());
+            container.env = Some(env);
         }
     }
     let nodes = i32_of(model.nodes.max());
@@ -168,6 +180,21 @@ fn i32_of(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
+/// A variable holding the pod's completion index.
+fn index_var(name: &str) -> core::EnvVar {
+    core::EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(core::EnvVarSource {
+            field_ref: Some(core::ObjectFieldSelector {
+                field_path: COMPLETION_INDEX_FIELD.to_owned(),
+                api_version: None,
+            }),
+            ..Default::default()
+        }),
+    }
+}
+
 /// For a `command`: the variables a script or a launcher of its own reads,
 /// as the Training Operator sets them on a PyTorchJob, so the same command
 /// runs on either target: `MASTER_ADDR`/`MASTER_PORT` (pod 0), `WORLD_SIZE`
@@ -180,17 +207,6 @@ pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
         value: Some(value),
         value_from: None,
     };
-    let index = |name: &str| core::EnvVar {
-        name: name.to_owned(),
-        value: None,
-        value_from: Some(core::EnvVarSource {
-            field_ref: Some(core::ObjectFieldSelector {
-                field_path: COMPLETION_INDEX_FIELD.to_owned(),
-                api_version: None,
-            }),
-            ..Default::default()
-        }),
-    };
     let nodes = model.nodes.max();
     let world = match model.nproc_per_node {
         NProc::Count(n) => nodes.saturating_mul(n),
@@ -202,11 +218,11 @@ pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
         literal("MASTER_ADDR", master.clone()),
         literal("MASTER_PORT", port.clone()),
         literal("WORLD_SIZE", world.to_string()),
-        index("RANK"),
-        index("NODE_RANK"),
+        index_var("RANK"),
+        index_var("NODE_RANK"),
         literal("PET_NNODES", nodes.to_string()),
         literal("PET_NPROC_PER_NODE", model.nproc_per_node.text()),
-        index("PET_NODE_RANK"),
+        index_var("PET_NODE_RANK"),
         literal("PET_MASTER_ADDR", master),
         literal("PET_MASTER_PORT", port),
     ]

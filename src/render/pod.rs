@@ -110,11 +110,18 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
             ..Default::default()
         })
         .collect();
-    ports.extend(model.ports.iter().map(|p| core::ContainerPort {
-        name: Some(p.name.clone()),
-        container_port: i32::from(p.port),
-        ..Default::default()
-    }));
+    // On the host network every declared port becomes a hostPort of the same
+    // number (kubernetes/kubernetes pkg/apis/core/v1/defaults.go
+    // `defaultHostNetworkPorts`), and the scheduler then places one pod of
+    // the job per node. The Services reach `[ports]` by number, so on the
+    // host network only the ports an operator requires by name are declared.
+    if !model.pod.host_network {
+        ports.extend(model.ports.iter().map(|p| core::ContainerPort {
+            name: Some(p.name.clone()),
+            container_port: i32::from(p.port),
+            ..Default::default()
+        }));
+    }
     core::Container {
         name: shape.container.to_owned(),
         image: c.image.clone(),

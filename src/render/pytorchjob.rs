@@ -122,6 +122,33 @@ struct ReplicaSpec {
     // The template is moved in after the job is serialised (see `render`).
 }
 
+/// torchrun's `--local-addr` (torch 2.0 and later) as its environment
+/// variable. A c10d or etcd rendezvous publishes rank 0's address for the
+/// workers' process group: `local_addr`, else `socket.getfqdn()`
+/// (torch `distributed/elastic/rendezvous/api.py`
+/// `RendezvousStoreInfo.build`, `dynamic_rendezvous.py`
+/// `_NodeDescGenerator.generate`). On the host network the fully qualified
+/// name is the node's, which cluster DNS (`ClusterFirstWithHostNet`) does
+/// not know, so the other pods' workers time out; the pod's IP, which is the
+/// node's there, always connects. Without the host network the name is the
+/// pod's own, which its headless Service resolves.
+pub const LOCAL_ADDR_ENV: &str = "PET_LOCAL_ADDR";
+
+fn pod_ip(name: &str) -> k8s_openapi::api::core::v1::EnvVar {
+    use k8s_openapi::api::core::v1 as core;
+    core::EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(core::EnvVarSource {
+            field_ref: Some(core::ObjectFieldSelector {
+                field_path: "status.podIP".to_owned(),
+                api_version: None,
+            }),
+            ..Default::default()
+        }),
+    }
+}
+
 /// Labels that select the rank-0 pod: the Master, or worker 0 without one.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
     let mut selector = super::own_pods(model);
@@ -208,8 +235,20 @@ pub(super) fn render(model: &Model) -> Object {
     // Master and Worker run the same pod. Its template goes in as JSON, made
     // once and moved into place: serialising it inside the job would copy
     // it again, and a pod with thousands of volumes is large.
-    let template = serde_json::to_value(pod::template(model, &shape))
-        .expect("a pod template serialises to JSON");
+    let mut template = pod::template(model, &shape);
+    if model.elastic.is_some()
+        && model.pod.host_network
+        && let Some(container) = template
+            .spec
+            .as_mut()
+            .and_then(|s| s.containers.first_mut())
+    {
+        let env = container.env.get_or_insert_with(Vec::new);
+        if !env.iter().any(|e| e.name == LOCAL_ADDR_ENV) {
+            env.push(pod_ip(LOCAL_ADDR_ENV));
+        }
+    }
+    let template = serde_json::to_value(template).expect("a pod template serialises to JSON");
     let mut specs: Vec<&mut Map<String, Value>> = object
         .value
         .pointer_mut("/spec/pytorchReplicaSpecs")

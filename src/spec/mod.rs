@@ -108,6 +108,14 @@ pub struct Spec {
     pub vars: Option<BTreeMap<String, VarValue>>,
 }
 
+impl Spec {
+    /// The spec's `command` runs as written: trainc neither launches it with
+    /// torchrun nor wraps it for `[code]`.
+    pub fn command_is_verbatim(&self) -> bool {
+        self.command.is_some() && self.code.is_none()
+    }
+}
+
 /// The kind of objects trainc generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -158,7 +158,7 @@ fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Proble
 /// The Training Operator creates a headless Service per pod, named like the
 /// pod (`<job>-master-0`, `<job>-worker-<i>`; kubeflow/trainer v1.9.4,
 /// `pkg/controller.v1/common/service.go`). A Service exposing the rank-0 pod
-/// must target ports its `pytorch` container declares.
+/// must target by name only ports its `pytorch` container declares.
 fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
     let job_name = name(job);
     let replicas = job
@@ -198,13 +198,9 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
         .filter_map(|c| c["ports"].as_array())
         .flatten()
         .collect();
-    // Looked up by name and by number: a Service may target thousands.
+    // Looked up by name: a Service may target thousands.
     let declared_names: std::collections::HashSet<&str> =
         declared.iter().filter_map(|p| p["name"].as_str()).collect();
-    let declared_numbers: std::collections::HashSet<String> = declared
-        .iter()
-        .map(|p| p["containerPort"].to_string())
-        .collect();
     for service in services {
         if operator_service(name(service)) {
             problems.push(Problem::operator(
@@ -225,9 +221,12 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
                 Value::Null => &port["port"],
                 target => target,
             };
+            // A port number reaches whatever listens on it, declared or not
+            // (on the host network trainc declares none: see
+            // `render::pod::container`); a name must be declared.
             let found = match target {
                 Value::String(port_name) => declared_names.contains(port_name.as_str()),
-                number => declared_numbers.contains(&number.to_string()),
+                _ => true,
             };
             if !found {
                 problems.push(Problem::operator(

@@ -224,7 +224,7 @@ fn a_service_named_after_a_trainjob_takes_jobsets_headless_service() {
 }
 
 #[test]
-fn a_pytorchjob_service_targets_declared_ports_under_a_free_name() {
+fn a_pytorchjob_service_targets_declared_port_names_under_a_free_name() {
     let mut job = job();
     job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"] =
         serde_json::json!([{"name": "tb", "containerPort": 6006}]);
@@ -236,7 +236,10 @@ fn a_pytorchjob_service_targets_declared_ports_under_a_free_name() {
         let fine = service("demo-ports", &selector, &target);
         assert_eq!(operator_messages(&[&fine, &job]), Vec::<String>::new());
     }
-    let undeclared = service("demo-ports", &selector, &serde_json::json!(9090));
+    // A number reaches whatever listens on it; a name must be declared.
+    let by_number = service("demo-ports", &selector, &serde_json::json!(9090));
+    assert_eq!(operator_messages(&[&by_number, &job]), Vec::<String>::new());
+    let undeclared = service("demo-ports", &selector, &serde_json::json!("metrics"));
     let found = operator_messages(&[&undeclared, &job]);
     assert!(
         found.iter().any(|m| m.contains("does not declare")),

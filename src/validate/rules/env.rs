@@ -115,6 +115,9 @@ pub(super) fn check(r: &mut Rules<'_>) {
             overwritten(r, name, &pointer);
         }
         rendezvous(r, name, &pointer);
+        if let EnvValue::Literal(literal) = value {
+            super::env_refs::check(r, env, name, literal, &pointer);
+        }
         match value {
             EnvValue::Literal(literal) => literal_secret(r, name, literal, &pointer),
             EnvValue::Source(source) => env_source(r, name, source, &pointer),
@@ -162,11 +165,27 @@ fn valid_name(r: &mut Rules<'_>, name: &str, pointer: &str) {
 
 /// A variable the Training Operator sets in this job's situation.
 fn overwritten(r: &mut Rules<'_>, name: &str, pointer: &str) {
-    let elastic = r.is_elastic();
-    let settings = r.spec.elastic.as_ref();
-    let Some((_, when, help)) = PYTORCHJOB_INJECTED.iter().find(|(n, _, _)| *n == name) else {
+    let Some((situation, help)) = pytorchjob_sets(r, name) else {
         return;
     };
+    r.push(
+        Diagnostic::warning(
+            codes::ENV_OVERWRITTEN,
+            r.key(pointer),
+            format!(
+                "the Training Operator sets `{name}` on {situation}; this value is overwritten"
+            ),
+        )
+        .with_help(help),
+    );
+}
+
+/// Where the Training Operator sets `name` on this job's pods (after the
+/// spec's env), and what to write instead of setting it.
+pub(super) fn pytorchjob_sets(r: &Rules<'_>, name: &str) -> Option<(&'static str, &'static str)> {
+    let elastic = r.is_elastic();
+    let settings = r.spec.elastic.as_ref();
+    let (_, when, help) = PYTORCHJOB_INJECTED.iter().find(|(n, _, _)| *n == name)?;
     let situation = match when {
         When::Always => Some("every pod"),
         When::Master => (!elastic).then_some("every pod of a job with a Master"),
@@ -177,18 +196,7 @@ fn overwritten(r: &mut Rules<'_>, name: &str, pointer: &str) {
             && settings.is_some_and(|e| e.rdzv_conf.as_ref().is_some_and(|c| !c.is_empty())))
         .then_some("every pod of an elastic job with `elastic.rdzvConf`"),
     };
-    if let Some(situation) = situation {
-        r.push(
-            Diagnostic::warning(
-                codes::ENV_OVERWRITTEN,
-                r.key(pointer),
-                format!(
-                    "the Training Operator sets `{name}` on {situation}; this value is overwritten"
-                ),
-            )
-            .with_help(*help),
-        );
-    }
+    situation.map(|s| (s, *help))
 }
 
 /// torchrun settings that replace the rendezvous the operator or the Trainer

@@ -12,6 +12,7 @@ use crate::tree::{Node, pointer_segment};
 
 mod code;
 mod env;
+mod env_refs;
 mod initializer;
 mod job;
 mod metadata;

@@ -129,7 +129,7 @@ fn image(r: &mut Rules<'_>, bound: &Bound) {
 /// `pkg/runtime/framework/plugins/torch/torch.go`): on another ML policy each
 /// node would train alone. A command run verbatim starts its own processes.
 fn policy(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
-    let verbatim = r.spec.command.is_some() && r.spec.code.is_none();
+    let verbatim = r.spec.command_is_verbatim();
     let policy = match &runtime.policy.framework {
         Framework::Torch { .. } => return,
         _ if verbatim => return,

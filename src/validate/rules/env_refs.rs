@@ -1,0 +1,164 @@
+//! `$(VAR)` in an `[env]` value: the kubelet expands it only from variables
+//! declared before it in the container (kubernetes/kubernetes
+//! `pkg/kubelet/kubelet_pods.go` `makeEnvironmentVariables`, which expands
+//! each value with the map built so far; `envFrom` comes first). A
+//! reference to a later variable stays as written, `$(VAR)`, and nothing
+//! says so on the cluster. `command` and `args` are expanded with every
+//! variable of the container, so a reference there always works.
+//!
+//! Where each target puts the variables a job reads:
+//! - PyTorchJob: the Training Operator appends its own after the spec's
+//!   (kubeflow/trainer v1.7.0–v1.9.4 `pkg/controller.v1/pytorch/envvar.go`
+//!   `setPodEnv`, `append` to the container's env).
+//! - TrainJob: the torch plugin writes `trainer.env` (the spec's `[env]`)
+//!   first and then `PET_*` (v2.0.0–v2.3.0 `pkg/runtime/framework/plugins/
+//!   torch/torch.go` `EnforceMLPolicy`), and the Job controller appends
+//!   `JOB_COMPLETION_INDEX` to a JobSet's Indexed Jobs' pods (kubernetes
+//!   `pkg/controller/job/indexed_job_utils.go`
+//!   `addCompletionIndexEnvVariable`).
+//! - Job: trainc writes `JOB_COMPLETION_INDEX`, and for a `command` the
+//!   topology, before `[env]` (see `render::job`), so those expand; with
+//!   `script`/`module` the container has no `RANK` or `PET_*` at all:
+//!   torchrun takes the topology as flags.
+
+use indexmap::IndexMap;
+
+use super::{Rules, env::pytorchjob_sets};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::render::{job, trainjob};
+use crate::spec::{EnvValue, Target};
+
+pub(super) fn check(
+    r: &mut Rules<'_>,
+    env: &IndexMap<String, EnvValue>,
+    name: &str,
+    value: &str,
+    pointer: &str,
+) {
+    let position = env.get_index_of(name).unwrap_or(0);
+    let mut seen = Vec::new();
+    for reference in references(value) {
+        if seen.contains(&reference) {
+            continue;
+        }
+        seen.push(reference);
+        let declared = env.get_index_of(reference);
+        if declared.is_some_and(|i| i < position) {
+            continue;
+        }
+        let (why, help) = if let Some(later) = declared {
+            let why = if later == position {
+                format!("`{name}` refers to itself")
+            } else {
+                format!("`{reference}` is declared after `{name}` in `[env]`")
+            };
+            (why, format!("move `{reference}` above `{name}` in `[env]`"))
+        } else if let Some(later) = injected_later(r, reference) {
+            let help = match later {
+                Later::Declared(_) => format!(
+                    "write `$({reference})` in `args` (or `command`), where Kubernetes expands every variable of the container, or read `{reference}` in the program"
+                ),
+                Later::Absent(_) => format!(
+                    "read `{reference}` in the program (torchrun sets it in every process it starts), or use `$({})`, this pod's index",
+                    job::COMPLETION_INDEX_ENV
+                ),
+            };
+            (later.why(), help)
+        } else {
+            // Perhaps from `envFrom` or a Service's variables: expanded.
+            continue;
+        };
+        r.push(
+            Diagnostic::warning(
+                codes::ENV_NOT_EXPANDED,
+                r.value(pointer),
+                format!(
+                    "`{name}` gets the text `$({reference})`, not a value: {why}, and Kubernetes expands only variables declared earlier in the container"
+                ),
+            )
+            .with_help(help),
+        );
+    }
+}
+
+/// A variable the target sets only after `[env]`, or not at all.
+enum Later {
+    Declared(String),
+    Absent(String),
+}
+
+impl Later {
+    fn why(self) -> String {
+        match self {
+            Later::Declared(why) | Later::Absent(why) => why,
+        }
+    }
+}
+
+/// Why `name`, not declared in `[env]`, is not there yet when `[env]` is
+/// expanded on this target; `None` when it is (or may be) declared before.
+fn injected_later(r: &Rules<'_>, name: &str) -> Option<Later> {
+    match r.target() {
+        Target::Pytorchjob => pytorchjob_sets(r, name).map(|(situation, _)| {
+            Later::Declared(format!(
+                "the Training Operator sets `{name}` on {situation}, after the spec's env"
+            ))
+        }),
+        Target::Trainjob if trainjob::RESERVED_ENV.contains(&name) => Some(Later::Declared(
+            format!("the Trainer's torch plugin sets `{name}` after `trainer.env`"),
+        )),
+        Target::Trainjob if name == job::COMPLETION_INDEX_ENV => Some(Later::Declared(format!(
+            "the Job controller appends `{name}` after the container's env"
+        ))),
+        Target::Job
+            if !r.spec.command_is_verbatim()
+                && name != job::COMPLETION_INDEX_ENV
+                && job::RESERVED_ENV.contains(&name) =>
+        {
+            Some(Later::Absent(format!(
+                "on target `job` with `script` or `module` the container has no `{name}` (torchrun is given the topology as flags)"
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// The names in `$(NAME)` references, as the kubelet reads them: `$$` is a
+/// literal `$`, and a `$(` without its `)` is text.
+fn references(value: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        if let Some(next) = after.strip_prefix('$') {
+            rest = next;
+        } else if let Some(open) = after.strip_prefix('(') {
+            match open.find(')') {
+                Some(close) => {
+                    let name = &open[..close];
+                    if crate::syntax::names::env_name(name).is_ok() {
+                        out.push(name);
+                    }
+                    rest = &open[close + 1..];
+                }
+                None => break,
+            }
+        } else {
+            rest = after;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::references;
+
+    #[test]
+    fn references_read_as_the_kubelet_reads_them() {
+        assert_eq!(references("$(A):$(B_2)"), ["A", "B_2"]);
+        assert_eq!(references("$$(A) $(B"), Vec::<&str>::new());
+        assert_eq!(references("x$(A)y$$$(B)"), ["A", "B"]);
+        assert_eq!(references("$(not a name) ${C} $C"), Vec::<&str>::new());
+    }
+}
