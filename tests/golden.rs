@@ -109,7 +109,15 @@ fn every_example_builds_verifies_and_matches_its_golden() {
             let (status, stdout, stderr) = build(&example, &extra);
             let what = format!("{} {}", example.display(), extra.join(" "));
             assert_eq!(status, 0, "{what}: {stderr}");
-            assert_eq!(stderr, "", "{what}: examples build without warnings");
+            // The GPU overlay's toleration on a TrainJob that Kueue queues is
+            // what that warning is for: Kueue's patch may replace it.
+            let kueue_tolerations = overlay == Some("gpu")
+                && stderr.starts_with("trainc::scheduling::kueue_tolerations\n")
+                && stderr.matches("trainc::").count() == 1;
+            assert!(
+                stderr.is_empty() || kueue_tolerations,
+                "{what}: examples build without warnings: {stderr}"
+            );
             let stem = example.file_stem().unwrap().to_str().unwrap();
             let variant = match overlay {
                 None => own_variant(&example),

@@ -222,6 +222,8 @@ codes! {
         "A scheduler, priority class, queue or node-selector name Kubernetes rejects.";
     SCHEDULING_TOLERATION = "trainc::scheduling::toleration"
         "A toleration Kubernetes rejects.";
+    SCHEDULING_KUEUE_TOLERATIONS = "trainc::scheduling::kueue_tolerations"
+        "Tolerations on a TrainJob that Kueue's admission patch replaces when the admitting ResourceFlavor has tolerations.";
     SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue"
         "A Volcano queue on a job that Volcano does not schedule.";
     // verify

@@ -70,6 +70,37 @@ fn scheduling(r: &mut Rules<'_>) {
         label_map(r, "/scheduling/nodeSelector", selector, "nodeSelector");
     }
     tolerations(r);
+    kueue_tolerations(r);
+}
+
+/// Kueue admits a TrainJob by adding a runtime patch of its own with the
+/// admitting ResourceFlavor's node selector and tolerations (kubernetes-sigs/
+/// kueue v0.14.0–v0.19.2 `pkg/controller/jobs/trainjob/
+/// trainjob_controller.go` `RunWithPodSetsInfo`: `info.Tolerations`, the
+/// flavor's alone). The Trainer applies the patches in order by strategic
+/// merge (kubeflow/trainer v2.0.0 `pkg/runtime/core/trainingruntime.go`
+/// `mergePodSpecOverrides`, v2.2.0–v2.3.0 `mergeRuntimePatches`), in which a
+/// pod's `tolerations` have no merge key: the later list replaces the
+/// earlier. So when the flavor has any toleration, the spec's (in trainc's
+/// patch or a runtime trainc writes) are gone. On a PyTorchJob or a Job,
+/// Kueue adds the flavor's to the pods' own.
+fn kueue_tolerations(r: &mut Rules<'_>) {
+    let Some(s) = &r.spec.scheduling else { return };
+    if r.target() != Target::Trainjob
+        || s.queue.is_none()
+        || s.tolerations.as_ref().is_none_or(Vec::is_empty)
+    {
+        return;
+    }
+    r.push(
+        Diagnostic::warning(
+            codes::SCHEDULING_KUEUE_TOLERATIONS,
+            r.key("/scheduling/tolerations"),
+            "with Kueue (v0.14–v0.19) these tolerations are lost when the ResourceFlavor that admits the TrainJob has tolerations: Kueue's admission patch carries the flavor's list, and a TrainJob's patches replace tolerations as one list",
+        )
+        .with_secondary(r.entry("/scheduling/queue"), "queued by Kueue here")
+        .with_help("if the flavors of the queue's ClusterQueue have tolerations, add these tolerations to those ResourceFlavors too (`spec.tolerations`) and remove them here; if they have none, these are kept. On `target = \"pytorchjob\"` or `\"job\"` Kueue adds the flavor's tolerations to these"),
+    );
 }
 
 /// Each toleration's key, operator, value and effect.
