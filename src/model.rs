@@ -218,6 +218,9 @@ pub struct Policy {
     pub active_deadline_seconds: Option<u64>,
     pub clean_pod_policy: Option<String>,
     pub suspend: bool,
+    /// What torchrun is told to wait for every pod to join, when trainc
+    /// launches it and says so (`--rdzv_conf=timeout=`).
+    pub join_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,6 +27,16 @@ pub mod defaults {
     /// replaced: the first failure fails the Job (see [`super::job_launch`]).
     pub const JOB_RESTART_POLICY: &str = "Never";
     pub const JOB_BACKOFF_LIMIT: u32 = 0;
+    /// How long torchrun on a Job's pods waits for all of them to join the
+    /// static rendezvous. torchrun's own 600 s (pytorch
+    /// `torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py`
+    /// `_default_timeout_seconds`) is too short for a Job: it has no gang
+    /// scheduling, so one pod Pending for a GPU node, or pulling a large
+    /// image on a new one, starts late, and the ranks that gave up fail the
+    /// whole Job, which a PyTorchJob would restart.
+    pub const JOB_JOIN_TIMEOUT_SECONDS: u64 = 30 * 60;
+    /// torchrun's own join timeout, as `describe` states it.
+    pub const TORCHRUN_JOIN_TIMEOUT_SECONDS: u64 = 600;
     /// Where torchrun's static rendezvous listens on a Job's pod 0: the port
     /// Kubeflow Trainer's torch runtime uses too (kubeflow/trainer v2.3.0,
     /// `pkg/constants/constants.go` `ContainerTrainerPort`), and torchrun's
@@ -96,11 +106,22 @@ pub fn resolve(
             .or_insert_with(|| (*value).to_owned());
     }
     let (volumes, claims) = volumes(spec, nodes);
+    let policy = policy(spec, target);
     Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
         target,
-        container: container(spec, gpus, entrypoint(spec, target, nodes, nproc_per_node)),
+        container: container(
+            spec,
+            gpus,
+            entrypoint(
+                spec,
+                target,
+                nodes,
+                nproc_per_node,
+                policy.join_timeout_seconds,
+            ),
+        ),
         pod: Pod {
             host_network: spec.host_network.unwrap_or(false),
             dns_policy: spec.dns_policy.map(|p| spelled(&p)).or_else(|| {
@@ -118,7 +139,7 @@ pub fn resolve(
         nproc_per_node,
         world_size,
         elastic: elastic(spec, nodes),
-        policy: policy(spec, target),
+        policy,
         scheduling: scheduling(spec),
         volumes,
         claims,
@@ -210,13 +231,20 @@ fn common_labels(spec: &Spec) -> BTreeMap<String, String> {
 /// On a Job no operator sets anything, so trainc passes torchrun its whole
 /// topology: the node count, the processes per node, the node rank from the
 /// completion index, and where rank 0 is (see [`job_launch`]).
-fn entrypoint(spec: &Spec, target: Target, nodes: Nodes, nproc: NProc) -> Vec<String> {
+fn entrypoint(
+    spec: &Spec,
+    target: Target,
+    nodes: Nodes,
+    nproc: NProc,
+    join_timeout: Option<u64>,
+) -> Vec<String> {
     let mut torchrun = vec!["torchrun".to_owned()];
     match target {
         Target::Pytorchjob => torchrun.push(format!("--nproc_per_node={}", nproc.text())),
         Target::Trainjob => {}
         Target::Job => torchrun.extend(job_launch(&spec.name, nodes, nproc)),
     }
+    torchrun.extend(join_timeout.map(join_timeout_flag));
     if spec.code.is_some() {
         return crate::code::entrypoint(spec, torchrun);
     }
@@ -238,8 +266,10 @@ fn entrypoint(spec: &Spec, target: Target, nodes: Nodes, nproc: NProc) -> Vec<St
 ///   `JOB_COMPLETION_INDEX` to every container of an Indexed Job's pods, and
 ///   the kubelet expands `$(NAME)` in `command` from the container's
 ///   environment (kubernetes `pkg/controller/job/indexed_job_utils.go`
-///   `addCompletionIndexEnvVariables`; the variable is appended after the
-///   spec's, so an `env` value cannot refer to it, but `command` can).
+///   `addCompletionIndexEnvVariables`; trainc declares it first itself, so
+///   an `env` value can refer to it too: see `render::job`).
+/// - `--rdzv_conf=timeout=`: how long the pods that started wait for the
+///   rest (`policy.joinTimeout`, [`defaults::JOB_JOIN_TIMEOUT_SECONDS`]).
 /// - The rendezvous is torchrun's static one (no `--rdzv_backend`) at pod 0,
 ///   `<name>-0.<name>:29500`: node rank 0 hosts the TCPStore because its rank
 ///   says so. c10d was the other choice; it decides which pod hosts the store
@@ -518,7 +548,25 @@ fn policy(spec: &Spec, target: Target) -> Policy {
         active_deadline_seconds: seconds(&policy.active_deadline),
         clean_pod_policy: policy.clean_pod_policy.map(|p| spelled(&p)),
         suspend: policy.suspend.unwrap_or(false),
+        join_timeout_seconds: join_timeout(spec, target, seconds(&policy.join_timeout)),
     }
+}
+
+/// The join timeout trainc passes to the torchrun it launches: the spec's,
+/// or on a Job trainc's default. A `command` launches itself, and an elastic
+/// job's rendezvous is c10d's (validation refuses the setting on both).
+fn join_timeout(spec: &Spec, target: Target, set: Option<u64>) -> Option<u64> {
+    if spec.command_is_verbatim() || matches!(nodes(spec), Nodes::Elastic { .. }) {
+        return None;
+    }
+    set.or((target == Target::Job).then_some(defaults::JOB_JOIN_TIMEOUT_SECONDS))
+}
+
+/// torchrun's flag for its static rendezvous' join timeout: the `timeout`
+/// key of `--rdzv_conf`, which the static handler reads (pytorch
+/// `static_tcp_rendezvous.py` `create_rdzv_handler`, torch 1.9 and later).
+pub fn join_timeout_flag(seconds: u64) -> String {
+    format!("--rdzv_conf=timeout={seconds}")
 }
 
 fn scheduling(spec: &Spec) -> Scheduling {

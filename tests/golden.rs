@@ -412,6 +412,8 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
             "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned(),
             format!("--master_addr={name}-0.{name}"),
             "--master_port=29500".to_owned(),
+            // trainc's join timeout for a Job's static rendezvous.
+            "--rdzv_conf=timeout=1800".to_owned(),
         ]
     };
     let words: Vec<String> = container["command"]
@@ -423,7 +425,7 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
         |e: &Value| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap());
     let (command, nproc) = if words.first().is_some_and(|w| w == "torchrun") {
         let nproc = words[2].trim_start_matches("--nproc_per_node=").to_owned();
-        assert_eq!(words[1..6], flags(&nproc)[..], "{words:?}");
+        assert_eq!(words[1..7], flags(&nproc)[..], "{words:?}");
         let names: Vec<&str> = env
             .iter()
             .filter(|e| trainc_env(e))
@@ -435,7 +437,7 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
             "torchrun gets flags, not variables"
         );
         let mut command = words.clone();
-        command.drain(1..6);
+        command.drain(1..7);
         (json!(command), nproc)
     } else if words.first().is_some_and(|w| w == "sh") {
         // `[code]` with packages: the same flags inside the `sh -c` script.

@@ -410,6 +410,9 @@ fn failure(model: &Model) -> String {
             parts.push(format!("up to {limit} retries"));
         }
     }
+    if let Some(join) = join_wait(model) {
+        parts.push(join);
+    }
     if let Some(seconds) = p.active_deadline_seconds {
         parts.push(format!("stopped after {}", duration(seconds)));
     }
@@ -420,6 +423,26 @@ fn failure(model: &Model) -> String {
         parts.push("created suspended".to_owned());
     }
     parts.join(", ")
+}
+
+/// How long the pods that started wait for the rest at torchrun's static
+/// rendezvous, when trainc launches torchrun (not an elastic job, whose
+/// c10d rendezvous has its own timeouts, nor a `command`).
+fn join_wait(model: &Model) -> Option<String> {
+    if model.container.verbatim || model.elastic.is_some() {
+        return None;
+    }
+    let (seconds, whose) = match model.policy.join_timeout_seconds {
+        Some(seconds) => (seconds, "policy.joinTimeout"),
+        None => (
+            crate::resolve::defaults::TORCHRUN_JOIN_TIMEOUT_SECONDS,
+            "torchrun's default",
+        ),
+    };
+    Some(format!(
+        "pods wait {} for every pod to join ({whose}), then fail",
+        duration(seconds)
+    ))
 }
 
 /// What JobSet does when a TrainJob's trainer fails: its webhook defaults

@@ -152,6 +152,8 @@ codes! {
         "A value that is not a duration (`90m`, `2h`, `1d`).";
     POLICY_RESTART_ALWAYS = "trainc::policy::restart_always"
         "`restartPolicy = \"Always\"`, which restarts finished training forever.";
+    POLICY_JOIN_TIMEOUT = "trainc::policy::join_timeout"
+        "A join timeout for a rendezvous trainc does not launch (an elastic job, a `command`).";
     POLICY_BACKOFF_WITHOUT_RESTARTS = "trainc::policy::backoff_without_restarts"
         "A backoff limit on a job that never restarts pods.";
     ENV_INVALID_NAME = "trainc::env::invalid_name"

@@ -1,8 +1,9 @@
 //! The container's command line back into `script`, `module` or `command`,
 //! and processes per node back into `nProcPerNode`.
 //!
-//! trainc writes `torchrun [--nproc_per_node=N] SCRIPT|-m MODULE` followed
-//! by the args. A command of that shape (the flag spelled either way, split
+//! trainc writes `torchrun [--nproc_per_node=N] [--rdzv_conf=timeout=S]
+//! SCRIPT|-m MODULE` followed by the args (the timeout is
+//! `policy.joinTimeout`, never on an elastic job). A command of that shape (the flag spelled either way, split
 //! between `command` and `args` anyhow) imports as `script` or `module`; any
 //! other (more torchrun flags, `python -m torch.distributed.run`, a shell
 //! script, plain `python`) as `command`, word for word, with the input's own
@@ -79,8 +80,23 @@ pub(super) fn import(
         return None;
     };
     let words: Vec<String> = command.iter().chain(&args).cloned().collect();
-    let parsed = torchrun(&words).filter(|(_, _, nproc)| nproc.is_some() == with_flag);
-    if let Some((entry, rest, nproc)) = parsed {
+    let elastic = job
+        .get("/replicas")
+        .and_then(Json::as_str)
+        .is_some_and(|r| r.contains(':'));
+    let parsed = torchrun(&words).filter(|line| {
+        line.nproc.is_some() == with_flag && !(elastic && line.join_timeout.is_some())
+    });
+    if let Some(Torchrun {
+        entry,
+        args: rest,
+        nproc,
+        join_timeout,
+    }) = parsed
+    {
+        if let Some(seconds) = join_timeout {
+            job.set("/policy/joinTimeout", super::duration(seconds));
+        }
         match entry {
             Entry::Script(script) => job.set("/script", json!(script)),
             Entry::Module(module) => job.set("/module", json!(module)),
@@ -143,9 +159,19 @@ enum Entry {
     Module(String),
 }
 
-/// `torchrun [--nproc_per_node=N] SCRIPT|-m MODULE ARGS...`: the entry, the
-/// args and the flag's value; `None` for any other command line.
-fn torchrun(argv: &[String]) -> Option<(Entry, Vec<String>, Option<NProc>)> {
+/// A torchrun line of trainc's shape.
+struct Torchrun {
+    entry: Entry,
+    args: Vec<String>,
+    nproc: Option<NProc>,
+    /// Seconds of `--rdzv_conf=timeout=`.
+    join_timeout: Option<u64>,
+}
+
+/// `torchrun [--nproc_per_node=N] [--rdzv_conf=timeout=S] SCRIPT|-m MODULE
+/// ARGS...`: the entry, the args, the count and the timeout; `None` for any
+/// other command line.
+fn torchrun(argv: &[String]) -> Option<Torchrun> {
     if argv.first().map(String::as_str) != Some("torchrun") {
         return None;
     }
@@ -158,15 +184,29 @@ fn torchrun(argv: &[String]) -> Option<(Entry, Vec<String>, Option<NProc>)> {
         nproc = Some(NProc::parse(&Json::String(value))?);
         i += used;
     }
+    // Exactly as trainc writes it: a number of seconds above zero.
+    let join_timeout = argv
+        .get(i)
+        .and_then(|w| w.strip_prefix("--rdzv_conf=timeout="))
+        .filter(|s| !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|s| s.parse::<u64>().ok());
+    if join_timeout.is_some() {
+        i += 1;
+    }
     let word = argv.get(i)?;
-    if word == "-m" {
-        let module = argv.get(i + 1)?;
-        return Some((Entry::Module(module.clone()), argv[i + 2..].to_vec(), nproc));
-    }
-    if word.starts_with('-') {
+    let (entry, rest) = if word == "-m" {
+        (Entry::Module(argv.get(i + 1)?.clone()), &argv[i + 2..])
+    } else if word.starts_with('-') {
         return None;
-    }
-    Some((Entry::Script(word.clone()), argv[i + 1..].to_vec(), nproc))
+    } else {
+        (Entry::Script(word.clone()), &argv[i + 1..])
+    };
+    Some(Torchrun {
+        entry,
+        args: rest.to_vec(),
+        nproc,
+        join_timeout,
+    })
 }
 
 /// `nProcPerNode` as the shortest spec says it: left out where trainc's

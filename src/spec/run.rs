@@ -68,6 +68,9 @@ pub struct Policy {
     /// Create the job suspended; it starts when unsuspended (or admitted by Kueue).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
+    /// How long torchrun on each pod waits for every pod to join its static rendezvous before it gives up: seconds or `"30m"`. On target `job`, where one pod that gives up fails the run, 30 minutes unless set; elsewhere torchrun's own 10 minutes unless set. Not for an elastic job (`elastic.rdzvConf` `join_timeout`) or a `command` (pass `--rdzv_conf=timeout=SECONDS` to your torchrun).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -265,6 +265,7 @@ fn ports(r: &mut Rules<'_>) {
 
 fn policy(r: &mut Rules<'_>) {
     let Some(policy) = &r.spec.policy else { return };
+    join_timeout(r);
     // The Training Operator copies the replica's restartPolicy to its pods
     // (kubeflow/trainer v1.9.4, pkg/core/pod.go `SetRestartPolicy`), and with
     // `Always` the kubelet restarts a container that exited 0 as well.
@@ -318,6 +319,13 @@ fn policy(r: &mut Rules<'_>) {
             true,
             MAX_DEADLINE_SECONDS,
         ),
+        // torchrun turns it into a `timedelta` and the store's milliseconds.
+        (
+            "joinTimeout",
+            &policy.join_timeout,
+            true,
+            MAX_DEADLINE_SECONDS,
+        ),
     ] {
         let pointer = format!("/policy/{key}");
         let seconds = match value {
@@ -340,7 +348,11 @@ fn policy(r: &mut Rules<'_>) {
                     r.value(&pointer),
                     format!("`policy.{key}` must be longer than zero"),
                 )
-                .with_help("remove it for no deadline"),
+                .with_help(if key == "joinTimeout" {
+                    "remove it for the default (30m on target `job`, torchrun's 10m elsewhere)"
+                } else {
+                    "remove it for no deadline"
+                }),
             ),
             Ok(s) if s > limit => {
                 r.push(
@@ -360,6 +372,35 @@ fn policy(r: &mut Rules<'_>) {
             Ok(_) => {}
         }
     }
+}
+
+/// `policy.joinTimeout` is the timeout of the static rendezvous of a torchrun
+/// that trainc launches (see `resolve::join_timeout`).
+fn join_timeout(r: &mut Rules<'_>) {
+    if !r.tree_has("/policy/joinTimeout") {
+        return;
+    }
+    let (why, help) = if r.is_elastic() {
+        (
+            "an elastic job's pods meet at a c10d rendezvous, which waits for `min` pods by its own `join_timeout`",
+            "set `elastic.rdzvConf = { join_timeout = \"1800\" }` (seconds) instead",
+        )
+    } else if r.spec.command_is_verbatim() {
+        (
+            "a `command` runs as written: trainc launches no torchrun to give it to",
+            "pass `--rdzv_conf=timeout=SECONDS` to the torchrun in your command, or use `script` or `module`",
+        )
+    } else {
+        return;
+    };
+    r.push(
+        Diagnostic::error(
+            codes::POLICY_JOIN_TIMEOUT,
+            r.key("/policy/joinTimeout"),
+            format!("`policy.joinTimeout` has no effect here: {why}"),
+        )
+        .with_help(help),
+    );
 }
 
 /// The longest deadline a Go `time.Duration` holds, in whole seconds.
