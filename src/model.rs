@@ -203,6 +203,8 @@ impl NProc {
 pub struct Elastic {
     pub min: u32,
     pub max: u32,
+    /// The Worker pods the job starts with (`replicas` of the Worker).
+    pub start: u32,
     pub max_restarts: Option<u32>,
     pub rdzv_backend: String,
     /// Host and port of the rendezvous server; `None`: the first worker.

@@ -510,6 +510,7 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
     Some(Elastic {
         min,
         max,
+        start: settings.start_replicas.unwrap_or(max),
         max_restarts: settings.max_restarts,
         rdzv_backend: backend,
         rdzv_endpoint: settings

@@ -149,7 +149,12 @@ fn nodes(model: &Model) -> String {
     let count = match model.nodes {
         Nodes::Fixed(1) => "1 node".to_owned(),
         Nodes::Fixed(n) => format!("{n} nodes"),
-        Nodes::Elastic { min, max } => format!("{min} to {max} nodes (elastic)"),
+        Nodes::Elastic { min, max } => match model.elastic.as_ref().map(|e| e.start) {
+            Some(start) if start != max => {
+                format!("{min} to {max} nodes (elastic), starting with {start}")
+            }
+            _ => format!("{min} to {max} nodes (elastic)"),
+        },
     };
     // A TrainJob's count is what Trainer resolves (`describe --pods`).
     if model.target == Target::Trainjob

@@ -172,12 +172,20 @@ fn elastic_pods(out: &mut String, model: &Model, min: u32, max: u32) {
         |(host, port)| format!("{host}:{port}"),
     );
     let backend = elastic.map_or("c10d", |e| e.rdzv_backend.as_str());
+    let start = elastic.map_or(max, |e| e.start);
+    let up_to = if start == max {
+        String::new()
+    } else {
+        format!(", up to {max} admitted")
+    };
     super::note(
         out,
         0,
-        &format!("pods: {max} started, {min} needed, made by the Training Operator (no Master)"),
+        &format!(
+            "pods: {start} started, {min} needed{up_to}, made by the Training Operator (no Master)"
+        ),
     );
-    for (index, skipped) in listed(max) {
+    for (index, skipped) in listed(start) {
         skipped_line(out, skipped, index - skipped);
         let pod = format!("{name}-worker-{index}");
         pod_lines(

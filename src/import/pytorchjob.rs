@@ -48,7 +48,10 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     if restart(&primary) != defaults::RESTART_POLICY {
         job.set("/policy/restartPolicy", json!(restart(&primary)));
     }
-    run_policy(job, &spec["runPolicy"], max_nodes);
+    let pod_priority = primary
+        .pointer("/template/spec/priorityClassName")
+        .and_then(Json::as_str);
+    run_policy(job, &spec["runPolicy"], max_nodes, pod_priority);
     let template = &primary["template"];
     super::metadata::import(
         job,
@@ -198,6 +201,23 @@ fn elastic(job: &mut Job<'_>, spec: &Json, replicas: &[(String, Json)], fixed: u
         if fixed != 1 {
             job.set("/replicas", json!(fixed));
         }
+        // trainc builds a fixed-size job as a Master and Workers. Without a
+        // Master the operator sets no MASTER_ADDR, RANK or WORLD_SIZE
+        // (kubeflow/trainer v1.7.0–v1.9.4 `pkg/controller.v1/pytorch/
+        // envvar.go` `setPodEnv`, `master.go` `Generate`): such a job's
+        // command finds its peers its own way, and its pods are named
+        // `<name>-worker-<i>` from 0.
+        if !replicas
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("master"))
+        {
+            let name = job.name.clone();
+            job.warn(
+                "/spec/pytorchReplicaSpecs",
+                format!("a fixed-size job of Workers only is imported as a Master and {} Worker(s): the first pod becomes `{name}-master-0` (was `{name}-worker-0`), the Workers are renumbered from 0, and every pod gets the operator's MASTER_ADDR, RANK and WORLD_SIZE, which it sets only on a job with a Master", fixed.saturating_sub(1)),
+                "check that the command runs with the operator's rendezvous (torchrun does), and change what refers to the old pod names (logs, dashboards, Services)",
+            );
+        }
         return fixed;
     };
     job.unknown_keys(
@@ -228,6 +248,19 @@ fn elastic(job: &mut Job<'_>, spec: &Json, replicas: &[(String, Json)], fixed: u
         (None, None) => (fixed, fixed),
     };
     job.set("/replicas", json!(format!("{min}:{max}")));
+    // The operator creates the Workers' `replicas`; trainc starts the
+    // maximum unless told otherwise.
+    if fixed != max {
+        if (min..=max).contains(&fixed) {
+            job.set("/elastic/startReplicas", json!(fixed));
+        } else {
+            job.warn(
+                "/spec/pytorchReplicaSpecs",
+                format!("the job starts {fixed} pods, outside its elastic range {min} to {max}; the spec starts {max}"),
+                "",
+            );
+        }
+    }
     if let Some(backend) = policy.get("rdzvBackend").and_then(Json::as_str)
         && backend != defaults::RDZV_BACKEND
     {
@@ -265,7 +298,7 @@ fn elastic(job: &mut Job<'_>, spec: &Json, replicas: &[(String, Json)], fixed: u
 }
 
 /// `runPolicy`: the spec's `[policy]`, gang scheduling and Volcano's queue.
-fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64) {
+fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64, pod_priority: Option<&str>) {
     job.unknown_keys(
         policy,
         "/spec/runPolicy",
@@ -317,8 +350,23 @@ fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64) {
     if let Some(queue) = scheduling.get("queue").filter(|q| q.is_string()) {
         job.set("/scheduling/volcanoQueue", queue.clone());
     }
-    if let Some(class) = scheduling.get("priorityClass").and_then(Json::as_str) {
-        job.set("/scheduling/priorityClassName", json!(class));
+    // The operator gives `priorityClass` to the PodGroup alone (kubeflow/
+    // trainer v1.9.4 `pkg/controller.v1/common/job.go`); the pods take
+    // theirs from `priorityClassName`, which trainc writes into both. So a
+    // PodGroup priority the pods do not share has no spec field: made the
+    // pods' it would let them preempt.
+    if let Some(class) = scheduling.get("priorityClass").and_then(Json::as_str)
+        && pod_priority != Some(class)
+    {
+        let pods = pod_priority.map_or_else(
+            || "the pods have none".to_owned(),
+            |p| format!("the pods have `{p}`"),
+        );
+        job.warn(
+            "/spec/runPolicy/schedulingPolicy/priorityClass",
+            format!("`schedulingPolicy.priorityClass` `{class}` is the PodGroup's priority alone ({pods}); the spec has no field for it, so it is not imported"),
+            "`scheduling.priorityClassName` gives the pods and the PodGroup one PriorityClass: set it if the pods should have that priority too (they may then preempt other pods)",
+        );
     }
 }
 

@@ -494,8 +494,40 @@ fn runtime_patch(
         &["manager", "trainingRuntimeSpec", "time"],
         "a runtime patch names its manager and patches the runtime",
     );
+    // What the spec carries of a patch is the `node` job's pod template:
+    // the JobSet's and the Jobs' own metadata and settings are reported.
+    let what = "the spec patches the `node` job's pod template only";
+    let runtime_spec = &patch["trainingRuntimeSpec"];
+    let runtime_pointer = format!("{pointer}/trainingRuntimeSpec");
+    job.unknown_keys(runtime_spec, &runtime_pointer, &["template"], what);
+    job.unknown_keys(
+        &runtime_spec["template"],
+        &format!("{runtime_pointer}/template"),
+        &["spec"],
+        what,
+    );
+    job.unknown_keys(
+        &runtime_spec["template"]["spec"],
+        &format!("{runtime_pointer}/template/spec"),
+        &["replicatedJobs"],
+        what,
+    );
     let jobs = patch.pointer(inner)?.as_array()?;
     let i = jobs.iter().position(|j| j["name"] == NODE)?;
+    let node = format!("{pointer}{inner}/{i}");
+    job.unknown_keys(&jobs[i], &node, &["name", "template"], what);
+    job.unknown_keys(
+        &jobs[i]["template"],
+        &format!("{node}/template"),
+        &["spec"],
+        what,
+    );
+    job.unknown_keys(
+        &jobs[i]["template"]["spec"],
+        &format!("{node}/template/spec"),
+        &["template"],
+        what,
+    );
     for (k, other) in jobs.iter().enumerate() {
         if k != i {
             job.warn(&format!("{pointer}{inner}/{k}"), format!("the patch of replicated job `{}` is not imported: the spec patches `{NODE}` only", other["name"].as_str().unwrap_or("?")), "");

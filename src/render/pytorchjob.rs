@@ -174,10 +174,12 @@ pub(super) fn render(model: &Model) -> Object {
                 replica_specs.insert("Worker", replica(n - 1));
             }
         }
-        // Elastic jobs have workers only; start as many as allowed and let
-        // rendezvous admit whoever arrives between min and max.
+        // Elastic jobs have workers only; start as many as the spec says
+        // (by default all that are allowed) and let rendezvous admit whoever
+        // arrives between min and max.
         Nodes::Elastic { max, .. } => {
-            replica_specs.insert("Worker", replica(max));
+            let start = model.elastic.as_ref().map_or(max, |e| e.start);
+            replica_specs.insert("Worker", replica(start));
         }
     }
     let s = &model.scheduling;

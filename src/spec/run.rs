@@ -13,6 +13,10 @@ use super::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Elastic {
+    /// Worker pods the job starts with; default the maximum. torchrun's rendezvous admits any number from the minimum to the maximum, so more may join later (by the operator's autoscaling, or a `kubectl` scale).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = i32::MAX))]
+    pub start_replicas: Option<u32>,
     /// How many times torchrun restarts the workers before the job fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = i32::MAX))]

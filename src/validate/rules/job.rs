@@ -147,6 +147,7 @@ fn replicas(r: &mut Rules<'_>) {
         _ => false,
     };
     rendezvous(r);
+    start_replicas(r);
     if spec.elastic.is_some() && !elastic {
         r.push(
             Diagnostic::error(
@@ -155,6 +156,34 @@ fn replicas(r: &mut Rules<'_>) {
                 "`[elastic]` settings need an elastic `replicas = \"min:max\"`",
             )
             .with_help("set `replicas = \"2:4\"` (for example), or remove `[elastic]`"),
+        );
+    }
+}
+
+/// The Worker pods an elastic job starts with lie within its range: the
+/// rendezvous never admits more than the maximum, and a job that starts
+/// below the minimum waits for pods that nothing creates.
+fn start_replicas(r: &mut Rules<'_>) {
+    let Some(start) = r.spec.elastic.as_ref().and_then(|e| e.start_replicas) else {
+        return;
+    };
+    let Some(Replicas::Elastic(text)) = &r.spec.replicas else {
+        return; // `[elastic]` without a range is an error of its own
+    };
+    let Ok((min, max)) = Replicas::parse_elastic(text) else {
+        return;
+    };
+    if start < min || start > max {
+        r.push(
+            Diagnostic::error(
+                codes::REPLICAS_RANGE,
+                r.value("/elastic/startReplicas"),
+                format!("`elastic.startReplicas` is {start}, outside `replicas = \"{min}:{max}\"`"),
+            )
+            .with_secondary(r.value("/replicas"), "the range")
+            .with_help(format!(
+                "start between {min} and {max} pods, or remove it to start {max}"
+            )),
         );
     }
 }
