@@ -66,13 +66,13 @@ fn github_format_writes_workflow_annotations() {
             "check",
             "--format",
             "github",
-            "nproc-warn-exceeds-gpus.toml",
+            "image-warn-unpinned.toml",
             "name-fail-invalid.toml",
         ],
     );
     assert_eq!(output.status.code(), Some(1));
     let out = text(&output.stdout);
-    assert!(out.contains("::warning file=nproc-warn-exceeds-gpus.toml,line=4,col=16,title=trainc%3A%3Anproc%3A%3Aexceeds_gpus::8 processes per pod share 4 GPUs%0Ahelp: "), "{out}");
+    assert!(out.contains("::warning file=image-warn-unpinned.toml,line=2,col=9,title=trainc%3A%3Aimage%3A%3Aunpinned::`image` is not pinned: without a tag it means `latest`, which moves%0Ahelp: "), "{out}");
     assert!(
         out.contains("::error file=name-fail-invalid.toml,line=1,col=8,"),
         "{out}"

@@ -246,7 +246,14 @@ fn volumes(model: &Model) -> Vec<String> {
         .volumes
         .iter()
         .map(|v| {
-            let access = if v.read_only {
+            // The kubelet mounts a ConfigMap or Secret read-only whatever
+            // the mount says (kubernetes 1.10 and later,
+            // `ReadOnlyAPIDataVolumes`).
+            let api_data = matches!(
+                v.source,
+                VolumeSource::ConfigMap(_) | VolumeSource::Secret(_)
+            );
+            let access = if v.read_only || api_data {
                 "read-only"
             } else {
                 "read-write"

@@ -141,7 +141,7 @@ codes! {
     QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive"
         "A quantity that must be more than zero.";
     QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious"
-        "A quantity that is valid but almost certainly a mistake (`64m` of memory).";
+        "A quantity that is valid but almost certainly a mistake (`64m` of memory: 0.064 bytes, in which nothing runs).";
     LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request"
         "A resource limit below its request.";
     SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory"
@@ -178,6 +178,8 @@ codes! {
         "A volume with more than one source.";
     VOLUME_RELATIVE_MOUNT = "trainc::volumes::relative_mount"
         "A mount path that is not absolute.";
+    VOLUME_HIDES_SCRIPT = "trainc::volumes::hides_script"
+        "A volume mounted over the directory that holds `script`, which then comes from the volume, not the image.";
     VOLUME_DUPLICATE_MOUNT = "trainc::volumes::duplicate_mount"
         "Two volumes mounted at the same path.";
     VOLUME_SHM_CONFLICT = "trainc::volumes::shm_conflict"

@@ -6,6 +6,7 @@ use serde_json::{Map, Value as Json, json};
 use super::volumes::quantity;
 use super::{Job, text};
 use crate::resolve::defaults;
+use crate::syntax::names::is_gpu_resource as is_gpu;
 
 /// Container fields the spec carries; the rest go to the `trainer` container
 /// of `[podTemplate]`.
@@ -141,13 +142,6 @@ pub(super) fn security(job: &mut Job<'_>, context: &Json) {
             job.set(&format!("/securityContext/{key}"), value.clone());
         }
     }
-}
-
-/// Whether `name` is a GPU resource: `nvidia.com/gpu`, `amd.com/gpu`,
-/// `nvidia.com/mig-1g.10gb`, `gpu.intel.com/i915`.
-fn is_gpu(name: &str) -> bool {
-    let (domain, resource) = name.split_once('/').unwrap_or(("", name));
-    resource == "gpu" || resource.starts_with("mig-") || domain.starts_with("gpu.")
 }
 
 /// `[resources]`: requests, limits where they differ, GPUs and extended

@@ -211,6 +211,13 @@ pub fn looks_secret(name: &str) -> bool {
         || ["TOKEN", "PASSWORD", "SECRET"].contains(&upper.as_str())
 }
 
+/// Whether `name` is a device plugin's GPU resource: `nvidia.com/gpu`,
+/// `amd.com/gpu`, `nvidia.com/mig-1g.10gb`, `gpu.intel.com/i915`.
+pub fn is_gpu_resource(name: &str) -> bool {
+    let (domain, resource) = name.split_once('/').unwrap_or(("", name));
+    resource == "gpu" || resource.starts_with("mig-") || domain.starts_with("gpu.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,9 +39,12 @@ fn gpus(r: &mut Rules<'_>) {
                 .with_label("one process per GPU")
                 .with_help("set `resources.gpus`, or give an explicit number of processes"),
         ),
+        // Each rank takes the GPU of its local rank: with more ranks than
+        // GPUs one finds none, or (with `LOCAL_RANK % GPUs`) two share one,
+        // which NCCL refuses ("Duplicate GPU detected"). The job cannot run.
         NProcPerNode::Count(n) if gpus > 0 && *n > gpus => Some(
-            Diagnostic::warning(codes::NPROC_EXCEEDS_GPUS, span, format!("{n} processes per pod share {gpus} GPU{}", plural(gpus)))
-                .with_help("use `nProcPerNode = \"gpu\"` for one process per GPU, unless sharing is intended"),
+            Diagnostic::error(codes::NPROC_EXCEEDS_GPUS, span, format!("{n} processes per pod for {gpus} GPU{}: a process gets no GPU of its own, and NCCL fails two ranks on one GPU (\"Duplicate GPU detected\")", plural(gpus)))
+                .with_help(format!("use `nProcPerNode = \"gpu\"` for one process per GPU, or request {n} GPUs (`resources.gpus = {n}`)")),
         ),
         NProcPerNode::Count(n) if gpus > 0 && *n < gpus => Some(
             Diagnostic::warning(codes::NPROC_IDLE_GPUS, span, format!("{n} process{} per pod for {gpus} GPUs: {} GPU{} may sit idle", if *n == 1 { "" } else { "es" }, gpus - n, plural(gpus - n)))

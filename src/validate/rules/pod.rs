@@ -70,7 +70,7 @@ fn extended(r: &mut Rules<'_>) {
         .gpu_resource
         .as_deref()
         .unwrap_or(defaults::GPU_RESOURCE);
-    for name in resources.extended.iter().flatten().map(|(name, _)| name) {
+    for (name, count) in resources.extended.iter().flatten() {
         let pointer = at("/resources/extended", name);
         let native = match name.as_str() {
             "cpu" | "memory" | "ephemeral-storage" => Some(name.as_str()),
@@ -98,6 +98,22 @@ fn extended(r: &mut Rules<'_>) {
                     format!("`{name}` is not an extended resource name: {why}"),
                 )
                 .with_help("write the name the device plugin advertises, e.g. `rdma/rdma_shared_device_a` or `vpc.amazonaws.com/efa`"),
+            );
+        } else if resources.gpus.is_none() && names::is_gpu_resource(name) {
+            // `gpus` is what the process count, the idle-GPU and the
+            // NCCL checks read; GPUs asked for here would bypass them all.
+            let named = if name == defaults::GPU_RESOURCE {
+                String::new()
+            } else {
+                format!(" and `gpuResource = \"{name}\"`")
+            };
+            r.push(
+                Diagnostic::error(
+                    codes::RESOURCE_EXTENDED,
+                    r.key(&pointer),
+                    format!("`{name}` is a GPU: request GPUs with `resources.gpus`, which the processes per pod are checked against"),
+                )
+                .with_help(format!("write `gpus = {}`{named} in `[resources]`, and remove `{name}` from `[resources.extended]`", count.0)),
             );
         } else if name == gpu && resources.gpus.is_some() {
             let mut d = Diagnostic::error(

@@ -134,11 +134,14 @@ pub(super) fn checked(
                 } else {
                     format!("`{text}` is only {} bytes", parsed.value)
                 };
+                // No Python process starts in less than a megabyte of
+                // memory, and NCCL or a DataLoader cannot share tensors
+                // through a /dev/shm that small: the job cannot run.
                 r.push(
-                    Diagnostic::warning(
+                    Diagnostic::error(
                         codes::QUANTITY_SUSPICIOUS,
                         r.value(pointer),
-                        format!("`{}` is less than a megabyte: {why}", field()),
+                        format!("`{}` is less than a megabyte, in which no training process runs: {why}", field()),
                     )
                     .with_help(format!("did you mean `{number}Mi` or `{number}Gi`?")),
                 );

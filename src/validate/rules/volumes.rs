@@ -38,6 +38,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
         sources(r, name, volume, &pointer);
         mount_path(r, volume, &pointer, &mut mounts);
+        hides_script(r, volume, &pointer);
         references(r, volume, &pointer);
         access_modes(r, name, volume, &pointer);
         new_claim(r, name, volume, &pointer);
@@ -199,6 +200,48 @@ fn mount_path(
     } else {
         mounts.insert(normal, path_pointer);
     }
+}
+
+/// A volume mounted at the script's directory, or above it, replaces what
+/// the image has there: the script then must be on the volume. A new claim
+/// or an emptyDir starts empty, so torchrun finds no script; a ConfigMap or
+/// Secret holds only its keys. An existing claim may well hold the code.
+fn hides_script(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
+    let Some(script) = r.spec.script.as_deref().filter(|s| s.starts_with('/')) else {
+        return;
+    };
+    if r.spec.code.is_some() {
+        return; // the script is trainc's own file under its code mount
+    }
+    let mount = volume.mount_path.trim_end_matches('/');
+    if !script.starts_with(&format!("{mount}/")) {
+        return;
+    }
+    // Empty at the start: an error; a ConfigMap or Secret may hold the
+    // script as a key: a warning.
+    let (empty, holds) = if volume.size.is_some() || volume.empty_dir.is_some() {
+        (true, "starts empty".to_owned())
+    } else if let Some(name) = &volume.config_map {
+        (false, format!("holds only the keys of ConfigMap `{name}`"))
+    } else if let Some(name) = &volume.secret {
+        (false, format!("holds only the keys of Secret `{name}`"))
+    } else {
+        return;
+    };
+    let shown = if mount.is_empty() { "/" } else { mount };
+    let span = r.value(&at(pointer, "mountPath"));
+    let message = format!(
+        "this volume is mounted over `{shown}`, which holds `script` `{script}`: the image's files there are hidden, and the volume {holds}"
+    );
+    let d = if empty {
+        Diagnostic::error(codes::VOLUME_HIDES_SCRIPT, span, message)
+    } else {
+        Diagnostic::warning(codes::VOLUME_HIDES_SCRIPT, span, message)
+    };
+    r.push(
+        d.with_secondary(r.value("/script"), "the script")
+        .with_help("mount the volume at a path of its own (such as `/data` or `/etc/train`), or use `[code]` to ship the script with the job"),
+    );
 }
 
 fn references(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
