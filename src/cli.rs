@@ -21,7 +21,7 @@ pub const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\n",
     "targets:\n",
-    "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.8, v1.9\n",
+    "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.7 to v1.9\n",
     "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2, v2.3+\n",
     "              (--api-level; strict schemas of Trainer v2.0.0, v2.1.0, v2.3.0)\n",
     "  alongside   v1 Service, PersistentVolumeClaim, ConfigMap: Kubernetes 1.28+\n",

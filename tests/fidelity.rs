@@ -343,3 +343,19 @@ fn a_job_declares_its_variables_before_the_specs() {
     assert_eq!(status, 0);
     assert!(stderr.contains("trainc::env::not_expanded"), "{stderr}");
 }
+
+/// The `<name>-ports` Service finds rank 0 by the labels every Training
+/// Operator from v1.7.0 puts on it: `job-role: master` is on worker 0 of an
+/// elastic job only from v1.8.0, so on v1.7 it would select nothing.
+#[test]
+fn the_ports_service_selects_rank_0_on_every_operator_version() {
+    for (replicas, kind) in [("2", "master"), ("\"1:3\"", "worker")] {
+        let spec = BASE.replace("replicas = 2", &format!("replicas = {replicas}"))
+            + "[ports]\ntensorboard = 6006\n";
+        let objects = build(&spec, &[]);
+        let selector = &of_kind(&objects, "Service")["spec"]["selector"];
+        assert_eq!(selector["training.kubeflow.org/replica-type"], kind);
+        assert_eq!(selector["training.kubeflow.org/replica-index"], "0");
+        assert!(selector.get("training.kubeflow.org/job-role").is_none());
+    }
+}

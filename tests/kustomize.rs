@@ -306,6 +306,8 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
             &[
                 ("training.kubeflow.org/job-name", job_name),
                 ("training.kubeflow.org/job-role", "master"),
+                ("training.kubeflow.org/replica-type", "master"),
+                ("training.kubeflow.org/replica-index", "0"),
             ]
         } else {
             &[

@@ -564,8 +564,46 @@ fn commands(model: &Model, build: &str) -> String {
     let _ = writeln!(out, "  kubectl get pods{ns} -l {pods} -w");
     let _ = writeln!(out, "  # rank 0's log");
     let _ = writeln!(out, "  kubectl logs{ns} -f {rank0}");
-    let _ = writeln!(out, "  kubectl delete {kind} {name}{ns}");
+    let _ = writeln!(
+        out,
+        "  # delete the job and what trainc made with it (every build's code)"
+    );
+    let _ = writeln!(out, "  {}", cleanup(model, kind, &ns));
+    if !model.claims.is_empty() {
+        let _ = writeln!(
+            out,
+            "  # the claims outlive it, with their data; to delete them too:"
+        );
+        let _ = writeln!(out, "  kubectl delete pvc{ns} -l {}", own_objects(model));
+    }
     out
+}
+
+/// The labels on every object trainc builds for this job, and on nothing
+/// else: `app.kubernetes.io/name` is reserved (see `validate::rules::metadata`).
+fn own_objects(model: &Model) -> String {
+    format!(
+        "{}={},{}=trainc",
+        crate::resolve::LABEL_NAME,
+        model.name,
+        crate::resolve::LABEL_MANAGED_BY
+    )
+}
+
+/// One command that deletes the job with the objects that would outlive it:
+/// `ttlAfterFinished` and `kubectl delete job` take the job and its pods
+/// only, not the Services, the `[code]` ConfigMaps of every build (each is
+/// named by its content), nor a runtime trainc wrote. Claims are left.
+fn cleanup(model: &Model, kind: &str, ns: &str) -> String {
+    let mut kinds = vec![kind, "service", "configmap"];
+    if model.trainjob.write_runtime && model.target == Target::Trainjob {
+        kinds.push("trainingruntime");
+    }
+    format!(
+        "kubectl delete{ns} {} -l {}",
+        kinds.join(","),
+        own_objects(model)
+    )
 }
 
 /// `text` wrapped at spaces (never inside a word) to `width` columns.

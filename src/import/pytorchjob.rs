@@ -11,7 +11,10 @@ use serde_json::{Map, Value as Json, json};
 use super::launch::{self, NProc};
 use super::pod::{self, Pod};
 use super::{Job, Others};
-use crate::render::pytorchjob::{CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, PORT, PORT_NAME};
+use crate::render::pytorchjob::{
+    CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT,
+    PORT_NAME,
+};
 use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
 
 pub(super) const API_VERSION: &str = crate::render::pytorchjob::API_VERSION;
@@ -123,11 +126,8 @@ fn ports(
     for (key, value) in [
         (LABEL_JOB_NAME, job.name.clone()),
         (LABEL_JOB_ROLE, "master".to_owned()),
-        (
-            "training.kubeflow.org/replica-type",
-            primary_type.to_lowercase(),
-        ),
-        ("training.kubeflow.org/replica-index", "0".to_owned()),
+        (LABEL_REPLICA_TYPE, primary_type.to_lowercase()),
+        (LABEL_REPLICA_INDEX, "0".to_owned()),
         (
             "training.kubeflow.org/operator-name",
             "pytorchjob-controller".to_owned(),

@@ -3,8 +3,11 @@
 //! The operator's webhook wants a container named `pytorch` in every replica
 //! and a `Master` with `replicas: 1` written out; it names pods and their
 //! Services `<name>-master-0` and `<name>-worker-<i>`, labels them
-//! `training.kubeflow.org/job-name`, and marks rank 0 (the Master, or worker 0
-//! when there is none) with `training.kubeflow.org/job-role: master`. It injects
+//! `training.kubeflow.org/job-name`, `replica-type` (lowercase) and
+//! `replica-index` on every version, and from v1.8.0 marks worker 0 of a job
+//! without a Master with `training.kubeflow.org/job-role: master` (v1.7.0
+//! marks only a Master: `IsMasterRole` in
+//! `pkg/controller.v1/pytorch/pytorchjob_controller.go`). It injects
 //! `PET_NNODES`, `PET_NPROC_PER_NODE`, `PET_NODE_RANK`, `PET_MASTER_ADDR` and
 //! `PET_MASTER_PORT` (and `PET_RDZV_*` when elastic), from which torchrun
 //! takes its topology.
@@ -31,6 +34,8 @@ pub const PORT_NAME: &str = "pytorchjob-port";
 pub const PORT: u16 = 23456;
 pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
 pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
+pub const LABEL_REPLICA_TYPE: &str = "training.kubeflow.org/replica-type";
+pub const LABEL_REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -149,10 +154,20 @@ fn pod_ip(name: &str) -> k8s_openapi::api::core::v1::EnvVar {
     }
 }
 
-/// Labels that select the rank-0 pod: the Master, or worker 0 without one.
+/// Labels that select the rank-0 pod: the Master, or worker 0 of an elastic
+/// job, by the replica type and index every supported operator version
+/// (v1.7.0–v1.9.4, `pkg/controller.v1/common/pod.go` `createNewPod`) puts on
+/// its pods. Not `job-role: master`, which v1.7.0 gives a Master only, so
+/// that on an elastic job it would select nothing.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
     let mut selector = super::own_pods(model);
-    selector.insert(LABEL_JOB_ROLE.to_owned(), "master".to_owned());
+    let kind = if model.elastic.is_some() {
+        "worker"
+    } else {
+        "master"
+    };
+    selector.insert(LABEL_REPLICA_TYPE.to_owned(), kind.to_owned());
+    selector.insert(LABEL_REPLICA_INDEX.to_owned(), "0".to_owned());
     selector
 }
 

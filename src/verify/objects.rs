@@ -183,11 +183,23 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
+    let rank0_type = replicas
+        .and_then(|r| r.keys().find(|k| k.eq_ignore_ascii_case("master")))
+        .map_or("worker", |_| "master");
     for (key, value) in [
         (pytorchjob::LABEL_JOB_NAME, job_name),
-        (pytorchjob::LABEL_JOB_ROLE, "master"),
+        (pytorchjob::LABEL_REPLICA_TYPE, rank0_type),
+        (pytorchjob::LABEL_REPLICA_INDEX, "0"),
     ] {
         rank0_labels.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
+    // Every version marks a Master `job-role: master`; worker 0 of a job
+    // without one only from v1.8.0 (see `render::pytorchjob`).
+    if rank0_type == "master" {
+        rank0_labels.insert(
+            pytorchjob::LABEL_JOB_ROLE.to_owned(),
+            Value::String("master".to_owned()),
+        );
     }
     let declared: Vec<&Value> = rank0
         .and_then(|r| r.pointer("/template/spec/containers"))
