@@ -229,6 +229,25 @@ fn build_renamed(kubectl: &Path, xdg: &Path, target: &str, extra: &str) -> Vec<V
     objects(&text(&output.stdout))
 }
 
+/// The labels the operator puts on rank 0 of a job named `job_name`.
+fn operator_rank0_labels<'a>(target: &str, job_name: &'a str) -> Vec<(&'static str, &'a str)> {
+    if target == "pytorchjob" {
+        vec![
+            ("training.kubeflow.org/job-name", job_name),
+            ("training.kubeflow.org/job-role", "master"),
+            ("training.kubeflow.org/replica-type", "master"),
+            ("training.kubeflow.org/replica-index", "0"),
+        ]
+    } else {
+        vec![
+            ("jobset.sigs.k8s.io/jobset-name", job_name),
+            ("jobset.sigs.k8s.io/replicatedjob-name", "node"),
+            ("jobset.sigs.k8s.io/job-index", "0"),
+            ("batch.kubernetes.io/job-completion-index", "0"),
+        ]
+    }
+}
+
 /// `namePrefix`, `nameSuffix`, `namespace` and a hash-suffixed Secret, with
 /// the transformer configuration of `trainc plugin config`: on every target
 /// each reference names an object of the build and each selector picks the
@@ -302,23 +321,8 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         // The labels rank 0 will carry: its templates', and the operator's for the new name.
         let mut rank0 = serde_json::Map::new();
         labels_under(&pods["spec"], &mut rank0);
-        let operator: &[(&str, &str)] = if target == "pytorchjob" {
-            &[
-                ("training.kubeflow.org/job-name", job_name),
-                ("training.kubeflow.org/job-role", "master"),
-                ("training.kubeflow.org/replica-type", "master"),
-                ("training.kubeflow.org/replica-index", "0"),
-            ]
-        } else {
-            &[
-                ("jobset.sigs.k8s.io/jobset-name", job_name),
-                ("jobset.sigs.k8s.io/replicatedjob-name", "node"),
-                ("jobset.sigs.k8s.io/job-index", "0"),
-                ("batch.kubernetes.io/job-completion-index", "0"),
-            ]
-        };
-        for (key, value) in operator {
-            rank0.insert((*key).to_owned(), Value::String((*value).to_owned()));
+        for (key, value) in operator_rank0_labels(target, job_name) {
+            rank0.insert(key.to_owned(), Value::String(value.to_owned()));
         }
         let service = built.iter().find(|o| o["kind"] == "Service").unwrap();
         assert!(
