@@ -392,6 +392,14 @@ fn scheduling(model: &Model) -> Vec<String> {
     }
     if s.spread_across_nodes {
         lines.push("one pod per node".to_owned());
+    } else if model.pod.host_network && model.target == Target::Pytorchjob {
+        // The operator declares its `pytorchjob-port` on every pod, which on
+        // the host network becomes a hostPort (kubernetes
+        // `pkg/apis/core/v1/defaults.go` `defaultHostNetworkPorts`).
+        lines.push(format!(
+            "one pod per node: on the host network the operator's port {} is a host port",
+            crate::render::pytorchjob::PORT
+        ));
     }
     if let Some(account) = &s.service_account_name {
         lines.push(format!("service account {account}"));
