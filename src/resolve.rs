@@ -106,7 +106,7 @@ pub fn resolve(
             .or_insert_with(|| (*value).to_owned());
     }
     let (volumes, claims) = volumes(spec, nodes);
-    let policy = policy(spec, target);
+    let policy = policy(spec, target, nodes);
     Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
@@ -521,7 +521,7 @@ fn elastic(spec: &Spec, nodes: Nodes) -> Option<Elastic> {
     })
 }
 
-fn policy(spec: &Spec, target: Target) -> Policy {
+fn policy(spec: &Spec, target: Target, nodes: Nodes) -> Policy {
     let policy = spec.policy.clone().unwrap_or_default();
     let seconds = |d: &Option<spec::Duration>| {
         d.as_ref().and_then(|d| match d {
@@ -549,15 +549,15 @@ fn policy(spec: &Spec, target: Target) -> Policy {
         active_deadline_seconds: seconds(&policy.active_deadline),
         clean_pod_policy: policy.clean_pod_policy.map(|p| spelled(&p)),
         suspend: policy.suspend.unwrap_or(false),
-        join_timeout_seconds: join_timeout(spec, target, seconds(&policy.join_timeout)),
+        join_timeout_seconds: join_timeout(spec, target, nodes, seconds(&policy.join_timeout)),
     }
 }
 
 /// The join timeout trainc passes to the torchrun it launches: the spec's,
 /// or on a Job trainc's default. A `command` launches itself, and an elastic
 /// job's rendezvous is c10d's (validation refuses the setting on both).
-fn join_timeout(spec: &Spec, target: Target, set: Option<u64>) -> Option<u64> {
-    if spec.command_is_verbatim() || matches!(nodes(spec), Nodes::Elastic { .. }) {
+fn join_timeout(spec: &Spec, target: Target, nodes: Nodes, set: Option<u64>) -> Option<u64> {
+    if spec.command_is_verbatim() || matches!(nodes, Nodes::Elastic { .. }) {
         return None;
     }
     set.or((target == Target::Job).then_some(defaults::JOB_JOIN_TIMEOUT_SECONDS))

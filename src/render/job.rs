@@ -182,17 +182,7 @@ fn i32_of(n: u32) -> i32 {
 
 /// A variable holding the pod's completion index.
 fn index_var(name: &str) -> core::EnvVar {
-    core::EnvVar {
-        name: name.to_owned(),
-        value: None,
-        value_from: Some(core::EnvVarSource {
-            field_ref: Some(core::ObjectFieldSelector {
-                field_path: COMPLETION_INDEX_FIELD.to_owned(),
-                api_version: None,
-            }),
-            ..Default::default()
-        }),
-    }
+    pod::field_var(name, COMPLETION_INDEX_FIELD)
 }
 
 /// For a `command`: the variables a script or a launcher of its own reads,

@@ -143,6 +143,21 @@ pub(super) fn env(model: &Model) -> Vec<core::EnvVar> {
     env_vars(&model.container.env)
 }
 
+/// A variable read from a field of the pod (`fieldRef`).
+pub(super) fn field_var(name: &str, path: &str) -> core::EnvVar {
+    core::EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(core::EnvVarSource {
+            field_ref: Some(core::ObjectFieldSelector {
+                field_path: path.to_owned(),
+                api_version: None,
+            }),
+            ..Default::default()
+        }),
+    }
+}
+
 pub(super) fn env_vars(vars: &[crate::model::EnvVar]) -> Vec<core::EnvVar> {
     vars.iter()
         .map(|var| {
@@ -178,16 +193,7 @@ pub(super) fn env_vars(vars: &[crate::model::EnvVar]) -> Vec<core::EnvVar> {
                         ..Default::default()
                     }),
                 ),
-                EnvValue::Field(path) => (
-                    None,
-                    Some(core::EnvVarSource {
-                        field_ref: Some(core::ObjectFieldSelector {
-                            field_path: path.clone(),
-                            api_version: None,
-                        }),
-                        ..Default::default()
-                    }),
-                ),
+                EnvValue::Field(path) => return field_var(&var.name, path),
             };
             core::EnvVar {
                 name: var.name.clone(),

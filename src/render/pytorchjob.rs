@@ -139,21 +139,6 @@ struct ReplicaSpec {
 /// pod's own, which its headless Service resolves.
 pub const LOCAL_ADDR_ENV: &str = "PET_LOCAL_ADDR";
 
-fn pod_ip(name: &str) -> k8s_openapi::api::core::v1::EnvVar {
-    use k8s_openapi::api::core::v1 as core;
-    core::EnvVar {
-        name: name.to_owned(),
-        value: None,
-        value_from: Some(core::EnvVarSource {
-            field_ref: Some(core::ObjectFieldSelector {
-                field_path: "status.podIP".to_owned(),
-                api_version: None,
-            }),
-            ..Default::default()
-        }),
-    }
-}
-
 /// Labels that select the rank-0 pod: the Master, or worker 0 of an elastic
 /// job, by the replica type and index every supported operator version
 /// (v1.7.0–v1.9.4, `pkg/controller.v1/common/pod.go` `createNewPod`) puts on
@@ -262,7 +247,7 @@ pub(super) fn render(model: &Model) -> Object {
     {
         let env = container.env.get_or_insert_with(Vec::new);
         if !env.iter().any(|e| e.name == LOCAL_ADDR_ENV) {
-            env.push(pod_ip(LOCAL_ADDR_ENV));
+            env.push(pod::field_var(LOCAL_ADDR_ENV, "status.podIP"));
         }
     }
     let template = serde_json::to_value(template).expect("a pod template serialises to JSON");
