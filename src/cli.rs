@@ -66,6 +66,15 @@ pub enum Command {
     /// Say what a spec will do on the cluster: nodes, processes, resources,
     /// volumes, env, scheduling, warnings, and the kubectl commands to run it.
     Describe(DescribeArgs),
+    /// Run the job here as the cluster would: build the objects, make the
+    /// pods the job's controller makes (env, hostnames, DNS names, volumes)
+    /// and start each as local processes, a local Python standing in for the
+    /// image.
+    ///
+    /// Exit status: 0 when the job succeeded by its controller's rule, 1
+    /// when the spec or objects are invalid, 2 on a usage or I/O error, 3 when
+    /// the job failed, 130 when interrupted.
+    Run(RunArgs),
     /// Write a starter spec that passes `trainc check` as written.
     Init(InitArgs),
     /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
@@ -128,6 +137,57 @@ pub struct DescribeArgs {
     pub compose: ComposeArgs,
     #[command(flatten)]
     pub generate: GenerateArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The spec (TOML or YAML); with `--manifests`, built objects instead.
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// SPEC is a manifest (what `trainc build` wrote, edited or not): run
+    /// its objects as they are.
+    #[arg(long, conflicts_with_all = ["overlays", "sets", "code_root", "target"])]
+    pub manifests: bool,
+    /// The Python that stands in for the image: its directory comes first on
+    /// the containers' PATH, so `python` and `torchrun` are its
+    /// (default: `python3` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Give a path of the image from a local directory: `--map /app=./src`.
+    #[arg(long = "map", value_name = "IMAGE_PATH=DIR", value_parser = name_and_path)]
+    pub maps: Vec<(String, PathBuf)>,
+    /// A claim that holds data in the cluster, from a local directory.
+    #[arg(long = "claim", value_name = "NAME=DIR", value_parser = name_and_path)]
+    pub claims: Vec<(String, PathBuf)>,
+    /// A ConfigMap that lives only in the cluster: a directory (a file per
+    /// key) or a file of KEY=VALUE lines.
+    #[arg(long = "configmap", value_name = "NAME=PATH", value_parser = name_and_path)]
+    pub configmaps: Vec<(String, PathBuf)>,
+    /// A Secret, as `--configmap` gives a ConfigMap.
+    #[arg(long = "secret", value_name = "NAME=PATH", value_parser = name_and_path)]
+    pub secrets: Vec<(String, PathBuf)>,
+    /// Stop the job after this long (`90s`, `10m`), besides its own deadline.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Run containers as plain processes even where user namespaces are
+    /// available: mount paths and pod names are rewritten to local
+    /// directories and 127.0.0.1.
+    #[arg(long)]
+    pub no_namespaces: bool,
+    #[command(flatten)]
+    pub compose: ComposeArgs,
+    #[command(flatten)]
+    pub generate: GenerateArgs,
+}
+
+/// `NAME=PATH`.
+fn name_and_path(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(path)))
+        }
+        _ => Err(format!("`{text}` is not NAME=PATH")),
+    }
 }
 
 #[derive(Debug, clap::Args)]

@@ -22,6 +22,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
+pub mod cluster;
 pub mod code;
 pub mod commands;
 pub mod compose;
@@ -36,6 +37,7 @@ pub mod model;
 pub mod parse;
 pub mod render;
 pub mod resolve;
+pub mod run;
 pub mod runtimes;
 pub mod schema_verdict;
 pub mod source;

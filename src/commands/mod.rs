@@ -18,15 +18,19 @@ mod import;
 mod init;
 mod output_dir;
 mod plugin;
+mod run;
 mod verify;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
-/// 2 usage or I/O error.
+/// 2 usage or I/O error; `trainc run` adds 3, the job failed, and 130,
+/// interrupted (as a shell reports SIGINT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     Ok = 0,
     Invalid = 1,
     Usage = 2,
+    Failed = 3,
+    Interrupted = 130,
 }
 
 impl From<Status> for ExitCode {
@@ -119,6 +123,7 @@ pub fn run(cli: Cli) -> Status {
         Command::Verify(args) => verify::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Describe(args) => describe::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Fn => match function::read_stdin() {

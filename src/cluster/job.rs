@@ -1,0 +1,130 @@
+//! Kubernetes' Job controller (kubernetes v1.33, `pkg/controller/job`), as it
+//! makes the pods of an Indexed Job:
+//!
+//! - `job_controller.go` `manageJob`: each pod of completion index `i` gets
+//!   the annotation and (feature `PodIndexLabel`, on since v1.28) the label
+//!   `batch.kubernetes.io/job-completion-index: i`, the hostname
+//!   `<job>-<i>` and a generated name `<job>-<i>-<random>`; with the
+//!   template's `subdomain`, the headless Service of that name gives it the
+//!   DNS name `<job>-<i>.<subdomain>.<namespace>.svc`.
+//! - `indexed_job_utils.go` `addCompletionIndexEnvVariables`: every
+//!   container gets `JOB_COMPLETION_INDEX` from that annotation, appended
+//!   after its own env unless it declares the name itself.
+//! - the pod's labels `batch.kubernetes.io/job-name` and `job-name`
+//!   (`pkg/apis/batch/v1` defaults, v1.27 and later).
+//! - success: `completions` pods succeed; failure: a failed pod that
+//!   `podFailurePolicy` says `FailJob` for, or more than `backoffLimit`
+//!   failures (`job_controller.go` `syncJob`).
+
+use serde_json::Value as Json;
+
+use super::{Pod, Success, Workload};
+
+/// The annotation (and label) holding a pod's completion index.
+pub const INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
+/// `metadata.annotations['batch.kubernetes.io/job-completion-index']`.
+pub const INDEX_FIELD: &str = "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
+/// The pods of an Indexed Job.
+pub fn workload(job: &Json) -> Result<Workload, String> {
+    let name = super::text(job, "/metadata/name", "the Job")?;
+    let spec = &job["spec"];
+    if spec["completionMode"] != "Indexed" {
+        return Err(format!(
+            "Job/{name} is not Indexed (`completionMode: Indexed`): its pods have no index to find their rank by"
+        ));
+    }
+    let completions = super::count(job, "/spec/completions", 1)?;
+    let parallelism = super::count(job, "/spec/parallelism", 1)?;
+    if parallelism < completions {
+        return Err(format!(
+            "Job/{name} runs {parallelism} of its {completions} pods at a time: a distributed job needs every pod at once (`parallelism` = `completions`)"
+        ));
+    }
+    let namespace = super::namespace_of(job).to_owned();
+    let template = &spec["template"];
+    let backoff = super::count(job, "/spec/backoffLimit", 6)?;
+    let pods = (0..completions)
+        .map(|index| pod(name, &namespace, template, index, 0))
+        .collect();
+    let mut notes = Vec::new();
+    if backoff > 0 && !fails_on_any_exit(spec) {
+        notes.push(format!(
+            "the Job controller would replace a failed pod up to {backoff} times (backoffLimit); trainc run ends the job at the first failure"
+        ));
+    }
+    Ok(Workload {
+        job: format!("Job/{name}"),
+        pods,
+        success: Success::AllPods,
+        deadline: spec["activeDeadlineSeconds"].as_u64(),
+        services: Vec::new(),
+        notes,
+    })
+}
+
+/// Pod `index` of the Job `job`, made from `template` (JobSet makes its
+/// jobs' pods the same way, at `stage`).
+pub fn pod(job: &str, namespace: &str, template: &Json, index: u64, stage: u32) -> Pod {
+    let index_text = index.to_string();
+    let mut labels = super::meta_map(template, "labels");
+    super::add_meta(
+        &mut labels,
+        &[
+            ("batch.kubernetes.io/job-name", job.to_owned()),
+            ("job-name", job.to_owned()),
+            (INDEX_KEY, index_text.clone()),
+        ],
+    );
+    let mut annotations = super::meta_map(template, "annotations");
+    super::add_meta(&mut annotations, &[(INDEX_KEY, index_text)]);
+    let mut spec = template["spec"].clone();
+    for key in ["initContainers", "containers"] {
+        if let Some(containers) = spec[key].as_array_mut() {
+            for container in containers {
+                let declared = container["env"]
+                    .as_array()
+                    .is_some_and(|env| env.iter().any(|e| e["name"] == "JOB_COMPLETION_INDEX"));
+                if !declared {
+                    super::append_env(
+                        container,
+                        super::env_field("JOB_COMPLETION_INDEX", INDEX_FIELD),
+                    );
+                }
+            }
+        }
+    }
+    let hostname = spec["hostname"]
+        .as_str()
+        .map_or_else(|| format!("{job}-{index}"), str::to_owned);
+    spec["hostname"] = Json::String(hostname.clone());
+    let on_failure = super::restart_words(spec["restartPolicy"].as_str()).to_owned();
+    Pod {
+        name: format!("{job}-{index}"),
+        hostname,
+        namespace: namespace.to_owned(),
+        role: format!("Job {job}, index {index}"),
+        labels,
+        annotations,
+        spec,
+        on_failure,
+        stage,
+    }
+}
+
+/// Whether the pod failure policy fails the Job on any non-zero exit (what
+/// trainc writes: `FailJob` for exit codes `NotIn [0]`).
+fn fails_on_any_exit(spec: &Json) -> bool {
+    spec["podFailurePolicy"]["rules"]
+        .as_array()
+        .is_some_and(|rules| {
+            rules.iter().any(|rule| {
+                let codes = &rule["onExitCodes"];
+                rule["action"] == "FailJob"
+                    && codes["operator"] == "NotIn"
+                    && codes["values"]
+                        .as_array()
+                        .is_some_and(|v| v == &[Json::from(0)])
+            })
+        })
+}

@@ -1,0 +1,275 @@
+//! What the cluster makes of the objects trainc emits: the pods each
+//! controller creates, with the names, labels, environment and DNS records the
+//! controller and Kubernetes give them, and how the controller decides that
+//! the job succeeded or failed.
+//!
+//! This reads the emitted objects (what `kubectl apply` gets), never trainc's
+//! model, so a hand-edited manifest runs as the cluster would run it.
+//! `trainc run` starts these pods here; `describe --pods` prints them.
+//!
+//! One file per controller, each citing the source it follows:
+//! [`job`] (Kubernetes' Job controller), [`pytorchjob`] (the Training
+//! Operator), [`trainjob`] (Kubeflow Trainer and JobSet), and [`kubelet`]
+//! (what the kubelet does with a container's env, command and args).
+
+pub mod job;
+pub mod kubelet;
+pub mod pytorchjob;
+pub mod trainjob;
+
+use serde_json::{Map, Value as Json};
+
+use crate::trainer::runtime::Runtime;
+
+/// How a pod's exit decides the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Success {
+    /// Every pod must succeed (a Job; a JobSet's jobs).
+    AllPods,
+    /// The job succeeds when this pod does (a PyTorchJob's Master).
+    Pod(String),
+    /// The job succeeds when any pod does (an elastic PyTorchJob's Workers).
+    AnyPod,
+}
+
+/// One pod as the controller creates it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pod {
+    pub name: String,
+    /// `spec.hostname`, else the pod's name.
+    pub hostname: String,
+    pub namespace: String,
+    /// Who made it and what it is: "Master, replica 0", "index 1".
+    pub role: String,
+    pub labels: Map<String, Json>,
+    pub annotations: Map<String, Json>,
+    /// The pod's spec, with what the controller wrote into it (env, ports).
+    pub spec: Json,
+    /// What the cluster does when it fails, in words (restart policy,
+    /// backoff), for the report of a failed run.
+    pub on_failure: String,
+    /// Pods of a later stage start when every pod of the earlier ones has
+    /// succeeded (a JobSet's `dependsOn`).
+    pub stage: u32,
+}
+
+impl Pod {
+    /// The pod's containers (`initContainers` when `init`).
+    pub fn containers(&self, init: bool) -> &[Json] {
+        let key = if init { "initContainers" } else { "containers" };
+        self.spec[key].as_array().map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The pods of one job and how it ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// `PyTorchJob/name`.
+    pub job: String,
+    pub pods: Vec<Pod>,
+    pub success: Success,
+    /// `activeDeadlineSeconds`.
+    pub deadline: Option<u64>,
+    /// Services the controller makes (beside those among the objects).
+    pub services: Vec<Service>,
+    /// What the controller adds that is worth saying (retries trainc does not
+    /// make, settings that differ by version).
+    pub notes: Vec<String>,
+}
+
+/// A Service, as far as DNS goes: its name resolves to the pods it selects,
+/// and a headless one named like a pod's `subdomain` gives the pod the name
+/// `<hostname>.<service>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Service {
+    pub name: String,
+    pub namespace: String,
+    pub selector: Vec<(String, String)>,
+    pub headless: bool,
+}
+
+impl Service {
+    /// A Service object's.
+    pub fn from_object(object: &Json) -> Option<Service> {
+        let selector = object["spec"]["selector"].as_object()?;
+        Some(Service {
+            name: object["metadata"]["name"].as_str()?.to_owned(),
+            namespace: namespace_of(object).to_owned(),
+            selector: selector
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect(),
+            headless: object["spec"]["clusterIP"] == "None",
+        })
+    }
+
+    /// Whether it selects `pod`.
+    pub fn selects(&self, pod: &Pod) -> bool {
+        self.namespace == pod.namespace
+            && !self.selector.is_empty()
+            && self
+                .selector
+                .iter()
+                .all(|(k, v)| pod.labels.get(k).and_then(Json::as_str) == Some(v))
+    }
+}
+
+/// The objects, split by what they are.
+pub struct Objects<'a> {
+    pub all: &'a [Json],
+}
+
+impl<'a> Objects<'a> {
+    pub fn new(all: &'a [Json]) -> Objects<'a> {
+        Objects { all }
+    }
+
+    /// Objects of `kind`.
+    pub fn of_kind(&self, kind: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
+        self.all.iter().filter(move |o| o["kind"] == kind)
+    }
+
+    /// The object of `kind` named `name` in `namespace`.
+    pub fn find(&self, kind: &str, name: &str, namespace: &str) -> Option<&'a Json> {
+        self.all.iter().find(|o| {
+            o["kind"] == kind && o["metadata"]["name"] == name && namespace_of(o) == namespace
+        })
+    }
+}
+
+/// What the cluster runs: the objects' one job, as its controller runs it.
+/// `runtimes` are the cluster's, for a TrainJob whose runtime the objects do
+/// not hold; `release` the Trainer's.
+pub fn workload(
+    objects: &[Json],
+    runtimes: &[Runtime],
+    release: crate::trainer::Release,
+) -> Result<Workload, String> {
+    let jobs: Vec<&Json> = objects
+        .iter()
+        .filter(|o| matches!(o["kind"].as_str(), Some("Job" | "PyTorchJob" | "TrainJob")))
+        .collect();
+    let job = match jobs.as_slice() {
+        [job] => *job,
+        [] => return Err("the objects hold no Job, PyTorchJob or TrainJob".to_owned()),
+        many => {
+            let names: Vec<String> = many.iter().map(|j| object_name(j)).collect();
+            return Err(format!(
+                "the objects hold {} jobs ({}); run one at a time",
+                many.len(),
+                names.join(", ")
+            ));
+        }
+    };
+    let objects = Objects::new(objects);
+    match job["kind"].as_str() {
+        Some("Job") => job::workload(job),
+        Some("PyTorchJob") => pytorchjob::workload(job),
+        _ => trainjob::workload(job, &objects, runtimes, release),
+    }
+}
+
+/// `Kind/name`.
+pub fn object_name(object: &Json) -> String {
+    format!(
+        "{}/{}",
+        object["kind"].as_str().unwrap_or("?"),
+        object["metadata"]["name"].as_str().unwrap_or("?")
+    )
+}
+
+/// The object's namespace; `default` when it names none, as `kubectl apply`
+/// without `-n` puts it.
+pub fn namespace_of(object: &Json) -> &str {
+    object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+}
+
+/// A string field, or an error naming it.
+fn text<'a>(object: &'a Json, pointer: &str, what: &str) -> Result<&'a str, String> {
+    object
+        .pointer(pointer)
+        .and_then(Json::as_str)
+        .ok_or_else(|| {
+            format!(
+                "{what} has no `{}`",
+                pointer.trim_start_matches('/').replace('/', ".")
+            )
+        })
+}
+
+/// A count field (`replicas`, `completions`), `default` when absent.
+fn count(object: &Json, pointer: &str, default: u64) -> Result<u64, String> {
+    match object.pointer(pointer) {
+        None | Some(Json::Null) => Ok(default),
+        Some(value) => value.as_u64().ok_or_else(|| {
+            format!(
+                "`{}` is {value}, not a count",
+                pointer.trim_start_matches('/').replace('/', ".")
+            )
+        }),
+    }
+}
+
+/// Sets `name` to `value` in a container's env list: replaced where it is,
+/// appended when absent (the Trainer's `apply.UpsertEnvVars`).
+fn upsert_env(container: &mut Json, var: Json) {
+    let env = env_list(container);
+    match env.iter_mut().find(|e| e["name"] == var["name"]) {
+        Some(existing) => *existing = var,
+        None => env.push(var),
+    }
+}
+
+/// Appends to a container's env list (the Training Operator's `append`).
+fn append_env(container: &mut Json, var: Json) {
+    env_list(container).push(var);
+}
+
+fn env_list(container: &mut Json) -> &mut Vec<Json> {
+    if !container["env"].is_array() {
+        container["env"] = Json::Array(Vec::new());
+    }
+    container["env"]
+        .as_array_mut()
+        .expect("made an array above")
+}
+
+/// `{name, value}`.
+fn env_value(name: &str, value: &str) -> Json {
+    serde_json::json!({ "name": name, "value": value })
+}
+
+/// `{name, valueFrom: {fieldRef: {fieldPath}}}`.
+fn env_field(name: &str, field_path: &str) -> Json {
+    serde_json::json!({ "name": name, "valueFrom": { "fieldRef": { "fieldPath": field_path } } })
+}
+
+/// Merges `labels` (or annotations) into a map field of `meta`.
+fn add_meta(map: &mut Map<String, Json>, entries: &[(&str, String)]) {
+    for (key, value) in entries {
+        map.insert((*key).to_owned(), Json::String(value.clone()));
+    }
+}
+
+/// The template's `metadata.<field>` as a map.
+fn meta_map(template: &Json, field: &str) -> Map<String, Json> {
+    template["metadata"][field]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// What the kubelet does when a container fails, from the pod's restart
+/// policy.
+fn restart_words(policy: Option<&str>) -> &'static str {
+    match policy {
+        Some("OnFailure") => "the kubelet restarts the failed container (restartPolicy OnFailure)",
+        Some("Always") => "the kubelet restarts the container (restartPolicy Always)",
+        _ => "the pod is not restarted (restartPolicy Never)",
+    }
+}
+
+#[cfg(test)]
+mod tests;

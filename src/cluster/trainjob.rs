@@ -1,0 +1,353 @@
+//! Kubeflow Trainer (v2.0.0–v2.3.0) and JobSet as they make a TrainJob's
+//! pods, from the TrainJob and the runtime it names:
+//!
+//! - the runtime (`pkg/runtime/core/trainingruntime.go` `NewObjects`): the
+//!   TrainingRuntime or ClusterTrainingRuntime of `runtimeRef` (default
+//!   kind ClusterTrainingRuntime), its JobSet template's replicated jobs.
+//! - the trainer (`pkg/runtime/framework/plugins/jobset/builder.go`
+//!   `Trainer`): in the job labelled
+//!   `trainer.kubeflow.org/trainjob-ancestor-step: trainer`, the container
+//!   `node` takes the TrainJob's `image`, `command`, `args`,
+//!   `resourcesPerNode`; its `env` is upserted into the container's; the
+//!   job runs `numNodes` pods (else the runtime's `mlPolicy.numNodes`).
+//! - the torch plugin (`plugins/torch/torch.go` `EnforceMLPolicy`, the same
+//!   variables at v2.0.0, v2.1.0 and v2.3.0): upserts `PET_NNODES`,
+//!   `PET_NPROC_PER_NODE` ([`crate::trainer::torch::procs_per_node`]),
+//!   `PET_NODE_RANK` from the pod's completion index, `PET_MASTER_ADDR`
+//!   `<job>-node-0-0.<job>` and `PET_MASTER_PORT` 29500
+//!   (`pkg/constants/constants.go` `ContainerTrainerPort`), and the port.
+//!   For the torchtune entrypoint (`tune run`) it rewrites the command
+//!   instead; trainc run does not emulate that.
+//! - the pod patches, by API level: v2.0 `podSpecOverrides`, v2.1–v2.2
+//!   `podTemplateOverrides` (`targetJobs`), v2.3 `runtimePatches`
+//!   (`trainingRuntimeSpec.template.spec.replicatedJobs[name]`), merged as
+//!   strategic merge does: containers, volumes and env by name, mounts by
+//!   path, other lists replaced.
+//! - JobSet (kubernetes-sigs/jobset v0.8–v0.12, `jobset_controller.go`
+//!   `constructJob`, `GenJobName`): job `i` of replicated job `r` is
+//!   `<job>-<r>-<i>`, Indexed, its pods' subdomain the TrainJob's name, with
+//!   a headless Service of that name selecting
+//!   `jobset.sigs.k8s.io/jobset-name`; a replicated job with `dependsOn`
+//!   starts when those jobs are `Complete` (or `Ready`). The JobSet
+//!   succeeds when every job does (the default `successPolicy`).
+
+use serde_json::Value as Json;
+
+use super::{Objects, Success, Workload};
+use crate::trainer::Release;
+use crate::trainer::runtime::{ANCESTOR_LABEL, Runtime};
+
+/// The trainer's port (`ContainerTrainerPort`).
+pub const PORT: u64 = 29500;
+/// The JobSet label the Service selects by.
+pub const JOBSET_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
+
+/// The pods of a TrainJob on its runtime.
+pub fn workload(
+    job: &Json,
+    objects: &Objects<'_>,
+    runtimes: &[Runtime],
+    release: Release,
+) -> Result<Workload, String> {
+    let name = super::text(job, "/metadata/name", "the TrainJob")?;
+    let namespace = super::namespace_of(job);
+    let spec = &job["spec"];
+    let runtime = runtime(name, namespace, spec, objects, runtimes, release)?;
+    let trainer = &spec["trainer"];
+    let torch = runtime.object["spec"]["mlPolicy"]["torch"].is_object();
+    let nodes = trainer["numNodes"]
+        .as_u64()
+        .or_else(|| runtime.object["spec"]["mlPolicy"]["numNodes"].as_u64())
+        .unwrap_or(1);
+    let mut replicated: Vec<Json> = runtime.object["spec"]["template"]["spec"]["replicatedJobs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if replicated.is_empty() {
+        return Err(format!(
+            "the runtime `{}` has no replicated jobs",
+            runtime.name
+        ));
+    }
+    let procs = crate::trainer::torch::procs_per_node(release, trainer, Some(&runtime));
+    let procs = match procs {
+        crate::trainer::torch::Procs::Count(n) => n.to_string(),
+        crate::trainer::torch::Procs::Word(w) => w,
+    };
+    for rjob in &mut replicated {
+        if rjob["template"]["metadata"]["labels"][ANCESTOR_LABEL] != "trainer" {
+            continue;
+        }
+        rjob["template"]["spec"]["parallelism"] = Json::from(nodes);
+        rjob["template"]["spec"]["completions"] = Json::from(nodes);
+        let pod_spec = &mut rjob["template"]["spec"]["template"]["spec"];
+        let Some(node) = pod_spec["containers"]
+            .as_array_mut()
+            .and_then(|c| c.iter_mut().find(|c| c["name"] == "node"))
+        else {
+            continue;
+        };
+        apply_trainer(node, trainer);
+        if torch {
+            for var in [
+                super::env_value("PET_NNODES", &nodes.to_string()),
+                super::env_value("PET_NPROC_PER_NODE", &procs),
+                super::env_field("PET_NODE_RANK", super::job::INDEX_FIELD),
+                super::env_value("PET_MASTER_ADDR", &format!("{name}-node-0-0.{name}")),
+                super::env_value("PET_MASTER_PORT", &PORT.to_string()),
+            ] {
+                super::upsert_env(node, var);
+            }
+            let ports = node["ports"].as_array().cloned().unwrap_or_default();
+            if !ports.iter().any(|p| p["containerPort"] == PORT) {
+                let mut ports = ports;
+                ports.push(serde_json::json!({ "containerPort": PORT }));
+                node["ports"] = Json::Array(ports);
+            }
+        }
+    }
+    apply_patches(name, spec, &mut replicated)?;
+    let stages = stages(&replicated)?;
+    let mut pods = Vec::new();
+    for (rjob, stage) in replicated.iter().zip(stages) {
+        let rname = rjob["name"].as_str().unwrap_or_default();
+        let copies = super::count(rjob, "/replicas", 1)?;
+        let job_template = &rjob["template"];
+        let count = super::count(job_template, "/spec/completions", 1)?;
+        for copy in 0..copies {
+            let job_name = format!("{name}-{rname}-{copy}");
+            let mut template = job_template["spec"]["template"].clone();
+            template["spec"]["subdomain"] = Json::String(name.to_owned());
+            let labels = template["metadata"]["labels"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            let mut labels = labels;
+            super::add_meta(
+                &mut labels,
+                &[
+                    (JOBSET_LABEL, name.to_owned()),
+                    ("jobset.sigs.k8s.io/replicatedjob-name", rname.to_owned()),
+                    ("jobset.sigs.k8s.io/job-index", copy.to_string()),
+                ],
+            );
+            template["metadata"]["labels"] = Json::Object(labels);
+            for index in 0..count {
+                let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
+                pod.role = format!("{rname} job {copy}, index {index}");
+                pods.push(pod);
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if let Some(restarts) =
+        runtime.object["spec"]["template"]["spec"]["failurePolicy"]["maxRestarts"].as_u64()
+    {
+        notes.push(format!(
+            "JobSet would recreate every job up to {restarts} times after a failure (failurePolicy.maxRestarts); trainc run ends the job at the first failure"
+        ));
+    }
+    if trainer["command"]
+        .as_array()
+        .is_some_and(|c| c == &[Json::from("tune"), Json::from("run")])
+    {
+        notes.push("the torch plugin rewrites a `tune run` command (torchtune); trainc run runs it as written".to_owned());
+    }
+    Ok(Workload {
+        job: format!("TrainJob/{name}"),
+        pods,
+        success: Success::AllPods,
+        deadline: spec["activeDeadlineSeconds"].as_u64(),
+        services: vec![super::Service {
+            name: name.to_owned(),
+            namespace: namespace.to_owned(),
+            selector: vec![(JOBSET_LABEL.to_owned(), name.to_owned())],
+            headless: true,
+        }],
+        notes,
+    })
+}
+
+/// The runtime the TrainJob names: among the objects, then the cluster's
+/// runtimes, then (a ClusterTrainingRuntime) what `release` ships.
+fn runtime(
+    name: &str,
+    namespace: &str,
+    spec: &Json,
+    objects: &Objects<'_>,
+    runtimes: &[Runtime],
+    release: Release,
+) -> Result<Runtime, String> {
+    let wanted = spec["runtimeRef"]["name"]
+        .as_str()
+        .ok_or_else(|| format!("TrainJob/{name} has no `spec.runtimeRef.name`"))?;
+    let kind = spec["runtimeRef"]["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    let namespaced = kind == "TrainingRuntime";
+    let in_objects = objects
+        .of_kind(if namespaced {
+            "TrainingRuntime"
+        } else {
+            "ClusterTrainingRuntime"
+        })
+        .find(|o| {
+            o["metadata"]["name"] == wanted && (!namespaced || super::namespace_of(o) == namespace)
+        });
+    if let Some(object) = in_objects {
+        return Runtime::from_json(object).map_err(|e| format!("the {kind} `{wanted}`: {e}"));
+    }
+    let from_file = runtimes.iter().find(|r| {
+        r.name == wanted
+            && r.kind.as_str() == kind
+            && (!namespaced || r.namespace.as_deref().unwrap_or("default") == namespace)
+    });
+    if let Some(runtime) = from_file {
+        return Ok(runtime.clone());
+    }
+    if !namespaced {
+        if let Some(runtime) = crate::trainer::catalogue::find(release, wanted) {
+            return Ok(runtime.clone());
+        }
+    }
+    Err(format!(
+        "TrainJob/{name} runs on the {kind} `{wanted}`, which neither the objects, the runtimes file (`--runtimes`) nor Trainer {} holds",
+        release.tag()
+    ))
+}
+
+/// The TrainJob's trainer fields onto the `node` container.
+fn apply_trainer(node: &mut Json, trainer: &Json) {
+    for (from, to) in [
+        ("image", "image"),
+        ("command", "command"),
+        ("args", "args"),
+        ("resourcesPerNode", "resources"),
+    ] {
+        if !trainer[from].is_null() {
+            node[to] = trainer[from].clone();
+        }
+    }
+    if let Some(env) = trainer["env"].as_array() {
+        for var in env {
+            super::upsert_env(node, var.clone());
+        }
+    }
+}
+
+/// Applies the TrainJob's pod patches to the replicated jobs they target.
+fn apply_patches(name: &str, spec: &Json, replicated: &mut [Json]) -> Result<(), String> {
+    let target = |rjob: &Json, patch: &Json| {
+        patch["targetJobs"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|j| j["name"] == rjob["name"]))
+    };
+    for patch in spec["podSpecOverrides"].as_array().into_iter().flatten() {
+        let mut fields = patch.clone();
+        fields.as_object_mut().map(|f| f.remove("targetJobs"));
+        for rjob in replicated.iter_mut().filter(|r| target(r, patch)) {
+            merge(
+                &mut rjob["template"]["spec"]["template"]["spec"],
+                &fields,
+                "",
+            );
+        }
+    }
+    for patch in spec["podTemplateOverrides"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        for rjob in replicated.iter_mut().filter(|r| target(r, patch)) {
+            let pod = &mut rjob["template"]["spec"]["template"];
+            merge(&mut pod["metadata"], &patch["metadata"], "");
+            merge(&mut pod["spec"], &patch["spec"], "");
+        }
+    }
+    for patch in spec["runtimePatches"].as_array().into_iter().flatten() {
+        let jobs = &patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"];
+        for job_patch in jobs.as_array().into_iter().flatten() {
+            let rjob = replicated
+                .iter_mut()
+                .find(|r| r["name"] == job_patch["name"])
+                .ok_or_else(|| {
+                    format!(
+                        "TrainJob/{name} patches the replicated job `{}`, which its runtime does not have",
+                        job_patch["name"].as_str().unwrap_or("?")
+                    )
+                })?;
+            merge(&mut rjob["template"], &job_patch["template"], "");
+        }
+    }
+    Ok(())
+}
+
+/// The key that identifies an item of the list at `field`, as the
+/// Kubernetes types' `patchMergeKey` says.
+fn merge_key(field: &str) -> Option<&'static str> {
+    match field {
+        "containers" | "initContainers" | "volumes" | "env" | "imagePullSecrets" => Some("name"),
+        "volumeMounts" => Some("mountPath"),
+        "ports" => Some("containerPort"),
+        _ => None,
+    }
+}
+
+/// Merges `patch` into `base`: maps key by key, keyed lists item by item,
+/// anything else replaced. `field` is the name `base` is found under.
+pub fn merge(base: &mut Json, patch: &Json, field: &str) {
+    match (base, patch) {
+        (Json::Object(base), Json::Object(patch)) => {
+            for (key, value) in patch {
+                merge(base.entry(key.clone()).or_insert(Json::Null), value, key);
+            }
+        }
+        (Json::Array(base), Json::Array(patch)) if merge_key(field).is_some() => {
+            let key = merge_key(field).expect("checked");
+            for item in patch {
+                match base.iter_mut().find(|b| b[key] == item[key]) {
+                    Some(existing) => merge(existing, item, ""),
+                    None => base.push(item.clone()),
+                }
+            }
+        }
+        (base, patch) if !patch.is_null() => *base = patch.clone(),
+        _ => {}
+    }
+}
+
+/// Each replicated job's stage: after the jobs it waits to complete, with
+/// the jobs it waits to be ready for.
+fn stages(replicated: &[Json]) -> Result<Vec<u32>, String> {
+    let mut stage: Vec<Option<u32>> = vec![None; replicated.len()];
+    for _ in 0..=replicated.len() {
+        for (i, rjob) in replicated.iter().enumerate() {
+            let mut at = 0;
+            let mut known = true;
+            for dep in rjob["dependsOn"].as_array().into_iter().flatten() {
+                let Some(j) = replicated.iter().position(|r| r["name"] == dep["name"]) else {
+                    return Err(format!(
+                        "the replicated job `{}` depends on `{}`, which the runtime does not have",
+                        rjob["name"].as_str().unwrap_or("?"),
+                        dep["name"].as_str().unwrap_or("?")
+                    ));
+                };
+                match stage[j] {
+                    Some(s) => at = at.max(if dep["status"] == "Ready" { s } else { s + 1 }),
+                    None => known = false,
+                }
+            }
+            if known {
+                stage[i] = Some(at);
+            }
+        }
+    }
+    stage
+        .into_iter()
+        .map(|s| {
+            s.ok_or_else(|| {
+                "the runtime's replicated jobs depend on each other in a cycle".to_owned()
+            })
+        })
+        .collect()
+}

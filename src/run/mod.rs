@@ -1,0 +1,400 @@
+//! `trainc run`: the emitted objects, run here as the cluster would run them.
+//!
+//! [`crate::cluster`] says which pods the job's controller makes and what
+//! each container is given; this module makes their volumes
+//! ([`volumes`]), starts every container as a process in namespaces of its
+//! own ([`sandbox`]) with a local Python environment standing in for the
+//! image, and follows them to the job's end ([`supervise`]).
+
+pub mod sandbox;
+pub mod supervise;
+pub mod volumes;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::cluster::kubelet::{self, Fields};
+use crate::cluster::{Pod, Service, Success, Workload};
+use sandbox::Mount;
+
+/// More pods than a run on one machine should start.
+pub const MAX_PODS: usize = 32;
+
+/// What stands in for the cluster.
+pub struct Options {
+    /// The Python that stands in for the image's: its directory comes first
+    /// on the containers' `PATH`, so `python`, `python3` and `torchrun` are
+    /// its.
+    pub python: PathBuf,
+    /// Image paths given from local directories: (`/app`, `./src`).
+    pub maps: Vec<(String, PathBuf)>,
+    pub claims: Vec<(String, PathBuf)>,
+    pub configmaps: Vec<(String, PathBuf)>,
+    pub secrets: Vec<(String, PathBuf)>,
+    /// Containers in namespaces of their own (else plain processes).
+    pub isolate: bool,
+    /// Where the run's files go (volumes, roots); removed after.
+    pub work: PathBuf,
+}
+
+/// One container, ready to start.
+pub struct Launch {
+    /// `pod` or `pod/container` for the output's prefix.
+    pub label: String,
+    pub command: std::process::Command,
+}
+
+/// One pod, ready to start.
+pub struct PodRun {
+    pub name: String,
+    pub stage: u32,
+    pub on_failure: String,
+    pub init: Vec<Launch>,
+    pub containers: Vec<Launch>,
+}
+
+/// The run.
+pub struct Plan {
+    pub job: String,
+    pub pods: Vec<PodRun>,
+    pub success: Success,
+    pub deadline: Option<u64>,
+    /// What the run says before it starts: the pods, their addresses, what
+    /// differs from the cluster.
+    pub header: String,
+}
+
+/// The loopback address of pod `index`.
+fn address(index: usize) -> String {
+    let n = index + 1;
+    format!("127.77.{}.{}", n / 250, n % 250 + 1)
+}
+
+/// Prepares the run of `workload`, made from `objects`.
+pub fn prepare(objects: &[Json], workload: &Workload, options: &Options) -> Result<Plan, String> {
+    if workload.pods.len() > MAX_PODS {
+        return Err(format!(
+            "{} has {} pods; trainc run starts every pod on this machine, at most {MAX_PODS}: run a smaller variant (`--set replicas=2`)",
+            workload.job,
+            workload.pods.len()
+        ));
+    }
+    let mut services: Vec<Service> = objects
+        .iter()
+        .filter(|o| o["kind"] == "Service")
+        .filter_map(Service::from_object)
+        .collect();
+    services.extend(workload.services.iter().cloned());
+    let ips: Vec<String> = (0..workload.pods.len()).map(address).collect();
+    let (hosts, names) = hosts(&workload.pods, &ips, &services);
+    let hosts_file = options.work.join("hosts");
+    std::fs::write(&hosts_file, &hosts).map_err(|e| format!("{}: {e}", hosts_file.display()))?;
+    let store = volumes::Objects {
+        objects,
+        configmaps: &options.configmaps,
+        secrets: &options.secrets,
+    };
+    let given = volumes::Given {
+        claims: &options.claims,
+    };
+    let python_bin = options
+        .python
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut pods = Vec::new();
+    for (index, pod) in workload.pods.iter().enumerate() {
+        let pod_dir = options.work.join("pods").join(&pod.name);
+        let made = volumes::make(
+            pod,
+            &pod_dir.join("volumes"),
+            &options.work.join("claims"),
+            &store,
+            &given,
+        )?;
+        let fields = Fields {
+            pod,
+            pod_ip: &ips[index],
+            host_ip: "127.0.0.1",
+            node_name: "localhost",
+        };
+        let context = Context {
+            pod,
+            fields: &fields,
+            store: &store,
+            made: &made,
+            options,
+            python_bin: &python_bin,
+            hosts_file: &hosts_file,
+            names: &names,
+            pod_dir: &pod_dir,
+        };
+        let several = pod.containers(false).len() > 1;
+        let init = pod
+            .containers(true)
+            .iter()
+            .map(|c| context.launch(c, true))
+            .collect::<Result<_, _>>()?;
+        let containers = pod
+            .containers(false)
+            .iter()
+            .map(|c| context.launch(c, several))
+            .collect::<Result<_, _>>()?;
+        pods.push(PodRun {
+            name: pod.name.clone(),
+            stage: pod.stage,
+            on_failure: pod.on_failure.clone(),
+            init,
+            containers,
+        });
+    }
+    Ok(Plan {
+        job: workload.job.clone(),
+        success: workload.success.clone(),
+        deadline: workload.deadline,
+        header: header(workload, &ips, options),
+        pods,
+    })
+}
+
+/// `/etc/hosts` for every pod, and every name it resolves: each pod's
+/// hostname, its `<hostname>.<subdomain>` names where a headless Service of
+/// that name selects it, and each Service's name (its first pod), each with
+/// the forms the cluster's search path completes (`.<namespace>`,
+/// `.<namespace>.svc`, `.<namespace>.svc.cluster.local`).
+fn hosts(pods: &[Pod], ips: &[String], services: &[Service]) -> (String, Vec<String>) {
+    let forms = |name: &str, namespace: &str| -> Vec<String> {
+        vec![
+            name.to_owned(),
+            format!("{name}.{namespace}"),
+            format!("{name}.{namespace}.svc"),
+            format!("{name}.{namespace}.svc.cluster.local"),
+        ]
+    };
+    let mut text =
+        String::from("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+    let mut all = Vec::new();
+    for (pod, ip) in pods.iter().zip(ips) {
+        let mut names = vec![pod.hostname.clone()];
+        if let Some(subdomain) = pod.spec["subdomain"].as_str() {
+            let headless = services
+                .iter()
+                .any(|s| s.name == subdomain && s.headless && s.selects(pod));
+            if headless {
+                names.extend(forms(
+                    &format!("{}.{subdomain}", pod.hostname),
+                    &pod.namespace,
+                ));
+            }
+        }
+        for service in services {
+            let first = pods.iter().position(|p| service.selects(p));
+            if first.is_some_and(|f| std::ptr::eq(&pods[f], pod)) {
+                names.extend(forms(&service.name, &service.namespace));
+            }
+        }
+        names.dedup();
+        let _ = writeln!(text, "{ip}\t{}", names.join(" "));
+        all.extend(names);
+    }
+    (text, all)
+}
+
+fn header(workload: &Workload, ips: &[String], options: &Options) -> String {
+    let mut out = format!(
+        "trainc run: {}, {} pods\n",
+        workload.job,
+        workload.pods.len()
+    );
+    for (pod, ip) in workload.pods.iter().zip(ips) {
+        let _ = writeln!(out, "  {} ({}) at {ip}", pod.name, pod.role);
+    }
+    let _ = writeln!(
+        out,
+        "  the image's place is taken by {}",
+        options.python.display()
+    );
+    if !options.isolate {
+        out.push_str("  no user namespaces here: containers run as plain processes, their mount paths and pod names rewritten to local directories and 127.0.0.1\n");
+    }
+    for note in &workload.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    out
+}
+
+/// What a container's launch is made from.
+struct Context<'a> {
+    pod: &'a Pod,
+    fields: &'a Fields<'a>,
+    store: &'a volumes::Objects<'a>,
+    made: &'a volumes::Made,
+    options: &'a Options,
+    python_bin: &'a Path,
+    hosts_file: &'a Path,
+    names: &'a [String],
+    pod_dir: &'a Path,
+}
+
+impl Context<'_> {
+    fn launch(&self, container: &Json, named: bool) -> Result<Launch, String> {
+        let cname = container["name"].as_str().unwrap_or("?");
+        let pod = &self.pod.name;
+        let started = kubelet::start(container, self.fields, self.store)
+            .map_err(|e| format!("pod {pod}: {e}"))?;
+        let mut mounts: Vec<Mount> = self
+            .options
+            .maps
+            .iter()
+            .map(|(target, source)| Mount {
+                target: target.clone(),
+                source: source.clone(),
+                read_only: false,
+            })
+            .collect();
+        for mount in container["volumeMounts"].as_array().into_iter().flatten() {
+            let volume = mount["name"].as_str().unwrap_or_default();
+            let source = self
+                .made
+                .paths
+                .get(volume)
+                .ok_or_else(|| format!("pod {pod} container `{cname}` mounts the volume `{volume}`, which the pod does not have"))?;
+            let source = match mount["subPath"].as_str().filter(|s| !s.is_empty()) {
+                Some(sub) => source.join(sub),
+                None => source.clone(),
+            };
+            mounts.push(Mount {
+                target: mount["mountPath"].as_str().unwrap_or_default().to_owned(),
+                source,
+                read_only: mount["readOnly"] == true,
+            });
+        }
+        let mut env = started.env.clone();
+        let path_value = std::iter::once(self.python_bin.display().to_string())
+            .chain(
+                env.iter()
+                    .find(|(n, _)| n == "PATH")
+                    .map_or(
+                        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        |(_, v)| v.as_str(),
+                    )
+                    .split(':')
+                    .map(str::to_owned),
+            )
+            .collect::<Vec<_>>()
+            .join(":");
+        env.retain(|(n, _)| n != "PATH");
+        env.insert(0, ("PATH".to_owned(), path_value));
+        env.insert(1, ("HOSTNAME".to_owned(), self.pod.hostname.clone()));
+        if !env.iter().any(|(n, _)| n == "HOME") {
+            env.insert(2, ("HOME".to_owned(), "/root".to_owned()));
+        }
+        check_programs(&started.argv, &mounts, self.python_bin, container, pod)?;
+        let working_dir = started.working_dir.as_deref().unwrap_or("/");
+        let root = self.pod_dir.join("roots").join(cname);
+        std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let spec = sandbox::Container {
+            argv: &started.argv,
+            env: &env,
+            working_dir,
+            hostname: &self.pod.hostname,
+            hosts_file: self.hosts_file,
+            mounts: &mounts,
+            root: &root,
+        };
+        let command = if self.options.isolate {
+            sandbox::isolated(&spec).map_err(|e| format!("pod {pod} container `{cname}`: {e}"))?
+        } else {
+            sandbox::plain(&spec, &sandbox::Rewrite::new(&mounts, self.names))
+        };
+        Ok(Launch {
+            label: if named {
+                format!("{pod}/{cname}")
+            } else {
+                pod.clone()
+            },
+            command,
+        })
+    }
+}
+
+/// The program and the scripts a container's command names must be here:
+/// the program on the stand-in's `PATH`, every absolute `*.py` or `*.sh`
+/// path in a mount or on this machine. What only the image has is an error
+/// that says how to give it.
+fn check_programs(
+    argv: &[String],
+    mounts: &[Mount],
+    python_bin: &Path,
+    container: &Json,
+    pod: &str,
+) -> Result<(), String> {
+    let cname = container["name"].as_str().unwrap_or("?");
+    let image = container["image"].as_str().unwrap_or("its image");
+    let program = &argv[0];
+    if !program.contains('/') {
+        let standard = [
+            "/usr/local/sbin",
+            "/usr/local/bin",
+            "/usr/sbin",
+            "/usr/bin",
+            "/sbin",
+            "/bin",
+        ];
+        let found = std::iter::once(python_bin)
+            .chain(standard.iter().map(Path::new))
+            .any(|dir| dir.join(program).is_file());
+        if !found {
+            let hint = if program == "torchrun" {
+                format!(
+                    "install PyTorch into it (`{} -m pip install torch`) or give another with `--python`",
+                    python_bin.join("python").display()
+                )
+            } else {
+                "give a Python environment that has it with `--python`".to_owned()
+            };
+            return Err(format!(
+                "pod {pod} container `{cname}` runs `{program}`, which is not in {} (the Python environment standing in for {image}) nor on the system path: {hint}",
+                python_bin.display()
+            ));
+        }
+    }
+    for word in argv {
+        let path = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+        let is_file = path.starts_with('/')
+            && Path::new(path)
+                .extension()
+                .is_some_and(|e| e == "py" || e == "sh");
+        if !is_file {
+            continue;
+        }
+        let mounted = mounts
+            .iter()
+            .filter(|m| path.starts_with(&format!("{}/", m.target.trim_end_matches('/'))))
+            .max_by_key(|m| m.target.len());
+        let local = match mounted {
+            Some(m) => m
+                .source
+                .join(&path[m.target.trim_end_matches('/').len() + 1..]),
+            None => PathBuf::from(path),
+        };
+        if !local.exists() {
+            let dir = Path::new(path)
+                .parent()
+                .map_or("/".into(), |d| d.display().to_string());
+            return Err(match mounted {
+                Some(m) => format!(
+                    "pod {pod} container `{cname}` runs `{path}`, which is not in {} (mounted at {})",
+                    m.source.display(),
+                    m.target
+                ),
+                None => format!(
+                    "pod {pod} container `{cname}` runs `{path}`, which only the image {image} has (trainc run does not pull images): give a local directory for {dir} with `--map {dir}=DIR`"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
