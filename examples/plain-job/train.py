@@ -26,6 +26,9 @@ def main():
         optimizer.step()
         if rank == 0 and step % 20 == 0:
             print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    # Every rank done before any leaves: a rank that exits while another is
+    # still inside the process group can abort it.
+    dist.barrier()
     dist.destroy_process_group()
     if rank == 0:
         print(f"done: {world} processes trained one model", flush=True)

@@ -43,6 +43,8 @@ pub struct Options {
 pub struct Launch {
     /// `pod` or `pod/container` for the output's prefix.
     pub label: String,
+    /// The container's name.
+    pub container: String,
     pub command: std::process::Command,
 }
 

@@ -270,7 +270,7 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
             };
             let what = if init { "init container" } else { "container" };
             return Err(format!(
-                "pod {}: {what} {label} {how}; on the cluster {}",
+                "pod {}: {what} `{name}` {how}; on the cluster {}",
                 pod.run.name, pod.run.on_failure
             ));
         }
