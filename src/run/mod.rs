@@ -317,6 +317,7 @@ impl Context<'_> {
             } else {
                 pod.clone()
             },
+            container: cname.to_owned(),
             command,
         })
     }

@@ -257,10 +257,10 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
     for (at, index, status) in ended.into_iter().rev() {
         pod.live.remove(at);
         let init = matches!(pod.phase, Phase::Init(_));
-        let label = if init {
-            &pod.run.init[index].label
+        let name = if init {
+            &pod.run.init[index].container
         } else {
-            &pod.run.containers[index].label
+            &pod.run.containers[index].container
         };
         if !status.success() {
             pod.phase = Phase::Failed;
