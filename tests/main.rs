@@ -20,6 +20,7 @@ mod kustomize;
 mod linear;
 mod properties;
 mod purity;
+mod run;
 mod schema_lock;
 mod schema_verdict;
 mod support;

@@ -216,14 +216,15 @@ pub fn expand(text: &str, mut value: impl FnMut(&str) -> Option<String>) -> Stri
     let mut out = String::with_capacity(text.len());
     scan(text, |piece| match piece {
         Piece::Text(t) => out.push_str(t),
-        Piece::Reference(name) => match value(name) {
-            Some(v) => out.push_str(&v),
-            None => {
+        Piece::Reference(name) => {
+            if let Some(v) = value(name) {
+                out.push_str(&v);
+            } else {
                 out.push_str("$(");
                 out.push_str(name);
                 out.push(')');
             }
-        },
+        }
     });
     out
 }

@@ -51,24 +51,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     let name = super::text(job, "/metadata/name", "the PyTorchJob")?;
     let namespace = super::namespace_of(job).to_owned();
     let spec = &job["spec"];
-    let replica_specs = spec["pytorchReplicaSpecs"]
-        .as_object()
-        .ok_or_else(|| format!("PyTorchJob/{name} has no `spec.pytorchReplicaSpecs`"))?;
-    let mut types: Vec<(&str, &Json)> = Vec::new();
-    for (written, replica) in replica_specs {
-        // setPyTorchTypeNamesToCamelCase: any case of master/worker.
-        let rtype = match written.to_lowercase().as_str() {
-            "master" => "Master",
-            "worker" => "Worker",
-            _ => {
-                return Err(format!(
-                    "PyTorchJob/{name} has a replica type `{written}`; the operator knows Master and Worker"
-                ));
-            }
-        };
-        types.push((rtype, replica));
-    }
-    types.sort_by_key(|(rtype, _)| *rtype != "Master");
+    let types = replica_types(name, spec)?;
     let replicas = |rtype: &str| -> Result<Option<u64>, String> {
         types
             .iter()
@@ -142,10 +125,54 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
             ));
         }
     }
-    let success = match masters {
-        Some(_) => Success::Pod(format!("{name}-master-0")),
-        None if elastic.is_some() => Success::AnyPod,
-        None => Success::AllPods,
+    let (success, notes) = ending(name, spec, &types, masters.is_some(), elastic.is_some());
+    let services = pods.iter().map(pod_service).collect();
+    Ok(Workload {
+        job: format!("PyTorchJob/{name}"),
+        services,
+        pods,
+        success,
+        deadline: spec["runPolicy"]["activeDeadlineSeconds"].as_u64(),
+        notes,
+    })
+}
+
+/// The replica specs, Master first, their types in the case the operator
+/// gives them (`setPyTorchTypeNamesToCamelCase`).
+fn replica_types<'a>(name: &str, spec: &'a Json) -> Result<Vec<(&'static str, &'a Json)>, String> {
+    let replica_specs = spec["pytorchReplicaSpecs"]
+        .as_object()
+        .ok_or_else(|| format!("PyTorchJob/{name} has no `spec.pytorchReplicaSpecs`"))?;
+    let mut types: Vec<(&'static str, &Json)> = Vec::new();
+    for (written, replica) in replica_specs {
+        let rtype = match written.to_lowercase().as_str() {
+            "master" => "Master",
+            "worker" => "Worker",
+            _ => {
+                return Err(format!(
+                    "PyTorchJob/{name} has a replica type `{written}`; the operator knows Master and Worker"
+                ));
+            }
+        };
+        types.push((rtype, replica));
+    }
+    types.sort_by_key(|(rtype, _)| *rtype != "Master");
+    Ok(types)
+}
+
+/// How the job ends (`UpdateJobStatus`), and what trainc run does not do
+/// of it.
+fn ending(
+    name: &str,
+    spec: &Json,
+    types: &[(&str, &Json)],
+    master: bool,
+    elastic: bool,
+) -> (Success, Vec<String>) {
+    let success = match master {
+        true => Success::Pod(format!("{name}-master-0")),
+        false if elastic => Success::AnyPod,
+        false => Success::AllPods,
     };
     let mut notes = Vec::new();
     let restarting = types
@@ -160,15 +187,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
             "the Training Operator would restart a failed pod {backoff}; trainc run ends the job at the first failure"
         ));
     }
-    let services = pods.iter().map(pod_service).collect();
-    Ok(Workload {
-        job: format!("PyTorchJob/{name}"),
-        services,
-        pods,
-        success,
-        deadline: spec["runPolicy"]["activeDeadlineSeconds"].as_u64(),
-        notes,
-    })
+    (success, notes)
 }
 
 /// The `pytorchjob-port` of the `pytorch` container, else the default the

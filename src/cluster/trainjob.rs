@@ -75,36 +75,7 @@ pub fn workload(
         crate::trainer::torch::Procs::Word(w) => w,
     };
     for rjob in &mut replicated {
-        if rjob["template"]["metadata"]["labels"][ANCESTOR_LABEL] != "trainer" {
-            continue;
-        }
-        rjob["template"]["spec"]["parallelism"] = Json::from(nodes);
-        rjob["template"]["spec"]["completions"] = Json::from(nodes);
-        let pod_spec = &mut rjob["template"]["spec"]["template"]["spec"];
-        let Some(node) = pod_spec["containers"]
-            .as_array_mut()
-            .and_then(|c| c.iter_mut().find(|c| c["name"] == "node"))
-        else {
-            continue;
-        };
-        apply_trainer(node, trainer);
-        if torch {
-            for var in [
-                super::env_value("PET_NNODES", &nodes.to_string()),
-                super::env_value("PET_NPROC_PER_NODE", &procs),
-                super::env_field("PET_NODE_RANK", super::job::INDEX_FIELD),
-                super::env_value("PET_MASTER_ADDR", &format!("{name}-node-0-0.{name}")),
-                super::env_value("PET_MASTER_PORT", &PORT.to_string()),
-            ] {
-                super::upsert_env(node, var);
-            }
-            let ports = node["ports"].as_array().cloned().unwrap_or_default();
-            if !ports.iter().any(|p| p["containerPort"] == PORT) {
-                let mut ports = ports;
-                ports.push(serde_json::json!({ "containerPort": PORT }));
-                node["ports"] = Json::Array(ports);
-            }
-        }
+        enforce_trainer(rjob, name, trainer, nodes, torch.then_some(procs.as_str()));
     }
     apply_patches(name, spec, &mut replicated)?;
     let stages = stages(&replicated)?;
@@ -139,11 +110,11 @@ pub fn workload(
             }
         }
     }
-    let mut notes = Vec::new();
+    let mut said = Vec::new();
     if let Some(restarts) =
         runtime.object["spec"]["template"]["spec"]["failurePolicy"]["maxRestarts"].as_u64()
     {
-        notes.push(format!(
+        said.push(format!(
             "JobSet would recreate every job up to {restarts} times after a failure (failurePolicy.maxRestarts); trainc run ends the job at the first failure"
         ));
     }
@@ -151,7 +122,7 @@ pub fn workload(
         .as_array()
         .is_some_and(|c| c == &[Json::from("tune"), Json::from("run")])
     {
-        notes.push("the torch plugin rewrites a `tune run` command (torchtune); trainc run runs it as written".to_owned());
+        said.push("the torch plugin rewrites a `tune run` command (torchtune); trainc run runs it as written".to_owned());
     }
     Ok(Workload {
         job: format!("TrainJob/{name}"),
@@ -164,8 +135,44 @@ pub fn workload(
             selector: vec![(JOBSET_LABEL.to_owned(), name.to_owned())],
             headless: true,
         }],
-        notes,
+        notes: said,
     })
+}
+
+/// The trainer's job of the runtime (`rjob`, when it is the `trainer`
+/// ancestor) as the jobset plugin and, with `procs` (a torch policy), the
+/// torch plugin make it.
+fn enforce_trainer(rjob: &mut Json, name: &str, trainer: &Json, nodes: u64, procs: Option<&str>) {
+    if rjob["template"]["metadata"]["labels"][ANCESTOR_LABEL] != "trainer" {
+        return;
+    }
+    rjob["template"]["spec"]["parallelism"] = Json::from(nodes);
+    rjob["template"]["spec"]["completions"] = Json::from(nodes);
+    let pod_spec = &mut rjob["template"]["spec"]["template"]["spec"];
+    let Some(node) = pod_spec["containers"]
+        .as_array_mut()
+        .and_then(|c| c.iter_mut().find(|c| c["name"] == "node"))
+    else {
+        return;
+    };
+    apply_trainer(node, trainer);
+    if let Some(procs) = procs {
+        for var in [
+            super::env_value("PET_NNODES", &nodes.to_string()),
+            super::env_value("PET_NPROC_PER_NODE", procs),
+            super::env_field("PET_NODE_RANK", super::job::INDEX_FIELD),
+            super::env_value("PET_MASTER_ADDR", &format!("{name}-node-0-0.{name}")),
+            super::env_value("PET_MASTER_PORT", &PORT.to_string()),
+        ] {
+            super::upsert_env(node, var);
+        }
+        let ports = node["ports"].as_array().cloned().unwrap_or_default();
+        if !ports.iter().any(|p| p["containerPort"] == PORT) {
+            let mut ports = ports;
+            ports.push(serde_json::json!({ "containerPort": PORT }));
+            node["ports"] = Json::Array(ports);
+        }
+    }
 }
 
 /// The runtime the TrainJob names: among the objects, then the cluster's
@@ -205,10 +212,9 @@ fn runtime(
     if let Some(runtime) = from_file {
         return Ok(runtime.clone());
     }
-    if !namespaced {
-        if let Some(runtime) = crate::trainer::catalogue::find(release, wanted) {
-            return Ok(runtime.clone());
-        }
+    if let Some(runtime) = crate::trainer::catalogue::find(release, wanted).filter(|_| !namespaced)
+    {
+        return Ok(runtime.clone());
     }
     Err(format!(
         "TrainJob/{name} runs on the {kind} `{wanted}`, which neither the objects, the runtimes file (`--runtimes`) nor Trainer {} holds",

@@ -178,7 +178,7 @@ fn hosts(pods: &[Pod], ips: &[String], services: &[Service]) -> (String, Vec<Str
     let mut text =
         String::from("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
     let mut all = Vec::new();
-    for (pod, ip) in pods.iter().zip(ips) {
+    for (index, (pod, ip)) in pods.iter().zip(ips).enumerate() {
         let mut names = vec![pod.hostname.clone()];
         if let Some(subdomain) = pod.spec["subdomain"].as_str() {
             let headless = services
@@ -192,8 +192,7 @@ fn hosts(pods: &[Pod], ips: &[String], services: &[Service]) -> (String, Vec<Str
             }
         }
         for service in services {
-            let first = pods.iter().position(|p| service.selects(p));
-            if first.is_some_and(|f| std::ptr::eq(&pods[f], pod)) {
+            if pods.iter().position(|p| service.selects(p)) == Some(index) {
                 names.extend(forms(&service.name, &service.namespace));
             }
         }

@@ -118,21 +118,8 @@ pub fn run(
         if outcome.is_some() {
             break;
         }
-        for index in 0..pods.len() {
-            if let Err(message) = poll(&mut pods[index], &sender) {
-                outcome = Some(Outcome::Failed(message));
-                break;
-            }
-            if pods[index].phase == Phase::Succeeded {
-                let done = match &plan.success {
-                    Success::Pod(name) => *name == pods[index].run.name,
-                    Success::AnyPod => true,
-                    Success::AllPods => false,
-                };
-                if done && succeeded_at.is_none() {
-                    succeeded_at = Some(Instant::now());
-                }
-            }
+        if let Err(message) = collect(&mut pods, &plan.success, &sender, &mut succeeded_at) {
+            outcome = Some(Outcome::Failed(message));
         }
         if outcome.is_some() {
             break;
@@ -141,25 +128,23 @@ pub fn run(
             outcome = Some(Outcome::Succeeded);
             break;
         }
-        if let Some(at) = succeeded_at {
-            if pods.iter().all(|p| p.live.is_empty()) || at.elapsed() > AFTER_SUCCESS {
-                outcome = Some(Outcome::Succeeded);
-                break;
-            }
+        if succeeded_at.is_some_and(|at| {
+            pods.iter().all(|p| p.live.is_empty()) || at.elapsed() > AFTER_SUCCESS
+        }) {
+            outcome = Some(Outcome::Succeeded);
+            break;
         }
         if interrupted.load(Ordering::Relaxed) {
             outcome = Some(Outcome::Interrupted);
             break;
         }
-        if let Some((limit, what)) = limit {
-            if start.elapsed() > limit {
-                outcome = Some(Outcome::Failed(format!(
-                    "{} ran past {what} ({} s) and was stopped",
-                    plan.job,
-                    limit.as_secs()
-                )));
-                break;
-            }
+        if let Some((limit, what)) = limit.filter(|(limit, _)| start.elapsed() > *limit) {
+            outcome = Some(Outcome::Failed(format!(
+                "{} ran past {what} ({} s) and was stopped",
+                plan.job,
+                limit.as_secs()
+            )));
+            break;
         }
     }
     stop(&mut pods);
@@ -170,6 +155,30 @@ pub fn run(
         print(&line, out, err);
     }
     outcome.unwrap_or(Outcome::Succeeded)
+}
+
+/// Collects ended containers; notes when the job has succeeded by its
+/// rule; an error when a pod failed.
+fn collect(
+    pods: &mut [Pod],
+    success: &Success,
+    sender: &mpsc::Sender<Line>,
+    succeeded_at: &mut Option<Instant>,
+) -> Result<(), String> {
+    for pod in pods {
+        poll(pod, sender)?;
+        if pod.phase == Phase::Succeeded {
+            let done = match success {
+                Success::Pod(name) => *name == pod.run.name,
+                Success::AnyPod => true,
+                Success::AllPods => false,
+            };
+            if done && succeeded_at.is_none() {
+                *succeeded_at = Some(Instant::now());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn print(line: &Line, out: &mut dyn Write, err: &mut dyn Write) {

@@ -1,0 +1,108 @@
+//! `trainc run` without PyTorch: a stand-in `torchrun` (a shell script)
+//! prints what it was given, so the emulation of the controllers, the
+//! kubelet's expansion, the pods' hostnames and DNS names and the job's end
+//! are checked on every `cargo test`. `.ci/check-run` runs real torchrun.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::support::{root, temp_dir, text, trainc};
+
+/// A Python environment whose `torchrun` prints its arguments, the
+/// completion index, its hostname and what the master's name resolves to,
+/// and fails on the node rank in `FAIL_NODE` (an env of the spec).
+fn fake_env(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    let torchrun = dir.join("torchrun");
+    std::fs::write(
+        &torchrun,
+        "#!/bin/sh\necho \"args: $*\"\necho \"index=$JOB_COMPLETION_INDEX host=$(cat /proc/sys/kernel/hostname)\"\n\
+         getent hosts ddp-demo-0.ddp-demo | sed 's/^/master: /'\n\
+         [ \"$JOB_COMPLETION_INDEX\" != \"$FAIL_NODE\" ] || { echo failing >&2; exit 7; }\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&torchrun, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("python3"), "").unwrap();
+    dir
+}
+
+fn run(env: &Path, args: &[&str]) -> (i32, String) {
+    let python = env.join("python3");
+    let mut all = vec![
+        "run",
+        "--python",
+        python.to_str().unwrap(),
+        "--timeout",
+        "60s",
+    ];
+    all.extend_from_slice(args);
+    let output = trainc(&root(), &all);
+    let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    (output.status.code().unwrap_or(-1), said)
+}
+
+#[test]
+fn a_job_runs_as_the_job_controller_makes_its_pods() {
+    let env = fake_env("run-job");
+    let (status, said) = run(&env, &["examples/plain-job.toml"]);
+    assert_eq!(status, 0, "{said}");
+    // The kubelet expanded $(JOB_COMPLETION_INDEX) in the command.
+    assert!(
+        said.contains("[ddp-demo-1] args: --nnodes=2 --nproc_per_node=2 --node_rank=1 --master_addr=ddp-demo-0.ddp-demo"),
+        "{said}"
+    );
+    for index in 0..2 {
+        assert!(
+            said.contains(&format!("[ddp-demo-{index}] index={index}")),
+            "{said}"
+        );
+    }
+    if said.contains("no user namespaces here") {
+        return; // names rewritten to 127.0.0.1; nothing more to see
+    }
+    assert!(
+        said.contains("[ddp-demo-1] index=1 host=ddp-demo-1"),
+        "{said}"
+    );
+    assert!(said.contains("[ddp-demo-1] master: 127.77.0.2"), "{said}");
+    assert!(
+        said.contains("trainc run: Job/ddp-demo succeeded"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_failing_pod_fails_the_run_with_what_the_cluster_would_do() {
+    let env = fake_env("run-fail");
+    let overlay = env.join("fail.toml");
+    std::fs::write(&overlay, "[env]\nFAIL_NODE = \"1\"\n").unwrap();
+    let (status, said) = run(
+        &env,
+        &["examples/plain-job.toml", "-O", overlay.to_str().unwrap()],
+    );
+    assert_eq!(status, 3, "{said}");
+    assert!(
+        said.contains("failed: pod ddp-demo-1: container `trainer` exited with 7; on the cluster the pod is not restarted (restartPolicy Never)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn what_only_the_cluster_or_the_image_has_is_asked_for() {
+    let env = fake_env("run-missing");
+    let (status, said) = run(
+        &env,
+        &["examples/cpu-minimal.toml", "-O", "overlays/cpu.toml"],
+    );
+    assert_eq!(status, 1, "{said}");
+    assert!(said.contains("`--map /opt/pytorch-mnist=DIR`"), "{said}");
+    let (status, said) = run(&env, &["examples/elastic.toml", "-O", "overlays/cpu.toml"]);
+    assert_eq!(status, 1, "{said}");
+    assert!(said.contains("`--claim resnet-checkpoints=DIR`"), "{said}");
+    let (status, said) = run(
+        &env,
+        &["examples/gpu-multinode.toml", "-O", "overlays/cpu.toml"],
+    );
+    assert_eq!(status, 1, "{said}");
+    assert!(said.contains("`--secret huggingface=PATH`"), "{said}");
+}
