@@ -90,19 +90,16 @@ fn a_failing_pod_fails_the_run_with_what_the_cluster_would_do() {
 #[test]
 fn what_only_the_cluster_or_the_image_has_is_asked_for() {
     let env = fake_env("run-missing");
-    let (status, said) = run(
-        &env,
-        &["examples/cpu-minimal.toml", "-O", "overlays/cpu.toml"],
-    );
-    assert_eq!(status, 1, "{said}");
-    assert!(said.contains("`--map /opt/pytorch-mnist=DIR`"), "{said}");
-    let (status, said) = run(&env, &["examples/elastic.toml", "-O", "overlays/cpu.toml"]);
-    assert_eq!(status, 1, "{said}");
-    assert!(said.contains("`--claim resnet-checkpoints=DIR`"), "{said}");
-    let (status, said) = run(
-        &env,
-        &["examples/gpu-multinode.toml", "-O", "overlays/cpu.toml"],
-    );
-    assert_eq!(status, 1, "{said}");
-    assert!(said.contains("`--secret huggingface=PATH`"), "{said}");
+    for (example, asked) in [
+        (
+            "examples/cpu-minimal.toml",
+            "`--map /opt/pytorch-mnist=DIR`",
+        ),
+        ("examples/elastic.toml", "`--claim resnet-checkpoints=DIR`"),
+        ("examples/gpu-multinode.toml", "`--secret huggingface=PATH`"),
+    ] {
+        let (status, said) = run(&env, &[example, "-O", "overlays/cpu.toml"]);
+        assert_eq!(status, 1, "{said}");
+        assert!(said.contains(asked), "{example}: {said}");
+    }
 }

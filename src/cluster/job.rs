@@ -19,11 +19,9 @@
 use serde_json::Value as Json;
 
 use super::{Pod, Success, Workload};
-
-/// The annotation (and label) holding a pod's completion index.
-pub const INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
-/// `metadata.annotations['batch.kubernetes.io/job-completion-index']`.
-pub const INDEX_FIELD: &str = "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+use crate::render::job::{
+    COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, LABEL_COMPLETION_INDEX, LABEL_JOB_NAME,
+};
 
 /// The pods of an Indexed Job.
 pub fn workload(job: &Json) -> Result<Workload, String> {
@@ -71,24 +69,24 @@ pub fn pod(job: &str, namespace: &str, template: &Json, index: u64, stage: u32) 
     super::add_meta(
         &mut labels,
         &[
-            ("batch.kubernetes.io/job-name", job.to_owned()),
+            (LABEL_JOB_NAME, job.to_owned()),
             ("job-name", job.to_owned()),
-            (INDEX_KEY, index_text.clone()),
+            (LABEL_COMPLETION_INDEX, index_text.clone()),
         ],
     );
     let mut annotations = super::meta_map(template, "annotations");
-    super::add_meta(&mut annotations, &[(INDEX_KEY, index_text)]);
+    super::add_meta(&mut annotations, &[(LABEL_COMPLETION_INDEX, index_text)]);
     let mut spec = template["spec"].clone();
     for key in ["initContainers", "containers"] {
         if let Some(containers) = spec[key].as_array_mut() {
             for container in containers {
                 let declared = container["env"]
                     .as_array()
-                    .is_some_and(|env| env.iter().any(|e| e["name"] == "JOB_COMPLETION_INDEX"));
+                    .is_some_and(|env| env.iter().any(|e| e["name"] == COMPLETION_INDEX_ENV));
                 if !declared {
                     super::append_env(
                         container,
-                        super::env_field("JOB_COMPLETION_INDEX", INDEX_FIELD),
+                        super::env_field(COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD),
                     );
                 }
             }

@@ -45,8 +45,9 @@ pub struct Fields<'a> {
     pub node_name: &'a str,
 }
 
-/// `container` of `pod` as the kubelet starts it; `image_entrypoint` is the
-/// image's `ENTRYPOINT` + `CMD` when the container has no command.
+/// `container` (of `fields.pod`) as the kubelet starts it. Without a
+/// `command` it would run the image's entrypoint, which trainc run does not
+/// have: an error.
 pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result<Started, String> {
     let cname = container["name"].as_str().unwrap_or("?");
     let mut env: Vec<(String, String)> = Vec::new();

@@ -114,29 +114,6 @@ impl Service {
     }
 }
 
-/// The objects, split by what they are.
-pub struct Objects<'a> {
-    pub all: &'a [Json],
-}
-
-impl<'a> Objects<'a> {
-    pub fn new(all: &'a [Json]) -> Objects<'a> {
-        Objects { all }
-    }
-
-    /// Objects of `kind`.
-    pub fn of_kind(&self, kind: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
-        self.all.iter().filter(move |o| o["kind"] == kind)
-    }
-
-    /// The object of `kind` named `name` in `namespace`.
-    pub fn find(&self, kind: &str, name: &str, namespace: &str) -> Option<&'a Json> {
-        self.all.iter().find(|o| {
-            o["kind"] == kind && o["metadata"]["name"] == name && namespace_of(o) == namespace
-        })
-    }
-}
-
 /// What the cluster runs: the objects' one job, as its controller runs it.
 /// `runtimes` are the cluster's, for a TrainJob whose runtime the objects do
 /// not hold; `release` the Trainer's.
@@ -161,11 +138,10 @@ pub fn workload(
             ));
         }
     };
-    let objects = Objects::new(objects);
     match job["kind"].as_str() {
         Some("Job") => job::workload(job),
         Some("PyTorchJob") => pytorchjob::workload(job),
-        _ => trainjob::workload(job, &objects, runtimes, release),
+        _ => trainjob::workload(job, objects, runtimes, release),
     }
 }
 

@@ -38,13 +38,13 @@
 use serde_json::Value as Json;
 
 use super::{Pod, Success, Workload};
+use crate::render::pytorchjob::{
+    CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT_NAME,
+};
 
-/// The default container the operator configures (`PyTorchJobDefaultContainerName`).
-pub const CONTAINER: &str = "pytorch";
-/// The port name it reads the rendezvous port from (`PyTorchJobDefaultPortName`).
-pub const PORT_NAME: &str = "pytorchjob-port";
-/// Its default (`PyTorchJobDefaultPort`).
-pub const DEFAULT_PORT: u64 = 23456;
+/// The port the webhook gives the `pytorch` container when it has none
+/// named `pytorchjob-port`.
+const DEFAULT_PORT: u64 = crate::render::pytorchjob::PORT as u64;
 
 /// The pods of a PyTorchJob.
 pub fn workload(job: &Json) -> Result<Workload, String> {
@@ -275,16 +275,16 @@ fn pod(
     let template = &replica["template"];
     let mut labels = super::meta_map(template, "labels");
     let mut ours = vec![
-        ("training.kubeflow.org/job-name", job.to_owned()),
+        (LABEL_JOB_NAME, job.to_owned()),
         (
             "training.kubeflow.org/operator-name",
             "pytorchjob-controller".to_owned(),
         ),
-        ("training.kubeflow.org/replica-type", lower.clone()),
-        ("training.kubeflow.org/replica-index", index.to_string()),
+        (LABEL_REPLICA_TYPE, lower.clone()),
+        (LABEL_REPLICA_INDEX, index.to_string()),
     ];
     if master_role {
-        ours.push(("training.kubeflow.org/job-role", "master".to_owned()));
+        ours.push((LABEL_JOB_ROLE, "master".to_owned()));
     }
     super::add_meta(&mut labels, &ours);
     let mut spec = template["spec"].clone();
@@ -329,21 +329,17 @@ fn pod(
 /// selecting it by job name, replica type and index (`common/service.go`
 /// `CreateNewService`).
 fn pod_service(pod: &Pod) -> super::Service {
-    let selector = [
-        "training.kubeflow.org/job-name",
-        "training.kubeflow.org/replica-type",
-        "training.kubeflow.org/replica-index",
-    ]
-    .iter()
-    .map(|key| {
-        let value = pod
-            .labels
-            .get(*key)
-            .and_then(Json::as_str)
-            .unwrap_or_default();
-        ((*key).to_owned(), value.to_owned())
-    })
-    .collect();
+    let selector = [LABEL_JOB_NAME, LABEL_REPLICA_TYPE, LABEL_REPLICA_INDEX]
+        .iter()
+        .map(|key| {
+            let value = pod
+                .labels
+                .get(*key)
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            ((*key).to_owned(), value.to_owned())
+        })
+        .collect();
     super::Service {
         name: pod.name.clone(),
         namespace: pod.namespace.clone(),

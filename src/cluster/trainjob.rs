@@ -33,19 +33,21 @@
 
 use serde_json::Value as Json;
 
-use super::{Objects, Success, Workload};
+use super::{Success, Workload};
+use crate::render::job::COMPLETION_INDEX_FIELD;
+use crate::render::trainjob::{
+    LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE, TRAINER_PORT,
+};
 use crate::trainer::Release;
 use crate::trainer::runtime::{ANCESTOR_LABEL, Runtime};
 
 /// The trainer's port (`ContainerTrainerPort`).
-pub const PORT: u64 = 29500;
-/// The JobSet label the Service selects by.
-pub const JOBSET_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
+const PORT: u64 = TRAINER_PORT as u64;
 
 /// The pods of a TrainJob on its runtime.
 pub fn workload(
     job: &Json,
-    objects: &Objects<'_>,
+    objects: &[Json],
     runtimes: &[Runtime],
     release: Release,
 ) -> Result<Workload, String> {
@@ -97,9 +99,9 @@ pub fn workload(
             super::add_meta(
                 &mut labels,
                 &[
-                    (JOBSET_LABEL, name.to_owned()),
-                    ("jobset.sigs.k8s.io/replicatedjob-name", rname.to_owned()),
-                    ("jobset.sigs.k8s.io/job-index", copy.to_string()),
+                    (LABEL_JOBSET_NAME, name.to_owned()),
+                    (LABEL_REPLICATED_JOB, rname.to_owned()),
+                    (LABEL_JOB_INDEX, copy.to_string()),
                 ],
             );
             template["metadata"]["labels"] = Json::Object(labels);
@@ -132,7 +134,7 @@ pub fn workload(
         services: vec![super::Service {
             name: name.to_owned(),
             namespace: namespace.to_owned(),
-            selector: vec![(JOBSET_LABEL.to_owned(), name.to_owned())],
+            selector: vec![(LABEL_JOBSET_NAME.to_owned(), name.to_owned())],
             headless: true,
         }],
         notes: said,
@@ -151,7 +153,7 @@ fn enforce_trainer(rjob: &mut Json, name: &str, trainer: &Json, nodes: u64, proc
     let pod_spec = &mut rjob["template"]["spec"]["template"]["spec"];
     let Some(node) = pod_spec["containers"]
         .as_array_mut()
-        .and_then(|c| c.iter_mut().find(|c| c["name"] == "node"))
+        .and_then(|c| c.iter_mut().find(|c| c["name"] == NODE))
     else {
         return;
     };
@@ -160,7 +162,7 @@ fn enforce_trainer(rjob: &mut Json, name: &str, trainer: &Json, nodes: u64, proc
         for var in [
             super::env_value("PET_NNODES", &nodes.to_string()),
             super::env_value("PET_NPROC_PER_NODE", procs),
-            super::env_field("PET_NODE_RANK", super::job::INDEX_FIELD),
+            super::env_field("PET_NODE_RANK", COMPLETION_INDEX_FIELD),
             super::env_value("PET_MASTER_ADDR", &format!("{name}-node-0-0.{name}")),
             super::env_value("PET_MASTER_PORT", &PORT.to_string()),
         ] {
@@ -181,7 +183,7 @@ fn runtime(
     name: &str,
     namespace: &str,
     spec: &Json,
-    objects: &Objects<'_>,
+    objects: &[Json],
     runtimes: &[Runtime],
     release: Release,
 ) -> Result<Runtime, String> {
@@ -192,15 +194,11 @@ fn runtime(
         .as_str()
         .unwrap_or("ClusterTrainingRuntime");
     let namespaced = kind == "TrainingRuntime";
-    let in_objects = objects
-        .of_kind(if namespaced {
-            "TrainingRuntime"
-        } else {
-            "ClusterTrainingRuntime"
-        })
-        .find(|o| {
-            o["metadata"]["name"] == wanted && (!namespaced || super::namespace_of(o) == namespace)
-        });
+    let in_objects = objects.iter().find(|o| {
+        o["kind"] == kind
+            && o["metadata"]["name"] == wanted
+            && (!namespaced || super::namespace_of(o) == namespace)
+    });
     if let Some(object) = in_objects {
         return Runtime::from_json(object).map_err(|e| format!("the {kind} `{wanted}`: {e}"));
     }

@@ -32,6 +32,7 @@ mod pod;
 mod ports;
 mod pytorchjob;
 mod trainjob;
+pub(crate) use trainjob::written_level;
 mod volumes;
 pub mod write;
 

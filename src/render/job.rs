@@ -60,7 +60,7 @@ pub const LABEL_JOB_NAME: &str = "batch.kubernetes.io/job-name";
 pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// Where a pod's completion index can be read from (a `fieldRef`): the
 /// annotation, which every Kubernetes version sets.
-const COMPLETION_INDEX_FIELD: &str =
+pub const COMPLETION_INDEX_FIELD: &str =
     "metadata.annotations['batch.kubernetes.io/job-completion-index']";
 
 /// What trainc sets in the training container of a `command` on a Job, and

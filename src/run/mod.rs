@@ -22,6 +22,19 @@ use sandbox::Mount;
 /// More pods than a run on one machine should start.
 pub const MAX_PODS: usize = 32;
 
+/// The `PATH` of a container that sets none (the image's, which trainc run
+/// does not have, is most often this), and of `unshare` itself.
+pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// `program` in a directory of trainc's own `PATH`, made absolute.
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .map(|p| std::path::absolute(&p).unwrap_or(p))
+        .find(|p| p.is_file())
+}
+
 /// What stands in for the cluster.
 pub struct Options {
     /// The Python that stands in for the image's: its directory comes first
@@ -273,26 +286,25 @@ impl Context<'_> {
             });
         }
         let mut env = started.env.clone();
-        let path_value = std::iter::once(self.python_bin.display().to_string())
-            .chain(
-                env.iter()
-                    .find(|(n, _)| n == "PATH")
-                    .map_or(
-                        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                        |(_, v)| v.as_str(),
-                    )
-                    .split(':')
-                    .map(str::to_owned),
-            )
-            .collect::<Vec<_>>()
-            .join(":");
+        let own_path = env
+            .iter()
+            .find(|(n, _)| n == "PATH")
+            .map_or(SYSTEM_PATH, |(_, v)| v.as_str());
+        let path_value = format!("{}:{own_path}", self.python_bin.display());
         env.retain(|(n, _)| n != "PATH");
-        env.insert(0, ("PATH".to_owned(), path_value));
+        env.insert(0, ("PATH".to_owned(), path_value.clone()));
         env.insert(1, ("HOSTNAME".to_owned(), self.pod.hostname.clone()));
         if !env.iter().any(|(n, _)| n == "HOME") {
             env.insert(2, ("HOME".to_owned(), "/root".to_owned()));
         }
-        check_programs(&started.argv, &mounts, self.python_bin, container, pod)?;
+        check_programs(
+            &started.argv,
+            &mounts,
+            &path_value,
+            self.python_bin,
+            container,
+            pod,
+        )?;
         let working_dir = started.working_dir.as_deref().unwrap_or("/");
         let root = self.pod_dir.join("roots").join(cname);
         std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -323,12 +335,13 @@ impl Context<'_> {
 }
 
 /// The program and the scripts a container's command names must be here:
-/// the program on the stand-in's `PATH`, every absolute `*.py` or `*.sh`
+/// the program on the container's `PATH` (`path`), every absolute `*.py` or `*.sh`
 /// path in a mount or on this machine. What only the image has is an error
 /// that says how to give it.
 fn check_programs(
     argv: &[String],
     mounts: &[Mount],
+    path: &str,
     python_bin: &Path,
     container: &Json,
     pod: &str,
@@ -337,17 +350,9 @@ fn check_programs(
     let image = container["image"].as_str().unwrap_or("its image");
     let program = &argv[0];
     if !program.contains('/') {
-        let standard = [
-            "/usr/local/sbin",
-            "/usr/local/bin",
-            "/usr/sbin",
-            "/usr/bin",
-            "/sbin",
-            "/bin",
-        ];
-        let found = std::iter::once(python_bin)
-            .chain(standard.iter().map(Path::new))
-            .any(|dir| dir.join(program).is_file());
+        let found = path
+            .split(':')
+            .any(|dir| Path::new(dir).join(program).is_file());
         if !found {
             let hint = if program == "torchrun" {
                 format!(

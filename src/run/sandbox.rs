@@ -43,20 +43,26 @@ pub struct Container<'a> {
     pub root: &'a Path,
 }
 
+/// The namespaces of a container: user (its root mapped to the caller),
+/// mount, UTS and PID, the first process forked into them and killed with
+/// `unshare`, `/proc` of the new PID namespace.
+const UNSHARE: [&str; 9] = [
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--uts",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--mount-proc",
+];
+
 /// Whether `unshare` can make the namespaces here.
 pub fn namespaces_available() -> bool {
-    Command::new("unshare")
-        .args([
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--uts",
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount-proc",
-            "true",
-        ])
+    Command::new(UNSHARE[0])
+        .args(&UNSHARE[1..])
+        .arg("true")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -67,39 +73,18 @@ pub fn namespaces_available() -> bool {
 /// The command that runs `container` in namespaces of its own.
 pub fn isolated(container: &Container<'_>) -> Result<Command, String> {
     let script = script(container)?;
-    let unshare = [
-        "unshare",
-        "--user",
-        "--map-root-user",
-        "--mount",
-        "--uts",
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        "sh",
-        "-c",
-        &script,
-    ];
-    let mut command = if which("setpriv") {
+    let mut command = if super::on_path("setpriv").is_some() {
         let mut c = Command::new("setpriv");
-        c.args(["--pdeathsig", "KILL", "--"]).args(unshare);
+        c.args(["--pdeathsig", "KILL", "--"]).args(UNSHARE);
         c
     } else {
-        let mut c = Command::new(unshare[0]);
-        c.args(&unshare[1..]);
+        let mut c = Command::new(UNSHARE[0]);
+        c.args(&UNSHARE[1..]);
         c
     };
-    command.env_clear().env(
-        "PATH",
-        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    );
+    command.args(["sh", "-c", &script]);
+    command.env_clear().env("PATH", super::SYSTEM_PATH);
     Ok(command)
-}
-
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// The shell script `unshare` runs: build the root, then `exec` the

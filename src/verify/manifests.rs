@@ -18,9 +18,9 @@ use crate::validate::field_path;
 
 /// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
 /// about 12 levels down; CRDs with embedded templates go further).
-const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
 /// More documents than any manifest file holds.
-const MAX_DOCUMENTS: usize = 10_000;
+pub const MAX_DOCUMENTS: usize = 10_000;
 
 /// What one file held and what was wrong with it.
 pub struct Verified {

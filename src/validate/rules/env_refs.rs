@@ -123,30 +123,18 @@ fn injected_later(r: &Rules<'_>, name: &str) -> Option<Later> {
     }
 }
 
-/// The names in `$(NAME)` references, as the kubelet reads them: `$$` is a
-/// literal `$`, and a `$(` without its `)` is text.
+/// The names in `$(NAME)` references, as the kubelet reads them
+/// ([`crate::cluster::kubelet::scan`]): `$$` is a literal `$`, and a `$(`
+/// without its `)` is text.
 fn references(value: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut rest = value;
-    while let Some(at) = rest.find('$') {
-        let after = &rest[at + 1..];
-        if let Some(next) = after.strip_prefix('$') {
-            rest = next;
-        } else if let Some(open) = after.strip_prefix('(') {
-            match open.find(')') {
-                Some(close) => {
-                    let name = &open[..close];
-                    if crate::syntax::names::env_name(name).is_ok() {
-                        out.push(name);
-                    }
-                    rest = &open[close + 1..];
-                }
-                None => break,
-            }
-        } else {
-            rest = after;
+    crate::cluster::kubelet::scan(value, |piece| {
+        if let crate::cluster::kubelet::Piece::Reference(name) = piece
+            && crate::syntax::names::env_name(name).is_ok()
+        {
+            out.push(name);
         }
-    }
+    });
     out
 }
 
