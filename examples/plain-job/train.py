@@ -3,17 +3,25 @@ enough to show that every rank found pod 0 and that they trained together."""
 
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 
+def say(line):
+    """One write per line: torchrun starts `python -u`, where print() writes a
+    line and its newline apart, and a pod's processes share one output."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main():
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     node = os.environ.get("GROUP_RANK", "?")
-    print(f"rank {rank} of {world}: node rank {node} on {socket.gethostname()}", flush=True)
+    say(f"rank {rank} of {world}: node rank {node} on {socket.gethostname()}")
     torch.manual_seed(0)
     model = DistributedDataParallel(torch.nn.Linear(16, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -25,13 +33,13 @@ def main():
         loss.backward()
         optimizer.step()
         if rank == 0 and step % 20 == 0:
-            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+            say(f"step {step}: loss {loss.item():.4f}")
     # Every rank done before any leaves: a rank that exits while another is
     # still inside the process group can abort it.
     dist.barrier()
     dist.destroy_process_group()
     if rank == 0:
-        print(f"done: {world} processes trained one model", flush=True)
+        say(f"done: {world} processes trained one model")
 
 
 if __name__ == "__main__":
