@@ -52,7 +52,8 @@ fn describe_pods_of_every_example_is_pinned() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The `environment` block of `describe --pods`, and each pod's own variables.
+/// The `distributed environment` block of `describe --pods`, and each pod's
+/// own variables.
 fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<String, String>>) {
     let mut common = BTreeMap::new();
     let mut pods = Vec::new();
@@ -62,7 +63,7 @@ fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<S
         if line.starts_with("pods:") {
             in_pods = true;
         }
-        if line.starts_with("environment ") {
+        if line.starts_with("distributed environment ") {
             (in_env, in_pods) = (true, false);
             continue;
         }
@@ -214,9 +215,14 @@ fn trainjob_environment(
     assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
     assert_eq!(env["PET_MASTER_ADDR"], format!("{name}-node-0-0.{name}"));
     assert_eq!(env["PET_MASTER_PORT"], "29500");
-    let ranks: Vec<&str> = pods.iter().map(|p| p["PET_NODE_RANK"].as_str()).collect();
+    // Listed pod by pod where they differ; a single node's is everyone's.
+    let ranks: Vec<&str> = match env.get("PET_NODE_RANK") {
+        Some(rank) => vec![rank.as_str()],
+        None => pods.iter().map(|p| p["PET_NODE_RANK"].as_str()).collect(),
+    };
     let n = trainer["numNodes"].as_u64().unwrap();
-    assert_eq!(ranks.len() as u64, n, "{spec}");
+    let expected: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    assert_eq!(ranks, expected, "{spec}");
 }
 
 /// A Job: pod `i` has completion index `i` (the Job controller's
@@ -236,9 +242,12 @@ fn job_environment(
         .collect();
     let expected: Vec<String> = (0..n).map(|i| i.to_string()).collect();
     assert_eq!(indexes, expected, "{name}");
+    // Rank 0's address, and the pod it resolves to.
+    let words = described.split_whitespace().collect::<Vec<_>>().join(" ");
     let master = format!("{name}-0.{name}:29500");
+    let resolves = format!("{name}-0.{name} resolves to pod {name}-0.");
     assert!(
-        described.split_whitespace().any(|w| w == master),
+        words.contains(&master) && words.contains(&resolves),
         "{described}"
     );
     let container = &job["spec"]["template"]["spec"]["containers"][0];
@@ -248,31 +257,38 @@ fn job_environment(
         .iter()
         .map(|w| w.as_str().unwrap())
         .collect();
-    let given: BTreeMap<String, String> = container["env"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
-        // Listed pod by pod (`indexes` above); declared first on every Job.
-        .filter(|e| e["name"] != trainc::render::job::COMPLETION_INDEX_ENV)
-        .map(|e| {
-            let value = e["value"].as_str().map_or_else(
-                || {
-                    assert_eq!(
-                        e["valueFrom"]["fieldRef"]["fieldPath"],
-                        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-                    );
-                    "$JOB_COMPLETION_INDEX".to_owned()
-                },
-                str::to_owned,
-            );
-            (e["name"].as_str().unwrap().to_owned(), value)
-        })
-        .collect();
-    assert_eq!(
-        &given, env,
-        "{name}: what describe lists is what the pods get"
-    );
+    // What trainc writes for the launch, a value read from the completion
+    // index as the kubelet resolves it on pod `index`.
+    let given = |index: u64| -> BTreeMap<String, String> {
+        container["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
+            .map(|e| {
+                let value = e["value"].as_str().map_or_else(
+                    || {
+                        assert_eq!(
+                            e["valueFrom"]["fieldRef"]["fieldPath"],
+                            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                        );
+                        index.to_string()
+                    },
+                    str::to_owned,
+                );
+                (e["name"].as_str().unwrap().to_owned(), value)
+            })
+            .collect()
+    };
+    for (index, own) in (0..n).zip(pods) {
+        let mut described = env.clone();
+        described.extend(own.clone());
+        assert_eq!(
+            given(index),
+            described,
+            "{name}: what describe lists is what pod {index} gets"
+        );
+    }
     assert_eq!(
         container["env"][0]["name"],
         trainc::render::job::COMPLETION_INDEX_ENV,
@@ -289,17 +305,8 @@ fn job_environment(
     } else {
         assert_eq!(env["PET_NNODES"], n.to_string());
         assert_eq!(env["MASTER_ADDR"], format!("{name}-0.{name}"));
-        assert_eq!(env["RANK"], "$JOB_COMPLETION_INDEX");
+        for (index, own) in pods.iter().enumerate() {
+            assert_eq!(own["RANK"], index.to_string());
+        }
     }
-}
-
-#[test]
-fn an_invalid_spec_is_described_by_its_errors_only() {
-    let output = trainc(
-        &root(),
-        &["describe", "examples/cpu-minimal.toml", "--set", "unused=1"],
-    );
-    assert_eq!(output.status.code(), Some(1));
-    assert!(output.stdout.is_empty());
-    assert!(text(&output.stderr).contains("`--set unused` is not used by any template"));
 }

@@ -42,7 +42,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     let namespace = super::namespace_of(job).to_owned();
     let template = &spec["template"];
     let backoff = super::count(job, "/spec/backoffLimit", 6)?;
-    let pods = (0..completions)
+    let pods = super::made(0, completions, completions)
         .map(|index| pod(name, &namespace, template, index, 0))
         .collect();
     let mut notes = Vec::new();
@@ -53,12 +53,25 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     }
     Ok(Workload {
         job: format!("Job/{name}"),
+        suffixed: true,
+        made_by: "the Job controller",
+        trainer: first_container(template),
         pods,
+        total: completions,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
         services: Vec::new(),
         notes,
     })
+}
+
+/// The name of the template's first container: a Job's controller knows no
+/// roles, and trainc writes the trainer first.
+fn first_container(template: &Json) -> String {
+    template["spec"]["containers"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Pod `index` of the Job `job`, made from `template` (JobSet makes its

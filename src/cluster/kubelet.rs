@@ -26,6 +26,14 @@ pub trait Store {
     /// The data of the ConfigMap (`secret` false) or Secret named `name`, or
     /// `None` when there is none.
     fn data(&self, secret: bool, name: &str) -> Result<Option<Data>, String>;
+
+    /// What a reference to data the store does not hold reads instead, for
+    /// a description that needs no values: `key` of the ConfigMap or Secret
+    /// `name` (`None`: all its keys, `envFrom`, which then adds none). `None`
+    /// (the default) makes it an error, as on the cluster.
+    fn stand_in(&self, _secret: bool, _name: &str, _key: Option<&str>) -> Option<String> {
+        None
+    }
 }
 
 /// A container as it starts.
@@ -76,6 +84,7 @@ pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result
                 }
             }
             None if reference["optional"] == true => {}
+            None if store.stand_in(secret, name, None).is_some() => {}
             None => {
                 return Err(missing(
                     secret,
@@ -151,7 +160,13 @@ fn value_from(
     let name = reference["name"].as_str().unwrap_or_default();
     let key = reference["key"].as_str().unwrap_or_default();
     let optional = reference["optional"] == true;
-    match store.data(secret, name)? {
+    let data = store.data(secret, name)?;
+    if data.as_ref().is_none_or(|d| !d.contains_key(key))
+        && let Some(value) = store.stand_in(secret, name, Some(key))
+    {
+        return Ok(Some(value));
+    }
+    match data {
         Some(data) => match data.get(key) {
             Some(value) => Ok(Some(String::from_utf8_lossy(value).into_owned())),
             None if optional => Ok(None),

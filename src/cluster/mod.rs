@@ -15,11 +15,26 @@
 pub mod job;
 pub mod kubelet;
 pub mod pytorchjob;
+pub mod torchrun;
 pub mod trainjob;
 
 use serde_json::{Map, Value as Json};
 
 use crate::trainer::runtime::Runtime;
+
+/// Pods made one by one: a larger job's first `MADE_AT_MOST - 1` and its
+/// last, the others counted ([`Workload::total`]), so a job of a million
+/// pods costs no more than one of a hundred.
+pub const MADE_AT_MOST: usize = 64;
+
+/// The indices made of a group of `count` pods that starts at pod `base` of
+/// a job of `total`: those among the job's first `MADE_AT_MOST - 1`, and the
+/// job's last.
+fn made(base: u64, count: u64, total: u64) -> impl Iterator<Item = u64> {
+    let first = (MADE_AT_MOST as u64 - 1).saturating_sub(base).min(count);
+    let last = (count > first && base.saturating_add(count) == total).then(|| count - 1);
+    (0..first).chain(last)
+}
 
 /// How a pod's exit decides the job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +81,19 @@ impl Pod {
 pub struct Workload {
     /// `PyTorchJob/name`.
     pub job: String,
+    /// The controller that makes the pods, in words: "the Job controller".
+    pub made_by: &'static str,
+    /// The container that trains (`pytorch`, `node`); a pod without one
+    /// (a TrainJob's initializer) does not train.
+    pub trainer: String,
+    /// The pods' names on the cluster end in a random suffix (a Job's
+    /// pods); `Pod::name` is without it, the hostname.
+    pub suffixed: bool,
+    /// The pods in the order the controller makes them: all of them, or a
+    /// larger job's first and last ([`MADE_AT_MOST`]).
     pub pods: Vec<Pod>,
+    /// How many pods the controller makes.
+    pub total: u64,
     pub success: Success,
     /// `activeDeadlineSeconds`.
     pub deadline: Option<u64>,
@@ -111,6 +138,52 @@ impl Service {
                 .selector
                 .iter()
                 .all(|(k, v)| pod.labels.get(k).and_then(Json::as_str) == Some(v))
+    }
+}
+
+impl Workload {
+    /// The Services that name the pods: those among `objects` and the
+    /// controller's.
+    pub fn services(&self, objects: &[Json]) -> Vec<Service> {
+        let mut services: Vec<Service> = objects
+            .iter()
+            .filter(|o| o["kind"] == "Service")
+            .filter_map(Service::from_object)
+            .collect();
+        services.extend(self.services.iter().cloned());
+        services
+    }
+
+    /// The pod's own DNS names in its namespace (Kubernetes' DNS
+    /// specification for pods and Services): `<hostname>.<subdomain>` where a
+    /// headless Service of the subdomain's name selects the pod, and each
+    /// Service that selects it alone.
+    pub fn dns_names(&self, index: usize, services: &[Service]) -> Vec<String> {
+        let pod = &self.pods[index];
+        let mut names = Vec::new();
+        if let Some(subdomain) = pod.spec["subdomain"].as_str() {
+            let headless = services
+                .iter()
+                .any(|s| s.name == subdomain && s.headless && s.selects(pod));
+            if headless {
+                names.push(format!("{}.{subdomain}", pod.hostname));
+            }
+        }
+        for service in services {
+            let mut selected = self.pods.iter().filter(|p| service.selects(p));
+            if selected.next().is_some_and(|p| p.name == pod.name) && selected.next().is_none() {
+                names.push(service.name.clone());
+            }
+        }
+        names.dedup();
+        names
+    }
+
+    /// The pod's container that trains.
+    pub fn trainer_of<'a>(&self, pod: &'a Pod) -> Option<&'a Json> {
+        pod.containers(false)
+            .iter()
+            .find(|c| c["name"] == self.trainer.as_str())
     }
 }
 

@@ -61,7 +61,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     };
     let masters = replicas("Master")?;
     let workers = replicas("Worker")?;
-    let total = masters.unwrap_or(0) + workers.unwrap_or(0);
+    let total = masters.unwrap_or(0).saturating_add(workers.unwrap_or(0));
     let elastic = spec["elasticPolicy"]
         .is_object()
         .then(|| &spec["elasticPolicy"]);
@@ -81,7 +81,8 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     if masters.is_some() {
         let port = port_of("Master").to_string();
         let addr = format!("{name}-master-0");
-        let world = total * nproc.as_deref().and_then(|n| n.parse().ok()).unwrap_or(1);
+        let world =
+            total.saturating_mul(nproc.as_deref().and_then(|n| n.parse().ok()).unwrap_or(1));
         env.extend([
             super::env_value("MASTER_PORT", &port),
             super::env_value("PET_MASTER_PORT", &port),
@@ -99,9 +100,10 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
         None => tail.push(super::env_value("PET_NNODES", &total.to_string())),
     }
     let mut pods = Vec::new();
+    let mut base = 0u64;
     for (rtype, replica) in &types {
         let count = super::count(replica, "/replicas", 1)?;
-        for index in 0..count {
+        for index in super::made(base, count, total) {
             let rank = if *rtype == "Worker" && masters.is_some() {
                 index + 1
             } else {
@@ -124,13 +126,18 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
                 master_role,
             ));
         }
+        base = base.saturating_add(count);
     }
     let (success, notes) = ending(name, spec, &types, masters.is_some(), elastic.is_some());
     let services = pods.iter().map(pod_service).collect();
     Ok(Workload {
         job: format!("PyTorchJob/{name}"),
+        suffixed: false,
+        made_by: "the Training Operator",
+        trainer: CONTAINER.to_owned(),
         services,
         pods,
+        total,
         success,
         deadline: spec["runPolicy"]["activeDeadlineSeconds"].as_u64(),
         notes,

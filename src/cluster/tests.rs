@@ -182,3 +182,16 @@ fn a_patch_merges_keyed_lists_by_their_key_and_replaces_others() {
     assert_eq!(base["containers"][1]["name"], "b");
     assert_eq!(base["tolerations"], json!([{"key": "other"}]));
 }
+
+#[test]
+fn a_huge_job_is_counted_not_made() {
+    let job = json!({
+        "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"completionMode": "Indexed", "completions": 2_147_483_647u64,
+            "parallelism": 2_147_483_647u64,
+            "template": {"spec": {"containers": [{"name": "c", "command": ["x"]}]}}}
+    });
+    let w = workload(&[job], &[], Release::V2_3).unwrap();
+    assert_eq!(w.pods.len(), super::MADE_AT_MOST);
+    assert_eq!(w.total, 2_147_483_647);
+}

@@ -82,12 +82,21 @@ pub fn workload(
     apply_patches(name, spec, &mut replicated)?;
     let stages = stages(&replicated)?;
     let mut pods = Vec::new();
+    let mut total = 0u64;
+    for rjob in &replicated {
+        let copies = super::count(rjob, "/replicas", 1)?;
+        let count = super::count(&rjob["template"], "/spec/completions", 1)?;
+        total = total.saturating_add(copies.saturating_mul(count));
+    }
+    let mut base = 0u64;
     for (rjob, stage) in replicated.iter().zip(stages) {
         let rname = rjob["name"].as_str().unwrap_or_default();
         let copies = super::count(rjob, "/replicas", 1)?;
         let job_template = &rjob["template"];
         let count = super::count(job_template, "/spec/completions", 1)?;
-        for copy in 0..copies {
+        let all = copies.saturating_mul(count);
+        for at in super::made(base, all, total) {
+            let (copy, index) = (at / count, at % count);
             let job_name = format!("{name}-{rname}-{copy}");
             let mut template = job_template["spec"]["template"].clone();
             template["spec"]["subdomain"] = Json::String(name.to_owned());
@@ -105,12 +114,11 @@ pub fn workload(
                 ],
             );
             template["metadata"]["labels"] = Json::Object(labels);
-            for index in 0..count {
-                let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
-                pod.role = format!("{rname} job {copy}, index {index}");
-                pods.push(pod);
-            }
+            let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
+            pod.role = format!("{rname} job {copy}, index {index}");
+            pods.push(pod);
         }
+        base = base.saturating_add(all);
     }
     let mut said = Vec::new();
     if let Some(restarts) =
@@ -128,7 +136,11 @@ pub fn workload(
     }
     Ok(Workload {
         job: format!("TrainJob/{name}"),
+        suffixed: true,
+        made_by: "JobSet for Kubeflow Trainer",
+        trainer: NODE.to_owned(),
         pods,
+        total,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
         services: vec![super::Service {

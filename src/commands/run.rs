@@ -34,7 +34,9 @@ pub(super) fn run(args: &RunArgs) -> Status {
         None => Vec::new(),
     };
     let release = release(args, &objects);
-    let workload = match crate::cluster::workload(&objects, &runtimes, release) {
+    let workload = match crate::cluster::workload(&objects, &runtimes, release)
+        .and_then(|w| crate::run::fits(&w).map(|()| w))
+    {
         Ok(workload) => workload,
         Err(message) => return error(&message, Status::Invalid),
     };

@@ -1,283 +1,47 @@
-//! `describe --pods`: every pod the operator creates for the job, its DNS
-//! name, its role and ranks, and the distributed environment the operator
-//! injects into its training container, so rendezvous can be debugged before
-//! the job is submitted.
+//! `describe --pods`: every pod the job's controller makes from the built
+//! objects, its DNS names, its node rank and ranks, the distributed
+//! environment its training container starts with, and where torchrun's
+//! rendezvous meets, so rendezvous can be debugged before the job is
+//! submitted.
 //!
-//! The environment is what the operators' sources set, at the tags trainc
-//! targets:
-//!
-//! - PyTorchJob, kubeflow/trainer v1.9.4 `pkg/controller.v1/pytorch/envvar.go`
-//!   `setPodEnv`: every container gets `PYTHONUNBUFFERED=1`; with a Master,
-//!   `MASTER_ADDR`/`PET_MASTER_ADDR` = `<job>-master-0` and
-//!   `MASTER_PORT`/`PET_MASTER_PORT` = the Master's `pytorchjob-port`
-//!   (`master.go`), `WORLD_SIZE` = all replicas × `nprocPerNode` (1 when not a
-//!   number), `RANK` = `PET_NODE_RANK` = the pod's index (+1 on Workers);
-//!   `PET_NPROC_PER_NODE` = `nprocPerNode`; `PET_NNODES` = all replicas, or on
-//!   an elastic job (`elastic.go`) `min:max`, with `PET_RDZV_ENDPOINT` =
-//!   `rdzvHost` (default `<job>-worker-0`) `:` `rdzvPort` (default the Worker's
-//!   `pytorchjob-port`), `PET_RDZV_BACKEND` (default `c10d`),
-//!   `PET_MAX_RESTARTS` and `PET_RDZV_CONF` when set. Each pod gets a headless
-//!   Service of its own name (`pkg/controller.v1/common/service.go`), so its
-//!   DNS name is `<pod>.<namespace>.svc`.
-//! - TrainJob, kubeflow/trainer v2.0.0, v2.1.0 and v2.3.0
-//!   `pkg/runtime/framework/plugins/torch/torch.go` `EnforceMLPolicy`: the
-//!   `node` container gets `PET_NNODES` = `numNodes`, `PET_NPROC_PER_NODE`,
-//!   `PET_NODE_RANK` from the pod's `batch.kubernetes.io/job-completion-index`
-//!   annotation, `PET_MASTER_ADDR` = `<job>-node-0-0.<job>` and
-//!   `PET_MASTER_PORT` = 29500 (`pkg/constants/constants.go`
-//!   `ContainerTrainerPort`). JobSet (kubernetes-sigs/jobset v0.12.0,
-//!   `pkg/util/placement/placement.go` `GenJobName`, and the subdomain of
-//!   `jobset_controller.go` `GetSubdomain`) names the node Job `<job>-node-0`;
-//!   its Indexed pods are `<job>-node-0-<i>-<random>` with hostname
-//!   `<job>-node-0-<i>` under the headless Service `<job>`.
+//! Nothing here knows an operator: the pods and their environment are
+//! [`crate::cluster`]'s (the one model of each controller, which `trainc
+//! run` starts), the variables as the kubelet resolves them
+//! ([`crate::cluster::kubelet`]), and what torchrun makes of them
+//! ([`crate::cluster::torchrun`]).
 
 use std::fmt::Write as _;
 
-use crate::model::{Model, NProc, Nodes};
-use crate::render::{job, pytorchjob, trainjob};
-use crate::spec::Target;
+use serde_json::Value as Json;
+
+use crate::cluster::kubelet::{self, Data, Fields, Store};
+use crate::cluster::torchrun::{self, Launch};
+use crate::cluster::{Service, Workload};
+use crate::model::Model;
+use crate::render::trainjob;
 
 /// The pods section.
 pub(super) fn describe(model: &Model) -> String {
-    match model.target {
-        Target::Pytorchjob => pytorchjob_pods(model),
-        Target::Trainjob => trainjob_pods(model),
-        Target::Job => job_pods(model),
-    }
-}
-
-/// `PET_NPROC_PER_NODE` and the processes of one node, when known (a
-/// TrainJob's are Trainer's: [`trainjob_procs`]).
-fn procs(model: &Model) -> Option<u32> {
-    match model.nproc_per_node {
-        NProc::Count(n) => Some(n),
-        NProc::Auto | NProc::Cpu => None,
-    }
-}
-
-/// `ranks 8-15` for node `index`, when the process count `procs` is known.
-fn ranks(procs: Option<u32>, index: u32) -> String {
-    match procs {
-        Some(1) => format!("rank {index}"),
-        Some(n) => {
-            let (index, n) = (u64::from(index), u64::from(n));
-            format!("ranks {}-{}", index * n, index * n + n - 1)
+    let objects: Vec<Json> = crate::render::render(model)
+        .into_iter()
+        .map(|o| o.value)
+        .collect();
+    let runtimes: Vec<_> = model
+        .trainjob
+        .bound
+        .as_ref()
+        .and_then(|b| b.runtime())
+        .cloned()
+        .into_iter()
+        .collect();
+    let release = model.trainjob.api_level.release();
+    match crate::cluster::workload(&objects, &runtimes, release) {
+        Ok(workload) => {
+            let namespace = model.namespace.as_deref().unwrap_or("NAMESPACE");
+            Described::new(&workload, &objects).text(namespace)
         }
-        None => "ranks set by torchrun".to_owned(),
+        Err(message) => format!("pods\n  not known: {message}\n"),
     }
-}
-
-/// Pods listed one by one; a larger job lists the first of them and the last.
-const MAX_LISTED: u32 = 16;
-
-/// The indices of `n` pods to list, each with how many pods were skipped
-/// before it (the pods in between are alike but for their index).
-fn listed(n: u32) -> impl Iterator<Item = (u32, u32)> {
-    let first = n.min(MAX_LISTED);
-    let last = (n > MAX_LISTED).then(|| (n - 1, n - 1 - first));
-    (0..first).map(|i| (i, 0)).chain(last)
-}
-
-/// The line for `skipped` pods not listed, between two that are.
-fn skipped_line(out: &mut String, skipped: u32, from: u32) {
-    if skipped > 0 {
-        let _ = writeln!(
-            out,
-            "  … {skipped} more pods like these, indices {from} to {}",
-            from + skipped - 1
-        );
-    }
-}
-
-fn dns(pod: &str, model: &Model) -> String {
-    format!(
-        "{pod}.{}.svc",
-        model.namespace.as_deref().unwrap_or("NAMESPACE")
-    )
-}
-
-fn pytorchjob_pods(model: &Model) -> String {
-    let name = &model.name;
-    let nproc = model.nproc_per_node.text();
-    let mut out = String::new();
-    match model.nodes {
-        Nodes::Fixed(n) => {
-            let master = format!("{name}-master-0");
-            let port = pytorchjob::PORT.to_string();
-            // WORLD_SIZE counts processes only when nprocPerNode is a number.
-            let count = procs(model);
-            let world = u64::from(n) * u64::from(count.unwrap_or(1));
-            super::note(
-                &mut out,
-                0,
-                &format!(
-                    "pods: {n}, made by the Training Operator, each with a Service of its name"
-                ),
-            );
-            for (index, skipped) in listed(n) {
-                skipped_line(&mut out, skipped, index - skipped);
-                let (pod, role) = if index == 0 {
-                    (master.clone(), "Master")
-                } else {
-                    (format!("{name}-worker-{}", index - 1), "Worker")
-                };
-                pod_lines(
-                    &mut out,
-                    &pod,
-                    &format!("{role}, node rank {index}, {}", ranks(count, index)),
-                    &dns(&pod, model),
-                    &[
-                        ("RANK", &index.to_string()),
-                        ("PET_NODE_RANK", &index.to_string()),
-                    ],
-                );
-            }
-            environment(
-                &mut out,
-                pytorchjob::CONTAINER,
-                &[
-                    ("PYTHONUNBUFFERED", "1"),
-                    ("MASTER_ADDR", &master),
-                    ("MASTER_PORT", &port),
-                    ("PET_MASTER_ADDR", &master),
-                    ("PET_MASTER_PORT", &port),
-                    ("WORLD_SIZE", &world.to_string()),
-                    ("PET_NPROC_PER_NODE", &nproc),
-                    ("PET_NNODES", &n.to_string()),
-                ],
-            );
-            let mut text = format!(
-                "torchrun on every pod meets pod 0 at {master}:{port}; the operator gives each pod its node rank."
-            );
-            if count.is_none() {
-                let _ = write!(
-                    text,
-                    " WORLD_SIZE counts pods while nprocPerNode is `{nproc}`; torchrun sets each process's own."
-                );
-            }
-            rendezvous(&mut out, &text);
-        }
-        Nodes::Elastic { min, max } => elastic_pods(&mut out, model, min, max),
-    }
-    out
-}
-
-/// An elastic PyTorchJob: Workers only, meeting at the rendezvous endpoint.
-fn elastic_pods(out: &mut String, model: &Model, min: u32, max: u32) {
-    let name = &model.name;
-    let nproc = model.nproc_per_node.text();
-    let elastic = model.elastic.as_ref();
-    let endpoint = elastic.and_then(|e| e.rdzv_endpoint.as_ref()).map_or_else(
-        || format!("{name}-worker-0:{}", pytorchjob::PORT),
-        |(host, port)| format!("{host}:{port}"),
-    );
-    let backend = elastic.map_or("c10d", |e| e.rdzv_backend.as_str());
-    let start = elastic.map_or(max, |e| e.start);
-    let up_to = if start == max {
-        String::new()
-    } else {
-        format!(", up to {max} admitted")
-    };
-    super::note(
-        out,
-        0,
-        &format!(
-            "pods: {start} started, {min} needed{up_to}, made by the Training Operator (no Master)"
-        ),
-    );
-    for (index, skipped) in listed(start) {
-        skipped_line(out, skipped, index - skipped);
-        let pod = format!("{name}-worker-{index}");
-        pod_lines(
-            out,
-            &pod,
-            "Worker, node rank assigned at rendezvous",
-            &dns(&pod, model),
-            &[],
-        );
-    }
-    let nnodes = format!("{min}:{max}");
-    let mut vars = vec![
-        ("PYTHONUNBUFFERED", "1"),
-        ("PET_NPROC_PER_NODE", nproc.as_str()),
-        ("PET_RDZV_ENDPOINT", endpoint.as_str()),
-        ("PET_RDZV_BACKEND", backend),
-        ("PET_NNODES", nnodes.as_str()),
-    ];
-    let restarts = elastic.and_then(|e| e.max_restarts).map(|r| r.to_string());
-    if let Some(restarts) = &restarts {
-        vars.push(("PET_MAX_RESTARTS", restarts));
-    }
-    let conf = elastic.filter(|e| !e.rdzv_conf.is_empty()).map(|e| {
-        e.rdzv_conf
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    });
-    if let Some(conf) = &conf {
-        vars.push(("PET_RDZV_CONF", conf));
-    }
-    environment(out, pytorchjob::CONTAINER, &vars);
-    rendezvous(
-        out,
-        &format!(
-            "{backend} at {endpoint}; training starts once {min} workers have joined, and restarts when one joins or leaves."
-        ),
-    );
-}
-
-fn trainjob_pods(model: &Model) -> String {
-    let name = &model.name;
-    let n = model.nodes.max();
-    let master = format!("{name}-{}-0-0.{name}", trainjob::NODE);
-    let port = trainjob::TRAINER_PORT.to_string();
-    let nproc = trainjob_procs(model);
-    let count = nproc.parse().ok();
-    let others = runtime_jobs(model);
-    let total = u64::from(n) + others.iter().map(|(_, pods, _)| pods).sum::<u64>();
-    let mut out = String::new();
-    super::note(
-        &mut out,
-        0,
-        &format!(
-            "pods: {total}, made by JobSet for the Trainer, under the headless Service {name}"
-        ),
-    );
-    for (job, pods, role) in &others {
-        for index in 0..*pods {
-            pod_lines(&mut out, &format!("{name}-{job}-0-{index}"), role, "", &[]);
-        }
-    }
-    for (index, skipped) in listed(n) {
-        skipped_line(&mut out, skipped, index - skipped);
-        let host = format!("{name}-{}-0-{index}", trainjob::NODE);
-        pod_lines(
-            &mut out,
-            &host,
-            &format!("node {index}, node rank {index}, {}", ranks(count, index)),
-            &dns(&format!("{host}.{name}"), model),
-            &[("PET_NODE_RANK", &index.to_string())],
-        );
-    }
-    environment(
-        &mut out,
-        trainjob::NODE,
-        &[
-            ("PET_NNODES", &n.to_string()),
-            ("PET_NPROC_PER_NODE", &nproc),
-            ("PET_MASTER_ADDR", &master),
-            ("PET_MASTER_PORT", &port),
-        ],
-    );
-    rendezvous(
-        &mut out,
-        &format!(
-            "torchrun on every node meets node 0 at {master}:{port}; PET_NODE_RANK comes from the pod's completion index. Pod names end in a random suffix; the names above are their hostnames. The runtime {} may add variables of its own.",
-            model.trainjob.runtime
-        ),
-    );
-    out
 }
 
 /// `PET_NPROC_PER_NODE` as Trainer's torch plugin resolves it from the
@@ -287,9 +51,7 @@ pub(super) fn trainjob_procs(model: &Model) -> String {
     let trainer = objects
         .iter()
         .find(|o| o.value["kind"] == trainjob::KIND)
-        .map_or(serde_json::Value::Null, |o| {
-            o.value["spec"]["trainer"].clone()
-        });
+        .map_or(Json::Null, |o| o.value["spec"]["trainer"].clone());
     let runtime = model.trainjob.bound.as_ref().and_then(|b| b.runtime());
     let release = model.trainjob.api_level.release();
     match crate::trainer::torch::procs_per_node(release, &trainer, runtime) {
@@ -298,133 +60,445 @@ pub(super) fn trainjob_procs(model: &Model) -> String {
     }
 }
 
-/// The runtime's replicated jobs besides `node` (initializers, a launcher):
-/// name, pods (replicas), role. Without the runtime, the initializers the
-/// spec asks for.
-fn runtime_jobs(model: &Model) -> Vec<(String, u64, String)> {
-    if let Some(runtime) = model.trainjob.bound.as_ref().and_then(|b| b.runtime()) {
-        return runtime
-            .jobs
+/// ConfigMaps and Secrets read by name only: a description needs no values.
+struct Unread;
+
+impl Store for Unread {
+    fn data(&self, _secret: bool, _name: &str) -> Result<Option<Data>, String> {
+        Ok(None)
+    }
+
+    fn stand_in(&self, secret: bool, name: &str, key: Option<&str>) -> Option<String> {
+        let kind = if secret { "Secret" } else { "ConfigMap" };
+        Some(format!("<{} of {kind} {name}>", key.unwrap_or("every key")))
+    }
+}
+
+/// Variables torchrun and the training code read to find each other (and
+/// `PYTHONUNBUFFERED`, which decides when their output is seen).
+fn distributed(name: &str) -> bool {
+    name.starts_with("PET_")
+        || name.starts_with("TORCHELASTIC_")
+        || [
+            "MASTER_ADDR",
+            "MASTER_PORT",
+            "WORLD_SIZE",
+            "RANK",
+            "NODE_RANK",
+            "LOCAL_RANK",
+            "LOCAL_WORLD_SIZE",
+            "GROUP_RANK",
+            crate::render::job::COMPLETION_INDEX_ENV,
+            "PYTHONUNBUFFERED",
+        ]
+        .contains(&name)
+}
+
+/// One pod as described.
+struct PodView {
+    name: String,
+    role: String,
+    dns: Vec<String>,
+    /// The training container's distributed variables; `None` for a pod
+    /// without one.
+    env: Option<Vec<(String, String)>>,
+    launch: Option<Launch>,
+    /// Why the training container's start is not known.
+    unknown: Option<String>,
+}
+
+struct Described<'a> {
+    workload: &'a Workload,
+    services: Vec<Service>,
+    pods: Vec<PodView>,
+}
+
+impl<'a> Described<'a> {
+    fn new(workload: &'a Workload, objects: &[Json]) -> Described<'a> {
+        let services = workload.services(objects);
+        let stages = workload.pods.iter().map(|p| p.stage).max().unwrap_or(0);
+        let pods = workload
+            .pods
             .iter()
-            .filter(|j| j.name != trainjob::NODE)
-            .map(|j| {
-                let pods = u64::try_from(j.replicas.unwrap_or(1)).unwrap_or(1);
-                let role = if j.depends_on.is_empty() {
-                    j.name.clone()
-                } else {
-                    format!("{}, after {}", j.name, j.depends_on.join(", "))
+            .enumerate()
+            .map(|(index, pod)| {
+                let mut role = pod.role.clone();
+                if stages > 0 {
+                    let _ = write!(role, ", step {} of {}", pod.stage + 1, stages + 1);
+                }
+                let fields = Fields {
+                    pod,
+                    pod_ip: "(the pod's IP)",
+                    host_ip: "(the node's IP)",
+                    node_name: "(the node's name)",
                 };
-                let before = j.name.ends_with("-initializer");
-                let role = if before {
-                    format!("{role}, runs before the nodes")
-                } else {
-                    role
+                let started = workload
+                    .trainer_of(pod)
+                    .map(|c| kubelet::start(c, &fields, &Unread));
+                let (env, launch, unknown) = match started {
+                    None => (None, None, None),
+                    Some(Ok(started)) => {
+                        let launch = torchrun::read(&started.argv, &started.env);
+                        let env = started
+                            .env
+                            .into_iter()
+                            .filter(|(n, _)| distributed(n))
+                            .collect();
+                        (Some(env), launch, None)
+                    }
+                    Some(Err(message)) => (Some(Vec::new()), None, Some(message)),
                 };
-                (j.name.clone(), pods, role)
+                PodView {
+                    name: pod.name.clone(),
+                    role,
+                    dns: workload.dns_names(index, &services),
+                    env,
+                    launch,
+                    unknown,
+                }
             })
             .collect();
-    }
-    [
-        (
-            "dataset-initializer",
-            model.trainjob.dataset_initializer.is_some(),
-        ),
-        (
-            "model-initializer",
-            model.trainjob.model_initializer.is_some(),
-        ),
-    ]
-    .into_iter()
-    .filter(|(_, present)| *present)
-    .map(|(job, _)| (job.to_owned(), 1, format!("{job}, runs before the nodes")))
-    .collect()
-}
-
-/// A Job: Indexed pods named after the Job under its headless Service, and
-/// torchrun told the topology by trainc (`resolve::job_launch`); a `command`
-/// gets the variables instead (`render::job::command_env`).
-fn job_pods(model: &Model) -> String {
-    let name = &model.name;
-    let n = model.nodes.max();
-    let master = crate::derived::job_rank0(name);
-    let port = crate::resolve::defaults::JOB_RENDEZVOUS_PORT;
-    let count = procs(model);
-    let mut out = String::new();
-    super::note(
-        &mut out,
-        0,
-        &format!(
-            "pods: {n}, made by the Job controller, one per completion index, under the headless Service {name}"
-        ),
-    );
-    for (index, skipped) in listed(n) {
-        skipped_line(&mut out, skipped, index - skipped);
-        let host = format!("{name}-{index}");
-        pod_lines(
-            &mut out,
-            &host,
-            &format!(
-                "completion index {index}, node rank {index}, {}",
-                ranks(count, index)
-            ),
-            &dns(&crate::derived::job_host(name, index), model),
-            &[(job::COMPLETION_INDEX_ENV, &index.to_string())],
-        );
-    }
-    if model.container.verbatim {
-        let _ = writeln!(
-            out,
-            "\nenvironment trainc adds to the `{}` container of a `command`",
-            job::CONTAINER
-        );
-        for var in job::command_env(model) {
-            // A value read from the pod's completion index has none written.
-            let value = var
-                .value
-                .unwrap_or_else(|| format!("${}", job::COMPLETION_INDEX_ENV));
-            let _ = writeln!(out, "  {}={value}", var.name);
+        Described {
+            workload,
+            services,
+            pods,
         }
     }
-    let how = if model.container.verbatim {
-        format!(
-            "the command on every pod finds pod 0 at {master}:{port} in MASTER_ADDR and MASTER_PORT (a torchrun in it, in the PET_* variables); RANK and NODE_RANK are the pod's completion index."
-        )
-    } else {
-        format!(
-            "torchrun on every pod meets pod 0 at {master}:{port} (its static rendezvous); the node rank is the pod's completion index."
-        )
+
+    /// The section, with `namespace` in the DNS names.
+    fn text(&self, namespace: &str) -> String {
+        let mut out = String::new();
+        let mut head = format!(
+            "pods: {}, made by {}",
+            self.workload.total, self.workload.made_by
+        );
+        let all = |s: &&Service| {
+            s.headless && self.workload.pods.iter().all(|p| s.selects(p)) && self.pods.len() > 1
+        };
+        if let Some(service) = self.services.iter().find(all) {
+            let _ = write!(head, ", under the headless Service {}", service.name);
+        }
+        super::note(&mut out, 0, &head);
+        let (common, own) = self.environment();
+        // The first pods, and a larger job's last (the pods between are
+        // alike but for their index).
+        let listed = self.pods.len().min(MAX_LISTED);
+        for (index, own) in own.iter().enumerate().take(listed) {
+            self.pod_lines(&mut out, index, own, namespace);
+        }
+        let more = self.workload.total.saturating_sub(listed as u64 + 1);
+        if listed < self.pods.len() {
+            if more > 0 {
+                let _ = writeln!(out, "  … {more} more pods like these");
+            }
+            let last = self.pods.len() - 1;
+            self.pod_lines(&mut out, last, &own[last], namespace);
+        }
+        if !common.is_empty() {
+            let _ = writeln!(
+                out,
+                "\ndistributed environment of every `{}` container",
+                self.workload.trainer
+            );
+            for (name, value) in &common {
+                let _ = writeln!(out, "  {name}={value}");
+            }
+        }
+        out.push_str("\nrendezvous\n");
+        super::note(&mut out, 2, &self.rendezvous());
+        out
+    }
+
+    fn pod_lines(&self, out: &mut String, index: usize, own: &[(String, String)], namespace: &str) {
+        let pod = &self.pods[index];
+        let _ = writeln!(out, "  {}", pod.name);
+        let mut role = pod.role.clone();
+        if let Some(launch) = &pod.launch {
+            let _ = write!(role, ", {}", ranks(launch));
+        }
+        super::note(out, 6, &role);
+        if !pod.dns.is_empty() {
+            let names: Vec<String> = pod
+                .dns
+                .iter()
+                .map(|n| format!("{n}.{namespace}.svc"))
+                .collect();
+            super::note(out, 6, &format!("dns {}", names.join(", ")));
+        }
+        if !own.is_empty() {
+            let vars: Vec<String> = own.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(out, "      {}", vars.join("  "));
+        }
+        if let Some(unknown) = &pod.unknown {
+            super::note(out, 6, unknown);
+        }
+    }
+
+    /// The variables every training container has alike, and each pod's
+    /// own (those that differ, or that some lack).
+    #[allow(clippy::type_complexity)]
+    fn environment(&self) -> (Vec<(String, String)>, Vec<Vec<(String, String)>>) {
+        let trainers: Vec<&Vec<(String, String)>> =
+            self.pods.iter().filter_map(|p| p.env.as_ref()).collect();
+        let common: Vec<(String, String)> = match trainers.split_first() {
+            Some((first, rest)) => first
+                .iter()
+                .filter(|var| rest.iter().all(|env| env.contains(var)))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        let own = self
+            .pods
+            .iter()
+            .map(|p| {
+                p.env
+                    .iter()
+                    .flatten()
+                    .filter(|var| !common.contains(var))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        (common, own)
+    }
+
+    /// Where torchrun meets, as the first training pod's launch says, and
+    /// whether that is a pod of the job.
+    fn rendezvous(&self) -> String {
+        // How many pods run torchrun, when every pod was made.
+        let trainers = (self.workload.total == self.pods.len() as u64)
+            .then(|| self.pods.iter().filter(|p| p.env.is_some()).count());
+        let Some(launch) = self.pods.iter().find_map(|p| p.launch.as_ref()) else {
+            return self.suffix(self.without_torchrun());
+        };
+        let text = if launch.backend == "static" {
+            let mut text = format!(
+                "torchrun on every pod meets node rank 0 at {} (a static rendezvous of {} nodes); {}",
+                launch.endpoint,
+                launch.nnodes,
+                self.host_words(&launch.endpoint, true)
+            );
+            let ranks: Vec<(&str, &str)> = self
+                .pods
+                .iter()
+                .filter_map(|p| Some((p.name.as_str(), p.launch.as_ref()?.node_rank.as_deref()?)))
+                .collect();
+            if let Some(((first, rank), (second, _))) = ranks
+                .iter()
+                .enumerate()
+                .find_map(|(i, a)| Some((a, ranks[i + 1..].iter().find(|b| b.1 == a.1)?)))
+            {
+                let _ = write!(
+                    text,
+                    " Pods {first} and {second} are both node rank {rank}: each pod needs its own (`--node-rank`)."
+                );
+            }
+            if let Some(trainers) = trainers
+                && launch.node_range() != Some((trainers, trainers))
+            {
+                let _ = write!(
+                    text,
+                    " torchrun waits for {} nodes, but {trainers} pods run it: the rendezvous never completes.",
+                    launch.nnodes
+                );
+            }
+            text
+        } else {
+            let (min, max) = launch
+                .nnodes
+                .split_once(':')
+                .unwrap_or((&launch.nnodes, &launch.nnodes));
+            let pods = match trainers {
+                Some(n) => format!("{min} of the {n} pods"),
+                None if min == "1" => "1 pod".to_owned(),
+                None => format!("{min} pods"),
+            };
+            let joined = if min == "1" { "has" } else { "have" };
+            let mut text = format!(
+                "{} at {}; training starts once {pods} {joined} joined",
+                launch.backend, launch.endpoint
+            );
+            if min != max {
+                text.push_str(", and restarts when one joins or leaves");
+            }
+            if launch.endpoint.is_empty() {
+                text.push_str("; no endpoint is given (`--rdzv-endpoint`).");
+            } else {
+                let _ = write!(text, "; {}", self.host_words(&launch.endpoint, false));
+            }
+            text
+        };
+        self.suffix(text)
+    }
+
+    /// `text`, saying that pods' names are their hostnames where the
+    /// cluster adds a random suffix.
+    fn suffix(&self, mut text: String) -> String {
+        if self.workload.suffixed {
+            text.push_str(
+                " Pod names end in a random suffix; the names above are their hostnames.",
+            );
+        }
+        text
+    }
+
+    /// A training container that does not run torchrun: where the
+    /// variables it is given say rank 0 is.
+    fn without_torchrun(&self) -> String {
+        if let Some(why) = self.pods.iter().find_map(|p| p.unknown.as_deref()) {
+            return format!("not known: {why}");
+        }
+        let mut text = format!(
+            "the `{}` container does not run torchrun: it finds its peers in the variables above, or its own way.",
+            self.workload.trainer
+        );
+        let env = self.pods.iter().find_map(|p| p.env.as_ref());
+        let var = |name: &str| {
+            env.into_iter()
+                .flatten()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        if let (Some(addr), Some(port)) = (var("MASTER_ADDR"), var("MASTER_PORT")) {
+            let _ = write!(
+                text,
+                " MASTER_ADDR:MASTER_PORT is {addr}:{port}; {}",
+                self.host_words(&format!("{addr}:{port}"), true)
+            );
+        }
+        text
+    }
+
+    /// Which pod the rendezvous host of `endpoint` is, and whether it can
+    /// be: a static rendezvous is hosted by node rank 0.
+    fn host_words(&self, endpoint: &str, static_backend: bool) -> String {
+        let host = endpoint.rsplit_once(':').map_or(endpoint, |(h, _)| h);
+        let host = host
+            .trim_end_matches('.')
+            .trim_end_matches(".cluster.local")
+            .trim_end_matches(".svc");
+        let found = self
+            .pods
+            .iter()
+            .zip(&self.workload.pods)
+            .find(|(view, pod)| {
+                view.dns
+                    .iter()
+                    .any(|n| n == host || host == format!("{n}.{}", pod.namespace))
+            });
+        match found {
+            Some((view, _)) => {
+                let rank = view.launch.as_ref().and_then(|l| l.node_rank.as_deref());
+                match rank {
+                    Some(rank) if static_backend && rank != "0" => format!(
+                        "{host} resolves to pod {}, which is node rank {rank}, not 0: the pods would wait for node rank 0 until the join timeout, then fail.",
+                        view.name
+                    ),
+                    _ => format!("{host} resolves to pod {}.", view.name),
+                }
+            }
+            None if matches!(host, "localhost" | "127.0.0.1") => {
+                "each pod on its own: this is not a rendezvous of several pods.".to_owned()
+            }
+            None => format!(
+                "{host} is no pod of this job: the pods would wait for it until the join timeout, then fail."
+            ),
+        }
+    }
+}
+
+/// `node rank 1, ranks 2-3` as torchrun's launch says.
+fn ranks(launch: &Launch) -> String {
+    let Some(node) = &launch.node_rank else {
+        return "node rank assigned at rendezvous".to_owned();
     };
-    rendezvous(
-        &mut out,
-        &format!("{how} Pod names end in a random suffix; the names above are their hostnames."),
-    );
-    out
-}
-
-/// One pod: name and role, its DNS name, what differs from pod to pod.
-fn pod_lines(out: &mut String, pod: &str, role: &str, dns: &str, own: &[(&str, &str)]) {
-    let _ = writeln!(out, "  {pod}");
-    super::note(out, 6, role);
-    if !dns.is_empty() {
-        let _ = writeln!(out, "      dns {dns}");
-    }
-    if !own.is_empty() {
-        let vars: Vec<String> = own.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(out, "      {}", vars.join("  "));
+    match (node.parse::<u64>(), launch.procs()) {
+        (Ok(node), Some(1)) => format!("node rank {node}, rank {node}"),
+        (Ok(node), Some(n)) if n > 1 => match node
+            .checked_mul(n)
+            .zip(node.checked_add(1).and_then(|next| next.checked_mul(n)))
+        {
+            Some((first, next)) => format!("node rank {node}, ranks {first}-{}", next - 1),
+            None => format!("node rank {node}, ranks beyond counting"),
+        },
+        _ => format!(
+            "node rank {node}, ranks set by torchrun ({} per node)",
+            launch.nproc_per_node
+        ),
     }
 }
 
-fn environment(out: &mut String, container: &str, vars: &[(&str, &str)]) {
-    let _ = writeln!(
-        out,
-        "\nenvironment the operator adds to every `{container}` container"
-    );
-    for (name, value) in vars {
-        let _ = writeln!(out, "  {name}={value}");
-    }
-}
+/// Pods listed one by one; a larger job's others are counted.
+const MAX_LISTED: usize = 16;
 
-fn rendezvous(out: &mut String, text: &str) {
-    out.push_str("\nrendezvous\n");
-    super::note(out, 2, text);
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Described;
+    use crate::trainer::Release;
+
+    /// `describe --pods` of an Indexed Job of `n` pods running `command`.
+    fn described(n: u64, command: &str) -> String {
+        let job = json!({
+            "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"completionMode": "Indexed", "completions": n, "parallelism": n,
+                "template": {"spec": {"subdomain": "j", "containers": [{"name": "trainer",
+                    "command": command.split(' ').collect::<Vec<_>>(),
+                    "env": [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]}]}}}
+        });
+        let service = json!({"kind": "Service", "metadata": {"name": "j"},
+            "spec": {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": "j"}}});
+        let objects = [job, service];
+        let workload = crate::cluster::workload(&objects, &[], Release::V2_3).unwrap();
+        let text = Described::new(&workload, &objects).text("ml");
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn each_pod_gets_its_node_rank_from_the_expanded_command() {
+        let text = described(
+            2,
+            "torchrun --nnodes=2 --nproc_per_node=2 --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=j-0.j x.py",
+        );
+        assert!(
+            text.contains("j-1 Job j, index 1, node rank 1, ranks 2-3"),
+            "{text}"
+        );
+        assert!(text.contains("dns j-1.j.ml.svc"), "{text}");
+        assert!(text.contains("j-0.j resolves to pod j-0."), "{text}");
+    }
+
+    #[test]
+    fn a_rendezvous_that_cannot_complete_is_said_to() {
+        let nowhere = described(
+            2,
+            "torchrun --nnodes=2 --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=j-0 x.py",
+        );
+        assert!(nowhere.contains("j-0 is no pod of this job"), "{nowhere}");
+        let not_rank_0 = described(
+            2,
+            "torchrun --nnodes=2 --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=j-1.j x.py",
+        );
+        assert!(
+            not_rank_0.contains("which is node rank 1, not 0"),
+            "{not_rank_0}"
+        );
+        let too_few = described(
+            3,
+            "torchrun --nnodes=2 --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=j-0.j x.py",
+        );
+        assert!(
+            too_few.contains("waits for 2 nodes, but 3 pods run it"),
+            "{too_few}"
+        );
+        let ranks = described(2, "torchrun --nnodes=2 --master_addr=j-0.j x.py");
+        assert!(ranks.contains("j-1 Job j, index 1, node rank 0"), "{ranks}");
+        assert!(
+            ranks.contains("Pods j-0 and j-1 are both node rank 0"),
+            "{ranks}"
+        );
+    }
 }

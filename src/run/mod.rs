@@ -21,6 +21,7 @@ use sandbox::Mount;
 
 /// More pods than a run on one machine should start.
 pub const MAX_PODS: usize = 32;
+const _: () = assert!(MAX_PODS <= crate::cluster::MADE_AT_MOST);
 
 /// The `PATH` of a container that sets none (the image's, which trainc run
 /// does not have, is most often this), and of `unshare` itself.
@@ -87,23 +88,22 @@ fn address(index: usize) -> String {
     format!("127.77.{}.{}", n / 250, n % 250 + 1)
 }
 
-/// Prepares the run of `workload`, made from `objects`.
-pub fn prepare(objects: &[Json], workload: &Workload, options: &Options) -> Result<Plan, String> {
-    if workload.pods.len() > MAX_PODS {
+/// Whether this machine should start every pod of `workload`.
+pub fn fits(workload: &Workload) -> Result<(), String> {
+    if workload.total > MAX_PODS as u64 {
         return Err(format!(
-            "{} has {} pods; trainc run starts every pod on this machine, at most {MAX_PODS}: run a smaller variant (`--set replicas=2`)",
-            workload.job,
-            workload.pods.len()
+            "{} has {} pods; trainc run starts every pod on this machine, at most {MAX_PODS}: run a variant with fewer pods (`replicas = 2` in a spec or an overlay; `replicas` or `completions` in a manifest)",
+            workload.job, workload.total
         ));
     }
-    let mut services: Vec<Service> = objects
-        .iter()
-        .filter(|o| o["kind"] == "Service")
-        .filter_map(Service::from_object)
-        .collect();
-    services.extend(workload.services.iter().cloned());
+    Ok(())
+}
+
+/// Prepares the run of `workload`, made from `objects` ([`fits`] first).
+pub fn prepare(objects: &[Json], workload: &Workload, options: &Options) -> Result<Plan, String> {
+    let services = workload.services(objects);
     let ips: Vec<String> = (0..workload.pods.len()).map(address).collect();
-    let (hosts, names) = hosts(&workload.pods, &ips, &services);
+    let (hosts, names) = hosts(workload, &ips, &services);
     let hosts_file = options.work.join("hosts");
     std::fs::write(&hosts_file, &hosts).map_err(|e| format!("{}: {e}", hosts_file.display()))?;
     let store = volumes::Objects {
@@ -175,39 +175,36 @@ pub fn prepare(objects: &[Json], workload: &Workload, options: &Options) -> Resu
 }
 
 /// `/etc/hosts` for every pod, and every name it resolves: each pod's
-/// hostname, its `<hostname>.<subdomain>` names where a headless Service of
-/// that name selects it, and each Service's name (its first pod), each with
-/// the forms the cluster's search path completes (`.<namespace>`,
-/// `.<namespace>.svc`, `.<namespace>.svc.cluster.local`).
-fn hosts(pods: &[Pod], ips: &[String], services: &[Service]) -> (String, Vec<String>) {
-    let forms = |name: &str, namespace: &str| -> Vec<String> {
-        vec![
-            name.to_owned(),
-            format!("{name}.{namespace}"),
-            format!("{name}.{namespace}.svc"),
-            format!("{name}.{namespace}.svc.cluster.local"),
-        ]
-    };
+/// hostname, its own DNS names ([`Workload::dns_names`]), and the name of
+/// each Service that selects several pods (its first pod here; the cluster's
+/// DNS answers with every one), each with the forms the cluster's search
+/// path completes (`.<namespace>`, `.<namespace>.svc`,
+/// `.<namespace>.svc.cluster.local`).
+fn hosts(workload: &Workload, ips: &[String], services: &[Service]) -> (String, Vec<String>) {
+    let pods = &workload.pods;
     let mut text =
         String::from("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
     let mut all = Vec::new();
     for (index, (pod, ip)) in pods.iter().zip(ips).enumerate() {
-        let mut names = vec![pod.hostname.clone()];
-        if let Some(subdomain) = pod.spec["subdomain"].as_str() {
-            let headless = services
-                .iter()
-                .any(|s| s.name == subdomain && s.headless && s.selects(pod));
-            if headless {
-                names.extend(forms(
-                    &format!("{}.{subdomain}", pod.hostname),
-                    &pod.namespace,
-                ));
+        let mut short = workload.dns_names(index, services);
+        for service in services {
+            let selected: Vec<usize> = (0..pods.len())
+                .filter(|&i| service.selects(&pods[i]))
+                .collect();
+            if selected.len() > 1 && selected[0] == index {
+                short.push(service.name.clone());
             }
         }
-        for service in services {
-            if pods.iter().position(|p| service.selects(p)) == Some(index) {
-                names.extend(forms(&service.name, &service.namespace));
-            }
+        let mut names = vec![pod.hostname.clone()];
+        for name in short {
+            let namespace = &pod.namespace;
+            let forms = [
+                format!("{name}.{namespace}"),
+                format!("{name}.{namespace}.svc"),
+                format!("{name}.{namespace}.svc.cluster.local"),
+            ];
+            names.push(name);
+            names.extend(forms);
         }
         names.dedup();
         let _ = writeln!(text, "{ip}\t{}", names.join(" "));
