@@ -103,3 +103,21 @@ fn what_only_the_cluster_or_the_image_has_is_asked_for() {
         assert!(said.contains(asked), "{example}: {said}");
     }
 }
+
+/// A manifest is read as `verify` reads it: a document that is not an
+/// object stops the run at its place.
+#[test]
+fn a_manifest_document_that_is_not_an_object_is_an_error() {
+    let env = fake_env("run-not-object");
+    let manifest = env.join("job.yaml");
+    let built = trainc(&root(), &["build", "examples/plain-job.toml"]);
+    let mut yaml = text(&built.stdout);
+    yaml.push_str("---\n- just a list\n");
+    std::fs::write(&manifest, yaml).unwrap();
+    let (status, said) = run(&env, &["--manifests", manifest.to_str().unwrap()]);
+    assert_eq!(status, 1, "{said}");
+    assert!(
+        said.contains("document 4 is not a Kubernetes") && said.contains("job.yaml:147:1"),
+        "{said}"
+    );
+}

@@ -182,7 +182,17 @@ fn objects(args: &RunArgs, sources: &mut Sources) -> Result<(Vec<Json>, Option<S
         report(sources, &d);
         Status::Invalid
     })?;
-    let (found, _) = crate::parse::stream_objects(&documents);
+    let (found, not_objects) = crate::parse::stream_objects(&documents);
+    let problems = crate::parse::not_objects_errors(
+        not_objects,
+        crate::diagnostic::codes::VERIFY_SCHEMA,
+        "",
+        crate::verify::manifests::ONE_OBJECT_EACH,
+    );
+    if !problems.is_empty() {
+        report(sources, &problems);
+        return Err(Status::Invalid);
+    }
     Ok((
         found.iter().map(|o| o.node.to_json()).collect(),
         shared.runtimes,

@@ -185,6 +185,28 @@ pub fn stream_objects(documents: &[Node]) -> (Vec<StreamObject<'_>>, Vec<(usize,
     (objects, not_objects)
 }
 
+/// An error for each document of `not_objects` ([`stream_objects`]);
+/// `of` names the file where the reader needs telling (" of the runtimes
+/// file"), `help` says what belongs in it.
+pub fn not_objects_errors(
+    not_objects: Vec<(usize, &Node)>,
+    code: &'static str,
+    of: &str,
+    help: &str,
+) -> Vec<Diagnostic> {
+    not_objects
+        .into_iter()
+        .map(|(number, document)| {
+            Diagnostic::error(
+                code,
+                document.span,
+                format!("document {number}{of} is not a Kubernetes object (a mapping with `apiVersion` and `kind`)"),
+            )
+            .with_help(help)
+        })
+        .collect()
+}
+
 fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
     if let Some(deep) = root.deeper_than(MAX_DEPTH) {
         return Err(vec![

@@ -26,17 +26,12 @@ pub fn read(sources: &Sources, id: SourceId) -> (Vec<Runtime>, Vec<Diagnostic>) 
         Err(diagnostics) => return (Vec::new(), diagnostics),
     };
     let (objects, not_objects) = crate::parse::stream_objects(&documents);
-    let mut problems: Vec<Diagnostic> = not_objects
-        .into_iter()
-        .map(|(number, node)| {
-            Diagnostic::error(
-                codes::TRAINJOB_RUNTIME,
-                node.span,
-                format!("document {number} of the runtimes file is not an object"),
-            )
-            .with_help("the file holds ClusterTrainingRuntime and TrainingRuntime objects, e.g. the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`")
-        })
-        .collect();
+    let mut problems = crate::parse::not_objects_errors(
+        not_objects,
+        codes::TRAINJOB_RUNTIME,
+        " of the runtimes file",
+        "the file holds ClusterTrainingRuntime and TrainingRuntime objects, e.g. the output of `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`",
+    );
     let mut runtimes: Vec<Runtime> = Vec::new();
     // Where each (kind, namespace, name) was first found.
     let mut seen: HashMap<(Kind, Option<String>, String), Span> = HashMap::new();

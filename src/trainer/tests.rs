@@ -150,7 +150,7 @@ fn a_runtime_that_cannot_be_read_is_located() {
     );
     assert!(runtimes.is_empty());
     assert!(
-        problems[0].contains("document 1 of the runtimes file is not an object"),
+        problems[0].contains("document 1 of the runtimes file is not a Kubernetes object"),
         "{problems:?}"
     );
     assert!(problems[1].contains("is not a list"), "{problems:?}");

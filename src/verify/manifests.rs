@@ -37,6 +37,9 @@ struct Located<'a> {
     json: Json,
 }
 
+/// What each document of a manifest is.
+pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
+
 /// Every problem of the objects in `id`, a TrainJob checked for Trainer `level`.
 /// `runtimes` are the cluster's (`--runtimes`), for TrainJobs whose runtime
 /// the file does not hold.
@@ -57,17 +60,8 @@ pub fn verify_file(
         }
     };
     let (found, not_objects) = crate::parse::stream_objects(&documents);
-    let mut diagnostics: Vec<Diagnostic> = not_objects
-        .into_iter()
-        .map(|(number, document)| {
-            Diagnostic::error(
-                codes::VERIFY_SCHEMA,
-                document.span,
-                format!("document {number} is not a Kubernetes object (a mapping with `apiVersion` and `kind`)"),
-            )
-            .with_help("each `---`-separated document of a manifest is one object")
-        })
-        .collect();
+    let mut diagnostics =
+        crate::parse::not_objects_errors(not_objects, codes::VERIFY_SCHEMA, "", ONE_OBJECT_EACH);
     let objects: Vec<Located<'_>> = found
         .into_iter()
         .map(|o| Located {
