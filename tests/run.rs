@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::support::{root, temp_dir, text, trainc};
 
 /// A Python environment whose `torchrun` prints its arguments, the
-/// completion index, its hostname and what the master's name resolves to,
-/// and fails on the node rank in `FAIL_NODE` (an env of the spec).
+/// completion index, its hostname, what the master's name resolves to and
+/// whether its last argument (the script) is a file, and fails on the node rank in `FAIL_NODE` (an env of the spec).
 fn fake_env(name: &str) -> PathBuf {
     let dir = temp_dir(name);
     let torchrun = dir.join("torchrun");
@@ -18,6 +18,7 @@ fn fake_env(name: &str) -> PathBuf {
         &torchrun,
         "#!/bin/sh\necho \"args: $*\"\necho \"index=$JOB_COMPLETION_INDEX host=$(cat /proc/sys/kernel/hostname)\"\n\
          getent hosts ddp-demo-0.ddp-demo | sed 's/^/master: /'\n\
+         for last; do :; done; [ -f \"$last\" ] && echo \"script found\"\n\
          [ \"$JOB_COMPLETION_INDEX\" != \"$FAIL_NODE\" ] || { echo failing >&2; exit 7; }\n",
     )
     .unwrap();
@@ -65,6 +66,7 @@ fn a_job_runs_as_the_job_controller_makes_its_pods() {
         "{said}"
     );
     assert!(said.contains("[ddp-demo-1] master: 127.77.0.2"), "{said}");
+    assert!(said.contains("[ddp-demo-1] script found"), "{said}");
     assert!(
         said.contains("trainc run: Job/ddp-demo succeeded"),
         "{said}"
@@ -118,6 +120,37 @@ fn a_manifest_document_that_is_not_an_object_is_an_error() {
     assert_eq!(status, 1, "{said}");
     assert!(
         said.contains("document 4 is not a Kubernetes") && said.contains("job.yaml:147:1"),
+        "{said}"
+    );
+}
+
+/// Without namespaces, containers are plain processes: the pods' names in
+/// their command become 127.0.0.1 and mount paths local directories, and
+/// the run says so.
+#[test]
+fn without_namespaces_names_and_paths_are_rewritten() {
+    let env = fake_env("run-plain");
+    let (status, said) = run(&env, &["--no-namespaces", "examples/plain-job.toml"]);
+    assert_eq!(status, 0, "{said}");
+    assert!(said.contains("no user namespaces here"), "{said}");
+    let args = said
+        .lines()
+        .find(|l| l.starts_with("[ddp-demo-1] args: "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        args.contains("--node_rank=1 --master_addr=127.0.0.1 --master_port=29500"),
+        "{args}"
+    );
+    // The code ConfigMap's mount, /trainc/code, is a directory of the run.
+    let script = args.split(' ').next_back().unwrap();
+    assert!(
+        script.ends_with("/train.py") && !script.starts_with("/trainc/"),
+        "{args}"
+    );
+    assert!(said.contains("[ddp-demo-1] index=1"), "{said}");
+    assert!(said.contains("[ddp-demo-1] script found"), "{said}");
+    assert!(
+        said.contains("trainc run: Job/ddp-demo succeeded"),
         "{said}"
     );
 }
