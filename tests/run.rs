@@ -154,3 +154,27 @@ fn without_namespaces_names_and_paths_are_rewritten() {
         "{said}"
     );
 }
+
+/// A local stand-in that cannot be read is named by its flag, in words.
+#[test]
+fn an_unreadable_stand_in_is_named_by_its_flag() {
+    let env = fake_env("run-unreadable");
+    let missing = env.join("nothing-here");
+    let secret = format!("huggingface={}", missing.display());
+    let (status, said) = run(
+        &env,
+        &[
+            "examples/gpu-multinode.toml",
+            "-O",
+            "overlays/cpu.toml",
+            "--secret",
+            &secret,
+        ],
+    );
+    assert_eq!(status, 1, "{said}");
+    assert!(
+        said.contains("--secret huggingface: ") && said.contains("nothing-here: no such file"),
+        "{said}"
+    );
+    assert!(!said.contains("os error"), "{said}");
+}

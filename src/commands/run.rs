@@ -55,7 +55,7 @@ pub(super) fn run(args: &RunArgs) -> Status {
     };
     let work = std::env::temp_dir().join(format!("trainc-run-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&work) {
-        return error(&format!("{}: {e}", work.display()), Status::Usage);
+        return error(&crate::run::io_error(&work)(e), Status::Usage);
     }
     let maps = args
         .maps

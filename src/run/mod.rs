@@ -36,6 +36,11 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// An I/O error on `path` in words (no "os error" numbers).
+pub fn io_error(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("{}: {}", path.display(), crate::source::io_reason(&e))
+}
+
 /// What stands in for the cluster.
 pub struct Options {
     /// The Python that stands in for the image's: its directory comes first
@@ -105,7 +110,7 @@ pub fn prepare(objects: &[Json], workload: &Workload, options: &Options) -> Resu
     let ips: Vec<String> = (0..workload.pods.len()).map(address).collect();
     let (hosts, names) = hosts(workload, &ips, &services);
     let hosts_file = options.work.join("hosts");
-    std::fs::write(&hosts_file, &hosts).map_err(|e| format!("{}: {e}", hosts_file.display()))?;
+    std::fs::write(&hosts_file, &hosts).map_err(io_error(&hosts_file))?;
     let store = volumes::Objects {
         objects,
         configmaps: &options.configmaps,
@@ -304,7 +309,7 @@ impl Context<'_> {
         )?;
         let working_dir = started.working_dir.as_deref().unwrap_or("/");
         let root = self.pod_dir.join("roots").join(cname);
-        std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+        std::fs::create_dir_all(&root).map_err(io_error(&root))?;
         let spec = sandbox::Container {
             argv: &started.argv,
             env: &env,

@@ -184,8 +184,7 @@ impl Ops {
     /// Recreates the entries of host directory `source` in the tmpfs at
     /// `target`: directories and files bound, links copied.
     fn copy_children(&mut self, target: &str, source: &Path) -> Result<(), String> {
-        let entries =
-            std::fs::read_dir(source).map_err(|e| format!("{}: {e}", source.display()))?;
+        let entries = std::fs::read_dir(source).map_err(super::io_error(source))?;
         let mut names: Vec<_> = entries
             .filter_map(Result::ok)
             .map(|e| e.file_name())
@@ -203,8 +202,7 @@ impl Ops {
                 continue;
             };
             if meta.file_type().is_symlink() {
-                let link =
-                    std::fs::read_link(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+                let link = std::fs::read_link(&from).map_err(super::io_error(&from))?;
                 let _ = writeln!(
                     self.out,
                     "ln -s {} {}",

@@ -218,7 +218,13 @@ fn spawn(launch: &mut Launch, sender: &mpsc::Sender<Line>) -> Result<Child, Stri
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("{}: cannot start: {e}", launch.label))?;
+        .map_err(|e| {
+            format!(
+                "{}: cannot start: {}",
+                launch.label,
+                crate::source::io_reason(&e)
+            )
+        })?;
     let stdout = child
         .stdout
         .take()

@@ -28,7 +28,10 @@ impl Store for Objects<'_> {
             self.configmaps
         };
         if let Some((_, path)) = given.iter().find(|(n, _)| n == name) {
-            return read_local(path).map(Some);
+            let flag = if secret { "--secret" } else { "--configmap" };
+            return read_local(path)
+                .map(Some)
+                .map_err(|e| format!("{flag} {name}: {e}"));
         }
         let kind = if secret { "Secret" } else { "ConfigMap" };
         let Some(object) = self
@@ -61,22 +64,22 @@ impl Store for Objects<'_> {
 /// --from-env-file` reads it).
 fn read_local(path: &Path) -> Result<Data, String> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
+    let meta = std::fs::metadata(path).map_err(super::io_error(path))?;
     let mut data = Data::new();
     if meta.is_dir() {
-        let entries = std::fs::read_dir(path).map_err(|e| format!("{shown}: {e}"))?;
+        let entries = std::fs::read_dir(path).map_err(super::io_error(path))?;
         for entry in entries {
-            let entry = entry.map_err(|e| format!("{shown}: {e}"))?;
+            let entry = entry.map_err(super::io_error(path))?;
             let file = entry.path();
             if file.is_file() {
                 let key = entry.file_name().to_string_lossy().into_owned();
-                let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                let bytes = std::fs::read(&file).map_err(super::io_error(&file))?;
                 data.insert(key, bytes);
             }
         }
         return Ok(data);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(super::io_error(path))?;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_start();
         if line.is_empty() || line.starts_with('#') {
@@ -252,13 +255,13 @@ fn write_items(dir: &Path, data: &Data, items: &Json, object: &str) -> Result<()
         if let Some(parent) = file.parent() {
             create(parent)?;
         }
-        std::fs::write(&file, bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+        std::fs::write(&file, bytes).map_err(super::io_error(&file))?;
     }
     Ok(())
 }
 
 fn create(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(super::io_error(dir))
 }
 
 #[cfg(test)]
