@@ -60,7 +60,13 @@ fn entrypoint(r: &mut Rules<'_>) {
     .filter_map(|(key, present)| present.then_some(key))
     .collect();
     set.sort_by_key(|key| r.key(&format!("/{key}")).start); // as written
+    // One written with the wrong type has its own error; it still says
+    // what to run.
+    let mistyped = ["script", "module", "command", "code"]
+        .iter()
+        .any(|key| r.tree_has(&format!("/{key}")));
     match set.as_slice() {
+        [] if mistyped => {}
         [] => {
             r.push(
                 Diagnostic::error(codes::ENTRYPOINT_MISSING, r.start(), "the spec does not say what to run")
