@@ -186,8 +186,10 @@ impl Replicas {
         }
     }
 
+    /// Whether it is a readable elastic range (an unreadable one has its own
+    /// error, and is nothing else).
     pub fn is_elastic(&self) -> bool {
-        matches!(self, Replicas::Elastic(_))
+        matches!(self, Replicas::Elastic(text) if Self::parse_elastic(text).is_ok())
     }
 }
 
