@@ -330,6 +330,24 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
             None => spec_entries.insert(0, from_metadata.clone()),
         }
     }
+    // The KRM form is named by its metadata, as every Kubernetes object (and
+    // kustomize and kpt need it too).
+    if spec.get("name").is_none() {
+        let (span, under) = match root.get("metadata") {
+            Some(entry) => (entry.key_span, "under `metadata:`"),
+            None => (root.span, "as `metadata:` with `name:` under it"),
+        };
+        problems.push(
+            Diagnostic::error(
+                codes::SCHEMA_MISSING_KEY,
+                span,
+                "the TrainSpec has no `metadata.name`",
+            )
+            .with_help(format!(
+                "add `name: my-job` {under}: the job's name, a DNS-1035 label (lowercase letters, digits and `-`, starting with a letter)"
+            )),
+        );
+    }
     if problems.is_empty() {
         Ok(spec)
     } else {
