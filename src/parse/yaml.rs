@@ -164,13 +164,20 @@ fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
     match problem {
         Problem::LeadingZero => {
             let unsigned = text.trim_start_matches(['-', '+']);
-            let decimal = unsigned.trim_start_matches('0');
-            let decimal = if decimal.is_empty() { "0" } else { decimal };
-            let octal = i64::from_str_radix(unsigned, 8).ok();
+            let sign = if text.starts_with('-') { "-" } else { "" };
+            let digits = unsigned.trim_start_matches('0');
+            let decimal = format!("{sign}{}", if digits.is_empty() { "0" } else { digits });
+            let octal = i64::from_str_radix(unsigned, 8)
+                .ok()
+                .map(|n| format!("{sign}{n}"));
             let help = match octal {
                 // A number too long to read back: the rule, not the rewrite.
                 _ if text.len() > 40 => {
                     "write it without the leading zeros; quote it if you mean the text".to_owned()
+                }
+                // Both readings are one number: only the zeros are in the way.
+                Some(octal) if octal == decimal => {
+                    format!("write `{decimal}`; quote it (`\"{text}\"`) if you mean the text")
                 }
                 Some(octal) => format!(
                     "write `{decimal}` for {decimal}, or `{octal}` if you mean octal; quote it (`\"{text}\"`) if you mean the text"
