@@ -128,7 +128,14 @@ pub(super) fn checked(
         }
         Ok(parsed) => {
             if measure == Measure::Bytes && parsed.value < 1024.0 * 1024.0 {
-                let number = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                // The number as written with its unit, or a bare number of
+                // bytes (`1e3`, `1000.0`) as a whole number where it is one.
+                let number = if parsed.suffix.is_empty() && parsed.value.fract() == 0.0 {
+                    format!("{:.0}", parsed.value)
+                } else {
+                    text.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                        .to_owned()
+                };
                 let why = if parsed.suffix == "m" {
                     format!("`{text}` means {} bytes (`m` is milli)", parsed.value)
                 } else {
