@@ -155,6 +155,12 @@ pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files,
             Err(why) => {
                 let help = match why {
                     Refusal::Outside(_) => root.help("`[code]` files"),
+                    Refusal::TooLarge(_) => {
+                        "`[code]` ships source code in a ConfigMap; data, weights and large files belong in the image or a volume the job mounts (`[volumes]`)".to_owned()
+                    }
+                    Refusal::NotText(_) | Refusal::Nul(_) => {
+                        "save source code as UTF-8 (`iconv -t utf-8`); binary data belongs in the image or a volume the job mounts (`[volumes]`)".to_owned()
+                    }
                     _ => format!(
                         "paths are relative to the file that lists them; this one is read from `{}`",
                         escape_for_terminal(&full.display().to_string())

@@ -78,6 +78,11 @@ fn more_than_a_configmap_holds_is_an_error_that_says_to_build_an_image() {
         stderr.contains("build an image") || stderr.contains("larger than 1 MiB"),
         "{stderr}"
     );
+    // Where large files belong, not where the path is read from.
+    assert!(
+        stderr.contains("belong in the") && !stderr.contains("paths are relative"),
+        "{stderr}"
+    );
     // Two files each under the limit but together over it: the total is checked.
     let half = format!("# {}\n", "x".repeat(600 * 1024));
     std::fs::write(dir.join("train.py"), &half).unwrap();
