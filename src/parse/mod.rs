@@ -231,6 +231,33 @@ pub(super) fn lowercase_first(text: &str) -> String {
     }
 }
 
+/// A Kubernetes object that is no TrainSpec at all (a built PyTorchJob, a
+/// Job): what to run on it instead, rather than how to turn its header into
+/// a TrainSpec's.
+fn other_object(root: &Node) -> Option<Diagnostic> {
+    let api_version = root.get("apiVersion")?.value.as_str()?;
+    let kind = root.get("kind")?;
+    let kind_text = kind.value.as_str()?;
+    if api_version.starts_with("trainc.dev/") || kind_text == KRM_KIND {
+        return None;
+    }
+    let import = if matches!(kind_text, "PyTorchJob" | "TrainJob" | "Job") {
+        ", or turn it into a spec with `trainc import FILE`"
+    } else {
+        ""
+    };
+    Some(
+        Diagnostic::error(
+            codes::KRM_KIND,
+            kind.value.span,
+            format!("this is a {kind_text} ({api_version}), not a TrainSpec, the training spec trainc reads"),
+        )
+        .with_help(format!(
+            "check built Kubernetes objects with `trainc verify FILE`{import}"
+        )),
+    )
+}
+
 /// Turns the KRM form into the bare form; leaves a bare spec as it is.
 ///
 /// `metadata.name` and `metadata.namespace` become `name` and `namespace`
@@ -245,6 +272,9 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
     };
     if root.get("apiVersion").is_none() && root.get("kind").is_none() {
         return Ok(root);
+    }
+    if let Some(problem) = other_object(&root) {
+        return Err(vec![problem]);
     }
     let mut problems = Vec::new();
     let expect =

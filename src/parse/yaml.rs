@@ -275,7 +275,7 @@ pub(super) fn load_error(
             point(*span),
             "the file holds more than one YAML document",
         )
-        .with_help("a spec is one document: remove the `---` and what follows, or split the file"),
+        .with_help("a spec is one document: remove the `---` and what follows, or split the file; a manifest of built objects is checked with `trainc verify FILE`"),
         LoadError::TooManyNodes { span, .. } => Diagnostic::error(
             codes::PARSE_YAML,
             point(*span),
