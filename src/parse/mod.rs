@@ -258,6 +258,56 @@ fn other_object(root: &Node) -> Option<Diagnostic> {
     )
 }
 
+/// `metadata.name` and `metadata.namespace` of the KRM form `root` into
+/// `spec`, where they name the job.
+fn name_from_metadata(root: &Node, spec: &mut Node, problems: &mut Vec<Diagnostic>) {
+    let metadata = root.get("metadata").map(|e| &e.value);
+    for field in ["name", "namespace"] {
+        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else {
+            continue;
+        };
+        let Value::Table(spec_entries) = &mut spec.value else {
+            unreachable!("spec is a table")
+        };
+        match spec_entries.iter().find(|e| e.key == field) {
+            Some(in_spec) if in_spec.value.value != from_metadata.value.value => problems.push(
+                Diagnostic::error(
+                    codes::KRM_NAME_CONFLICT,
+                    in_spec.value.span,
+                    format!("`spec.{field}` differs from `metadata.{field}`"),
+                )
+                .with_secondary(
+                    from_metadata.value.span,
+                    format!("`metadata.{field}` is set here"),
+                )
+                .with_help(format!(
+                    "remove `{field}` from `spec`; `metadata.{field}` names the job"
+                )),
+            ),
+            Some(_) => {}
+            None => spec_entries.insert(0, from_metadata.clone()),
+        }
+    }
+    // The KRM form is named by its metadata, as every Kubernetes object (and
+    // kustomize and kpt need it too).
+    if spec.get("name").is_none() {
+        let (span, under) = match root.get("metadata") {
+            Some(entry) => (entry.key_span, "under `metadata:`"),
+            None => (root.span, "as `metadata:` with `name:` under it"),
+        };
+        problems.push(
+            Diagnostic::error(
+                codes::SCHEMA_MISSING_KEY,
+                span,
+                "the TrainSpec has no `metadata.name`",
+            )
+            .with_help(format!(
+                "add `name: my-job` {under}: the job's name, a DNS-1035 label (lowercase letters, digits and `-`, starting with a letter)"
+            )),
+        );
+    }
+}
+
 /// Turns the KRM form into the bare form; leaves a bare spec as it is.
 ///
 /// `metadata.name` and `metadata.namespace` become `name` and `namespace`
@@ -333,51 +383,7 @@ fn unwrap_krm(root: Node) -> Result<Node, Vec<Diagnostic>> {
             );
         }
     }
-    let metadata = root.get("metadata").map(|e| &e.value);
-    for field in ["name", "namespace"] {
-        let Some(from_metadata) = metadata.and_then(|m| m.get(field)) else {
-            continue;
-        };
-        let Value::Table(spec_entries) = &mut spec.value else {
-            unreachable!("spec is a table")
-        };
-        match spec_entries.iter().find(|e| e.key == field) {
-            Some(in_spec) if in_spec.value.value != from_metadata.value.value => problems.push(
-                Diagnostic::error(
-                    codes::KRM_NAME_CONFLICT,
-                    in_spec.value.span,
-                    format!("`spec.{field}` differs from `metadata.{field}`"),
-                )
-                .with_secondary(
-                    from_metadata.value.span,
-                    format!("`metadata.{field}` is set here"),
-                )
-                .with_help(format!(
-                    "remove `{field}` from `spec`; `metadata.{field}` names the job"
-                )),
-            ),
-            Some(_) => {}
-            None => spec_entries.insert(0, from_metadata.clone()),
-        }
-    }
-    // The KRM form is named by its metadata, as every Kubernetes object (and
-    // kustomize and kpt need it too).
-    if spec.get("name").is_none() {
-        let (span, under) = match root.get("metadata") {
-            Some(entry) => (entry.key_span, "under `metadata:`"),
-            None => (root.span, "as `metadata:` with `name:` under it"),
-        };
-        problems.push(
-            Diagnostic::error(
-                codes::SCHEMA_MISSING_KEY,
-                span,
-                "the TrainSpec has no `metadata.name`",
-            )
-            .with_help(format!(
-                "add `name: my-job` {under}: the job's name, a DNS-1035 label (lowercase letters, digits and `-`, starting with a letter)"
-            )),
-        );
-    }
+    name_from_metadata(&root, &mut spec, &mut problems);
     if problems.is_empty() {
         Ok(spec)
     } else {
