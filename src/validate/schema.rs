@@ -355,7 +355,13 @@ impl Context<'_> {
             self.tree.span_at(pointer),
             format!("`{path}` must be {list}, found `{found}`"),
         );
-        match suggest(&found, options.iter().map(String::as_str)) {
+        let abbreviated = ABBREVIATIONS
+            .iter()
+            .find(|(short, long)| {
+                short.eq_ignore_ascii_case(&found) && options.iter().any(|o| o == long)
+            })
+            .map(|(_, long)| *long);
+        match abbreviated.or_else(|| suggest(&found, options.iter().map(String::as_str))) {
             Some(best) => d.with_help(format!("did you mean `{best}`?")),
             None => with_description(d, pointer),
         }
@@ -645,3 +651,13 @@ fn describe_node(node: &Node) -> &'static str {
         Value::Table(_) => "a table",
     }
 }
+
+/// The short forms kubectl prints for values a spec must spell out: the
+/// access modes (Kubernetes documentation, "Persistent Volumes", "Access
+/// Modes": "In the CLI, the access modes are abbreviated to").
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("RWO", "ReadWriteOnce"),
+    ("ROX", "ReadOnlyMany"),
+    ("RWX", "ReadWriteMany"),
+    ("RWOP", "ReadWriteOncePod"),
+];

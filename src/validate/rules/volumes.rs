@@ -124,7 +124,23 @@ fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
         checked(r, &at(pointer, "size"), size, Measure::Bytes);
     }
     if let Some(EmptyDir::SizeLimit(size)) = &volume.empty_dir {
-        checked(r, &at(pointer, "emptyDir"), size, Measure::Bytes);
+        let text = size.text();
+        if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            // A word (`"yes"`, `"true"`), not a size: the source is a flag.
+            r.push(
+                Diagnostic::error(
+                    codes::QUANTITY_INVALID,
+                    r.value(&at(pointer, "emptyDir")),
+                    format!(
+                        "`{}` is `true` or a size limit, found `{text}`",
+                        crate::validate::field_path(&at(pointer, "emptyDir"))
+                    ),
+                )
+                .with_help("write `emptyDir = true` for a scratch directory, or a size limit such as `emptyDir = \"50Gi\"`"),
+            );
+        } else {
+            checked(r, &at(pointer, "emptyDir"), size, Measure::Bytes);
+        }
     }
     for (key, set) in [
         ("accessModes", volume.access_modes.is_some()),
