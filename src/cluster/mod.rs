@@ -170,13 +170,19 @@ impl Workload {
             }
         }
         for service in services {
-            let mut selected = self.pods.iter().filter(|p| service.selects(p));
-            if selected.next().is_some_and(|p| p.name == pod.name) && selected.next().is_none() {
+            if self.selected(service) == [index] {
                 names.push(service.name.clone());
             }
         }
         names.dedup();
         names
+    }
+
+    /// The indices of the pods `service` selects.
+    pub fn selected(&self, service: &Service) -> Vec<usize> {
+        (0..self.pods.len())
+            .filter(|&i| service.selects(&self.pods[i]))
+            .collect()
     }
 
     /// The pod's container that trains.

@@ -37,12 +37,17 @@ impl Launch {
         self.nproc_per_node.parse().ok()
     }
 
-    /// The fewest and most nodes (`parse_min_max_nnodes`): `2` is `2:2`.
-    pub fn node_range(&self) -> Option<(usize, usize)> {
-        let (min, max) = self
-            .nnodes
+    /// The fewest and most nodes as written (`parse_min_max_nnodes`): `2`
+    /// is `2:2`.
+    pub fn node_bounds(&self) -> (&str, &str) {
+        self.nnodes
             .split_once(':')
-            .unwrap_or((&self.nnodes, &self.nnodes));
+            .unwrap_or((&self.nnodes, &self.nnodes))
+    }
+
+    /// [`Launch::node_bounds`] as numbers.
+    pub fn node_range(&self) -> Option<(usize, usize)> {
+        let (min, max) = self.node_bounds();
         Some((min.parse().ok()?, max.parse().ok()?))
     }
 }

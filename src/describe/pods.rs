@@ -79,16 +79,11 @@ impl Store for Unread {
 fn distributed(name: &str) -> bool {
     name.starts_with("PET_")
         || name.starts_with("TORCHELASTIC_")
+        || crate::render::job::RESERVED_ENV.contains(&name)
         || [
-            "MASTER_ADDR",
-            "MASTER_PORT",
-            "WORLD_SIZE",
-            "RANK",
-            "NODE_RANK",
             "LOCAL_RANK",
             "LOCAL_WORLD_SIZE",
             "GROUP_RANK",
-            crate::render::job::COMPLETION_INDEX_ENV,
             "PYTHONUNBUFFERED",
         ]
         .contains(&name)
@@ -305,10 +300,7 @@ impl<'a> Described<'a> {
             }
             text
         } else {
-            let (min, max) = launch
-                .nnodes
-                .split_once(':')
-                .unwrap_or((&launch.nnodes, &launch.nnodes));
+            let (min, max) = launch.node_bounds();
             let pods = match trainers {
                 Some(n) => format!("{min} of the {n} pods"),
                 None if min == "1" => "1 pod".to_owned(),

@@ -193,9 +193,7 @@ fn hosts(workload: &Workload, ips: &[String], services: &[Service]) -> (String, 
     for (index, (pod, ip)) in pods.iter().zip(ips).enumerate() {
         let mut short = workload.dns_names(index, services);
         for service in services {
-            let selected: Vec<usize> = (0..pods.len())
-                .filter(|&i| service.selects(&pods[i]))
-                .collect();
+            let selected = workload.selected(service);
             if selected.len() > 1 && selected[0] == index {
                 short.push(service.name.clone());
             }

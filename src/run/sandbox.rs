@@ -211,23 +211,19 @@ impl Ops {
                 );
                 continue;
             }
-            if meta.is_dir() {
-                let _ = writeln!(
-                    self.out,
-                    "mkdir {} && mount --rbind {} {}",
-                    self.at(&to),
-                    quote(&from.display().to_string()),
-                    self.at(&to)
-                );
+            // A directory, its mounts with it, or a file.
+            let (make, bind) = if meta.is_dir() {
+                ("mkdir", "--rbind")
             } else {
-                let _ = writeln!(
-                    self.out,
-                    ": > {} && mount --bind {} {}",
-                    self.at(&to),
-                    quote(&from.display().to_string()),
-                    self.at(&to)
-                );
-            }
+                (": >", "--bind")
+            };
+            let _ = writeln!(
+                self.out,
+                "{make} {} && mount {bind} {} {}",
+                self.at(&to),
+                quote(&from.display().to_string()),
+                self.at(&to)
+            );
             self.mounted.push((to, Some(from)));
         }
         Ok(())
