@@ -155,7 +155,10 @@ fn read(input: Vec<u8>) -> Result<(Sources, source::SourceId), Box<Output>> {
             Err(Box::new(failure(sources, API_VERSIONS[0], &[], vec![*d])))
         }
         Err(source::ReadError::Io { error, .. }) => {
-            let message = format!("cannot read the ResourceList: {error}");
+            let message = format!(
+                "cannot read the ResourceList: {}",
+                source::io_reason(&error)
+            );
             Err(Box::new(finish(
                 sources,
                 API_VERSIONS[0],

@@ -182,7 +182,9 @@ pub enum ReadError {
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReadError::Io { name, error } => write!(f, "cannot read `{name}`: {error}"),
+            ReadError::Io { name, error } => {
+                write!(f, "cannot read `{name}`: {}", io_reason(error))
+            }
             ReadError::Invalid(diagnostic) => f.write_str(&diagnostic.message),
         }
     }

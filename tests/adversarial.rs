@@ -142,6 +142,9 @@ fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     if let Some(c) = raw_control(&run.stderr) {
         problems.push(format!("stderr holds a raw {c:?}"));
     }
+    if let Some(leak) = crate::support::internals(&run.stderr) {
+        problems.push(format!("stderr shows an internal form `{leak}`"));
+    }
     // Whatever a message quotes, it stays readable: a header or help is cut
     // at 4,000 characters, a snippet skips lines over 1,000.
     if let Some(line) = run.stderr.lines().find(|l| l.chars().count() > MAX_LINE) {

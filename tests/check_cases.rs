@@ -133,3 +133,37 @@ fn passing_cases_are_clean() {
         }
     }
 }
+
+/// Every diagnostic pinned anywhere in the test corpus speaks to a user: no
+/// errno, no `Some(..)`, no regular expression (see `support::internals`).
+/// `support::trainc` holds every other run of trainc to the same rule.
+#[test]
+fn no_expectation_shows_internals() {
+    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir)
+            .expect("readable directory")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "expected" || e == "stderr" || e == "txt")
+            {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                if let Some(leak) = crate::support::internals(&text) {
+                    found.push(format!("{}: `{leak}`", path.display()));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&root().join("tests"), &mut found);
+    walk(&root().join("golden"), &mut found);
+    assert!(
+        found.is_empty(),
+        "internal forms in expectations:\n{}",
+        found.join("\n")
+    );
+}

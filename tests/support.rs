@@ -18,13 +18,15 @@ pub(crate) fn root() -> PathBuf {
 
 /// `trainc ARGS` in `dir`, with a plain, deterministic rendering.
 pub(crate) fn trainc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trainc"))
+    let output = Command::new(env!("CARGO_BIN_EXE_trainc"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("COLUMNS")
         .output()
-        .expect("trainc runs")
+        .expect("trainc runs");
+    assert_plain(&format!("trainc {}", args.join(" ")), &output.stderr);
+    output
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
@@ -118,6 +120,9 @@ pub(crate) fn run_with_stdin_in(dir: &Path, program: &Path, args: &[&str], stdin
     });
     let output = child.wait_with_output().unwrap();
     writer.join().unwrap();
+    if program == Path::new(env!("CARGO_BIN_EXE_trainc")) {
+        assert_plain(&format!("trainc {}", args.join(" ")), &output.stderr);
+    }
     output
 }
 
@@ -190,4 +195,41 @@ pub(crate) fn tool_available(tool: &str, version: &str, what: &str) -> bool {
         eprintln!("{tool} is not installed: {what} did not run");
     }
     installed
+}
+
+/// What only a program's internals say, never a message to a user: an I/O
+/// error's errno, Rust's `Option`/`Result` debug forms, a regular
+/// expression, a JSON Schema validator's wording. The first found, if any.
+pub(crate) fn internals(text: &str) -> Option<&'static str> {
+    const LEAKS: &[&str] = &[
+        "os error",
+        "Some(",
+        "None)",
+        "Ok(",
+        "Err(",
+        "Error {",
+        "Os { code",
+        "Custom { kind",
+        "^[",
+        "]*$",
+        "]+$",
+        "(?:",
+        "\\d",
+        "\\w",
+        "is not of type",
+        "is not valid under any of the given schemas",
+        "Additional properties are not allowed",
+        "does not match '",
+        "panicked",
+        "RUST_BACKTRACE",
+    ];
+    LEAKS.iter().copied().find(|leak| text.contains(leak))
+}
+
+/// Panics when trainc's diagnostics (`stderr`) say something of its internals.
+pub(crate) fn assert_plain(what: &str, stderr: &[u8]) {
+    let text = String::from_utf8_lossy(stderr);
+    if let Some(leak) = internals(&text) {
+        panic!("{what}: a diagnostic shows an internal form `{leak}`:\n{text}");
+    }
 }

@@ -22,7 +22,8 @@ pub(super) fn read_stdin() -> Result<Vec<u8>, Status> {
         Ok(_) => Ok(input),
         Err(error) => {
             write_stderr(&format!(
-                "error: cannot read the ResourceList from stdin: {error}\n"
+                "error: cannot read the ResourceList from stdin: {}\n",
+                crate::source::io_reason(&error)
             ));
             Err(Status::Usage)
         }
@@ -57,8 +58,8 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
             sources.set_dir(id, None);
             id
         }
-        Err(crate::source::ReadError::Io { name, error }) => {
-            write_stderr(&format!("error: cannot read `{name}`: {error}\n"));
+        Err(error @ crate::source::ReadError::Io { .. }) => {
+            write_stderr(&format!("error: {error}\n"));
             return Status::Usage;
         }
         Err(crate::source::ReadError::Invalid(d)) => {

@@ -80,8 +80,9 @@ pub(super) fn run(args: &InitArgs) -> Status {
         }
         Err(error) => {
             write_stderr(&format!(
-                "error: cannot write `{}`: {error}\n",
-                path.display()
+                "error: cannot write `{}`: {}\n",
+                path.display(),
+                crate::source::io_reason(&error)
             ));
             Status::Usage
         }

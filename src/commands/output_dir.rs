@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
+use crate::source::io_reason;
 
 /// What `kubectl apply -f DIR` reads.
 const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
@@ -81,9 +82,10 @@ pub(super) fn write(
     job: &str,
     force: bool,
 ) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read `{}`: {}", dir.display(), io_reason(&e)))?;
     let mut ours = Vec::new();
     let mut foreign = Vec::new();
     for entry in entries.flatten() {
@@ -123,14 +125,20 @@ pub(super) fn write(
         .collect();
     super::atomic::write_all(&targets, super::atomic::Existing::Replace).map_err(|(path, e)| {
         format!(
-            "cannot write `{}`: {e}; nothing was written",
-            path.display()
+            "cannot write `{}`: {}; nothing was written",
+            path.display(),
+            io_reason(&e)
         )
     })?;
     let written: Vec<PathBuf> = targets.into_iter().map(|(path, _)| path).collect();
     for stale in ours.iter().filter(|p| !written.contains(p)) {
-        std::fs::remove_file(stale)
-            .map_err(|e| format!("cannot remove the stale `{}`: {e}", stale.display()))?;
+        std::fs::remove_file(stale).map_err(|e| {
+            format!(
+                "cannot remove the stale `{}`: {}",
+                stale.display(),
+                io_reason(&e)
+            )
+        })?;
     }
     Ok(())
 }

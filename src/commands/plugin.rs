@@ -20,7 +20,10 @@ pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
     let target = match std::env::current_exe().and_then(std::fs::canonicalize) {
         Ok(path) => path,
         Err(error) => {
-            write_stderr(&format!("error: cannot find trainc's own path: {error}\n"));
+            write_stderr(&format!(
+                "error: cannot find trainc's own path: {}\n",
+                crate::source::io_reason(&error)
+            ));
             return Status::Usage;
         }
     };
@@ -60,8 +63,9 @@ pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
         }
         Err(error) => {
             write_stderr(&format!(
-                "error: cannot install `{}`: {error}\n",
-                link.display()
+                "error: cannot install `{}`: {}\n",
+                link.display(),
+                crate::source::io_reason(&error)
             ));
             Status::Usage
         }
