@@ -10,6 +10,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{Source, SourceId};
 use crate::tree::{Node, Value};
 
+mod syntax_help;
 mod toml;
 mod yaml;
 

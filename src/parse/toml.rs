@@ -10,7 +10,20 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
     let (table, errors) = toml::de::DeTable::parse_recoverable(text);
     if !errors.is_empty() {
         let mut seen = std::collections::HashSet::new();
-        return Err(errors
+        // A string or array left open swallows what follows, and every error
+        // after it is that one again: the rest is checked once it is closed.
+        let mut errors = errors;
+        errors.sort_by_key(|e| e.span().map_or(0, |r| r.start));
+        let open_until = errors
+            .iter()
+            .position(|e| {
+                let m = e.message();
+                m.contains("unclosed")
+                    || m.contains("invalid basic string")
+                    || m.contains("invalid literal string")
+            })
+            .map_or(errors.len(), |i| i + 1);
+        return Err(errors[..open_until]
             .iter()
             .filter_map(|error| {
                 let message = lowercase_first(error.message().trim().trim_end_matches('.'));
@@ -21,7 +34,12 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                     None if message.contains("recursion") => longest_dotted_key(text),
                     None => 0..0,
                 };
-                seen.insert((range.start, message.clone())).then(|| {
+                // The parser goes on after an error, and what it finds next on
+                // the same line is that error again: one per line.
+                let line = text
+                    .get(..range.start)
+                    .map_or(0, |t| t.matches('\n').count());
+                seen.insert(line).then(|| {
                     if message.contains("duplicate key") {
                         return duplicate_key(id, text, &table, range.clone());
                     }
@@ -50,7 +68,10 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                             d.with_help(format!("quote it: `\"{written}\"`"))
                         }
                     } else {
-                        d
+                        match super::syntax_help::toml_help(&message, text, range) {
+                            Some(help) => d.with_help(help),
+                            None => d,
+                        }
                     }
                 })
             })

@@ -247,12 +247,22 @@ pub(super) fn load_error(
                 .trim()
                 .trim_end_matches('.');
             let message = message.split(" at line ").next().unwrap_or(message);
-            let offset = (*offset).min(text.len());
-            Diagnostic::error(
+            let mut offset = (*offset).min(text.len());
+            // The scanner reports a tab at the end of the line before it.
+            if message.contains("found a tab")
+                && let Some(tab) = text[offset..].find('\t')
+            {
+                offset += tab;
+            }
+            let d = Diagnostic::error(
                 codes::PARSE_YAML,
                 Span::new(id, offset, offset),
                 format!("invalid YAML: {}", lowercase_first(message)),
-            )
+            );
+            match super::syntax_help::yaml_help(message, text, offset) {
+                Some(help) => d.with_help(help),
+                None => d,
+            }
         }
         LoadError::DuplicateKey { key, again, .. } => {
             let key = crate::diagnostic::quoted_value(key, 60);
