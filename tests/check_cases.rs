@@ -167,3 +167,24 @@ fn no_expectation_shows_internals() {
         found.join("\n")
     );
 }
+
+/// Every error a check case pins says how to fix it: a `help:` line. An error
+/// that only restates the rule leaves a newcomer guessing.
+#[test]
+fn every_error_has_a_help() {
+    let mut bare = Vec::new();
+    for case in cases() {
+        let expected = std::fs::read_to_string(case.with_extension("expected")).unwrap_or_default();
+        for block in expected.split("\ntrainc::").skip(1) {
+            let head = block.lines().find(|l| l.contains('×')).unwrap_or("");
+            if head.contains(": error: ") && !block.contains("\n  help: ") {
+                bare.push(format!("{}: {}", case.display(), head.trim()));
+            }
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "errors without a help:\n{}",
+        bare.join("\n")
+    );
+}

@@ -67,22 +67,58 @@ pub fn dns1123_subdomain(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The name syntaxes of Kubernetes objects, for [`suggest`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// [`dns1035_label`]: Services, trainc's job names.
+    Dns1035,
+    /// [`dns1123_label`]: namespaces, volumes, Kueue's queues.
+    Dns1123Label,
+    /// [`dns1123_subdomain`]: most objects (Secrets, ConfigMaps, claims, classes).
+    Dns1123Subdomain,
+}
+
 /// A lowercase DNS-1035 label close to `name`, to offer in a help line.
 pub fn suggest_dns1035(name: &str) -> Option<String> {
-    let mut out = String::new();
-    for c in name.chars() {
-        match c {
-            'a'..='z' | '0'..='9' => out.push(c),
-            'A'..='Z' => out.push(c.to_ascii_lowercase()),
-            _ if !out.ends_with('-') => out.push('-'),
-            _ => {}
+    suggest(name, Syntax::Dns1035)
+}
+
+/// A name of `syntax` close to `name` (lowercased, each run of other
+/// characters one `-`), to offer in a help line; `None` when nothing close
+/// is valid or `name` is already it.
+pub fn suggest(name: &str, syntax: Syntax) -> Option<String> {
+    let label = |part: &str, letter_first: bool| {
+        let mut out = String::new();
+        for c in part.chars() {
+            match c {
+                'a'..='z' | '0'..='9' => out.push(c),
+                'A'..='Z' => out.push(c.to_ascii_lowercase()),
+                _ if !out.ends_with('-') => out.push('-'),
+                _ => {}
+            }
         }
-    }
-    let out = out
-        .trim_start_matches(|c: char| c == '-' || c.is_ascii_digit())
-        .trim_end_matches('-');
-    let out: String = out.chars().take(MAX_LABEL).collect();
-    let out = out.trim_end_matches('-').to_owned();
+        let out = out
+            .trim_start_matches(|c: char| c == '-' || (letter_first && c.is_ascii_digit()))
+            .trim_end_matches('-');
+        let out: String = out.chars().take(MAX_LABEL).collect();
+        out.trim_end_matches('-').to_owned()
+    };
+    let out = match syntax {
+        Syntax::Dns1035 => label(name, true),
+        Syntax::Dns1123Label => label(name, false),
+        Syntax::Dns1123Subdomain => {
+            let parts: Vec<String> = name
+                .split('.')
+                .map(|part| label(part, false))
+                .filter(|part| !part.is_empty())
+                .collect();
+            let joined = parts.join(".");
+            if joined.len() > 253 {
+                return None;
+            }
+            joined
+        }
+    };
     (!out.is_empty() && out != name).then_some(out)
 }
 

@@ -79,14 +79,20 @@ pub fn read(sources: &Sources, id: SourceId) -> (Vec<Runtime>, Vec<Diagnostic>) 
                     runtimes.push(runtime);
                 }
             }
-            Err(why) => problems.push(Diagnostic::error(
-                codes::TRAINJOB_RUNTIME,
-                object.node.span,
-                format!(
-                    "document {}: the {kind} cannot be read: {why}",
-                    object.document
-                ),
-            )),
+            Err(why) => problems.push(
+                Diagnostic::error(
+                    codes::TRAINJOB_RUNTIME,
+                    object.node.span,
+                    format!(
+                        "document {}: the {kind} cannot be read: {why}",
+                        object.document
+                    ),
+                )
+                .with_help(format!(
+                    "a runtimes file holds runtimes as the cluster has them: `kubectl get {} NAME -o yaml` writes one",
+                    kind.to_ascii_lowercase()
+                )),
+            ),
         }
     }
     (runtimes, problems)

@@ -384,6 +384,9 @@ impl Context<'_> {
                 Value::Integer(_) | Value::Float(_) | Value::Bool(_)
             )
         });
+        if let Some(help) = self.kubernetes_form(pointer, expected) {
+            return d.with_help(help);
+        }
         let takes_numbers = expected.contains("an integer") || expected.contains("a number");
         let string = self
             .tree
@@ -426,15 +429,20 @@ impl Context<'_> {
 
     fn range(&self, pointer: &str, bound: &str) -> Diagnostic {
         let path = field_path(pointer);
+        let found = self.source_text(pointer);
         let d = Diagnostic::error(
             codes::SCHEMA_RANGE,
             self.tree.span_at(pointer),
-            format!(
-                "`{path}` must be {bound}, found `{}`",
-                self.source_text(pointer)
-            ),
+            format!("`{path}` must be {bound}, found `{found}`"),
         );
-        with_description(d, pointer)
+        match description(pointer) {
+            Some(_) => with_description(d, pointer),
+            // An entry of a map (`resources.extended`): the count of one thing.
+            None if found.trim() == "0" && bound == "at least 1" => d.with_help(format!(
+                "0 asks for none: remove `{path}`, or give 1 or more"
+            )),
+            None => d.with_help(format!("give a value {bound}")),
+        }
     }
 
     fn start(&self) -> crate::source::Span {
@@ -505,6 +513,14 @@ impl Context<'_> {
                 .with_label(format!("did you mean `{best}`?"))
                 .with_help(format!("rename `{key}` to `{best}`"));
         }
+        if let (Some(name), "valueFrom") = (pointer.strip_prefix("/env/"), key) {
+            let value = self.tree.pointer(&full).map(|(node, _)| node.to_json());
+            if let Some(help) =
+                value.and_then(|v| super::kubernetes_forms::value_from(name, &v, self.format(span)))
+            {
+                return d.with_help(help);
+            }
+        }
         // A field written one table too high, like `gpus` at the top level.
         if let Some(inner) = table.belongs.get(key) {
             return d.with_help(format!(
@@ -521,14 +537,44 @@ impl Context<'_> {
         d.with_help(format!("known keys here: {list}"))
     }
 
+    /// The spec's own form, where Kubernetes' was written at `pointer`.
+    fn kubernetes_form(&self, pointer: &str, expected: &str) -> Option<String> {
+        let (node, _) = self.tree.pointer(pointer)?;
+        let path = field_path(pointer);
+        let format = self.format(node.span);
+        match (&node.value, expected) {
+            (Value::Array(_), "a table") => {
+                super::kubernetes_forms::table_for_list(&path, &node.to_json(), format)
+            }
+            (Value::Table(_), "an array") if format == crate::parse::Format::Toml => {
+                let span = self.tree.key_span_at(pointer);
+                let text = &self.sources.get(span.source).text;
+                let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+                super::kubernetes_forms::array_of_tables(&path, &text[line_start..span.end])
+            }
+            _ => None,
+        }
+    }
+
+    fn format(&self, span: crate::source::Span) -> crate::parse::Format {
+        crate::parse::Format::detect(self.sources.get(span.source))
+    }
+
     /// What the user wrote at `pointer`, as written (without TOML/YAML quotes).
+    /// A rendered template is what it rendered to.
     fn source_text(&self, pointer: &str) -> String {
         let span = self.tree.span_at(pointer);
         let text = &self.sources.get(span.source).text;
-        text.get(span.start..span.end)
-            .unwrap_or("")
-            .trim_matches(|c| c == '"' || c == '\'')
-            .to_owned()
+        let written = text.get(span.start..span.end).unwrap_or("");
+        if written.contains("{{")
+            && let Some((node, _)) = self.tree.pointer(pointer)
+        {
+            return match node.to_json() {
+                Json::String(s) => s,
+                other => other.to_string(),
+            };
+        }
+        written.trim_matches(|c| c == '"' || c == '\'').to_owned()
     }
 }
 

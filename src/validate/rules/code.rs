@@ -114,11 +114,28 @@ fn function(r: &mut Rules<'_>, files: &[(&str, String)]) {
         .is_some_and(|c| c == '_' || c.is_alphabetic())
         && name.chars().all(|c| c == '_' || c.is_alphanumeric());
     if !identifier {
-        r.push(Diagnostic::error(
-            codes::CODE_INVALID,
-            span,
-            format!("`{name}` is not a Python function name"),
-        ));
+        let mut better: String = name
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { '_' })
+            .collect();
+        if better.starts_with(|c: char| c.is_ascii_digit()) {
+            better.insert(0, '_');
+        }
+        let help = if better.is_empty() {
+            format!("write `{file}:FUNCTION`, naming the function to call")
+        } else {
+            format!(
+                "a function name has letters, digits and `_`: `{file}:{better}`, as `def {better}` in `{file}`"
+            )
+        };
+        r.push(
+            Diagnostic::error(
+                codes::CODE_INVALID,
+                span,
+                format!("`{name}` is not a Python function name"),
+            )
+            .with_help(help),
+        );
     }
     let listed = mounted_name(file).is_some_and(|m| files.iter().any(|(n, _)| *n == m));
     if !listed {
@@ -147,11 +164,10 @@ fn packages(r: &mut Rules<'_>) {
     for (i, package) in code.packages.iter().flatten().enumerate() {
         let pointer = format!("/code/packages/{i}");
         if package.trim().is_empty() {
-            r.push(Diagnostic::error(
-                codes::CODE_INVALID,
-                r.value(&pointer),
-                "an empty package name",
-            ));
+            r.push(
+                Diagnostic::error(codes::CODE_INVALID, r.value(&pointer), "an empty package name")
+                    .with_help("remove the empty string, or name a requirement, e.g. `\"torchvision==0.19.1\"`"),
+            );
         } else if package.starts_with('-') {
             r.push(
                 Diagnostic::error(

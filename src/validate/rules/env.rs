@@ -316,9 +316,11 @@ fn reference(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) {
             r.push(d);
         }
         if let Err(why) = names::dns1123_subdomain(object) {
-            r.push(Diagnostic::error(
+            r.push(super::name_error(
                 codes::ENV_SOURCE,
                 r.value(&at(pointer, kind)),
+                object,
+                names::Syntax::Dns1123Subdomain,
                 format!("`{object}` is not a valid {kind} name: {why}"),
             ));
         }

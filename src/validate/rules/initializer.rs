@@ -166,9 +166,11 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
     if let Some(secret) = &init.secret
         && let Err(why) = crate::syntax::names::dns1123_subdomain(secret)
     {
-        r.push(Diagnostic::error(
+        r.push(super::name_error(
             codes::TRAINJOB_INITIALIZER,
             r.value(&format!("{pointer}/secret")),
+            secret,
+            crate::syntax::names::Syntax::Dns1123Subdomain,
             format!("`{secret}` is not a valid Secret name: {why}"),
         ));
     }

@@ -14,23 +14,25 @@ pub(super) fn check(r: &mut Rules<'_>) {
 fn name(r: &mut Rules<'_>) {
     let spec = r.spec;
     if let Err(why) = names::dns1035_label(&spec.name) {
-        let mut d = Diagnostic::error(
-            codes::NAME_INVALID,
-            r.value("/name"),
-            format!("`name` must be a DNS-1035 label: {why}"),
-        )
-        .with_label("lowercase letters, digits and `-`, starting with a letter");
-        if let Some(better) = names::suggest_dns1035(&spec.name) {
-            d = d.with_help(format!("try `{better}`"));
-        }
-        r.push(d);
+        r.push(
+            super::name_error(
+                codes::NAME_INVALID,
+                r.value("/name"),
+                &spec.name,
+                names::Syntax::Dns1035,
+                format!("`name` must be a DNS-1035 label: {why}"),
+            )
+            .with_label("lowercase letters, digits and `-`, starting with a letter"),
+        );
     }
     if let Some(namespace) = &spec.namespace
         && let Err(why) = names::dns1123_label(namespace)
     {
-        r.push(Diagnostic::error(
+        r.push(super::name_error(
             codes::NAMESPACE_INVALID,
             r.value("/namespace"),
+            namespace,
+            names::Syntax::Dns1123Label,
             format!("`namespace` must be a DNS-1123 label: {why}"),
         ));
     }
@@ -109,11 +111,19 @@ fn entrypoint(r: &mut Rules<'_>) {
         ),
     ] {
         if is_empty {
-            r.push(Diagnostic::error(
-                codes::ENTRYPOINT_EMPTY,
-                r.value(&format!("/{key}")),
-                format!("`{key}` is empty"),
-            ));
+            let example = match key {
+                "script" => "the path of the training script in the image, e.g. `/app/train.py`",
+                "module" => "a Python module to run as `python -m`, e.g. `acme.train`",
+                _ => "the program and its arguments, e.g. `[\"python\", \"/app/train.py\"]`",
+            };
+            r.push(
+                Diagnostic::error(
+                    codes::ENTRYPOINT_EMPTY,
+                    r.value(&format!("/{key}")),
+                    format!("`{key}` is empty"),
+                )
+                .with_help(format!("give {example}")),
+            );
         }
     }
 }

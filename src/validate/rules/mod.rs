@@ -157,3 +157,19 @@ impl Rules<'_> {
 pub(crate) fn at(base: &str, key: &str) -> String {
     format!("{base}/{}", pointer_segment(key))
 }
+
+/// An error about `name`, which is not a valid name of `syntax`, with the
+/// nearest valid name as its help.
+pub(crate) fn name_error(
+    code: &'static str,
+    span: Span,
+    name: &str,
+    syntax: crate::syntax::names::Syntax,
+    message: String,
+) -> Diagnostic {
+    let d = Diagnostic::error(code, span, message);
+    match crate::syntax::names::suggest(name, syntax) {
+        Some(better) => d.with_help(format!("try `{better}`")),
+        None => d,
+    }
+}

@@ -219,9 +219,11 @@ fn env_from(r: &mut Rules<'_>) {
             if let Some(name) = name
                 && let Err(why) = names::dns1123_subdomain(name)
             {
-                r.push(Diagnostic::error(
+                r.push(super::name_error(
                     codes::ENV_FROM,
                     r.value(&format!("{pointer}/{key}")),
+                    name,
+                    names::Syntax::Dns1123Subdomain,
                     format!("`{name}` is not a valid {key} name: {why}"),
                 ));
             }

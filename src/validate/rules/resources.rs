@@ -119,11 +119,21 @@ pub(super) fn checked(
             None
         }
         Ok(parsed) if parsed.value <= 0.0 => {
-            r.push(Diagnostic::error(
-                codes::QUANTITY_NOT_POSITIVE,
-                r.value(pointer),
-                format!("`{}` must be more than zero, found `{text}`", field()),
-            ));
+            let example = if measure == Measure::Bytes {
+                "`4Gi`"
+            } else {
+                "`1` or `500m`"
+            };
+            r.push(
+                Diagnostic::error(
+                    codes::QUANTITY_NOT_POSITIVE,
+                    r.value(pointer),
+                    format!("`{}` must be more than zero, found `{text}`", field()),
+                )
+                .with_help(format!(
+                    "give an amount such as {example}, or remove the key"
+                )),
+            );
             None
         }
         Ok(parsed) => {

@@ -24,9 +24,11 @@ fn scheduling(r: &mut Rules<'_>) {
         if let Some(value) = value
             && let Err(why) = names::dns1123_subdomain(value)
         {
-            r.push(Diagnostic::error(
+            r.push(super::name_error(
                 codes::SCHEDULING_INVALID_NAME,
                 r.value(&format!("/scheduling/{key}")),
+                value,
+                names::Syntax::Dns1123Subdomain,
                 format!("`scheduling.{key}` `{value}` is not a valid name: {why}"),
             ));
         }
@@ -44,24 +46,30 @@ fn scheduling(r: &mut Rules<'_>) {
         if let Some(value) = value
             && let Err(why) = names::dns1123_label(value)
         {
-            r.push(
-                Diagnostic::error(
-                    codes::SCHEDULING_INVALID_NAME,
-                    r.value(&format!("/scheduling/{key}")),
-                    format!("`scheduling.{key}` `{value}` is not a valid {what} name: {why}"),
-                )
-                .with_help(
+            let mut d = Diagnostic::error(
+                codes::SCHEDULING_INVALID_NAME,
+                r.value(&format!("/scheduling/{key}")),
+                format!("`scheduling.{key}` `{value}` is not a valid {what} name: {why}"),
+            );
+            d = match names::suggest(value, names::Syntax::Dns1123Label) {
+                Some(better) => d.with_help(format!(
+                    "the name becomes a label value (lowercase letters, digits and `-`, at most 63): try `{better}`"
+                )),
+                None => d.with_help(
                     "the name becomes a label value: lowercase letters, digits and `-`, at most 63",
                 ),
-            );
+            };
+            r.push(d);
         }
     }
     volcano_queue(r);
     for (i, secret) in s.image_pull_secrets.iter().flatten().enumerate() {
         if let Err(why) = names::dns1123_subdomain(secret) {
-            r.push(Diagnostic::error(
+            r.push(super::name_error(
                 codes::SCHEDULING_INVALID_NAME,
                 r.value(&format!("/scheduling/imagePullSecrets/{i}")),
+                secret,
+                names::Syntax::Dns1123Subdomain,
                 format!("`{secret}` is not a valid Secret name: {why}"),
             ));
         }
@@ -180,9 +188,11 @@ fn volcano_queue(r: &mut Rules<'_>) {
         return;
     };
     if let Err(why) = names::dns1123_subdomain(queue) {
-        r.push(Diagnostic::error(
+        r.push(super::name_error(
             codes::SCHEDULING_INVALID_NAME,
             r.value("/scheduling/volcanoQueue"),
+            queue,
+            names::Syntax::Dns1123Subdomain,
             format!("`scheduling.volcanoQueue` `{queue}` is not a valid Volcano Queue name: {why}"),
         ));
     }
@@ -230,11 +240,14 @@ fn ports(r: &mut Rules<'_>) {
             );
         }
         if *port == 0 {
-            r.push(Diagnostic::error(
-                codes::PORT_INVALID,
-                r.value(&pointer),
-                format!("port `{name}` must be between 1 and 65535, found 0"),
-            ));
+            r.push(
+                Diagnostic::error(
+                    codes::PORT_INVALID,
+                    r.value(&pointer),
+                    format!("port `{name}` must be between 1 and 65535, found 0"),
+                )
+                .with_help("give the port the container listens on, e.g. `6006` for TensorBoard"),
+            );
         }
         if *port == reserved_port || name == reserved_name {
             let message = if *port == reserved_port {

@@ -53,7 +53,8 @@ fn runtime(r: &mut Rules<'_>) {
             r.value("/trainjob/runtime"),
             format!("`trainjob.runtime` `{runtime}` cannot name a {kind:?}: {why}"),
         );
-        if let Some(better) = crate::syntax::names::suggest_dns1035(runtime) {
+        let syntax = crate::syntax::names::Syntax::Dns1123Subdomain;
+        if let Some(better) = crate::syntax::names::suggest(runtime, syntax) {
             d = d.with_help(format!("runtime names are lowercase, such as `{better}`"));
         }
         r.push(d);

@@ -26,15 +26,13 @@ pub(super) fn check(r: &mut Rules<'_>) {
                     .with_help(format!("rename it to `{}`", name.trim_start_matches(RESERVED_PREFIX))),
             );
         } else if let Err(why) = names::dns1123_label(name) {
-            let mut d = Diagnostic::error(
+            r.push(super::name_error(
                 codes::VOLUME_INVALID_NAME,
                 r.key(&pointer),
+                name,
+                names::Syntax::Dns1123Label,
                 format!("volume name `{name}` is not a DNS-1123 label: {why}"),
-            );
-            if let Some(better) = names::suggest_dns1035(name) {
-                d = d.with_help(format!("try `{better}`"));
-            }
-            r.push(d);
+            ));
         }
         sources(r, name, volume, &pointer);
         mount_path(r, volume, &pointer, &mut mounts);
@@ -270,9 +268,11 @@ fn references(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
         if let Some(value) = value
             && let Err(why) = names::dns1123_subdomain(value)
         {
-            r.push(Diagnostic::error(
+            r.push(super::name_error(
                 codes::VOLUME_INVALID_REFERENCE,
                 r.value(&at(pointer, key)),
+                value,
+                names::Syntax::Dns1123Subdomain,
                 format!("`{value}` is not a valid {key} name: {why}"),
             ));
         }
