@@ -79,7 +79,7 @@ fn compose(bencher: Bencher<'_, '_>, example: &str) {
         .with_inputs(|| (base.clone(), overlay.clone()))
         .bench_values(|(mut base, overlay)| {
             let mut problems = trainc::compose::merge_overlay(&mut base, overlay);
-            problems.extend(trainc::template::render(&mut base, &[]));
+            problems.extend(trainc::template::render(&mut base, &[]).problems);
             (base, problems)
         });
 }

@@ -89,6 +89,15 @@ impl Diagnostic {
         self
     }
 
+    /// Adds `text` to the primary label (after what it says, in parentheses).
+    pub fn add_to_label(&mut self, text: &str) {
+        let text = escape_controls(text.to_owned());
+        self.primary.text = Some(match self.primary.text.take() {
+            Some(label) => format!("{label} ({text})"),
+            None => text,
+        });
+    }
+
     /// Another labelled span; shown when it is in the same file as the primary one.
     #[must_use]
     pub fn with_secondary(mut self, span: Span, text: impl Into<String>) -> Self {

@@ -293,9 +293,10 @@ fn compose_and_validate(
     // `unset`, an unused `--set`) still lets validation find the rest.
     let rendered = template::render(&mut tree, &set_names);
     let unrendered = rendered
+        .problems
         .iter()
         .any(|d| d.is_error() && d.code != codes::TEMPLATE_UNUSED_SET);
-    problems.extend(rendered);
+    problems.extend(rendered.problems);
     if unrendered {
         return Validated {
             spec: None,
@@ -335,6 +336,12 @@ fn compose_and_validate(
         }
         validated.runtime = bound;
     }
+    template::explain(
+        &mut validated.diagnostics,
+        &rendered.strings,
+        &tree,
+        sources,
+    );
     problems.append(&mut validated.diagnostics);
     validated.diagnostics = problems;
     validated

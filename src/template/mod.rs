@@ -36,11 +36,19 @@ pub const MAX_TOTAL_OUTPUT: usize = 4 * 1024 * 1024;
 /// rendered value, never its template.
 const IDENTITY: [&str; 4] = ["target", "replicas", "namespace", "name"];
 
-/// Renders every template string in `tree`; returns the errors. `sets` are
-/// the names given with `--set`: each must be used by some template.
-pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
+/// What rendering found: its errors, and each rendered string's span with
+/// the vars it read (for [`explain`]).
+#[derive(Default)]
+pub struct Rendered {
+    pub problems: Vec<Diagnostic>,
+    pub strings: Vec<(Span, Vec<String>)>,
+}
+
+/// Renders every template string in `tree`. `sets` are the names given with
+/// `--set`: each must be used by some template.
+pub fn render(tree: &mut Node, sets: &[String]) -> Rendered {
     if !has_template(tree) && sets.is_empty() {
-        return Vec::new();
+        return Rendered::default();
     }
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -60,6 +68,7 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         env,
         used: Used::default(),
         problems: Vec::new(),
+        strings: Vec::new(),
         fuel_left: TOTAL_FUEL,
         output_left: MAX_TOTAL_OUTPUT,
     };
@@ -96,10 +105,53 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Vec<Diagnostic> {
         }
     });
     let Renderer {
-        used, mut problems, ..
+        used,
+        mut problems,
+        strings,
+        ..
     } = renderer;
     unused_sets(tree, sets, &used, &context, &mut problems);
-    problems
+    Rendered { problems, strings }
+}
+
+/// Says, on each diagnostic about a rendered string, what the vars it read
+/// were and where they were set (`--set nodes=four`, or the file and line):
+/// the value the diagnostic is about was not written where it points.
+pub fn explain(
+    diagnostics: &mut [Diagnostic],
+    strings: &[(Span, Vec<String>)],
+    tree: &Node,
+    sources: &crate::source::Sources,
+) {
+    let vars = tree.get("vars").and_then(|e| e.value.as_table());
+    for d in diagnostics.iter_mut() {
+        let Some((_, read)) = strings.iter().find(|(span, _)| *span == d.primary.span) else {
+            continue;
+        };
+        let said: Vec<String> = read
+            .iter()
+            .filter_map(|name| {
+                let entry = vars?.iter().find(|e| &e.key == name)?;
+                let source = sources.get(entry.value.span.source);
+                let written = source
+                    .text
+                    .get(entry.value.span.start..entry.value.span.end)
+                    .unwrap_or("");
+                let written = crate::diagnostic::quoted_value(written, 40);
+                Some(if source.name == "<command line>" {
+                    let set = crate::diagnostic::quoted_value(&source.text, 60);
+                    format!("`vars.{name}` is `{written}`, from `{set}`")
+                } else {
+                    let (line, _) = source.line_col(entry.value.span.start);
+                    format!("`vars.{name}` is `{written}`, from {}:{line}", source.name)
+                })
+            })
+            .collect();
+        if said.is_empty() {
+            continue;
+        }
+        d.add_to_label(&said.join("; "));
+    }
 }
 
 fn overflowed(span: Span) -> Diagnostic {
@@ -120,6 +172,7 @@ struct Renderer<'env> {
     env: Environment<'env>,
     used: Used,
     problems: Vec<Diagnostic>,
+    strings: Vec<(Span, Vec<String>)>,
     /// Steps and output left for the rest of the spec's templates.
     fuel_left: u64,
     output_left: usize,
@@ -172,8 +225,9 @@ impl Renderer<'_> {
         self.env.set_fuel(Some(FUEL.min(self.fuel_left)));
         let mut output = bounded::Capped::default();
         // Compiled once: for the vars it reads, then to render.
+        let mut read = Vec::new();
         let result = self.env.template_from_str(text).and_then(|template| {
-            self.used.record(&template);
+            read = self.used.record(&template);
             template.render_captured_to(scope.value.clone(), &mut output)
         });
         let result =
@@ -183,6 +237,7 @@ impl Renderer<'_> {
                 self.fuel_left = self.fuel_left.saturating_sub(used);
                 self.output_left = self.output_left.saturating_sub(output.text.len());
                 let rendered = String::from_utf8_lossy(&output.text).into_owned();
+                self.strings.push((node.span, read));
                 node.value = if is_whole_expression(text) {
                     typed(&rendered, pointer)
                 } else {
@@ -230,16 +285,21 @@ struct Used {
 }
 
 impl Used {
-    fn record(&mut self, template: &minijinja::Template<'_, '_>) {
+    /// Notes the vars `template` reads; returns their names.
+    fn record(&mut self, template: &minijinja::Template<'_, '_>) -> Vec<String> {
+        let mut read = Vec::new();
         for name in template.undeclared_variables(true) {
             match name.strip_prefix("vars.") {
                 Some(var) => {
                     self.names.insert(var.to_owned());
+                    read.push(var.to_owned());
                 }
                 None if name == "vars" => self.all = true,
                 None => {}
             }
         }
+        read.sort();
+        read
     }
 }
 
@@ -471,12 +531,18 @@ fn diagnostic(error: &minijinja::Error, text: &str, span: Span, defined: &[Strin
             let detail = error
                 .detail()
                 .map_or_else(|| error.kind().to_string(), str::to_owned);
+            let help = if detail.contains("unsupported types") {
+                "`+` adds numbers; `~` joins values as text: `{{ replicas ~ \"x\" }}`"
+            } else {
+                "a template sees `name`, `namespace`, `replicas`, `target` and `vars.NAME`, and Jinja's filters (`{{ vars.n | int }}`)"
+            };
             let at = at.map(|a| format!(" in `{a}`")).unwrap_or_default();
             Diagnostic::error(
                 codes::TEMPLATE_ERROR,
                 span,
                 format!("the template failed{at}: {detail}"),
             )
+            .with_help(help)
         }
     }
 }
@@ -497,7 +563,7 @@ mod tests {
         let mut t = tree(
             "name = \"demo\"\nreplicas = 3\nimage = \"x:{{ vars.tag }}\"\nargs = [\"--n={{ replicas }}\", \"{{ name }}-{{ target }}\", \"plain {not}\"]\n[vars]\ntag = \"1.4\"\nraw = \"{{ not rendered }}\"\n",
         );
-        assert!(render(&mut t, &[]).is_empty());
+        assert!(render(&mut t, &[]).problems.is_empty());
         let json = t.to_json();
         assert_eq!(json["image"], "x:1.4");
         assert_eq!(
@@ -510,7 +576,7 @@ mod tests {
     #[test]
     fn literal_braces_can_be_written() {
         let mut t = tree("a = '{{ \"{{\" }} x }}'\nb = \"{% raw %}{{ y }}{% endraw %}\"\n");
-        assert!(render(&mut t, &[]).is_empty());
+        assert!(render(&mut t, &[]).problems.is_empty());
         assert_eq!(
             t.to_json(),
             serde_json::json!({"a": "{{ x }}", "b": "{{ y }}"})
@@ -522,7 +588,7 @@ mod tests {
         let mut t = tree(
             "a = \"{{ vars.nope }}\"\nb = \"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\"\nc = \"{{ oops\"\nd = \"{{ vars.n | default('4') }}\"\n",
         );
-        let problems = render(&mut t, &[]);
+        let problems = render(&mut t, &[]).problems;
         let codes: Vec<&str> = problems.iter().map(|d| d.code).collect();
         assert_eq!(
             codes,
@@ -543,7 +609,7 @@ mod tests {
     #[test]
     fn no_file_or_environment_access() {
         let mut t = tree("a = \"{% include 'x' %}\"\nb = \"{{ env.HOME }}\"\n");
-        let problems = render(&mut t, &[]);
+        let problems = render(&mut t, &[]).problems;
         assert_eq!(problems.len(), 2);
     }
 }

@@ -13,6 +13,7 @@ use crate::source::Sources;
 use crate::spec::Spec;
 use crate::tree::Node;
 
+mod kubernetes_forms;
 mod pod_template;
 pub mod rules;
 pub mod schema;
