@@ -254,7 +254,19 @@ fn compose_and_validate(
     runtimes: Option<SourceId>,
     options: &Options,
 ) -> Validated {
+    // `--set` first: a name given both ways is said once, as the `--set`.
+    let mut required: Vec<template::Required> = options
+        .sets
+        .iter()
+        .map(|(name, _)| template::Required::Set(name.clone()))
+        .collect();
     for overlay in overlays {
+        let vars = overlay.get("vars").and_then(|e| e.value.as_table());
+        required.extend(
+            vars.into_iter()
+                .flatten()
+                .map(|e| template::Required::Overlay(e.key.clone())),
+        );
         problems.extend(compose::merge_overlay(&mut tree, overlay));
     }
     if let Some(target) = options.target {
@@ -287,11 +299,11 @@ fn compose_and_validate(
             true,
         );
     }
-    let set_names: Vec<String> = options.sets.iter().map(|(name, _)| name.clone()).collect();
     // A template that failed leaves its text in the tree, which validation
     // would then misreport; any other problem so far (an overlay's bad
     // `unset`, an unused `--set`) still lets validation find the rest.
-    let rendered = template::render(&mut tree, &set_names);
+    template::keep_written(&mut tree, sources);
+    let rendered = template::render(&mut tree, &required);
     let unrendered = rendered
         .problems
         .iter()

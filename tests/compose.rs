@@ -142,6 +142,63 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
     );
 }
 
+/// A `[vars]` number reaches a template as written, in TOML and in YAML:
+/// `tag = 1.10` builds the image `:1.10`, never `:1.1`.
+#[test]
+fn vars_numbers_reach_templates_as_written() {
+    let dir = temp_dir("vars-as-written");
+    std::fs::copy(
+        root().join("tests/check/template-pass-written-numbers.toml"),
+        dir.join("s.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.yaml"),
+        "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: mnist-cpu\nspec:\n  image: \"ghcr.io/acme/train:{{ vars.tag }}\"\n  script: /app/train.py\n  args: [\"--lr={{ vars.lr }}\", \"--steps={{ vars.steps * 2 }}\"]\n  replicas: \"{{ vars.nodes }}\"\n  vars:\n    tag: 1.10\n    lr: 1e-4\n    steps: 1000\n    nodes: 2\n",
+    )
+    .unwrap();
+    for file in ["s.toml", "s.yaml"] {
+        let output = trainc(&dir, &["build", file]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let built = job(&text(&output.stdout));
+        let c = container(&built);
+        assert_eq!(c["image"], "ghcr.io/acme/train:1.10", "{file}");
+        assert_eq!(
+            c["args"],
+            serde_json::json!(["--lr=1e-4", "--steps=2000"]),
+            "{file}"
+        );
+        assert_eq!(
+            built["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 1,
+            "{file}"
+        );
+    }
+}
+
+/// A list in `[vars]` or from `--set` is a list to templates.
+#[test]
+fn vars_lists_reach_templates_as_lists() {
+    let dir = temp_dir("vars-lists");
+    std::fs::write(
+        dir.join("s.toml"),
+        "name = \"a\"\nimage = \"x/y:1\"\nscript = \"/a.py\"\nargs = [\"--ids={{ vars.ids | join(',') }}\", \"--first={{ vars.ids[0] }}\"]\n[vars]\nids = [0]\n",
+    )
+    .unwrap();
+    for (sets, ids, first) in [
+        (&[][..], "--ids=0", "--first=0"),
+        (&["ids=[1, 2]"][..], "--ids=1,2", "--first=1"),
+    ] {
+        let mut args = vec!["build", "s.toml"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let output = trainc(&dir, &args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let c = container(&job(&text(&output.stdout)));
+        assert_eq!(c["args"], serde_json::json!([ids, first]), "{sets:?}");
+    }
+}
+
 #[test]
 fn a_bad_set_is_a_usage_error() {
     let output = trainc(

@@ -368,10 +368,21 @@ pub enum AccessMode {
     ReadWriteOncePod,
 }
 
-/// A template value.
+/// A template value: a boolean, number or string, or a list of those (for
+/// `{% for %}` and `join`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum VarValue {
+    Bool(bool),
+    Number(serde_json::Number),
+    Text(String),
+    List(Vec<VarItem>),
+}
+
+/// One element of a list in `[vars]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum VarItem {
     Bool(bool),
     Number(serde_json::Number),
     Text(String),

@@ -18,6 +18,9 @@ use crate::tree::{Node, Value};
 
 mod bounded;
 mod guard;
+mod written;
+
+pub use written::keep_written;
 
 /// Enough for any real template (a few dozen steps), small enough that a
 /// runaway loop stops within milliseconds.
@@ -44,10 +47,25 @@ pub struct Rendered {
     pub strings: Vec<(Span, Vec<String>)>,
 }
 
-/// Renders every template string in `tree`. `sets` are the names given with
-/// `--set`: each must be used by some template.
-pub fn render(tree: &mut Node, sets: &[String]) -> Rendered {
-    if !has_template(tree) && sets.is_empty() {
+/// A var that some template must read: one given with `--set`, or in an
+/// overlay's `[vars]` (which has no other use).
+pub enum Required {
+    Set(String),
+    Overlay(String),
+}
+
+impl Required {
+    fn name(&self) -> &str {
+        match self {
+            Required::Set(name) | Required::Overlay(name) => name,
+        }
+    }
+}
+
+/// Renders every template string in `tree`; each of `required` must be read
+/// by some template.
+pub fn render(tree: &mut Node, required: &[Required]) -> Rendered {
+    if !has_template(tree) && required.is_empty() {
         return Rendered::default();
     }
     let mut env = Environment::new();
@@ -110,7 +128,7 @@ pub fn render(tree: &mut Node, sets: &[String]) -> Rendered {
         strings,
         ..
     } = renderer;
-    unused_sets(tree, sets, &used, &context, &mut problems);
+    unused_vars(tree, required, &used, &mut problems);
     Rendered { problems, strings }
 }
 
@@ -358,52 +376,65 @@ fn typed(rendered: &str, pointer: &str) -> Value {
     as_text()
 }
 
-/// A `--set NAME` no template reads: a typo, or a var that does nothing.
-fn unused_sets(
-    tree: &Node,
-    sets: &[String],
-    used: &Used,
-    context: &serde_json::Value,
-    problems: &mut Vec<Diagnostic>,
-) {
+/// A `--set NAME`, or an overlay's var, that no template reads: a typo, or
+/// a var that does nothing. The closest var a template reads is offered
+/// (only those: a spec may hold thousands of vars).
+fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut Vec<Diagnostic>) {
+    /// The most names the help lists.
+    const LISTED: usize = 20;
     if used.all {
         return;
     }
-    let vars = tree.get("vars").map(|e| &e.value);
-    for name in sets.iter().filter(|n| !used.names.contains(*n)) {
-        let Some(entry) = vars
-            .and_then(|v| v.as_table())
-            .and_then(|t| t.iter().find(|e| &e.key == name))
-        else {
+    let entries: std::collections::HashMap<&str, Span> = tree
+        .get("vars")
+        .and_then(|e| e.value.as_table())
+        .into_iter()
+        .flatten()
+        .map(|e| (e.key.as_str(), e.key_span))
+        .collect();
+    let mut read: Vec<String> = used
+        .names
+        .iter()
+        .take(LISTED)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if used.names.len() > LISTED {
+        read.push(format!("and {} more", used.names.len() - LISTED));
+    }
+    let read = read.join(", ");
+    let mut said = std::collections::BTreeSet::new();
+    for var in required {
+        let name = var.name();
+        if used.names.contains(name) || !said.insert(name) {
+            continue;
+        }
+        let Some(&span) = entries.get(name) else {
             continue;
         };
-        let known: Vec<&str> = context["vars"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k.as_str())
-            .filter(|k| k != name)
-            .collect();
-        let read: Vec<String> = used.names.iter().map(|n| format!("`{n}`")).collect();
-        let candidates = known
-            .iter()
-            .copied()
-            .chain(used.names.iter().map(String::as_str));
-        let mut help = match crate::validate::suggest(name, candidates) {
-            Some(close) => format!("did you mean `--set {close}=...`? "),
-            None => String::new(),
+        let close = crate::validate::suggest(name, used.names.iter().map(String::as_str));
+        let (what, mut help) = match (var, close) {
+            (Required::Set(_), Some(close)) => (
+                format!("`--set {name}`"),
+                format!("did you mean `--set {close}=...`? "),
+            ),
+            (Required::Set(_), None) => (format!("`--set {name}`"), String::new()),
+            (Required::Overlay(_), Some(close)) => (
+                format!("the overlay's var `{name}`"),
+                format!("did you mean `{close}`? "),
+            ),
+            (Required::Overlay(_), None) => (format!("the overlay's var `{name}`"), String::new()),
         };
         if read.is_empty() {
             help.push_str("no template reads any var: use it as `{{ vars.NAME }}` in a string");
         } else {
             help.push_str("the templates read ");
-            help.push_str(&read.join(", "));
+            help.push_str(&read);
         }
         problems.push(
             Diagnostic::error(
                 codes::TEMPLATE_UNUSED_SET,
-                entry.key_span,
-                format!("`--set {name}` is not used by any template"),
+                span,
+                format!("{what} is not used by any template"),
             )
             .with_help(help),
         );
