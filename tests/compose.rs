@@ -199,6 +199,34 @@ fn vars_lists_reach_templates_as_lists() {
     }
 }
 
+/// A KRM TrainSpec's own labels and annotations are the job's; the tools'
+/// annotations about the TrainSpec are not.
+#[test]
+fn krm_metadata_labels_and_annotations_are_the_jobs() {
+    let dir = temp_dir("krm-metadata");
+    std::fs::write(
+        dir.join("s.yaml"),
+        "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: a\n  labels: {team: vision}\n  annotations: {owner: alice, config.kubernetes.io/local-config: \"true\", internal.config.kubernetes.io/path: s.yaml}\nspec:\n  image: x/y:1\n  script: /a.py\n  labels: {app: mnist}\n",
+    )
+    .unwrap();
+    let output = trainc(&dir, &["build", "s.yaml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let built = job(&text(&output.stdout));
+    let pod = &built["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["metadata"];
+    for meta in [&built["metadata"], pod] {
+        assert_eq!(meta["labels"]["team"], "vision");
+        assert_eq!(meta["labels"]["app"], "mnist");
+        assert_eq!(meta["annotations"]["owner"], "alice");
+        let annotations = meta["annotations"].as_object().unwrap();
+        assert!(
+            annotations
+                .keys()
+                .all(|k| !k.contains("config.kubernetes.io")),
+            "{annotations:?}"
+        );
+    }
+}
+
 #[test]
 fn a_bad_set_is_a_usage_error() {
     let output = trainc(

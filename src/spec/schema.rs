@@ -128,7 +128,7 @@ fn krm(
         "additionalProperties": false,
     });
     let mut metadata = serde_json::json!({
-        "description": "The job's name and namespace; kustomize and kpt annotations are allowed.",
+        "description": "The job's name and namespace; its labels and annotations, which join `spec.labels` and `spec.annotations` (kustomize's and kpt's own annotations, `config.kubernetes.io/*` and the like, are left out).",
         "type": "object",
         "properties": {
             "name": name,
