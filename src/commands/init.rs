@@ -8,12 +8,13 @@ use crate::syntax::names;
 
 pub(super) fn run(args: &InitArgs) -> Status {
     let name = args.name.clone().unwrap_or_else(default_name);
-    if let Err(why) = names::dns1035_label(&name) {
-        let hint = names::suggest_dns1035(&name)
+    if let Err(bad) = names::Syntax::Dns1035.check(&name) {
+        let hint = bad
+            .better
             .map(|s| format!("; try `--name {s}`"))
             .unwrap_or_default();
         let name = crate::diagnostic::escape_for_terminal(&name);
-        let why = crate::diagnostic::escape_for_terminal(&why);
+        let why = crate::diagnostic::escape_for_terminal(&bad.why);
         write_stderr(&format!(
             "error: `{name}` cannot be a job name: {why}{hint}\n"
         ));
@@ -124,12 +125,9 @@ fn default_name() -> String {
     std::env::current_dir()
         .ok()
         .and_then(|dir| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .map(|n| {
-            if names::dns1035_label(&n).is_ok() {
-                n
-            } else {
-                names::suggest_dns1035(&n).unwrap_or_default()
-            }
+        .map(|n| match names::Syntax::Dns1035.check(&n) {
+            Ok(()) => n,
+            Err(bad) => bad.better.unwrap_or_default(),
         })
         .filter(|n| names::dns1035_label(n).is_ok() && n.len() <= 40)
         .unwrap_or_else(|| "train".to_owned())

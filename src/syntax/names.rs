@@ -67,7 +67,7 @@ pub fn dns1123_subdomain(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The name syntaxes of Kubernetes objects, for [`suggest`].
+/// The name syntaxes of Kubernetes objects.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Syntax {
     /// [`dns1035_label`]: Services, trainc's job names.
@@ -78,15 +78,32 @@ pub enum Syntax {
     Dns1123Subdomain,
 }
 
-/// A lowercase DNS-1035 label close to `name`, to offer in a help line.
-pub fn suggest_dns1035(name: &str) -> Option<String> {
-    suggest(name, Syntax::Dns1035)
+/// A name that is not of its [`Syntax`]: why, and the nearest valid name.
+pub struct Invalid {
+    pub why: String,
+    pub better: Option<String>,
+}
+
+impl Syntax {
+    /// Checks `name` against this syntax; when it fails, why and the
+    /// nearest valid name.
+    pub fn check(self, name: &str) -> Result<(), Invalid> {
+        let checked = match self {
+            Syntax::Dns1035 => dns1035_label(name),
+            Syntax::Dns1123Label => dns1123_label(name),
+            Syntax::Dns1123Subdomain => dns1123_subdomain(name),
+        };
+        checked.map_err(|why| Invalid {
+            why,
+            better: suggest(name, self),
+        })
+    }
 }
 
 /// A name of `syntax` close to `name` (lowercased, each run of other
 /// characters one `-`), to offer in a help line; `None` when nothing close
 /// is valid or `name` is already it.
-pub fn suggest(name: &str, syntax: Syntax) -> Option<String> {
+fn suggest(name: &str, syntax: Syntax) -> Option<String> {
     let label = |part: &str, letter_first: bool| {
         let mut out = String::new();
         for c in part.chars() {
@@ -269,7 +286,12 @@ mod tests {
         assert!(dns1035_label(&"a".repeat(64)).is_err());
         assert!(dns1123_subdomain("nvidia.com").is_ok());
         assert!(dns1123_subdomain("a..b").is_err());
-        assert_eq!(suggest_dns1035("My_Job"), Some("my-job".to_owned()));
+        let bad = Syntax::Dns1035.check("My_Job").unwrap_err();
+        assert_eq!(bad.better.as_deref(), Some("my-job"));
+        let bad = Syntax::Dns1123Subdomain
+            .check("Team_A.Example")
+            .unwrap_err();
+        assert_eq!(bad.better.as_deref(), Some("team-a.example"));
     }
 
     #[test]

@@ -315,13 +315,12 @@ fn reference(r: &mut Rules<'_>, name: &str, source: &EnvSource, pointer: &str) {
             );
             r.push(d);
         }
-        if let Err(why) = names::dns1123_subdomain(object) {
+        if let Err(bad) = names::Syntax::Dns1123Subdomain.check(object) {
             r.push(super::name_error(
                 codes::ENV_SOURCE,
                 r.value(&at(pointer, kind)),
-                object,
-                names::Syntax::Dns1123Subdomain,
-                format!("`{object}` is not a valid {kind} name: {why}"),
+                format!("`{object}` is not a valid {kind} name: {}", bad.why),
+                &bad,
             ));
         }
     }

@@ -164,14 +164,13 @@ fn storage_uri(r: &mut Rules<'_>, init: &Initializer, pointer: &str) {
         );
     }
     if let Some(secret) = &init.secret
-        && let Err(why) = crate::syntax::names::dns1123_subdomain(secret)
+        && let Err(bad) = crate::syntax::names::Syntax::Dns1123Subdomain.check(secret)
     {
         r.push(super::name_error(
             codes::TRAINJOB_INITIALIZER,
             r.value(&format!("{pointer}/secret")),
-            secret,
-            crate::syntax::names::Syntax::Dns1123Subdomain,
-            format!("`{secret}` is not a valid Secret name: {why}"),
+            format!("`{secret}` is not a valid Secret name: {}", bad.why),
+            &bad,
         ));
     }
 }

@@ -13,27 +13,25 @@ pub(super) fn check(r: &mut Rules<'_>) {
 
 fn name(r: &mut Rules<'_>) {
     let spec = r.spec;
-    if let Err(why) = names::dns1035_label(&spec.name) {
+    if let Err(bad) = names::Syntax::Dns1035.check(&spec.name) {
         r.push(
             super::name_error(
                 codes::NAME_INVALID,
                 r.value("/name"),
-                &spec.name,
-                names::Syntax::Dns1035,
-                format!("`name` must be a DNS-1035 label: {why}"),
+                format!("`name` must be a DNS-1035 label: {}", bad.why),
+                &bad,
             )
             .with_label("lowercase letters, digits and `-`, starting with a letter"),
         );
     }
     if let Some(namespace) = &spec.namespace
-        && let Err(why) = names::dns1123_label(namespace)
+        && let Err(bad) = names::Syntax::Dns1123Label.check(namespace)
     {
         r.push(super::name_error(
             codes::NAMESPACE_INVALID,
             r.value("/namespace"),
-            namespace,
-            names::Syntax::Dns1123Label,
-            format!("`namespace` must be a DNS-1123 label: {why}"),
+            format!("`namespace` must be a DNS-1123 label: {}", bad.why),
+            &bad,
         ));
     }
     if let Some(dir) = &spec.working_dir

@@ -158,17 +158,16 @@ pub(crate) fn at(base: &str, key: &str) -> String {
     format!("{base}/{}", pointer_segment(key))
 }
 
-/// An error about `name`, which is not a valid name of `syntax`, with the
-/// nearest valid name as its help.
+/// An error about a name that failed its syntax (`bad`), with the nearest
+/// valid name as its help.
 pub(crate) fn name_error(
     code: &'static str,
     span: Span,
-    name: &str,
-    syntax: crate::syntax::names::Syntax,
     message: String,
+    bad: &crate::syntax::names::Invalid,
 ) -> Diagnostic {
     let d = Diagnostic::error(code, span, message);
-    match crate::syntax::names::suggest(name, syntax) {
+    match &bad.better {
         Some(better) => d.with_help(format!("try `{better}`")),
         None => d,
     }

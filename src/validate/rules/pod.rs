@@ -217,14 +217,13 @@ fn env_from(r: &mut Rules<'_>) {
             ("configMap", &source.config_map),
         ] {
             if let Some(name) = name
-                && let Err(why) = names::dns1123_subdomain(name)
+                && let Err(bad) = names::Syntax::Dns1123Subdomain.check(name)
             {
                 r.push(super::name_error(
                     codes::ENV_FROM,
                     r.value(&format!("{pointer}/{key}")),
-                    name,
-                    names::Syntax::Dns1123Subdomain,
-                    format!("`{name}` is not a valid {key} name: {why}"),
+                    format!("`{name}` is not a valid {key} name: {}", bad.why),
+                    &bad,
                 ));
             }
         }

@@ -22,14 +22,16 @@ fn scheduling(r: &mut Rules<'_>) {
     ];
     for (key, value) in subdomains {
         if let Some(value) = value
-            && let Err(why) = names::dns1123_subdomain(value)
+            && let Err(bad) = names::Syntax::Dns1123Subdomain.check(value)
         {
             r.push(super::name_error(
                 codes::SCHEDULING_INVALID_NAME,
                 r.value(&format!("/scheduling/{key}")),
-                value,
-                names::Syntax::Dns1123Subdomain,
-                format!("`scheduling.{key}` `{value}` is not a valid name: {why}"),
+                format!(
+                    "`scheduling.{key}` `{value}` is not a valid name: {}",
+                    bad.why
+                ),
+                &bad,
             ));
         }
     }
@@ -44,14 +46,17 @@ fn scheduling(r: &mut Rules<'_>) {
         ),
     ] {
         if let Some(value) = value
-            && let Err(why) = names::dns1123_label(value)
+            && let Err(bad) = names::Syntax::Dns1123Label.check(value)
         {
             let mut d = Diagnostic::error(
                 codes::SCHEDULING_INVALID_NAME,
                 r.value(&format!("/scheduling/{key}")),
-                format!("`scheduling.{key}` `{value}` is not a valid {what} name: {why}"),
+                format!(
+                    "`scheduling.{key}` `{value}` is not a valid {what} name: {}",
+                    bad.why
+                ),
             );
-            d = match names::suggest(value, names::Syntax::Dns1123Label) {
+            d = match bad.better {
                 Some(better) => d.with_help(format!(
                     "the name becomes a label value (lowercase letters, digits and `-`, at most 63): try `{better}`"
                 )),
@@ -64,13 +69,12 @@ fn scheduling(r: &mut Rules<'_>) {
     }
     volcano_queue(r);
     for (i, secret) in s.image_pull_secrets.iter().flatten().enumerate() {
-        if let Err(why) = names::dns1123_subdomain(secret) {
+        if let Err(bad) = names::Syntax::Dns1123Subdomain.check(secret) {
             r.push(super::name_error(
                 codes::SCHEDULING_INVALID_NAME,
                 r.value(&format!("/scheduling/imagePullSecrets/{i}")),
-                secret,
-                names::Syntax::Dns1123Subdomain,
-                format!("`{secret}` is not a valid Secret name: {why}"),
+                format!("`{secret}` is not a valid Secret name: {}", bad.why),
+                &bad,
             ));
         }
     }
@@ -187,13 +191,15 @@ fn volcano_queue(r: &mut Rules<'_>) {
     let Some(queue) = &s.volcano_queue else {
         return;
     };
-    if let Err(why) = names::dns1123_subdomain(queue) {
+    if let Err(bad) = names::Syntax::Dns1123Subdomain.check(queue) {
         r.push(super::name_error(
             codes::SCHEDULING_INVALID_NAME,
             r.value("/scheduling/volcanoQueue"),
-            queue,
-            names::Syntax::Dns1123Subdomain,
-            format!("`scheduling.volcanoQueue` `{queue}` is not a valid Volcano Queue name: {why}"),
+            format!(
+                "`scheduling.volcanoQueue` `{queue}` is not a valid Volcano Queue name: {}",
+                bad.why
+            ),
+            &bad,
         ));
     }
     if let Some(scheduler) = s.scheduler_name.as_deref().filter(|n| *n != "volcano") {

@@ -41,7 +41,7 @@ fn runtime(r: &mut Rules<'_>) {
     let Some(runtime) = r.spec.trainjob.as_ref().and_then(|t| t.runtime.as_ref()) else {
         return;
     };
-    if let Err(why) = crate::syntax::names::dns1123_subdomain(runtime) {
+    if let Err(bad) = crate::syntax::names::Syntax::Dns1123Subdomain.check(runtime) {
         let kind = r
             .spec
             .trainjob
@@ -51,10 +51,12 @@ fn runtime(r: &mut Rules<'_>) {
         let mut d = Diagnostic::error(
             codes::TRAINJOB_RUNTIME,
             r.value("/trainjob/runtime"),
-            format!("`trainjob.runtime` `{runtime}` cannot name a {kind:?}: {why}"),
+            format!(
+                "`trainjob.runtime` `{runtime}` cannot name a {kind:?}: {}",
+                bad.why
+            ),
         );
-        let syntax = crate::syntax::names::Syntax::Dns1123Subdomain;
-        if let Some(better) = crate::syntax::names::suggest(runtime, syntax) {
+        if let Some(better) = bad.better {
             d = d.with_help(format!("runtime names are lowercase, such as `{better}`"));
         }
         r.push(d);

@@ -25,13 +25,12 @@ pub(super) fn check(r: &mut Rules<'_>) {
                 Diagnostic::error(codes::VOLUME_INVALID_NAME, r.key(&pointer), format!("volume name `{name}` uses the `{RESERVED_PREFIX}` prefix, which is reserved for trainc's own volumes"))
                     .with_help(format!("rename it to `{}`", name.trim_start_matches(RESERVED_PREFIX))),
             );
-        } else if let Err(why) = names::dns1123_label(name) {
+        } else if let Err(bad) = names::Syntax::Dns1123Label.check(name) {
             r.push(super::name_error(
                 codes::VOLUME_INVALID_NAME,
                 r.key(&pointer),
-                name,
-                names::Syntax::Dns1123Label,
-                format!("volume name `{name}` is not a DNS-1123 label: {why}"),
+                format!("volume name `{name}` is not a DNS-1123 label: {}", bad.why),
+                &bad,
             ));
         }
         sources(r, name, volume, &pointer);
@@ -266,14 +265,13 @@ fn references(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
         ("storageClass", &volume.storage_class),
     ] {
         if let Some(value) = value
-            && let Err(why) = names::dns1123_subdomain(value)
+            && let Err(bad) = names::Syntax::Dns1123Subdomain.check(value)
         {
             r.push(super::name_error(
                 codes::VOLUME_INVALID_REFERENCE,
                 r.value(&at(pointer, key)),
-                value,
-                names::Syntax::Dns1123Subdomain,
-                format!("`{value}` is not a valid {key} name: {why}"),
+                format!("`{value}` is not a valid {key} name: {}", bad.why),
+                &bad,
             ));
         }
     }
