@@ -245,6 +245,9 @@ fn remove_under(
     }
 }
 
+/// The name of the source that holds a command-line setting (`--set n=8`).
+pub const COMMAND_LINE: &str = "<command line>";
+
 /// Sets the value at `path` (`["trainjob", "apiLevel"]`) to the string
 /// `value`, as written right after `flag` (`"--api-level "`, `"--set tag="`),
 /// replacing what the spec said and creating tables on the way as needed.
@@ -257,7 +260,7 @@ pub fn set_from_command_line(
     typed: bool,
 ) {
     let text = format!("{flag}{value}");
-    let id: SourceId = sources.add("<command line>", text.clone());
+    let id: SourceId = sources.add(COMMAND_LINE, text.clone());
     let key_span = Span::new(id, 0, flag.trim_end().len());
     let value_span = Span::new(id, flag.len(), text.len());
     let Some((last, parents)) = path.split_last() else {

@@ -60,6 +60,22 @@ impl Required {
             Required::Set(name) | Required::Overlay(name) => name,
         }
     }
+
+    /// This var, as a message names it.
+    fn described(&self) -> String {
+        match self {
+            Required::Set(name) => format!("`--set {name}`"),
+            Required::Overlay(name) => format!("the overlay's var `{name}`"),
+        }
+    }
+
+    /// The var `other` given the way this one was.
+    fn written_as(&self, other: &str) -> String {
+        match self {
+            Required::Set(_) => format!("--set {other}=..."),
+            Required::Overlay(_) => other.to_owned(),
+        }
+    }
 }
 
 /// Renders every template string in `tree`; each of `required` must be read
@@ -141,22 +157,30 @@ pub fn explain(
     tree: &Node,
     sources: &crate::source::Sources,
 ) {
-    let vars = tree.get("vars").and_then(|e| e.value.as_table());
+    let read_at: std::collections::HashMap<Span, &Vec<String>> =
+        strings.iter().map(|(span, read)| (*span, read)).collect();
+    let vars: std::collections::HashMap<&str, &crate::tree::Entry> = tree
+        .get("vars")
+        .and_then(|e| e.value.as_table())
+        .into_iter()
+        .flatten()
+        .map(|e| (e.key.as_str(), e))
+        .collect();
     for d in diagnostics.iter_mut() {
-        let Some((_, read)) = strings.iter().find(|(span, _)| *span == d.primary.span) else {
+        let Some(read) = read_at.get(&d.primary.span) else {
             continue;
         };
         let said: Vec<String> = read
             .iter()
             .filter_map(|name| {
-                let entry = vars?.iter().find(|e| &e.key == name)?;
+                let entry = vars.get(name.as_str())?;
                 let source = sources.get(entry.value.span.source);
                 let written = source
                     .text
                     .get(entry.value.span.start..entry.value.span.end)
                     .unwrap_or("");
                 let written = crate::diagnostic::quoted_value(written, 40);
-                Some(if source.name == "<command line>" {
+                Some(if source.name == crate::compose::COMMAND_LINE {
                     let set = crate::diagnostic::quoted_value(&source.text, 60);
                     format!("`vars.{name}` is `{written}`, from `{set}`")
                 } else {
@@ -411,19 +435,9 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
         let Some(&span) = entries.get(name) else {
             continue;
         };
-        let close = crate::validate::suggest(name, used.names.iter().map(String::as_str));
-        let (what, mut help) = match (var, close) {
-            (Required::Set(_), Some(close)) => (
-                format!("`--set {name}`"),
-                format!("did you mean `--set {close}=...`? "),
-            ),
-            (Required::Set(_), None) => (format!("`--set {name}`"), String::new()),
-            (Required::Overlay(_), Some(close)) => (
-                format!("the overlay's var `{name}`"),
-                format!("did you mean `{close}`? "),
-            ),
-            (Required::Overlay(_), None) => (format!("the overlay's var `{name}`"), String::new()),
-        };
+        let mut help = crate::validate::suggest(name, used.names.iter().map(String::as_str))
+            .map(|close| format!("did you mean `{}`? ", var.written_as(close)))
+            .unwrap_or_default();
         if read.is_empty() {
             help.push_str("no template reads any var: use it as `{{ vars.NAME }}` in a string");
         } else {
@@ -434,7 +448,7 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
             Diagnostic::error(
                 codes::TEMPLATE_UNUSED_SET,
                 span,
-                format!("{what} is not used by any template"),
+                format!("{} is not used by any template", var.described()),
             )
             .with_help(help),
         );

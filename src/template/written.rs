@@ -41,7 +41,10 @@ fn as_written(node: &mut Node, sources: &Sources) {
             // `--set` values were decided as they were read; a span that
             // holds more than the number is not its written form.
             let alone = !written.contains(|c: char| c.is_whitespace() || ",[]{}".contains(c));
-            if source.name != "<command line>" && alone && !reads_back(&node.value, written) {
+            if source.name != crate::compose::COMMAND_LINE
+                && alone
+                && !reads_back(&node.value, written)
+            {
                 node.value = Value::String(written.to_owned());
             }
         }
