@@ -119,8 +119,11 @@ fn unclosed_help(message: &str, line: &str) -> Option<String> {
     if message.contains("unclosed inline table") {
         return Some("close the inline table with `}`: `{ key = \"value\" }`".to_owned());
     }
-    if line.matches('\'').count() % 2 == 1
-        && (message.contains("missing comma") || message.contains("quote"))
+    let apostrophe = line.matches('\'').count() % 2 == 1
+        && (message.contains("missing comma") || message.contains("quote"));
+    if apostrophe
+        || message.contains("missing opening quote")
+        || message.contains("invalid literal string")
     {
         return Some(
             "a '…' string cannot hold `'`: put that text in double quotes, `\"it's\"`".to_owned(),
@@ -128,11 +131,6 @@ fn unclosed_help(message: &str, line: &str) -> Option<String> {
     }
     if message.contains("missing comma") {
         return Some("separate the elements with `,`: `[\"a\", \"b\"]`".to_owned());
-    }
-    if message.contains("missing opening quote") || message.contains("invalid literal string") {
-        return Some(
-            "a '…' string cannot hold `'`: put that text in double quotes, `\"it's\"`".to_owned(),
-        );
     }
     if message.contains("invalid basic string") {
         return Some(

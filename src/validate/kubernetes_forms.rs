@@ -16,13 +16,7 @@ fn inline(value: &Json, format: Format) -> String {
     match value {
         Json::String(s) => serde_json::to_string(s).unwrap_or_default(),
         Json::Object(map) => {
-            let entries: Vec<String> = map
-                .iter()
-                .map(|(k, v)| match format {
-                    Format::Toml => format!("{} = {}", bare_key(k), inline(v, format)),
-                    Format::Yaml => format!("{k}: {}", inline(v, format)),
-                })
-                .collect();
+            let entries: Vec<String> = map.iter().map(|(k, v)| entry(k, v, format)).collect();
             match format {
                 Format::Toml => format!("{{ {} }}", entries.join(", ")),
                 Format::Yaml => format!("{{{}}}", entries.join(", ")),
@@ -93,14 +87,10 @@ fn keyed(
         .iter()
         .next()
         .map(|(name, value)| entry(name, value, format))?;
-    let form = inline(&Json::Object(map), format);
-    let whole = match format {
-        Format::Toml => format!("{path} = {form}"),
-        Format::Yaml => format!("{path}: {form}"),
-    };
-    Some((whole, first))
+    Some((entry(path, &Json::Object(map), format), first))
 }
 
+/// `name` and its `value`, as one line of a table or one entry inline.
 fn entry(name: &str, value: &Json, format: Format) -> String {
     match format {
         Format::Toml => format!("{} = {}", bare_key(name), inline(value, format)),
