@@ -9,6 +9,13 @@ fn job(yaml: &str) -> Value {
     documents.last().unwrap().clone()
 }
 
+/// `trainc ARGS` in `dir`, which must succeed: the job it built.
+fn built(dir: &std::path::Path, args: &[&str]) -> Value {
+    let output = trainc(dir, args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    job(&text(&output.stdout))
+}
+
 fn container(job: &Value) -> Value {
     job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0].clone()
 }
@@ -23,9 +30,7 @@ fn overlays_apply_in_order_and_the_last_one_wins() {
         let mut all = vec!["build"];
         all.extend_from_slice(args);
         all.push("spec.toml");
-        let output = trainc(&dir, &all);
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        job(&text(&output.stdout))
+        built(&dir, &all)
     };
     let one_two = build(&["-O", "one.toml", "-O", "two.yaml"]);
     let two_one = build(&["-O", "two.yaml", "-O", "one.toml"]);
@@ -46,7 +51,7 @@ fn overlays_apply_in_order_and_the_last_one_wins() {
 
 #[test]
 fn an_overlay_removes_what_the_base_set() {
-    let output = trainc(
+    let job = built(
         &root(),
         &[
             "build",
@@ -55,8 +60,6 @@ fn an_overlay_removes_what_the_base_set() {
             "examples/gpu-multinode.toml",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let job = job(&text(&output.stdout));
     let pod = &job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"];
     assert!(
         pod["containers"][0]["resources"]["limits"]
@@ -104,9 +107,7 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
         for set in sets {
             args.extend(["--set", set]);
         }
-        let output = trainc(&dir, &args);
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        job(&text(&output.stdout))
+        built(&dir, &args)
     };
     let default = build(&[]);
     assert_eq!(default["metadata"]["name"], "bert-a");
@@ -158,10 +159,8 @@ fn vars_numbers_reach_templates_as_written() {
     )
     .unwrap();
     for file in ["s.toml", "s.yaml"] {
-        let output = trainc(&dir, &["build", file]);
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        let built = job(&text(&output.stdout));
-        let c = container(&built);
+        let job = built(&dir, &["build", file]);
+        let c = container(&job);
         assert_eq!(c["image"], "ghcr.io/acme/train:1.10", "{file}");
         assert_eq!(
             c["args"],
@@ -169,7 +168,7 @@ fn vars_numbers_reach_templates_as_written() {
             "{file}"
         );
         assert_eq!(
-            built["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 1,
+            job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 1,
             "{file}"
         );
     }
@@ -192,9 +191,7 @@ fn vars_lists_reach_templates_as_lists() {
         for set in sets {
             args.extend(["--set", set]);
         }
-        let output = trainc(&dir, &args);
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        let c = container(&job(&text(&output.stdout)));
+        let c = container(&built(&dir, &args));
         assert_eq!(c["args"], serde_json::json!([ids, first]), "{sets:?}");
     }
 }
@@ -209,11 +206,9 @@ fn krm_metadata_labels_and_annotations_are_the_jobs() {
         "apiVersion: trainc.dev/v1alpha1\nkind: TrainSpec\nmetadata:\n  name: a\n  labels: {team: vision}\n  annotations: {owner: alice, config.kubernetes.io/local-config: \"true\", internal.config.kubernetes.io/path: s.yaml}\nspec:\n  image: x/y:1\n  script: /a.py\n  labels: {app: mnist}\n",
     )
     .unwrap();
-    let output = trainc(&dir, &["build", "s.yaml"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let built = job(&text(&output.stdout));
-    let pod = &built["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["metadata"];
-    for meta in [&built["metadata"], pod] {
+    let job = built(&dir, &["build", "s.yaml"]);
+    let pod = &job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["metadata"];
+    for meta in [&job["metadata"], pod] {
         assert_eq!(meta["labels"]["team"], "vision");
         assert_eq!(meta["labels"]["app"], "mnist");
         assert_eq!(meta["annotations"]["owner"], "alice");
