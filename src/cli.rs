@@ -166,6 +166,12 @@ pub struct RunArgs {
     /// A Secret, as `--configmap` gives a ConfigMap.
     #[arg(long = "secret", value_name = "NAME=PATH", value_parser = name_and_path)]
     pub secrets: Vec<(String, PathBuf)>,
+    /// What the image's entrypoint is, for a container without a `command`
+    /// (a spec with `imageEntrypoint = true`): its words, separated by
+    /// spaces, e.g. `--entrypoint "python3 /app/train.py"`; the container's
+    /// args follow them.
+    #[arg(long, value_name = "WORDS")]
+    pub entrypoint: Option<String>,
     /// Stop the job after this long (`90s`, `10m`), besides its own deadline.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

@@ -364,7 +364,7 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
             read_only_root_filesystem: s.read_only_root_filesystem,
         },
         image: spec.image.clone(),
-        verbatim: spec.command_is_verbatim(),
+        verbatim: spec.runs_as_written(),
         command,
         args: spec.args.clone().unwrap_or_default(),
         working_dir: spec.working_dir.clone(),
@@ -557,7 +557,7 @@ fn policy(spec: &Spec, target: Target, nodes: Nodes) -> Policy {
 /// or on a Job trainc's default. A `command` launches itself, and an elastic
 /// job's rendezvous is c10d's (validation refuses the setting on both).
 fn join_timeout(spec: &Spec, target: Target, nodes: Nodes, set: Option<u64>) -> Option<u64> {
-    if spec.command_is_verbatim() || matches!(nodes, Nodes::Elastic { .. }) {
+    if spec.runs_as_written() || matches!(nodes, Nodes::Elastic { .. }) {
         return None;
     }
     set.or((target == Target::Job).then_some(defaults::JOB_JOIN_TIMEOUT_SECONDS))

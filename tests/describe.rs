@@ -251,10 +251,11 @@ fn job_environment(
         "{described}"
     );
     let container = &job["spec"]["template"]["spec"]["containers"][0];
+    // No `command`: the image's entrypoint, given variables as a command is.
     let command: Vec<&str> = container["command"]
         .as_array()
-        .unwrap()
-        .iter()
+        .into_iter()
+        .flatten()
         .map(|w| w.as_str().unwrap())
         .collect();
     // What trainc writes for the launch, a value read from the completion
@@ -294,7 +295,10 @@ fn job_environment(
         trainc::render::job::COMPLETION_INDEX_ENV,
         "{name}"
     );
-    if command[0] == "torchrun" || command[0] == "sh" {
+    if command
+        .first()
+        .is_some_and(|c| *c == "torchrun" || *c == "sh")
+    {
         assert!(env.is_empty(), "{name}: torchrun takes flags");
         let text = command.join(" ");
         assert!(text.contains(&format!("--nnodes={n} ")), "{text}");

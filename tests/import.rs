@@ -179,6 +179,7 @@ fn importing_what_trainc_built_builds_the_same_bytes() {
         [
             "code-pass",
             "entrypoint-pass-command-job",
+            "entrypoint-pass-image-job",
             "env-pass-job-command-refs",
             "env-warn-not-expanded-job",
             "local-code",
@@ -612,7 +613,10 @@ spec:
 fn what_cannot_become_a_spec_is_an_error_and_nothing_is_written() {
     let dir = temp_dir("import-errors");
     let cases = [
-        (NO_COMMAND.to_owned(), "has no `command`"),
+        (
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tune}\nspec:\n  runtimeRef: {name: torchtune-llama3.2-1b}\n  trainer: {numNodes: 1}\n".to_owned(),
+            "so it runs its runtime's",
+        ),
         (
             NO_COMMAND.replace("kubeflow.org/v1", "kubeflow.org/v1beta2"),
             "is `kubeflow.org/v1beta2`",

@@ -106,6 +106,36 @@ fn what_only_the_cluster_or_the_image_has_is_asked_for() {
     }
 }
 
+/// A container without a `command` runs its image's entrypoint, which the
+/// run is told with `--entrypoint`, the container's args after it; given
+/// where no container needs it, the flag is an error.
+#[test]
+fn the_image_entrypoint_is_asked_for_and_given_with_entrypoint() {
+    let env = fake_env("run-entrypoint");
+    let spec = "examples/image-entrypoint.toml";
+    let (status, said) = run(&env, &[spec, "--target", "job"]);
+    assert_eq!(status, 1, "{said}");
+    assert!(
+        said.contains("say what it is: `--entrypoint \"python3 /app/train.py\"`"),
+        "{said}"
+    );
+    let (status, said) = run(&env, &[spec, "--target", "job", "--entrypoint", "torchrun"]);
+    assert_eq!(status, 0, "{said}");
+    assert!(
+        said.contains("[mnist-entrypoint-1] args: --epochs 1 --backend gloo"),
+        "{said}"
+    );
+    let (status, said) = run(
+        &env,
+        &["examples/plain-job.toml", "--entrypoint", "torchrun"],
+    );
+    assert_eq!(status, 1, "{said}");
+    assert!(
+        said.contains("every container here has a `command`"),
+        "{said}"
+    );
+}
+
 /// A manifest is read as `verify` reads it: a document that is not an
 /// object stops the run at its place.
 #[test]

@@ -39,7 +39,11 @@ pub trait Store {
 /// A container as it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
+    /// `command` and `args`; without a `command`, the args alone.
     pub argv: Vec<String>,
+    /// Without a `command`: the image whose entrypoint runs (with `argv`
+    /// in place of its CMD), which only the image knows.
+    pub image_entrypoint: Option<String>,
     /// In the order set, later names replacing earlier ones in place.
     pub env: Vec<(String, String)>,
     pub working_dir: Option<String>,
@@ -54,8 +58,7 @@ pub struct Fields<'a> {
 }
 
 /// `container` (of `fields.pod`) as the kubelet starts it. Without a
-/// `command` it would run the image's entrypoint, which trainc run does not
-/// have: an error.
+/// `command` it runs the image's entrypoint, which only the image knows.
 pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result<Started, String> {
     let cname = container["name"].as_str().unwrap_or("?");
     let mut env: Vec<(String, String)> = Vec::new();
@@ -116,15 +119,16 @@ pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result
             .collect()
     };
     let mut argv = words("command");
-    if argv.is_empty() {
-        return Err(format!(
-            "container `{cname}` has no `command`: it runs the image's entrypoint ({}), which trainc run cannot know without the image; give the command in the spec",
-            container["image"].as_str().unwrap_or("no image")
-        ));
-    }
+    let image_entrypoint = argv.is_empty().then(|| {
+        container["image"]
+            .as_str()
+            .unwrap_or("(no image)")
+            .to_owned()
+    });
     argv.extend(words("args"));
     Ok(Started {
         argv,
+        image_entrypoint,
         env,
         working_dir: container["workingDir"].as_str().map(str::to_owned),
     })

@@ -33,6 +33,12 @@ pub(super) fn run(args: &RunArgs) -> Status {
         }
         None => Vec::new(),
     };
+    if args.entrypoint.is_some() && !has_image_entrypoint(&objects) {
+        write_stderr(
+            "error: `--entrypoint` says what an image's entrypoint is, but every container here has a `command`\n  help: leave `--entrypoint` out\n",
+        );
+        return Status::Invalid;
+    }
     let release = release(args, &objects);
     let workload = match crate::cluster::workload(&objects, &runtimes, release)
         .and_then(|w| crate::run::fits(&w).map(|()| w))
@@ -72,6 +78,11 @@ pub(super) fn run(args: &RunArgs) -> Status {
             .collect(),
         configmaps: args.configmaps.clone(),
         secrets: args.secrets.clone(),
+        entrypoint: args
+            .entrypoint
+            .iter()
+            .flat_map(|words| words.split_whitespace().map(str::to_owned))
+            .collect(),
         isolate: !args.no_namespaces && crate::run::sandbox::namespaces_available(),
         work: work.clone(),
     };
@@ -240,4 +251,29 @@ fn error(message: &str, status: Status) -> Status {
         "error: {message}\n"
     )));
     status
+}
+
+/// Whether a container of `objects` (at any depth: pod templates, replica
+/// specs, a TrainJob's trainer) runs its image's entrypoint.
+fn has_image_entrypoint(objects: &[Json]) -> bool {
+    fn walk(value: &Json) -> bool {
+        match value {
+            Json::Object(map) => {
+                let here = map
+                    .get("containers")
+                    .and_then(Json::as_array)
+                    .is_some_and(|list| {
+                        list.iter()
+                            .any(|c| c.get("command").is_none_or(Json::is_null))
+                    });
+                let trainer = map
+                    .get("trainer")
+                    .is_some_and(|t| t.is_object() && t.get("command").is_none());
+                here || trainer || map.values().any(walk)
+            }
+            Json::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    objects.iter().any(walk)
 }

@@ -58,12 +58,16 @@ pub fn describe(
         field(&mut out, label, &total);
     }
     field(&mut out, "image", &image(model));
-    let words = model.container.command.iter().chain(&model.container.args);
-    field(
-        &mut out,
-        "runs",
-        &crate::syntax::shell::join(words.map(String::as_str)),
-    );
+    let args = crate::syntax::shell::join(model.container.args.iter().map(String::as_str));
+    let runs = match (model.container.command.is_empty(), args.is_empty()) {
+        (true, true) => "the image's entrypoint".to_owned(),
+        (true, false) => format!("the image's entrypoint, with the args {args}"),
+        (false, _) => {
+            let words = model.container.command.iter().chain(&model.container.args);
+            crate::syntax::shell::join(words.map(String::as_str))
+        }
+    };
+    field(&mut out, "runs", &runs);
     if let Some(dir) = &model.container.working_dir {
         field(&mut out, "in", dir);
     }

@@ -98,6 +98,8 @@ struct PodView {
     /// without one.
     env: Option<Vec<(String, String)>>,
     launch: Option<Launch>,
+    /// The image whose own entrypoint the training container runs.
+    image_entrypoint: Option<String>,
     /// Why the training container's start is not known.
     unknown: Option<String>,
 }
@@ -130,8 +132,8 @@ impl<'a> Described<'a> {
                 let started = workload
                     .trainer_of(pod)
                     .map(|c| kubelet::start(c, &fields, &Unread));
-                let (env, launch, unknown) = match started {
-                    None => (None, None, None),
+                let (env, launch, image_entrypoint, unknown) = match started {
+                    None => (None, None, None, None),
                     Some(Ok(started)) => {
                         let launch = torchrun::read(&started.argv, &started.env);
                         let env = started
@@ -139,9 +141,9 @@ impl<'a> Described<'a> {
                             .into_iter()
                             .filter(|(n, _)| distributed(n))
                             .collect();
-                        (Some(env), launch, None)
+                        (Some(env), launch, started.image_entrypoint, None)
                     }
-                    Some(Err(message)) => (Some(Vec::new()), None, Some(message)),
+                    Some(Err(message)) => (Some(Vec::new()), None, None, Some(message)),
                 };
                 PodView {
                     name: pod.name.clone(),
@@ -149,6 +151,7 @@ impl<'a> Described<'a> {
                     dns: workload.dns_names(index, &services),
                     env,
                     launch,
+                    image_entrypoint,
                     unknown,
                 }
             })
@@ -341,8 +344,14 @@ impl<'a> Described<'a> {
         if let Some(why) = self.pods.iter().find_map(|p| p.unknown.as_deref()) {
             return format!("not known: {why}");
         }
+        let runs = match self.pods.iter().find_map(|p| p.image_entrypoint.as_deref()) {
+            Some(image) => {
+                format!("runs the entrypoint of the image {image}, which trainc cannot see")
+            }
+            None => "does not run torchrun".to_owned(),
+        };
         let mut text = format!(
-            "the `{}` container does not run torchrun: it finds its peers in the variables above, or its own way.",
+            "the `{}` container {runs}: it finds its peers in the variables above, or its own way.",
             self.workload.trainer
         );
         let env = self.pods.iter().find_map(|p| p.env.as_ref());

@@ -136,6 +136,8 @@ codes! {
         "A CPU TrainJob whose process count the Trainer would set from the CPU limit.";
     NPROC_ELASTIC_COMMAND = "trainc::nproc::elastic_command"
         "A process count that a `command` entrypoint on an elastic job cannot apply.";
+    NPROC_UNSAID = "trainc::nproc::unsaid"
+        "A job that starts its own processes on several GPUs, with no `nProcPerNode` to say how many.";
     QUANTITY_INVALID = "trainc::quantity::invalid"
         "A value that is not a Kubernetes quantity.";
     QUANTITY_NOT_POSITIVE = "trainc::quantity::not_positive"
@@ -210,7 +212,9 @@ codes! {
         "A setting the chosen target or API level cannot express.";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target"
         "`[trainjob]` settings on a spec that does not build a TrainJob.";
-    TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
+TRAINJOB_WORLD_VARIABLES = "trainc::trainjob::world_variables"
+        "A TrainJob that starts its own processes without torchrun, which Trainer gives no `MASTER_ADDR`, `WORLD_SIZE` or `RANK`.";
+        TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
         "A TrainJob runtime reference that is invalid or does not fit the job.";
     TRAINJOB_RUNTIME_UNKNOWN = "trainc::trainjob::runtime_unknown"
         "A TrainJob runtime trainc does not know, so the checks against it were skipped.";

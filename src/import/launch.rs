@@ -7,7 +7,7 @@
 //! between `command` and `args` anyhow) imports as `script` or `module`; any
 //! other (more torchrun flags, `python -m torch.distributed.run`, a shell
 //! script, plain `python`) as `command`, word for word, with the input's own
-//! split between `command` and `args`.
+//! split between `command` and `args`; none as `imageEntrypoint`.
 
 use serde_json::{Value as Json, json};
 
@@ -66,17 +66,16 @@ pub(super) fn import(
     job: &mut Job<'_>,
     command: Option<&Json>,
     args: Option<&Json>,
-    pointer: &str,
     with_flag: bool,
 ) -> Option<NProc> {
     let command = words(command);
     let args = words(args).unwrap_or_default();
     let Some(command) = command.filter(|c| !c.is_empty()) else {
-        job.error(
-            &format!("{pointer}/command"),
-            "the training container has no `command`: it runs the image's entrypoint, which trainc cannot know",
-            "add the entrypoint as `command` (e.g. `[\"torchrun\", \"train.py\"]`) and import again",
-        );
+        // The image's entrypoint runs, with `args` in place of its CMD.
+        job.set("/imageEntrypoint", json!(true));
+        if !args.is_empty() {
+            job.set("/args", json!(args));
+        }
         return None;
     };
     let words: Vec<String> = command.iter().chain(&args).cloned().collect();

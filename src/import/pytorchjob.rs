@@ -86,13 +86,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         return;
     };
     super::container::full(job, container, &pointer);
-    let flag = launch::import(
-        job,
-        container.get("command"),
-        container.get("args"),
-        &pointer,
-        true,
-    );
+    let flag = launch::import(job, container.get("command"), container.get("args"), true);
     let written = spec
         .get("nprocPerNode")
         .or_else(|| spec.pointer("/elasticPolicy/nProcPerNode"));

@@ -403,13 +403,23 @@ fn trainer_fields(
     if let Some(resources) = trainer.get("resourcesPerNode") {
         super::container::resources(job, resources, "/spec/trainer/resourcesPerNode");
     }
-    let flag = launch::import(
-        job,
-        trainer.get("command"),
-        trainer.get("args"),
-        "/spec/trainer",
-        false,
-    );
+    // Without a command of its own the trainer runs its runtime's, which
+    // the spec cannot name; a runtime without one runs the image's.
+    let runtime_command = runtime
+        .and_then(|r| r.job(crate::render::trainjob::NODE))
+        .and_then(|j| j.container(crate::render::trainjob::NODE))
+        .map(|c| c.command.join(" "))
+        .filter(|c| !c.is_empty());
+    if let Some(command) = runtime_command
+        && trainer.get("command").is_none()
+    {
+        job.error(
+            "/spec/trainer",
+            format!("the trainer has no `command`, so it runs its runtime's (`{command}`), which a spec does not name"),
+            "add that command to the TrainJob's `trainer.command` and import again",
+        );
+    }
+    let flag = launch::import(job, trainer.get("command"), trainer.get("args"), false);
     let written = trainer.get("numProcPerNode");
     let nproc = match (flag, written) {
         (Some(flag), _) => flag,

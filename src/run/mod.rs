@@ -52,6 +52,8 @@ pub struct Options {
     pub claims: Vec<(String, PathBuf)>,
     pub configmaps: Vec<(String, PathBuf)>,
     pub secrets: Vec<(String, PathBuf)>,
+    /// The image's entrypoint, for a container without a `command`.
+    pub entrypoint: Vec<String>,
     /// Containers in namespaces of their own (else plain processes).
     pub isolate: bool,
     /// Where the run's files go (volumes, roots); removed after.
@@ -256,8 +258,23 @@ impl Context<'_> {
     fn launch(&self, container: &Json, named: bool) -> Result<Launch, String> {
         let cname = container["name"].as_str().unwrap_or("?");
         let pod = &self.pod.name;
-        let started = kubelet::start(container, self.fields, self.store)
+        let mut started = kubelet::start(container, self.fields, self.store)
             .map_err(|e| format!("pod {pod}: {e}"))?;
+        if let Some(image) = &started.image_entrypoint {
+            if self.options.entrypoint.is_empty() {
+                return Err(format!(
+                    "pod {pod}: container `{cname}` has no `command`: it runs the entrypoint of the image {image}, which trainc run cannot see (it runs commands on this machine, not images); say what it is: `--entrypoint \"python3 /app/train.py\"`"
+                ));
+            }
+            let args = std::mem::take(&mut started.argv);
+            started.argv = self
+                .options
+                .entrypoint
+                .iter()
+                .cloned()
+                .chain(args)
+                .collect();
+        }
         let mut mounts: Vec<Mount> = self
             .options
             .maps

@@ -34,19 +34,22 @@ pub struct Spec {
     /// When the kubelet pulls `image`: `Always`, `IfNotPresent` or `Never`. Default: Kubernetes decides (`Always` for `:latest` or no tag, else `IfNotPresent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<ImagePullPolicy>,
-    /// Python script to run under torchrun: `torchrun SCRIPT ARGS`. Exactly one of `script`, `module`, `command`.
+    /// Python script to run under torchrun: `torchrun SCRIPT ARGS`. Exactly one of `script`, `module`, `command`, `imageEntrypoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
-    /// Python module to run under torchrun: `torchrun -m MODULE ARGS`. Exactly one of `script`, `module`, `command`.
+    /// Python module to run under torchrun: `torchrun -m MODULE ARGS`. Exactly one of `script`, `module`, `command`, `imageEntrypoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub module: Option<String>,
-    /// Command run verbatim, without torchrun (it must start the distributed processes itself). Exactly one of `script`, `module`, `command`.
+    /// Command run verbatim, without torchrun (it must start the distributed processes itself). Exactly one of `script`, `module`, `command`, `imageEntrypoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// `true`: run the image's own ENTRYPOINT, with `args` in place of its CMD, as `command` runs: without torchrun, so the entrypoint starts the processes itself from the variables the target sets (`MASTER_ADDR`, `WORLD_SIZE`, `RANK` on a PyTorchJob or a Job; torchrun's `PET_*` on every target). `nProcPerNode` is then the count the entrypoint is told, not one trainc starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_entrypoint: Option<bool>,
     /// Local code to run without building an image: the files ship in a ConfigMap and run under torchrun. Replaces `script`, `module` and `command`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<Code>,
-    /// Arguments passed after the script, module or command.
+    /// Arguments passed after the script, module or command; with `imageEntrypoint`, the image's entrypoint gets them in place of its CMD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// Working directory of the container: an absolute path.
@@ -55,7 +58,7 @@ pub struct Spec {
     /// Number of pods (nodes), at least 1; or `"min:max"` for an elastic job that runs with any count in that range. Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<Replicas>,
-    /// Processes per pod: an integer, `"gpu"` (one per GPU), `"auto"` or `"cpu"` (decided by torchrun on the node). Default: the GPU count when `resources.gpus` > 0, else 1.
+    /// Processes per pod: an integer, `"gpu"` (one per GPU), `"auto"` or `"cpu"` (decided by torchrun on the node). Default: the GPU count when `resources.gpus` > 0, else 1. With `command` or `imageEntrypoint`, which start their own processes, it is the count they are told (`PET_NPROC_PER_NODE`, and `WORLD_SIZE` = pods × count on a PyTorchJob or Job): 1 for one plain `python` process per pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_proc_per_node: Option<NProcPerNode>,
     /// Compute resources of each pod. Requests equal limits (Guaranteed QoS) unless `[resources.limits]` says otherwise.
@@ -109,10 +112,21 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// The spec's `command` runs as written: trainc neither launches it with
+    /// The job starts its own processes: the spec's `command` or the image's
+    /// entrypoint runs as written, and trainc neither launches it with
     /// torchrun nor wraps it for `[code]`.
-    pub fn command_is_verbatim(&self) -> bool {
-        self.command.is_some() && self.code.is_none()
+    pub fn runs_as_written(&self) -> bool {
+        (self.command.is_some() || self.runs_image_entrypoint()) && self.code.is_none()
+    }
+
+    /// `imageEntrypoint = true`, and nothing else to run (a spec that also
+    /// sets one has that error): the container has no `command`.
+    pub fn runs_image_entrypoint(&self) -> bool {
+        self.image_entrypoint == Some(true)
+            && self.script.is_none()
+            && self.module.is_none()
+            && self.command.is_none()
+            && self.code.is_none()
     }
 }
 

@@ -111,7 +111,7 @@ fn injected_later(r: &Rules<'_>, name: &str) -> Option<Later> {
             "the Job controller appends `{name}` after the container's env"
         ))),
         Target::Job
-            if !r.spec.command_is_verbatim()
+            if !r.spec.runs_as_written()
                 && name != job::COMPLETION_INDEX_ENV
                 && job::RESERVED_ENV.contains(&name) =>
         {

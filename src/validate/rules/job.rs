@@ -55,6 +55,7 @@ fn entrypoint(r: &mut Rules<'_>) {
         ("module", spec.module.is_some()),
         ("command", spec.command.is_some()),
         ("code", spec.code.is_some()),
+        ("imageEntrypoint", spec.image_entrypoint == Some(true)),
     ]
     .into_iter()
     .filter_map(|(key, present)| present.then_some(key))
@@ -64,20 +65,27 @@ fn entrypoint(r: &mut Rules<'_>) {
     // what to run.
     let mistyped = ["script", "module", "command", "code"]
         .iter()
-        .any(|key| r.tree_has(&format!("/{key}")));
+        .any(|key| r.tree_has(&format!("/{key}")))
+        || (spec.image_entrypoint.is_none() && r.tree_has("/imageEntrypoint"));
     match set.as_slice() {
         [] if mistyped => {}
         [] => {
+            // `imageEntrypoint = false` says what does not run: point there.
+            let at = if r.tree_has("/imageEntrypoint") {
+                r.value("/imageEntrypoint")
+            } else {
+                r.start()
+            };
             r.push(
-                Diagnostic::error(codes::ENTRYPOINT_MISSING, r.start(), "the spec does not say what to run")
-                    .with_help("add one of `script = \"/app/train.py\"`, `module = \"acme.train\"`, `command = [\"python\", \"train.py\"]` or `[code] files = [\"train.py\"]`"),
+                Diagnostic::error(codes::ENTRYPOINT_MISSING, at, "the spec does not say what to run")
+                    .with_help("add one of `script = \"/app/train.py\"`, `module = \"acme.train\"`, `command = [\"python\", \"train.py\"]`, `[code] files = [\"train.py\"]`, or `imageEntrypoint = true` to run the image's own entrypoint"),
             );
             if spec.args.is_some() {
                 r.push(
                     Diagnostic::error(
                         codes::ARGS_WITHOUT_ENTRYPOINT,
                         r.key("/args"),
-                        "`args` needs a `script`, `module`, `command` or `[code]` to pass them to",
+                        "`args` needs a `script`, `module`, `command`, `[code]` or `imageEntrypoint = true` to pass them to",
                     )
                     .with_help("add the entry point the arguments belong to"),
                 );
@@ -92,7 +100,7 @@ fn entrypoint(r: &mut Rules<'_>) {
                         format!("`{other}` and `{first}` are both set; a spec runs exactly one"),
                     )
                     .with_secondary(r.key(&format!("/{first}")), format!("`{first}` is set here"))
-                    .with_help("keep one of `script` (torchrun SCRIPT), `module` (torchrun -m MODULE), `command` (run verbatim) or `[code]` (local files, run under torchrun)"),
+                    .with_help("keep one of `script` (torchrun SCRIPT), `module` (torchrun -m MODULE), `command` (run verbatim), `[code]` (local files, run under torchrun) or `imageEntrypoint` (the image's own, run verbatim)"),
                 );
             }
         }

@@ -15,6 +15,24 @@
 //!   - v2.1.0: `cpu`, and `auto` without GPUs, become the CPU request (else
 //!     the limit), rounded up, at least 1.
 //!   - v2.2.0 and later take a number only (see `target.rs`).
+//!
+//! A job that starts its own processes (`command`, `imageEntrypoint`) gets
+//! no torchrun from trainc: `nProcPerNode` is the count it is told, which
+//! holds only if it starts that many itself.
+//!
+//! - PyTorchJob: `PET_NPROC_PER_NODE` is the spec's `nprocPerNode`; on a
+//!   fixed-size job (which has a Master) `WORLD_SIZE` is the pods times the
+//!   count (times 1 for a keyword) and `RANK` the pod's index, Master 0
+//!   (kubeflow/trainer v1.7.0–v1.9.2, `pkg/controller.v1/pytorch/envvar.go`
+//!   `setPodEnv`, `getNprocPerNodeInt`). An elastic job has no Master and
+//!   gets only torchrun's variables.
+//! - Job: trainc sets the same variables ([`crate::render::job::command_env`]).
+//! - TrainJob: `PET_NPROC_PER_NODE` only, resolved as above; no
+//!   `WORLD_SIZE` or `RANK` (`plugins/torch/torch.go`).
+//!
+//! So a one-process entrypoint (`python train.py` reading `WORLD_SIZE` and
+//! `RANK`) needs a count of 1, and a launcher (torchrun reads
+//! `PET_NPROC_PER_NODE`) the count it starts.
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
@@ -25,6 +43,114 @@ pub(super) fn check(r: &mut Rules<'_>) {
     gpus(r);
     keyword(r);
     elastic_command(r);
+    unsaid_count(r);
+    trainjob_world(r);
+}
+
+/// What starts the processes of the training container.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Starter {
+    /// trainc's torchrun (`script`, `module`, `[code]`).
+    Trainc,
+    /// A `command` that runs a launcher: whether it is torchrun (which
+    /// reads `PET_NPROC_PER_NODE`), whether it passes the count.
+    Launcher { torchrun: bool, says_count: bool },
+    /// A `command` with no launcher in it: one process, unless it spawns.
+    Plain,
+    /// The image's entrypoint, which trainc cannot see.
+    Image,
+}
+
+fn starter(r: &Rules<'_>) -> Starter {
+    let spec = r.spec;
+    if !spec.runs_as_written() {
+        return Starter::Trainc;
+    }
+    let Some(command) = &spec.command else {
+        return Starter::Image;
+    };
+    let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
+    let torchrun = has(&["torchrun", "torch.distributed.run"]);
+    if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
+        return Starter::Plain;
+    }
+    Starter::Launcher {
+        torchrun,
+        says_count: has(&[
+            "nproc_per_node",
+            "nproc-per-node",
+            "num_gpus",
+            "num_processes",
+        ]),
+    }
+}
+
+/// What starts the processes, and its key, where trainc cannot see how
+/// many: a `command` with no launcher in it, the image's entrypoint.
+fn unseen_starter(r: &Rules<'_>) -> Option<(&'static str, &'static str)> {
+    match starter(r) {
+        Starter::Image => Some(("the image's entrypoint", "/imageEntrypoint")),
+        Starter::Plain => Some(("`command`", "/command")),
+        Starter::Trainc | Starter::Launcher { .. } => None,
+    }
+}
+
+/// A TrainJob of several nodes whose command is not a launcher: Trainer
+/// gives its pods torchrun's `PET_*` variables only, no `MASTER_ADDR`,
+/// `WORLD_SIZE` or `RANK` (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/torch/torch.go`), so a process that forms
+/// its world from those (`init_process_group()` with its defaults) finds
+/// none, and each pod trains alone or fails. A `command` that names its
+/// launcher says otherwise.
+fn trainjob_world(r: &mut Rules<'_>) {
+    let Some((what, at)) = unseen_starter(r) else {
+        return;
+    };
+    if r.target() != Target::Trainjob || r.max_replicas() <= 1 {
+        return;
+    }
+    r.push(
+        Diagnostic::warning(
+            codes::TRAINJOB_WORLD_VARIABLES,
+            r.value(at),
+            format!(
+                "on a TrainJob, {what} gets torchrun's `PET_*` variables only, not the `MASTER_ADDR`, `WORLD_SIZE` and `RANK` a process reads to join the others: unless it runs torchrun, each of the {} pods trains alone",
+                r.max_replicas()
+            ),
+        )
+        .with_help("if it runs torchrun, say so: `command = [\"torchrun\", \"/app/train.py\"]`; else use `target = \"pytorchjob\"` or `\"job\"`, which set those variables"),
+    );
+}
+
+/// A job that starts its own processes on GPUs, with no `nProcPerNode`:
+/// trainc's default, one per GPU, is what the operator tells it, so
+/// `WORLD_SIZE` counts processes a one-process entrypoint never starts and
+/// its world waits for them until it times out. Writing the count says
+/// which the job is.
+fn unsaid_count(r: &mut Rules<'_>) {
+    let Some((what, at)) = unseen_starter(r) else {
+        return;
+    };
+    let gpus = r.gpus();
+    if r.spec.n_proc_per_node.is_some()
+        || gpus <= 1
+        || r.is_elastic()
+        || r.target() == Target::Trainjob
+    {
+        return;
+    }
+    let pods = r.max_replicas();
+    r.push(
+        Diagnostic::warning(
+            codes::NPROC_UNSAID,
+            r.value(at),
+            format!(
+                "{what} starts its own processes, and the spec does not say how many: by default each pod counts as {gpus} (one per GPU), so `WORLD_SIZE` is {}; if it runs one process per pod, that world waits for ranks that never start",
+                u64::from(pods) * u64::from(gpus)
+            ),
+        )
+        .with_help("write `nProcPerNode = 1` if it runs one process per pod (`python train.py`), or `nProcPerNode = \"gpu\"` if it starts one per GPU itself (as torchrun does from `PET_NPROC_PER_NODE`)"),
+    );
 }
 
 fn gpus(r: &mut Rules<'_>) {
@@ -69,6 +195,11 @@ fn keyword(r: &mut Rules<'_>) {
     else {
         return;
     };
+    // The keyword reaches a job that starts its own processes only as
+    // `PET_NPROC_PER_NODE`; only a torchrun makes it a count.
+    if unseen_starter(r).is_some() {
+        return;
+    }
     let auto = keyword == NProcKeyword::Auto;
     let word = if auto { "auto" } else { "cpu" };
     let gpus = r.gpus();
@@ -154,14 +285,15 @@ fn keyword(r: &mut Rules<'_>) {
     );
 }
 
-/// A `command` that runs torchrun itself on an elastic PyTorchJob: the
-/// Training Operator v1.7 gives an elastic job's pods no
+/// A `command` or image entrypoint that runs torchrun itself on an elastic
+/// PyTorchJob: the Training Operator v1.7 gives an elastic job's pods no
 /// `PET_NPROC_PER_NODE` (fixed in v1.8.0, kubeflow/trainer#1948), so unless
 /// the command says how many processes, torchrun starts one per pod there.
-/// (`script` and `module` get `--nproc_per_node` from trainc.)
+/// (`script` and `module` get `--nproc_per_node` from trainc.) An elastic
+/// job has no Master, so its pods get no `WORLD_SIZE` or `RANK` either: only
+/// a launcher forms its world, and an image's entrypoint must be one.
 fn elastic_command(r: &mut Rules<'_>) {
     let spec = r.spec;
-    let Some(command) = &spec.command else { return };
     if r.target() != Target::Pytorchjob || !r.is_elastic() {
         return;
     }
@@ -170,21 +302,32 @@ fn elastic_command(r: &mut Rules<'_>) {
         Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) | None => r.gpus() <= 1,
         Some(NProcPerNode::Keyword(_)) => false,
     };
-    let runs_torchrun = command
-        .iter()
-        .any(|part| part.contains("torchrun") || part.contains("torch.distributed.run"));
-    let says_nproc = command
-        .iter()
-        .any(|part| part.contains("nproc_per_node") || part.contains("nproc-per-node"));
-    if one || !runs_torchrun || says_nproc {
-        return;
-    }
+    let (at, help) = match starter(r) {
+        _ if one => return,
+        Starter::Launcher {
+            torchrun: true,
+            says_count: false,
+        } => (
+            "/command",
+            "pass `--nproc_per_node` in `command`, or use `script` or `module`, for which trainc passes it",
+        ),
+        Starter::Image => (
+            "/imageEntrypoint",
+            "give the entrypoint as `command` with `--nproc_per_node`, or use `script` or `module`, for which trainc passes it",
+        ),
+        _ => return,
+    };
+    let what = if at == "/command" {
+        "this torchrun"
+    } else {
+        "a torchrun in the image's entrypoint"
+    };
     r.push(
         Diagnostic::warning(
             codes::NPROC_ELASTIC_COMMAND,
-            r.value("/command"),
-            "on Training Operator v1.7 an elastic job's pods get no `PET_NPROC_PER_NODE`, so this torchrun starts one process per pod there (fixed in v1.8.0)",
+            r.value(at),
+            format!("on Training Operator v1.7 an elastic job's pods get no `PET_NPROC_PER_NODE`, so {what} starts one process per pod there (fixed in v1.8.0)"),
         )
-        .with_help("pass `--nproc_per_node` in `command`, or use `script` or `module`, for which trainc passes it"),
+        .with_help(help),
     );
 }

@@ -30,7 +30,16 @@ fn pod_owned(r: &Rules<'_>) -> Vec<(&'static str, &'static str)> {
 /// Training-container fields the spec owns.
 const CONTAINER_OWNED: &[(&str, &[&str])] = &[
     ("image", &["/image"]),
-    ("command", &["/script", "/module", "/command", "/code"]),
+    (
+        "command",
+        &[
+            "/script",
+            "/module",
+            "/command",
+            "/code",
+            "/imageEntrypoint",
+        ],
+    ),
     ("args", &["/args", "/code"]),
     ("workingDir", &["/workingDir"]),
     ("envFrom", &["/envFrom"]),

@@ -31,6 +31,42 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     image(r, bound);
     policy(r, bound, runtime);
     patch_targets(r, bound, runtime);
+    entrypoint(r, bound, runtime);
+}
+
+/// A TrainJob with no `command` runs its `node` container's: the image's
+/// entrypoint runs only where the runtime gives that container none
+/// (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/jobset/builder.go` `Trainer` sets the
+/// container's command only from the TrainJob's).
+fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    if !r.spec.runs_image_entrypoint() {
+        return;
+    }
+    let Some(command) = runtime
+        .job(NODE)
+        .and_then(|job| job.container(NODE))
+        .map(|c| &c.command)
+        .filter(|c| !c.is_empty())
+    else {
+        return;
+    };
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            r.value("/imageEntrypoint"),
+            format!(
+                "the `{NODE}` container of {} runs `{}`, not the image's entrypoint: a TrainJob without a command runs its runtime's",
+                bound.describe(),
+                match command.as_slice() {
+                    [a, b, _, ..] => format!("{a} {b} …"),
+                    words => words.join(" "),
+                }
+            ),
+        )
+        .with_secondary(at_runtime(r), "the runtime")
+        .with_help("give the entrypoint as `command`, or use a runtime whose trainer container has no command (`torch-distributed`)"),
+    );
 }
 
 /// Where to point at the runtime: its name, else `target`.
@@ -56,7 +92,12 @@ fn unknown(r: &mut Rules<'_>, bound: &Bound) {
         ),
         Kind::Namespaced => format!("{file}, and a TrainingRuntime is the cluster's own"),
     };
-    let mut what = "its image, jobs, containers, initializers and ML policy".to_owned();
+    let mut what = if r.spec.runs_image_entrypoint() {
+        "its image, jobs, containers, initializers, ML policy and whether its trainer has a command of its own (which would run instead of the image's entrypoint)"
+    } else {
+        "its image, jobs, containers, initializers and ML policy"
+    }
+    .to_owned();
     if !r.tree_has("/image") {
         what.push_str(" (the spec sets no `image`: the pods run the runtime's)");
     }
@@ -129,7 +170,7 @@ fn image(r: &mut Rules<'_>, bound: &Bound) {
 /// `pkg/runtime/framework/plugins/torch/torch.go`): on another ML policy each
 /// node would train alone. A command run verbatim starts its own processes.
 fn policy(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
-    let verbatim = r.spec.command_is_verbatim();
+    let verbatim = r.spec.runs_as_written();
     let policy = match &runtime.policy.framework {
         Framework::Torch { .. } => return,
         _ if verbatim => return,

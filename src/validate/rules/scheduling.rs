@@ -404,7 +404,7 @@ fn join_timeout(r: &mut Rules<'_>) {
             "an elastic job's pods meet at a c10d rendezvous, which waits for `min` pods by its own `join_timeout`",
             "set `elastic.rdzvConf = { join_timeout = \"1800\" }` (seconds) instead",
         )
-    } else if r.spec.command_is_verbatim() {
+    } else if r.spec.runs_as_written() {
         (
             "a `command` runs as written: trainc launches no torchrun to give it to",
             "pass `--rdzv_conf=timeout=SECONDS` to the torchrun in your command, or use `script` or `module`",

@@ -22,8 +22,10 @@ def main():
         "probe": 1,
         "rank": rank,
         "world": world,
-        "node": int(os.environ["GROUP_RANK"]),
-        "local": int(os.environ["LOCAL_RANK"]),
+        # Under torchrun; else one process per pod, told its rank by the
+        # operator's RANK (a job that runs the image's entrypoint).
+        "node": int(os.environ.get("GROUP_RANK", os.environ["RANK"])),
+        "local": int(os.environ.get("LOCAL_RANK", "0")),
         "host": socket.gethostname(),
         "sum": int(total.item()),
     }
