@@ -315,8 +315,14 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
                 ("memory", &over.memory),
                 ("ephemeral-storage", &over.ephemeral_storage),
             ] {
-                if let Some(q) = value {
-                    limits.insert(name.to_owned(), q.text());
+                match value {
+                    Some(q) if q.is_no_limit() => {
+                        limits.remove(name);
+                    }
+                    Some(q) => {
+                        limits.insert(name.to_owned(), q.text());
+                    }
+                    None => {}
                 }
             }
         }

@@ -207,7 +207,7 @@ fn resources(
             match (request, limit) {
                 (Some(r), Some(l)) if r == l => format!("{name} {r}"),
                 (Some(r), Some(l)) => format!("{name} {r} (limit {l})"),
-                (Some(r), None) => format!("{name} {r}"),
+                (Some(r), None) => format!("{name} {r} (no limit)"),
                 (None, Some(l)) => format!("{name} {l} (limit)"),
                 (None, None) => String::new(),
             }

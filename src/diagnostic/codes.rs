@@ -144,6 +144,8 @@ codes! {
         "A quantity that must be more than zero.";
     QUANTITY_SUSPICIOUS = "trainc::quantity::suspicious"
         "A quantity that is valid but almost certainly a mistake (`64m` of memory: 0.064 bytes, in which nothing runs).";
+    LIMIT_WITHOUT_REQUEST = "trainc::resources::limit_without_request"
+        "`[resources.limits]` leaves out a limit of a resource the spec does not request.";
     LIMIT_BELOW_REQUEST = "trainc::resources::limit_below_request"
         "A resource limit below its request.";
     SHM_EXCEEDS_MEMORY = "trainc::resources::shm_exceeds_memory"

@@ -6,6 +6,7 @@ use serde_json::{Map, Value as Json, json};
 use super::volumes::quantity;
 use super::{Job, text};
 use crate::resolve::defaults;
+use crate::spec::NO_LIMIT;
 use crate::syntax::names::is_gpu_resource as is_gpu;
 
 /// Container fields the spec carries; the rest go to the `trainer` container
@@ -177,13 +178,12 @@ pub(super) fn resources(job: &mut Job<'_>, resources: &Json, pointer: &str) {
         if let Some(field) = field {
             job.set(&format!("/resources/{field}"), json!(request));
             match limit {
-                Some(limit) if limit != request => job.set(&format!("/resources/limits/{field}"), json!(limit)),
+                Some(limit) if limit != request => {
+                    job.set(&format!("/resources/limits/{field}"), json!(limit));
+                }
                 Some(_) => {}
-                None => job.warn(
-                    &format!("{pointer}/requests/{}", crate::tree::pointer_segment(name)),
-                    format!("`{name}` has a request and no limit; trainc sets the limit to the request (Guaranteed QoS)"),
-                    &format!("set `[resources.limits] {field}` in the spec to allow more"),
-                ),
+                // A request without a limit stays so (Burstable).
+                None => job.set(&format!("/resources/limits/{field}"), json!(NO_LIMIT)),
             }
             continue;
         }

@@ -236,7 +236,15 @@ pub enum Quantity {
     Number(serde_json::Number),
 }
 
+/// The word of `[resources.limits]` that leaves a limit out.
+pub const NO_LIMIT: &str = "none";
+
 impl Quantity {
+    /// `"none"` in `[resources.limits]`: no limit at all.
+    pub fn is_no_limit(&self) -> bool {
+        matches!(self, Quantity::Text(text) if text == NO_LIMIT)
+    }
+
     /// The quantity as Kubernetes would see it in YAML.
     pub fn text(&self) -> String {
         match self {
@@ -280,7 +288,7 @@ pub struct Resources {
     /// Extended resources per pod by name, requested and limited alike: `{ "rdma/rdma_shared_device_a" = 1, "vpc.amazonaws.com/efa" = 4 }`. GPUs go in `gpus`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended: Option<IndexMap<String, ExtendedCount>>,
-    /// Limits that differ from the requests above (Burstable QoS); anything not named keeps limit = request.
+    /// Limits that differ from the requests above (Burstable QoS), or `"none"` for no limit; anything not named keeps limit = request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<ResourceLimits>,
 }
@@ -289,13 +297,13 @@ pub struct Resources {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResourceLimits {
-    /// CPU limit per pod; at least the request.
+    /// CPU limit per pod; at least the request. `"none"`: no CPU limit (the pod may use idle CPUs; many GPU clusters run so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<Quantity>,
-    /// Memory limit per pod; at least the request.
+    /// Memory limit per pod; at least the request. `"none"`: no memory limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Quantity>,
-    /// Ephemeral storage limit per pod; at least the request.
+    /// Ephemeral storage limit per pod; at least the request. `"none"`: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_storage: Option<Quantity>,
 }

@@ -253,19 +253,23 @@ fn keyword(r: &mut Rules<'_>) {
         return; // `auto` reaches torchrun: one process per GPU
     }
     // Which CPU quantity this Trainer counts, and its name.
+    // A limit of "none" leaves the pod none: the request is counted.
     let request = resources.and_then(|res| res.cpu.as_ref());
-    let limit = resources
+    let own_limit = resources
         .and_then(|res| res.limits.as_ref().and_then(|l| l.cpu.as_ref()))
-        .or(request);
-    let (cpus, which) = if level == ApiLevel::V2_0 {
-        (limit, "limit")
-    } else {
-        (request.or(limit), "request")
+        .filter(|q| !q.is_no_limit());
+    let (cpus, which) = match own_limit {
+        Some(limit) if level == ApiLevel::V2_0 => (Some(limit), "limit"),
+        _ => (request.or(own_limit), "request"),
     };
     let trainer = format!("Trainer {}", level.as_str());
-    let count = cpus
-        .and_then(|q| quantity::parse(&q.text()).ok().map(|q| q.value))
-        .map(|cpus| cpus.ceil().max(1.0));
+    let cores = |q: &crate::spec::Quantity| {
+        quantity::parse(&q.text())
+            .ok()
+            .map(|q| q.value.ceil().max(1.0))
+    };
+    let count = cpus.and_then(cores);
+    let requested = request.and_then(cores);
     let message = match count {
         None => format!(
             "`nProcPerNode = \"{word}\"` starts 1 process per pod on {trainer}: it counts the pod's CPU {which}, and `resources.cpu` is not set"
@@ -277,6 +281,14 @@ fn keyword(r: &mut Rules<'_>) {
             "`nProcPerNode = \"cpu\"` on {trainer} starts one process per CPU in the pod's CPU {which} ({count}), and they share the pod's {gpus} GPU{}",
             plural(gpus)
         ),
+        // Trainer v2.0 counts the limit where the spec sets one above the
+        // request: more processes than the CPUs the pod is sure of.
+        Some(count) if which == "limit" && requested.is_some_and(|n| (n - count).abs() >= 1.0) => {
+            format!(
+                "`nProcPerNode = \"{word}\"` on {trainer} starts one process per CPU in the pod's CPU limit ({count}), not its request ({})",
+                requested.unwrap_or(count)
+            )
+        }
         Some(_) => return, // one process per CPU the pod asks for: as the spec reads
     };
     r.push(

@@ -48,6 +48,10 @@ pub(super) fn check(r: &mut Rules<'_>) {
         ] {
             let Some(q) = value else { continue };
             let pointer = format!("/resources/limits/{key}");
+            if q.is_no_limit() {
+                no_limit(r, key, &pointer, values.contains_key(key));
+                continue;
+            }
             let Some(limit) = checked(r, &pointer, q, measure) else {
                 continue;
             };
@@ -68,7 +72,14 @@ pub(super) fn check(r: &mut Rules<'_>) {
             }
         }
     }
-    if let (Some((shm, _)), Some((memory, _))) = (values.get("shm"), values.get("memory")) {
+    let memory_unlimited = resources
+        .limits
+        .as_ref()
+        .and_then(|l| l.memory.as_ref())
+        .is_some_and(Quantity::is_no_limit);
+    if let (Some((shm, _)), Some((memory, _)), false) =
+        (values.get("shm"), values.get("memory"), memory_unlimited)
+    {
         let limit = limit_values.get("memory").unwrap_or(memory);
         if shm > limit {
             r.push(
@@ -90,6 +101,26 @@ pub(super) fn check(r: &mut Rules<'_>) {
             .with_help("common names: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-1g.10gb`"),
         );
     }
+}
+
+/// `"none"`: the limit is left out, so the pod may use more than it
+/// requests (Burstable QoS). Without a request there is nothing to bound
+/// either: the container would have neither, and take what the node has.
+fn no_limit(r: &mut Rules<'_>, key: &str, pointer: &str, requested: bool) {
+    if requested {
+        return;
+    }
+    r.push(
+        Diagnostic::error(
+            codes::LIMIT_WITHOUT_REQUEST,
+            r.value(pointer),
+            format!("`limits.{key} = \"none\"` leaves out a limit, but `resources.{key}` requests nothing either"),
+        )
+        .with_help(format!(
+            "set the request, e.g. `[resources] {key} = {}`; a limit of `\"none\"` lets the pod use more than it",
+            if key == "cpu" { "\"4\"" } else { "\"16Gi\"" }
+        )),
+    );
 }
 
 /// Checks one quantity at `pointer`; returns its value when it is valid.
@@ -114,7 +145,11 @@ pub(super) fn checked(
                         error.reason
                     ),
                 )
-                .with_help(error.help),
+                .with_help(if pointer.starts_with("/resources/limits/") {
+                    format!("{}; or `\"none\"` for no limit", error.help)
+                } else {
+                    error.help
+                }),
             );
             None
         }
