@@ -178,7 +178,7 @@ fn trainjob(spec: &Spec, runtime: Option<&crate::trainer::bind::Bound>) -> Train
             .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND)
     };
     TrainJob {
-        runtime_kind: spelled(&kind),
+        runtime_kind: kind.as_str().to_owned(),
         runtime: if write_runtime {
             spec.name.clone()
         } else {

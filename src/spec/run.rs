@@ -226,6 +226,16 @@ pub enum RuntimeKind {
     TrainingRuntime,
 }
 
+impl RuntimeKind {
+    /// The kind, as Kubernetes spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeKind::ClusterTrainingRuntime => "ClusterTrainingRuntime",
+            RuntimeKind::TrainingRuntime => "TrainingRuntime",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum ApiLevel {
     #[serde(rename = "v2.3")]

@@ -42,7 +42,7 @@ pub fn parse(text: &str) -> Result<Quantity<'_>, QuantityError> {
     if text.contains(char::is_whitespace) {
         return Err(QuantityError {
             reason: format!("`{text}` contains a space"),
-            help: generic_help,
+            help: spaced_help(text).unwrap_or(generic_help),
         });
     }
     let number_end = number_prefix_len(text);
@@ -108,6 +108,27 @@ fn is_signed_integer(text: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// `2 cores` → `2`; `4 GB` → `4G` or `4Gi`; `4 Gi` → `4Gi`: a number and a
+/// unit written apart.
+fn spaced_help(text: &str) -> Option<String> {
+    let text = text.trim();
+    let number = &text[..number_prefix_len(text)];
+    let unit = text[number.len()..].trim();
+    if number.is_empty() || unit.contains(char::is_whitespace) {
+        return None;
+    }
+    let cpu_words = ["core", "cores", "cpu", "cpus", "vcpu", "vcpus"];
+    if cpu_words.contains(&unit.to_ascii_lowercase().as_str()) {
+        return Some(format!("write `{number}`: CPUs are a plain number"));
+    }
+    let known = BINARY.iter().chain(&DECIMAL).any(|(s, _)| *s == unit);
+    Some(if known {
+        format!("write `{number}{unit}`, without the space")
+    } else {
+        suffix_help(number, unit)
+    })
+}
+
 /// Suggests the spellings Kubernetes accepts for a familiar but wrong suffix:
 /// `64GB` → `64G` or `64Gi`; `1gi` → `1Gi`; `2KiB` → `2Ki`.
 fn suffix_help(number: &str, suffix: &str) -> String {
@@ -135,6 +156,15 @@ fn suffix_help(number: &str, suffix: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_and_unit_written_apart_get_them_together() {
+        let help = |text: &str| parse(text).unwrap_err().help;
+        assert_eq!(help("2 cores"), "write `2`: CPUs are a plain number");
+        assert_eq!(help("4 Gi"), "write `4Gi`, without the space");
+        assert!(help("4 GB").starts_with("write `4G` (powers of 1000) or `4Gi`"));
+        assert!(help("a b").starts_with("write a number"));
+    }
 
     #[test]
     fn accepts_the_kubernetes_grammar() {

@@ -438,7 +438,9 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
         let mut help = crate::validate::suggest(name, used.names.iter().map(String::as_str))
             .map(|close| format!("did you mean `{}`? ", var.written_as(close)))
             .unwrap_or_default();
-        if read.is_empty() {
+        if matches!(var, Required::Set(_)) && crate::validate::schema_lookup::is_spec_key(name) {
+            help = spec_field_help(name);
+        } else if read.is_empty() {
             help.push_str("no template reads any var: use it as `{{ vars.NAME }}` in a string");
         } else {
             help.push_str("the templates read ");
@@ -453,6 +455,18 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
             .with_help(help),
         );
     }
+}
+
+/// `--set` of a spec field: `--set` gives template vars only.
+fn spec_field_help(name: &str) -> String {
+    let flag = match name {
+        "target" => " (or `--target VALUE`)",
+        "trainjob.apiLevel" => " (or `--api-level VALUE`)",
+        _ => "",
+    };
+    format!(
+        "`{name}` is a field of the spec, and `--set` sets template vars only: set it in the spec, or in an overlay given with `-O`{flag}"
+    )
 }
 
 /// Whether any string outside the root's `vars` is a template.

@@ -122,6 +122,25 @@ pub(super) fn table_for_list(path: &str, found: &Json, format: Format) -> Option
     })
 }
 
+/// Help for `found`, a string of `key=value` pairs (as kubectl writes a
+/// selector) at `path` (dotted), where a table is wanted.
+pub(super) fn table_for_pairs(path: &str, found: &str, format: Format) -> Option<String> {
+    let mut table = serde_json::Map::new();
+    for pair in found.split(',') {
+        let (key, value) = pair.split_once(['=', ':'])?;
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return None;
+        }
+        table.insert(key.to_owned(), Json::String(value.to_owned()));
+    }
+    let last = path.rsplit('.').next().unwrap_or(path);
+    Some(format!(
+        "`{path}` is a table of key = value: write `{}`",
+        entry(last, &Json::Object(table), format)
+    ))
+}
+
 /// Help for an unknown `valueFrom` in the env variable `name`.
 pub(super) fn value_from(name: &str, value_from: &Json, format: Format) -> Option<String> {
     let value = from_value_from(value_from)?;
@@ -143,6 +162,18 @@ pub(super) fn array_of_tables(path: &str, written: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_selector_string_becomes_the_spec_table() {
+        let help = table_for_pairs("scheduling.nodeSelector", "gpu=true, zone=a", Format::Toml);
+        assert_eq!(
+            help.as_deref(),
+            Some(
+                "`scheduling.nodeSelector` is a table of key = value: write `nodeSelector = { gpu = \"true\", zone = \"a\" }`"
+            )
+        );
+        assert_eq!(table_for_pairs("labels", "just words", Format::Toml), None);
+    }
 
     #[test]
     fn an_env_list_becomes_the_spec_table() {

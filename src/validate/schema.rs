@@ -546,6 +546,9 @@ impl Context<'_> {
             (Value::Array(_), "a table") => {
                 super::kubernetes_forms::table_for_list(&path, &node.to_json(), format)
             }
+            (Value::String(text), "a table") => {
+                super::kubernetes_forms::table_for_pairs(&path, text, format)
+            }
             (Value::Table(_), "an array") if format == crate::parse::Format::Toml => {
                 let span = self.tree.key_span_at(pointer);
                 let text = &self.sources.get(span.source).text;

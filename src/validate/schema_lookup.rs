@@ -27,6 +27,12 @@ pub(super) fn description(pointer: &str) -> Option<String> {
     Some(text[..end].trim_end_matches('.').to_owned())
 }
 
+/// Whether `name` (`target`, `resources.cpu`) starts with a key of the spec.
+pub fn is_spec_key(name: &str) -> bool {
+    let first = name.split('.').next().unwrap_or(name);
+    schema()["properties"].get(first).is_some()
+}
+
 /// The object schema of the spec that describes the value at `pointer`.
 pub fn schema_at_pointer(pointer: &str) -> Option<&'static Json> {
     schema_at(schema(), pointer)

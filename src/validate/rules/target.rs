@@ -48,17 +48,19 @@ fn runtime(r: &mut Rules<'_>) {
             .as_ref()
             .and_then(|t| t.runtime_kind)
             .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME_KIND);
-        let mut d = Diagnostic::error(
+        let d = Diagnostic::error(
             codes::TRAINJOB_RUNTIME,
             r.value("/trainjob/runtime"),
             format!(
-                "`trainjob.runtime` `{runtime}` cannot name a {kind:?}: {}",
+                "`trainjob.runtime` `{runtime}` cannot name a {}: {}",
+                kind.as_str(),
                 bad.why
             ),
         );
-        if let Some(better) = bad.better {
-            d = d.with_help(format!("runtime names are lowercase, such as `{better}`"));
-        }
+        let d = d.with_help(match bad.better {
+            Some(better) => format!("runtime names are lowercase, such as `{better}`"),
+            None => "runtime names are lowercase letters, digits, `-` and `.`, such as `torch-distributed`".to_owned(),
+        });
         r.push(d);
     }
 }
