@@ -33,12 +33,6 @@ pub(super) fn run(args: &RunArgs) -> Status {
         }
         None => Vec::new(),
     };
-    if args.entrypoint.is_some() && !has_image_entrypoint(&objects) {
-        write_stderr(
-            "error: `--entrypoint` says what an image's entrypoint is, but every container here has a `command`\n  help: leave `--entrypoint` out\n",
-        );
-        return Status::Invalid;
-    }
     let release = release(args, &objects);
     let workload = match crate::cluster::workload(&objects, &runtimes, release)
         .and_then(|w| crate::run::fits(&w).map(|()| w))
@@ -46,6 +40,12 @@ pub(super) fn run(args: &RunArgs) -> Status {
         Ok(workload) => workload,
         Err(message) => return error(&message, Status::Invalid),
     };
+    if args.entrypoint.is_some() && !runs_an_image_entrypoint(&workload) {
+        return error(
+            "`--entrypoint` says what an image's entrypoint is, but every container here has a `command`\n  help: leave `--entrypoint` out",
+            Status::Invalid,
+        );
+    }
     let timeout = match args
         .timeout
         .as_deref()
@@ -253,27 +253,14 @@ fn error(message: &str, status: Status) -> Status {
     status
 }
 
-/// Whether a container of `objects` (at any depth: pod templates, replica
-/// specs, a TrainJob's trainer) runs its image's entrypoint.
-fn has_image_entrypoint(objects: &[Json]) -> bool {
-    fn walk(value: &Json) -> bool {
-        match value {
-            Json::Object(map) => {
-                let here = map
-                    .get("containers")
-                    .and_then(Json::as_array)
-                    .is_some_and(|list| {
-                        list.iter()
-                            .any(|c| c.get("command").is_none_or(Json::is_null))
-                    });
-                let trainer = map
-                    .get("trainer")
-                    .is_some_and(|t| t.is_object() && t.get("command").is_none());
-                here || trainer || map.values().any(walk)
-            }
-            Json::Array(items) => items.iter().any(walk),
-            _ => false,
-        }
-    }
-    objects.iter().any(walk)
+/// Whether a container of the pods (as their controller makes them: a
+/// TrainJob's trainer with its runtime's command) has no `command`, so runs
+/// its image's entrypoint.
+fn runs_an_image_entrypoint(workload: &crate::cluster::Workload) -> bool {
+    workload.pods.iter().any(|pod| {
+        [false, true]
+            .into_iter()
+            .flat_map(|init| pod.containers(init))
+            .any(|c| c.get("command").is_none_or(Json::is_null))
+    })
 }

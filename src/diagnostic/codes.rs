@@ -214,9 +214,9 @@ codes! {
         "A setting the chosen target or API level cannot express.";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target"
         "`[trainjob]` settings on a spec that does not build a TrainJob.";
-TRAINJOB_WORLD_VARIABLES = "trainc::trainjob::world_variables"
+    TRAINJOB_WORLD_VARIABLES = "trainc::trainjob::world_variables"
         "A TrainJob that starts its own processes without torchrun, which Trainer gives no `MASTER_ADDR`, `WORLD_SIZE` or `RANK`.";
-        TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
+    TRAINJOB_RUNTIME = "trainc::trainjob::runtime"
         "A TrainJob runtime reference that is invalid or does not fit the job.";
     TRAINJOB_RUNTIME_UNKNOWN = "trainc::trainjob::runtime_unknown"
         "A TrainJob runtime trainc does not know, so the checks against it were skipped.";

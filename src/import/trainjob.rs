@@ -406,8 +406,7 @@ fn trainer_fields(
     // Without a command of its own the trainer runs its runtime's, which
     // the spec cannot name; a runtime without one runs the image's.
     let runtime_command = runtime
-        .and_then(|r| r.job(crate::render::trainjob::NODE))
-        .and_then(|j| j.container(crate::render::trainjob::NODE))
+        .and_then(Runtime::trainer_container)
         .map(|c| c.command.join(" "))
         .filter(|c| !c.is_empty());
     if let Some(command) = runtime_command

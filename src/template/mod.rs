@@ -459,10 +459,11 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
 
 /// `--set` of a spec field: `--set` gives template vars only.
 fn spec_field_help(name: &str) -> String {
-    let flag = match name {
-        "target" => " (or `--target VALUE`)",
-        "trainjob.apiLevel" => " (or `--api-level VALUE`)",
-        _ => "",
+    // A `--set` name is one word, so `target` is the field a flag also sets.
+    let flag = if name == "target" {
+        " (or `--target VALUE`)"
+    } else {
+        ""
     };
     format!(
         "`{name}` is a field of the spec, and `--set` sets template vars only: set it in the spec, or in an overlay given with `-O`{flag}"

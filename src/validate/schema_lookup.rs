@@ -27,10 +27,9 @@ pub(super) fn description(pointer: &str) -> Option<String> {
     Some(text[..end].trim_end_matches('.').to_owned())
 }
 
-/// Whether `name` (`target`, `resources.cpu`) starts with a key of the spec.
+/// Whether `name` (`target`, `replicas`) is a top-level key of the spec.
 pub fn is_spec_key(name: &str) -> bool {
-    let first = name.split('.').next().unwrap_or(name);
-    schema()["properties"].get(first).is_some()
+    schema()["properties"].get(name).is_some()
 }
 
 /// The object schema of the spec that describes the value at `pointer`.

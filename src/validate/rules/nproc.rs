@@ -314,25 +314,22 @@ fn elastic_command(r: &mut Rules<'_>) {
         Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) | None => r.gpus() <= 1,
         Some(NProcPerNode::Keyword(_)) => false,
     };
-    let (at, help) = match starter(r) {
+    let (at, what, help) = match starter(r) {
         _ if one => return,
         Starter::Launcher {
             torchrun: true,
             says_count: false,
         } => (
             "/command",
+            "this torchrun",
             "pass `--nproc_per_node` in `command`, or use `script` or `module`, for which trainc passes it",
         ),
         Starter::Image => (
             "/imageEntrypoint",
+            "a torchrun in the image's entrypoint",
             "give the entrypoint as `command` with `--nproc_per_node`, or use `script` or `module`, for which trainc passes it",
         ),
         _ => return,
-    };
-    let what = if at == "/command" {
-        "this torchrun"
-    } else {
-        "a torchrun in the image's entrypoint"
     };
     r.push(
         Diagnostic::warning(

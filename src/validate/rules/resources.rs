@@ -36,6 +36,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
     }
     let mut limit_values = std::collections::HashMap::new();
+    // Keys whose limit is left out (`"none"`).
+    let mut unlimited = Vec::new();
     if let Some(limits) = &resources.limits {
         for (key, value, measure) in [
             ("cpu", &limits.cpu, Measure::Cpu),
@@ -50,6 +52,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
             let pointer = format!("/resources/limits/{key}");
             if q.is_no_limit() {
                 no_limit(r, key, &pointer, values.contains_key(key));
+                unlimited.push(key);
                 continue;
             }
             let Some(limit) = checked(r, &pointer, q, measure) else {
@@ -72,13 +75,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
             }
         }
     }
-    let memory_unlimited = resources
-        .limits
-        .as_ref()
-        .and_then(|l| l.memory.as_ref())
-        .is_some_and(Quantity::is_no_limit);
-    if let (Some((shm, _)), Some((memory, _)), false) =
-        (values.get("shm"), values.get("memory"), memory_unlimited)
+    if let (Some((shm, _)), Some((memory, _))) = (values.get("shm"), values.get("memory"))
+        && !unlimited.contains(&"memory")
     {
         let limit = limit_values.get("memory").unwrap_or(memory);
         if shm > limit {

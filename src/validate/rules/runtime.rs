@@ -44,8 +44,7 @@ fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
         return;
     }
     let Some(command) = runtime
-        .job(NODE)
-        .and_then(|job| job.container(NODE))
+        .trainer_container()
         .map(|c| &c.command)
         .filter(|c| !c.is_empty())
     else {

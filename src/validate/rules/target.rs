@@ -48,20 +48,22 @@ fn runtime(r: &mut Rules<'_>) {
             .as_ref()
             .and_then(|t| t.runtime_kind)
             .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME_KIND);
-        let d = Diagnostic::error(
-            codes::TRAINJOB_RUNTIME,
-            r.value("/trainjob/runtime"),
-            format!(
-                "`trainjob.runtime` `{runtime}` cannot name a {}: {}",
-                kind.as_str(),
-                bad.why
-            ),
-        );
-        let d = d.with_help(match bad.better {
+        let help = match bad.better {
             Some(better) => format!("runtime names are lowercase, such as `{better}`"),
             None => "runtime names are lowercase letters, digits, `-` and `.`, such as `torch-distributed`".to_owned(),
-        });
-        r.push(d);
+        };
+        r.push(
+            Diagnostic::error(
+                codes::TRAINJOB_RUNTIME,
+                r.value("/trainjob/runtime"),
+                format!(
+                    "`trainjob.runtime` `{runtime}` cannot name a {}: {}",
+                    kind.as_str(),
+                    bad.why
+                ),
+            )
+            .with_help(help),
+        );
     }
 }
 
