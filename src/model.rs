@@ -19,6 +19,9 @@ pub struct Model {
     pub container: Container,
     pub nodes: Nodes,
     pub nproc_per_node: NProc,
+    /// The Master pod where `[master]` sets it apart from the Workers, on a
+    /// PyTorchJob with a Master; `None`: every pod is alike.
+    pub master: Option<Master>,
     /// Total processes, when both the node count and processes per node are known.
     pub world_size: Option<u32>,
     /// Present exactly when `nodes` is elastic.
@@ -52,6 +55,18 @@ pub struct Model {
     /// The spec's `[podTemplate]`, merged into every pod template last; its
     /// training container is [`TRAINER_CONTAINER`].
     pub pod_template: Option<serde_json::Value>,
+}
+
+/// The Master of a PyTorchJob, where it differs from the Workers: the pod
+/// of [`Model::container`] and [`Model::shm`] with these in their place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Master {
+    /// The Workers' container with the Master's image, resources and
+    /// processes (torchrun's `--nproc_per_node`).
+    pub container: Container,
+    pub shm: Option<String>,
+    pub nproc: NProc,
+    pub restart_policy: String,
 }
 
 /// The training container's name in `[podTemplate]`, on every target (the
@@ -189,6 +204,20 @@ pub enum NProc {
 }
 
 impl NProc {
+    /// `nProcPerNode` as written, on a pod with `gpus` GPUs: `"gpu"` and
+    /// no count at all are one process per GPU, and 1 without GPUs.
+    pub fn of(written: Option<&crate::spec::NProcPerNode>, gpus: u32) -> NProc {
+        use crate::spec::{NProcKeyword, NProcPerNode};
+        match written {
+            Some(NProcPerNode::Count(n)) => NProc::Count(*n),
+            Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) => NProc::Count(gpus.max(1)),
+            Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => NProc::Auto,
+            Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => NProc::Cpu,
+            None if gpus > 0 => NProc::Count(gpus),
+            None => NProc::Count(1),
+        }
+    }
+
     /// As torchrun and the operators spell it: `"8"`, `"auto"`, `"cpu"`.
     pub fn text(self) -> String {
         match self {

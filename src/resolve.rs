@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Claim, Container, Elastic, EnvFrom, EnvValue, EnvVar, Initializer, Model, NProc, Nodes, Pod,
-    Policy, Port, Scheduling, Security, Toleration, TrainJob, Volume, VolumeSource,
+    Claim, Container, Elastic, EnvFrom, EnvValue, EnvVar, Initializer, Master, Model, NProc, Nodes,
+    Pod, Policy, Port, Scheduling, Security, Toleration, TrainJob, Volume, VolumeSource,
 };
-use crate::spec::{self, EmptyDir, NProcKeyword, NProcPerNode, Replicas, Spec, Target};
+use crate::spec::{self, EmptyDir, Replicas, Spec, Target};
 
 /// Every default trainc applies.
 pub mod defaults {
@@ -73,18 +73,7 @@ pub fn resolve(
     let target = spec.target.unwrap_or(defaults::TARGET);
     let nodes = nodes(spec);
     let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
-    let nproc_per_node = match &spec.n_proc_per_node {
-        Some(NProcPerNode::Count(n)) => NProc::Count(*n),
-        Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) => NProc::Count(gpus.max(1)),
-        Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => NProc::Auto,
-        Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => NProc::Cpu,
-        None if gpus > 0 => NProc::Count(gpus),
-        None => NProc::Count(1),
-    };
-    let world_size = match (nodes, nproc_per_node) {
-        (Nodes::Fixed(n), NProc::Count(p)) => n.checked_mul(p),
-        _ => None,
-    };
+    let nproc_per_node = NProc::of(spec.n_proc_per_node.as_ref(), gpus);
     let labels = common_labels(spec);
     // Kueue reads both labels on the job object, not on its pods
     // (kubernetes-sigs/kueue v0.17.0, pkg/controller/jobframework/reconciler.go).
@@ -107,21 +96,26 @@ pub fn resolve(
     }
     let (volumes, claims) = volumes(spec, nodes);
     let policy = policy(spec, target, nodes);
+    let command = |nproc| entrypoint(spec, target, nodes, nproc, policy.join_timeout_seconds);
+    let container = container(spec, spec.resources.as_ref(), command(nproc_per_node));
+    let master = spec
+        .master_role()
+        .map(|m| master(spec, m, &container, nproc_per_node, &policy, command));
+    // torchrun sums the processes of every node into the world
+    // (torch/distributed/elastic/agent/server/api.py `_assign_worker_ranks`).
+    let world_size = match (nodes, nproc_per_node, master.as_ref().map(|m| m.nproc)) {
+        (Nodes::Fixed(n), NProc::Count(p), None) => n.checked_mul(p),
+        (Nodes::Fixed(n), NProc::Count(p), Some(NProc::Count(m))) => {
+            (n - 1).checked_mul(p).and_then(|w| w.checked_add(m))
+        }
+        _ => None,
+    };
     Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
         target,
-        container: container(
-            spec,
-            gpus,
-            entrypoint(
-                spec,
-                target,
-                nodes,
-                nproc_per_node,
-                policy.join_timeout_seconds,
-            ),
-        ),
+        container,
+        master,
         pod: Pod {
             host_network: spec.host_network.unwrap_or(false),
             dns_policy: spec.dns_policy.map(|p| spelled(&p)).or_else(|| {
@@ -163,6 +157,50 @@ pub fn resolve(
         pod_annotations,
         job_labels,
         trainjob: trainjob(spec, runtime),
+    }
+}
+
+/// The Master of `[master]`: the Workers' container with its own image,
+/// resources and count, and its own restart policy.
+fn master(
+    spec: &Spec,
+    master: &spec::Master,
+    workers: &Container,
+    workers_nproc: NProc,
+    policy: &Policy,
+    command: impl Fn(NProc) -> Vec<String>,
+) -> Master {
+    let resources = master.resources(spec.resources.as_ref());
+    let gpus = resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
+    // A job that runs as written is told one count for every pod.
+    let nproc = if spec.runs_as_written() {
+        workers_nproc
+    } else {
+        NProc::of(
+            master
+                .n_proc_per_node
+                .as_ref()
+                .or(spec.n_proc_per_node.as_ref()),
+            gpus,
+        )
+    };
+    let (requests, limits) = requests_and_limits(resources.as_ref());
+    Master {
+        container: Container {
+            image: master.image.clone().or_else(|| workers.image.clone()),
+            command: command(nproc),
+            requests,
+            limits,
+            ..workers.clone()
+        },
+        shm: resources
+            .as_ref()
+            .and_then(|r| r.shm.as_ref())
+            .map(spec::Quantity::text),
+        nproc,
+        restart_policy: master
+            .restart_policy
+            .map_or_else(|| policy.restart_policy.clone(), |p| spelled(&p)),
     }
 }
 
@@ -295,10 +333,14 @@ pub fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
     ]
 }
 
-fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
+/// The container's requests and limits, by Kubernetes resource name.
+fn requests_and_limits(
+    resources: Option<&spec::Resources>,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     let mut requests = BTreeMap::new();
     let mut limits = BTreeMap::new();
-    if let Some(resources) = &spec.resources {
+    if let Some(resources) = resources {
+        let gpus = resources.gpus.unwrap_or(0);
         for (name, value) in [
             ("cpu", &resources.cpu),
             ("memory", &resources.memory),
@@ -342,6 +384,11 @@ fn container(spec: &Spec, gpus: u32, command: Vec<String>) -> Container {
             limits.insert(name.clone(), count.0.to_string());
         }
     }
+    (requests, limits)
+}
+
+fn container(spec: &Spec, resources: Option<&spec::Resources>, command: Vec<String>) -> Container {
+    let (requests, limits) = requests_and_limits(resources);
     let s = spec.security_context.clone().unwrap_or_default();
     Container {
         image_pull_policy: spec.image_pull_policy.map(|p| spelled(&p)),

@@ -221,6 +221,9 @@ struct Run {
     ports: BTreeMap<String, Value>,
     scheduling: BTreeMap<&'static str, Value>,
     policy: BTreeMap<&'static str, Value>,
+    /// A PyTorchJob's Workers beside a Master, where their pods' run
+    /// differs from the Master's (`[master]`).
+    workers: Option<Box<Run>>,
 }
 
 /// The run of every PyTorchJob and TrainJob of a manifest stream.
@@ -256,14 +259,54 @@ fn runs(yaml: &str) -> Vec<Run> {
 }
 
 fn pytorchjob_run(job: &Value, claims: &BTreeMap<String, Value>) -> Run {
-    let specs = job["spec"]["pytorchReplicaSpecs"].as_object().unwrap();
-    let replica = |name: &str| {
-        specs
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    };
+    let replica = |name: &str| replica_of(job, name);
     let primary = replica("master").or_else(|| replica("worker")).unwrap();
+    let mut run = replica_run(job, claims, primary);
+    // A job of Workers only imports as a Master and Workers alike: only
+    // Workers that differ from the Master are a run of their own, in what
+    // `[master]` can set apart (any other difference is reported by the
+    // import, and the spec takes the Master's).
+    if let (Some(_), Some(workers)) = (replica("master"), replica("worker")) {
+        let workers = replica_run(job, claims, workers);
+        let mut role = Run {
+            image: workers.image,
+            argv: workers.argv,
+            processes_per_node: workers.processes_per_node,
+            requests: workers.requests,
+            limits: workers.limits,
+            mounts: run.mounts.clone(),
+            policy: run.policy.clone(),
+            ..replica_run(job, claims, primary)
+        };
+        role.mounts.remove("/dev/shm");
+        role.mounts.extend(
+            workers
+                .mounts
+                .get("/dev/shm")
+                .map(|m| ("/dev/shm".to_owned(), m.clone())),
+        );
+        role.policy
+            .insert("restartPolicy", workers.policy["restartPolicy"].clone());
+        if role != run {
+            run.workers = Some(Box::new(role));
+        }
+    }
+    run
+}
+
+/// The PyTorchJob's replica of type `name`, matched as the operator does
+/// (case-insensitively).
+fn replica_of<'a>(job: &'a Value, name: &str) -> Option<&'a Value> {
+    job["spec"]["pytorchReplicaSpecs"]
+        .as_object()?
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// The run of one replica's pods.
+fn replica_run(job: &Value, claims: &BTreeMap<String, Value>, primary: &Value) -> Run {
+    let replica = |name: &str| replica_of(job, name);
     let count = |r: Option<&Value>| r.map_or(0, |r| r["replicas"].as_u64().unwrap_or(1));
     let fixed = count(replica("master")) + count(replica("worker"));
     let elastic = &job["spec"]["elasticPolicy"];
@@ -492,6 +535,7 @@ fn pod_run(
         ports,
         scheduling,
         policy: BTreeMap::new(),
+        workers: None,
     }
 }
 

@@ -12,6 +12,9 @@ use crate::source::Sources;
 use crate::spec::{ApiLevel, Target};
 
 mod pods;
+mod quantities;
+
+use quantities::Pods;
 
 /// The image the trainer runs: the spec's, else its runtime's.
 fn image(model: &Model) -> String {
@@ -46,28 +49,40 @@ pub fn describe(
     let _ = writeln!(out, "{headline}");
     field(&mut out, "operator", &operator);
     field(&mut out, "nodes", &nodes(model));
-    let (requests, limits) = (&model.container.requests, &model.container.limits);
-    let per_node = resources(requests, limits, 1, model.shm.as_deref());
-    field(&mut out, "per node", &per_node);
+    let workers = Pods::of(&model.container, model.shm.as_deref(), model.nodes.max());
+    let mut all = vec![workers];
+    match &model.master {
+        Some(master) => {
+            let master = Pods::of(&master.container, master.shm.as_deref(), 1);
+            field(&mut out, "the Master", &master.text());
+            all[0].count -= 1;
+            field(&mut out, "per worker", &all[0].each().text());
+            all.push(master);
+        }
+        None => field(&mut out, "per node", &all[0].each().text()),
+    }
     if model.nodes.max() > 1 {
-        let total = resources(requests, limits, model.nodes.max(), None);
         let label = match model.nodes {
             Nodes::Fixed(_) => "in total",
             Nodes::Elastic { .. } => "at most",
         };
-        field(&mut out, label, &total);
+        field(&mut out, label, &quantities::total(&all));
     }
     field(&mut out, "image", &image(model));
-    let args = crate::syntax::shell::join(model.container.args.iter().map(String::as_str));
-    let runs = match (model.container.command.is_empty(), args.is_empty()) {
-        (true, true) => "the image's entrypoint".to_owned(),
-        (true, false) => format!("the image's entrypoint, with the args {args}"),
-        (false, _) => {
-            let words = model.container.command.iter().chain(&model.container.args);
-            crate::syntax::shell::join(words.map(String::as_str))
-        }
-    };
-    field(&mut out, "runs", &runs);
+    let master = model.master.as_ref();
+    if let Some(own) = master.and_then(|m| m.container.image.as_ref())
+        && model.container.image.as_ref() != Some(own)
+    {
+        field(&mut out, "", &format!("the Master: {own}"));
+    }
+    field(&mut out, "runs", &runs(&model.container));
+    if let Some(own) = master.filter(|m| m.container.command != model.container.command) {
+        field(
+            &mut out,
+            "",
+            &format!("the Master: {}", runs(&own.container)),
+        );
+    }
     if let Some(dir) = &model.container.working_dir {
         field(&mut out, "in", dir);
     }
@@ -102,6 +117,19 @@ pub fn describe(
     out.push('\n');
     out.push_str(&commands(model, build));
     out
+}
+
+/// What the training container runs, as a shell would read it.
+fn runs(container: &crate::model::Container) -> String {
+    let args = crate::syntax::shell::join(container.args.iter().map(String::as_str));
+    match (container.command.is_empty(), args.is_empty()) {
+        (true, true) => "the image's entrypoint".to_owned(),
+        (true, false) => format!("the image's entrypoint, with the args {args}"),
+        (false, _) => {
+            let words = container.command.iter().chain(&container.args);
+            crate::syntax::shell::join(words.map(String::as_str))
+        }
+    }
 }
 
 /// `name: Kind in namespace`, and the operator that runs it.
@@ -172,11 +200,26 @@ fn nodes(model: &Model) -> String {
         let world = u64::from(model.nodes.max()) * n;
         return format!("{count} × {procs} = world size {world}");
     }
-    let procs = match model.nproc_per_node {
+    let procs = |nproc| match nproc {
         NProc::Count(1) => "1 process".to_owned(),
         NProc::Count(n) => format!("{n} processes"),
         NProc::Auto => "auto processes (one per GPU, or per CPU core without GPUs)".to_owned(),
         NProc::Cpu => "one process per CPU core".to_owned(),
+    };
+    let (count, procs) = match (&model.master, model.nodes) {
+        (Some(master), Nodes::Fixed(n)) if master.nproc != model.nproc_per_node => {
+            let workers = if n == 2 { "Worker" } else { "Workers" };
+            (
+                format!("{count}: the Master"),
+                format!(
+                    "{}, {} {workers} × {}",
+                    procs(master.nproc),
+                    n - 1,
+                    procs(model.nproc_per_node)
+                ),
+            )
+        }
+        _ => (count, procs(model.nproc_per_node)),
     };
     let world = match (model.world_size, model.nodes, model.nproc_per_node) {
         (Some(size), _, _) => format!(" = world size {size}"),
@@ -187,62 +230,6 @@ fn nodes(model: &Model) -> String {
         _ => " (world size decided by torchrun at start)".to_owned(),
     };
     format!("{count} × {procs}{world}")
-}
-
-/// Requests (and limits where they differ) times `times`, plus /dev/shm.
-fn resources(
-    requests: &std::collections::BTreeMap<String, String>,
-    limits: &std::collections::BTreeMap<String, String>,
-    times: u32,
-    shm: Option<&str>,
-) -> String {
-    let mut names: Vec<&String> = requests.keys().chain(limits.keys()).collect();
-    names.sort();
-    names.dedup();
-    let mut parts: Vec<String> = names
-        .into_iter()
-        .map(|name| {
-            let request = requests.get(name).map(|q| multiply(q, times));
-            let limit = limits.get(name).map(|q| multiply(q, times));
-            match (request, limit) {
-                (Some(r), Some(l)) if r == l => format!("{name} {r}"),
-                (Some(r), Some(l)) => format!("{name} {r} (limit {l})"),
-                (Some(r), None) => format!("{name} {r} (no limit)"),
-                (None, Some(l)) => format!("{name} {l} (limit)"),
-                (None, None) => String::new(),
-            }
-        })
-        .collect();
-    if let Some(shm) = shm {
-        parts.push(format!("/dev/shm {shm} (counts against memory)"));
-    }
-    if parts.is_empty() {
-        "nothing requested (the cluster's defaults)".to_owned()
-    } else {
-        parts.join(", ")
-    }
-}
-
-/// A quantity times `n`, in its own suffix: `64Gi` × 4 = `256Gi`.
-fn multiply(quantity: &str, n: u32) -> String {
-    if n == 1 {
-        return quantity.to_owned();
-    }
-    let Ok(q) = crate::syntax::quantity::parse(quantity) else {
-        return format!("{n} × {quantity}");
-    };
-    let digits = &quantity[..quantity.len() - q.suffix.len()];
-    let Ok(number) = digits.parse::<f64>() else {
-        return format!("{n} × {quantity}");
-    };
-    let value = number * f64::from(n);
-    let number = if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{value:.0}")
-    } else {
-        let text = format!("{value:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    };
-    format!("{number}{}", q.suffix)
 }
 
 fn volumes(model: &Model) -> Vec<String> {
@@ -430,6 +417,16 @@ fn failure(model: &Model) -> String {
         parts.push(jobset_failure(model));
     } else {
         parts.push(format!("restart policy {}", p.restart_policy));
+        if let Some(master) = model
+            .master
+            .as_ref()
+            .filter(|m| m.restart_policy != p.restart_policy)
+        {
+            parts[0] = format!(
+                "restart policy {} ({} on the Master)",
+                p.restart_policy, master.restart_policy
+            );
+        }
         if let Some(limit) = p.backoff_limit {
             parts.push(format!("up to {limit} retries"));
         }

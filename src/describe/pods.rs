@@ -212,7 +212,7 @@ impl<'a> Described<'a> {
         let _ = writeln!(out, "  {}", pod.name);
         let mut role = pod.role.clone();
         if let Some(launch) = &pod.launch {
-            let _ = write!(role, ", {}", ranks(launch));
+            let _ = write!(role, ", {}", self.ranks(launch));
         }
         super::note(out, 6, &role);
         if !pod.dns.is_empty() {
@@ -410,23 +410,53 @@ impl<'a> Described<'a> {
 }
 
 /// `node rank 1, ranks 2-3` as torchrun's launch says.
-fn ranks(launch: &Launch) -> String {
-    let Some(node) = &launch.node_rank else {
-        return "node rank assigned at rendezvous".to_owned();
-    };
-    match (node.parse::<u64>(), launch.procs()) {
-        (Ok(node), Some(1)) => format!("node rank {node}, rank {node}"),
-        (Ok(node), Some(n)) if n > 1 => match node
-            .checked_mul(n)
-            .zip(node.checked_add(1).and_then(|next| next.checked_mul(n)))
-        {
-            Some((first, next)) => format!("node rank {node}, ranks {first}-{}", next - 1),
+impl Described<'_> {
+    /// The node rank and ranks of one pod's processes. torchrun numbers
+    /// them in node-rank order, each node's from the sum of the processes
+    /// of the nodes before it (torch/distributed/elastic/agent/server/api.py
+    /// `_assign_worker_ranks`), so a Master with its own count shifts every
+    /// Worker's ranks.
+    fn ranks(&self, launch: &Launch) -> String {
+        let Some(node) = &launch.node_rank else {
+            return "node rank assigned at rendezvous".to_owned();
+        };
+        let unknown = || {
+            format!(
+                "node rank {node}, ranks set by torchrun ({} per node)",
+                launch.nproc_per_node
+            )
+        };
+        let (Ok(node), Some(n)) = (node.parse::<u64>(), launch.procs()) else {
+            return unknown();
+        };
+        // The processes of the nodes before this one that were made; those
+        // not made (a large job's middle Workers) run this one's count.
+        let before: Option<(u64, u64)> = self
+            .pods
+            .iter()
+            .filter_map(|p| p.launch.as_ref())
+            .map(|l| match l.node_rank.as_deref().map(str::parse::<u64>) {
+                Some(Ok(rank)) if rank >= node => Some((0, 0)),
+                Some(Ok(_)) => Some((1, l.procs()?)),
+                _ => None,
+            })
+            .try_fold((0u64, 0u64), |(nodes, sum), one| {
+                let (count, procs) = one?;
+                Some((nodes + count, sum.checked_add(procs)?))
+            });
+        let first = match before {
+            Some((nodes, sum)) => node
+                .checked_sub(nodes)
+                .and_then(|unmade| unmade.checked_mul(n))
+                .and_then(|unmade| unmade.checked_add(sum)),
+            None => node.checked_mul(n),
+        };
+        match first.zip(first.and_then(|f| f.checked_add(n))) {
+            Some((first, _)) if n == 1 => format!("node rank {node}, rank {first}"),
+            Some((first, next)) if n > 1 => format!("node rank {node}, ranks {first}-{}", next - 1),
+            Some(_) => unknown(),
             None => format!("node rank {node}, ranks beyond counting"),
-        },
-        _ => format!(
-            "node rank {node}, ranks set by torchrun ({} per node)",
-            launch.nproc_per_node
-        ),
+        }
     }
 }
 

@@ -212,6 +212,12 @@ codes! {
         "An image without a tag or digest, or with `latest`.";
     TARGET_UNSUPPORTED = "trainc::target::unsupported"
         "A setting the chosen target or API level cannot express.";
+    MASTER_ELASTIC = "trainc::master::elastic"
+        "`[master]` on an elastic job, which has no Master.";
+    MASTER_NPROC = "trainc::master::nproc"
+        "A Master with its own process count on a job that starts its own processes, which every pod is told alike.";
+    MASTER_GPUS = "trainc::master::gpus"
+        "A Master without GPUs in a GPU job under torchrun, or with GPUs where the Workers have none.";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target"
         "`[trainjob]` settings on a spec that does not build a TrainJob.";
     TRAINJOB_WORLD_VARIABLES = "trainc::trainjob::world_variables"

@@ -148,6 +148,11 @@ pub(super) fn security(job: &mut Job<'_>, context: &Json) {
 /// `[resources]`: requests, limits where they differ, GPUs and extended
 /// resources by count.
 pub(super) fn resources(job: &mut Job<'_>, resources: &Json, pointer: &str) {
+    resources_in(job, resources, pointer, "/resources");
+}
+
+/// [`resources`] into the spec's table at `table` (`/master/resources`).
+pub(super) fn resources_in(job: &mut Job<'_>, resources: &Json, pointer: &str, table: &str) {
     let empty = Map::new();
     let requests = resources["requests"].as_object().unwrap_or(&empty);
     let limits = resources["limits"].as_object().unwrap_or(&empty);
@@ -176,14 +181,14 @@ pub(super) fn resources(job: &mut Job<'_>, resources: &Json, pointer: &str) {
             _ => None,
         };
         if let Some(field) = field {
-            job.set(&format!("/resources/{field}"), json!(request));
+            job.set(&format!("{table}/{field}"), json!(request));
             match limit {
                 Some(limit) if limit != request => {
-                    job.set(&format!("/resources/limits/{field}"), json!(limit));
+                    job.set(&format!("{table}/limits/{field}"), json!(limit));
                 }
                 Some(_) => {}
                 // A request without a limit stays so (Burstable).
-                None => job.set(&format!("/resources/limits/{field}"), json!(NO_LIMIT)),
+                None => job.set(&format!("{table}/limits/{field}"), json!(NO_LIMIT)),
             }
             continue;
         }
@@ -201,14 +206,14 @@ pub(super) fn resources(job: &mut Job<'_>, resources: &Json, pointer: &str) {
         };
         if is_gpu(name) && !gpu_seen {
             gpu_seen = true;
-            job.set("/resources/gpus", json!(count));
+            job.set(&format!("{table}/gpus"), json!(count));
             if name != defaults::GPU_RESOURCE {
-                job.set("/resources/gpuResource", json!(name));
+                job.set(&format!("{table}/gpuResource"), json!(name));
             }
         } else {
             job.set(
                 &format!(
-                    "/resources/extended/{}",
+                    "{table}/extended/{}",
                     name.replace('~', "~0").replace('/', "~1")
                 ),
                 json!(count),

@@ -113,6 +113,37 @@ pub(super) fn import(
     launcher_nproc(&words)
 }
 
+/// The `--nproc_per_node` of a container's torchrun line (`command` then
+/// `args`), of any shape.
+pub(super) fn flag(command: Option<&Json>, args: Option<&Json>) -> Option<NProc> {
+    let words: Vec<String> = words(command)
+        .unwrap_or_default()
+        .into_iter()
+        .chain(words(args).unwrap_or_default())
+        .collect();
+    launcher_nproc(&words)
+}
+
+/// `words` (a `command` or `args` list) with the value of a
+/// `--nproc_per_node` flag masked, each word where it was.
+pub(super) fn masked_flag(words: &Json) -> Json {
+    let Some(list) = self::words(Some(words)) else {
+        return words.clone();
+    };
+    let mut masked: Vec<Json> = list.iter().cloned().map(Json::String).collect();
+    let mut i = 0;
+    while i < list.len() {
+        match nproc_flag(&list, i) {
+            Some((_, used)) => {
+                masked[i + used - 1] = Json::Null;
+                i += used;
+            }
+            None => i += 1,
+        }
+    }
+    Json::Array(masked)
+}
+
 /// The `--nproc_per_node` of a torchrun command line of any shape
 /// (`torchrun`, `python -m torch.distributed.run`), among the launcher's
 /// options before the script.

@@ -27,6 +27,7 @@ use crate::tree::Node;
 
 mod container;
 mod launch;
+mod master;
 mod metadata;
 mod pod;
 mod ports;
@@ -319,6 +320,21 @@ impl<'a> Job<'a> {
             }
             map = next.as_object_mut().expect("just made an object");
         }
+    }
+
+    /// Removes the spec field at a JSON pointer, and returns it.
+    pub(crate) fn take(&mut self, pointer: &str) -> Option<Json> {
+        let (parent, last) = pointer.rsplit_once('/')?;
+        let last = unescape(last);
+        if parent.is_empty() {
+            return self.spec.remove(&last);
+        }
+        let mut segments = parent.split('/').skip(1).map(unescape);
+        let mut value = self.spec.get_mut(&segments.next()?)?;
+        for segment in segments {
+            value = value.get_mut(&segment)?;
+        }
+        value.as_object_mut()?.remove(&last)
     }
 
     pub(crate) fn get(&self, pointer: &str) -> Option<&Json> {

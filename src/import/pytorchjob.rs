@@ -42,9 +42,22 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         return;
     };
     let base = format!("/spec/pytorchReplicaSpecs/{primary_type}");
-    if let [_, (worker_type, worker)] = replicas.as_slice() {
-        alike(job, &primary, worker_type, worker);
-    }
+    let elastic_policy = spec.get("elasticPolicy").is_some_and(Json::is_object);
+    // A fixed-size job's Master may differ from its Workers (`[master]`);
+    // an elastic job's pods are all Workers, alike.
+    let pair = match replicas.as_slice() {
+        [_, (worker_type, worker)] if !elastic_policy => Some(super::master::Pair {
+            master: &primary,
+            master_type: &primary_type,
+            worker,
+            worker_type,
+        }),
+        [_, (worker_type, worker)] => {
+            alike(job, &primary, worker_type, worker);
+            None
+        }
+        _ => None,
+    };
     let count = |r: &Json| r.get("replicas").and_then(Json::as_u64).unwrap_or(1);
     let fixed: u64 = replicas.iter().map(|(_, r)| count(r)).sum();
     let max_nodes = elastic(job, spec, &replicas, fixed);
@@ -98,7 +111,14 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         }),
         (None, None) => NProc::Keyword("auto".into()), // the operator's default
     };
+    let (nproc, master_nproc) = match &pair {
+        Some(pair) => super::master::split(job, pair, nproc),
+        None => (nproc, None),
+    };
     launch::set_nproc(job, &nproc, "/spec/nprocPerNode");
+    if let Some(master_nproc) = master_nproc {
+        super::master::set_nproc(job, &master_nproc);
+    }
     ports(job, others, &primary_type, template, container, own);
 }
 
@@ -366,13 +386,13 @@ fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64, pod_priority: Op
 
 /// Where the Worker's pod template says something other than the Master's:
 /// the spec has one template for both.
-fn compare_templates(job: &mut Job<'_>, master: &Json, worker: &Json, pointer: &str) {
+pub(super) fn compare_templates(job: &mut Job<'_>, master: &Json, worker: &Json, pointer: &str) {
     let mut differences = Vec::new();
     differ(master, worker, pointer, &mut differences);
     for at in differences.into_iter().take(10) {
         job.warn(
             &at,
-            "the Worker's pod template differs from the Master's here; the spec describes every pod alike and takes the Master's",
+            "the Worker's pod template differs from the Master's here; the spec describes every pod alike but for what `[master]` sets (image, resources, /dev/shm, processes, restart policy), and takes the Master's",
             "if the Workers need it, set it in the spec; it then applies to the Master too",
         );
     }

@@ -105,6 +105,18 @@ fn to_template(job: &mut Job<'_>, volume: &Json) {
 
 /// A memory-backed emptyDir at `/dev/shm` with a size: `resources.shm`.
 fn shm(job: &mut Job<'_>, volume: &Json, mount: &Json) -> bool {
+    match shm_size(volume, mount) {
+        Some(size) => {
+            job.set("/resources/shm", json!(size));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The size of a volume mounted at `/dev/shm` as trainc writes it: a
+/// memory-backed emptyDir with a size limit, and nothing else.
+pub(super) fn shm_size(volume: &Json, mount: &Json) -> Option<String> {
     let plain_mount = mount
         .as_object()
         .is_some_and(|m| m.keys().all(|k| k == "name" || k == "mountPath"));
@@ -114,11 +126,21 @@ fn shm(job: &mut Job<'_>, volume: &Json, mount: &Json) -> bool {
         && dir["sizeLimit"].is_string()
         || dir["sizeLimit"].is_number() && dir["medium"] == "Memory";
     let plain_volume = volume.as_object().is_some_and(|v| v.len() == 2);
-    if plain_mount && sized && plain_volume {
-        job.set("/resources/shm", json!(quantity(&dir["sizeLimit"])));
-        return true;
-    }
-    false
+    (plain_mount && sized && plain_volume).then(|| quantity(&dir["sizeLimit"]))
+}
+
+/// The `/dev/shm` size of the pod `spec` whose training container is
+/// `container`.
+pub(super) fn pod_shm(spec: &Json, container: &Json) -> Option<String> {
+    let mount = container["volumeMounts"]
+        .as_array()?
+        .iter()
+        .find(|m| m["mountPath"] == SHM_MOUNT)?;
+    let volume = spec["volumes"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == mount["name"])?;
+    shm_size(volume, mount)
 }
 
 /// A Kubernetes quantity as the spec writes it: always a string.

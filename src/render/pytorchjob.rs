@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::pod::{self, PodShape};
 use super::{Object, metadata};
@@ -169,7 +169,11 @@ pub(super) fn render(model: &Model) -> Object {
     let mut replica_specs = BTreeMap::new();
     match model.nodes {
         Nodes::Fixed(n) => {
-            replica_specs.insert("Master", replica(1));
+            let mut master = replica(1);
+            if let Some(own) = &model.master {
+                master.restart_policy.clone_from(&own.restart_policy);
+            }
+            replica_specs.insert("Master", master);
             if n > 1 {
                 replica_specs.insert("Worker", replica(n - 1));
             }
@@ -234,10 +238,44 @@ pub(super) fn render(model: &Model) -> Object {
         },
     };
     let mut object = Object::new(KIND, &model.name, &job);
-    // Master and Worker run the same pod. Its template goes in as JSON, made
-    // once and moved into place: serialising it inside the job would copy
-    // it again, and a pod with thousands of volumes is large.
-    let mut template = pod::template(model, &shape);
+    // Master and Worker run the same pod, unless `[master]` sets the
+    // Master's apart. Its template goes in as JSON, made once and moved into
+    // place: serialising it inside the job would copy it again, and a pod
+    // with thousands of volumes is large.
+    let mut template = replica_template(model, &shape);
+    let master = model.master.as_ref().map(|own| {
+        let master = Model {
+            container: own.container.clone(),
+            shm: own.shm.clone(),
+            master: None,
+            ..model.clone()
+        };
+        replica_template(&master, &shape)
+    });
+    if let Some(specs) = object
+        .value
+        .pointer_mut("/spec/pytorchReplicaSpecs")
+        .and_then(Value::as_object_mut)
+    {
+        let workers = specs.contains_key("Worker");
+        if let Some(spec) = specs.get_mut("Master").and_then(Value::as_object_mut) {
+            let own = match master {
+                Some(own) => own,
+                None if workers => template.clone(),
+                None => std::mem::take(&mut template),
+            };
+            spec.insert("template".to_owned(), own);
+        }
+        if let Some(spec) = specs.get_mut("Worker").and_then(Value::as_object_mut) {
+            spec.insert("template".to_owned(), template);
+        }
+    }
+    object
+}
+
+/// One replica's pod template, as JSON.
+fn replica_template(model: &Model, shape: &PodShape<'_>) -> Value {
+    let mut template = pod::template(model, shape);
     if model.elastic.is_some()
         && model.pod.host_network
         && let Some(container) = template
@@ -250,19 +288,5 @@ pub(super) fn render(model: &Model) -> Object {
             env.push(pod::field_var(LOCAL_ADDR_ENV, "status.podIP"));
         }
     }
-    let template = serde_json::to_value(template).expect("a pod template serialises to JSON");
-    let mut specs: Vec<&mut Map<String, Value>> = object
-        .value
-        .pointer_mut("/spec/pytorchReplicaSpecs")
-        .and_then(Value::as_object_mut)
-        .into_iter()
-        .flat_map(|specs| specs.values_mut().filter_map(Value::as_object_mut))
-        .collect();
-    if let Some((last, others)) = specs.split_last_mut() {
-        for spec in others {
-            spec.insert("template".to_owned(), template.clone());
-        }
-        last.insert("template".to_owned(), template);
-    }
-    object
+    serde_json::to_value(template).expect("a pod template serialises to JSON")
 }

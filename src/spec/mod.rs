@@ -64,6 +64,9 @@ pub struct Spec {
     /// Compute resources of each pod. Requests equal limits (Guaranteed QoS) unless `[resources.limits]` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
+    /// The Master pod of a PyTorchJob where it differs from the Workers: `image`, `nProcPerNode`, `[master.resources]` (laid over `[resources]`) and `restartPolicy`. A CPU-only coordinator is `[master.resources] gpus = 0`; a bigger rank 0, `[master.resources] memory = "512Gi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<Master>,
     /// Environment variables of the training container, in the order written: a string, or `{ secret, key }`, `{ configMap, key }`, `{ field }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<IndexMap<String, EnvValue>>,
@@ -117,6 +120,17 @@ impl Spec {
     /// torchrun nor wraps it for `[code]`.
     pub fn runs_as_written(&self) -> bool {
         (self.command.is_some() || self.runs_image_entrypoint()) && self.code.is_none()
+    }
+
+    /// The Master's settings, when `[master]` is written on a target and
+    /// job that has a Master (a fixed-size PyTorchJob); validation refuses
+    /// it anywhere else.
+    pub fn master_role(&self) -> Option<&Master> {
+        let fixed = !self.replicas.as_ref().is_some_and(Replicas::is_elastic);
+        let target = self.target.unwrap_or(Target::Pytorchjob);
+        self.master
+            .as_ref()
+            .filter(|_| fixed && target == Target::Pytorchjob)
     }
 
     /// `imageEntrypoint = true`, and nothing else to run (a spec that also
@@ -294,7 +308,7 @@ pub struct Resources {
 }
 
 /// Limits that differ from the requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResourceLimits {
     /// CPU limit per pod; at least the request. `"none"`: no CPU limit (the pod may use idle CPUs; many GPU clusters run so).
@@ -428,10 +442,12 @@ pub struct PodTemplate {
 }
 
 mod container;
+mod master;
 mod run;
 mod schema;
 
 pub use container::{Code, DnsPolicy, EnvFrom, ImagePullPolicy, SecurityContext};
+pub use master::{LIMITED, Master, MasterQuantity, Origin};
 
 pub use run::{
     ApiLevel, CleanPodPolicy, Elastic, Initializer, Initializers, Policy, RdzvBackend,

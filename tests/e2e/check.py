@@ -1,7 +1,7 @@
 """Checks the output of `trainc run` for the end-to-end suite: the world every
 rank reports is the one the spec reads.
 
-    check.py OUTPUT --world 4 --nodes 2 [--probe | --plain-job | --ranks-only]
+    check.py OUTPUT --world 4 --nodes 2 [--per-node 1,3] [--probe | --plain-job | --ranks-only]
 
 --probe: the JSON lines of tests/e2e/image/acme/probe.py: every rank 0..world-1
 once, the same world size everywhere, each pod one node rank with
@@ -9,7 +9,10 @@ world/nodes local ranks, the node ranks 0..nodes-1, and the all-reduce sum
 of the ranks on every rank.
 --plain-job: examples/plain-job/train.py's lines ("rank R of W: node rank N
 on HOST", "done: W processes trained one model").
---ranks-only: "rank R of W" lines (examples/trainjob-runtime-image.toml)."""
+--ranks-only: "rank R of W" lines (examples/trainjob-runtime-image.toml).
+--per-node: the processes of each node rank, in order, where they differ
+(a Master with its own count); else world/nodes each. torchrun numbers a
+node's ranks from the sum of the counts of the node ranks before it."""
 
 import argparse
 import collections
@@ -28,6 +31,7 @@ def main():
     parser.add_argument("output")
     parser.add_argument("--world", type=int, required=True)
     parser.add_argument("--nodes", type=int, required=True)
+    parser.add_argument("--per-node", type=lambda s: [int(n) for n in s.split(",")])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--probe", action="store_true")
     mode.add_argument("--plain-job", action="store_true")
@@ -62,10 +66,12 @@ def main():
         by_pod[report["pod"]].append(report)
     if len(by_pod) != args.nodes:
         fail(f"{len(by_pod)} pods reported ({sorted(by_pod)}), expected {args.nodes}")
-    per_node = args.world // args.nodes
+    counts = args.per_node or [args.world // args.nodes] * args.nodes
+    if len(counts) != args.nodes or sum(counts) != args.world:
+        fail(f"--per-node {counts} does not add up to {args.nodes} nodes and world {args.world}")
     if args.ranks_only:
-        if any(len(r) != per_node for r in by_pod.values()):
-            fail(f"ranks per pod {[len(r) for r in by_pod.values()]}, expected {per_node}")
+        if sorted(len(r) for r in by_pod.values()) != sorted(counts):
+            fail(f"ranks per pod {[len(r) for r in by_pod.values()]}, expected {counts}")
     else:
         nodes = set()
         for pod, reports in by_pod.items():
@@ -73,8 +79,13 @@ def main():
             if len(node) != 1:
                 fail(f"pod {pod} has ranks of node ranks {node}")
             nodes |= node
-            if len(reports) != per_node:
-                fail(f"pod {pod} has {len(reports)} ranks, expected {per_node}")
+            (rank,) = node
+            if not 0 <= rank < args.nodes:
+                fail(f"pod {pod} is node rank {rank}, expected 0..{args.nodes - 1}")
+            per_node = counts[rank]
+            first = sum(counts[:rank])
+            if sorted(r["rank"] for r in reports) != list(range(first, first + per_node)):
+                fail(f"pod {pod} (node rank {rank}) has ranks {sorted(r['rank'] for r in reports)}, expected {first}..{first + per_node - 1}")
             hosts = {r["host"] for r in reports}
             if hosts != {pod.split("/")[0]}:
                 fail(f"pod {pod} ranks ran on hosts {hosts}")

@@ -164,12 +164,18 @@ fn image_reference(r: &mut Rules<'_>) {
         }
         return;
     };
+    reference_at(r, reference, "/image");
+}
+
+/// The image reference `reference`, written at `at`: valid, and pinned.
+pub(super) fn reference_at(r: &mut Rules<'_>, reference: &str, at: &str) {
+    let field = crate::validate::field_path(at);
     match image::parse(reference) {
         Err(why) => {
             let mut d = Diagnostic::error(
                 codes::IMAGE_INVALID,
-                r.value("/image"),
-                format!("`image` is not a valid image reference: {why}"),
+                r.value(at),
+                format!("`{field}` is not a valid image reference: {why}"),
             );
             d = d.with_help(
                 if reference.chars().any(|c| c.is_ascii_uppercase()) && !reference.contains(':') {
@@ -190,7 +196,7 @@ fn image_reference(r: &mut Rules<'_>) {
                 "without a tag it means `latest`, which moves"
             };
             r.push(
-                Diagnostic::warning(codes::IMAGE_UNPINNED, r.value("/image"), format!("`image` is not pinned: {what}"))
+                Diagnostic::warning(codes::IMAGE_UNPINNED, r.value(at), format!("`{field}` is not pinned: {what}"))
                     .with_help("pin a version tag (`:1.4`) or a digest (`@sha256:...`) so every pod and every rerun gets the same code"),
             );
         }

@@ -15,6 +15,7 @@ mod env;
 mod env_refs;
 mod initializer;
 mod job;
+mod master;
 mod metadata;
 mod nproc;
 mod pod;
@@ -34,6 +35,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
         out: Vec::new(),
     };
     job::check(&mut rules);
+    master::check(&mut rules);
     nproc::check(&mut rules);
     resources::check(&mut rules);
     code::check(&mut rules);

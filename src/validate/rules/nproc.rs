@@ -49,7 +49,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
 
 /// What starts the processes of the training container.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Starter {
+pub(super) enum Starter {
     /// trainc's torchrun (`script`, `module`, `[code]`).
     Trainc,
     /// A `command` that runs a launcher: whether it is torchrun (which
@@ -61,7 +61,7 @@ enum Starter {
     Image,
 }
 
-fn starter(r: &Rules<'_>) -> Starter {
+pub(super) fn starter(r: &Rules<'_>) -> Starter {
     let spec = r.spec;
     if !spec.runs_as_written() {
         return Starter::Trainc;
@@ -154,28 +154,66 @@ fn unsaid_count(r: &mut Rules<'_>) {
 }
 
 fn gpus(r: &mut Rules<'_>) {
-    let gpus = r.gpus();
-    let Some(nproc) = &r.spec.n_proc_per_node else {
+    if let Some(nproc) = &r.spec.n_proc_per_node {
+        against_gpus(r, nproc, "", r.gpus());
+    }
+    // The Master's count against its GPUs, where `[master]` sets either.
+    let spec = r.spec;
+    let Some(master) = spec.master_role() else {
         return;
     };
-    let span = r.value("/nProcPerNode");
+    let own = master.resources.as_ref().and_then(|m| m.gpus).is_some();
+    let gpus = master
+        .resources(spec.resources.as_ref())
+        .and_then(|m| m.gpus)
+        .unwrap_or(0);
+    match (&master.n_proc_per_node, &spec.n_proc_per_node) {
+        (Some(nproc), _) => against_gpus(r, nproc, "/master", gpus),
+        // `"gpu"` follows the Master's own GPUs.
+        (None, Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) | None) => {}
+        (None, Some(nproc)) if own => against_gpus(r, nproc, "/master", gpus),
+        (None, Some(_)) => {}
+    }
+}
+
+/// `nProcPerNode` (written at `{table}/nProcPerNode`, or at the top for
+/// the Master's inherited one) against the `gpus` of the pods it runs on:
+/// every pod (`table` empty), or the Master (`/master`).
+fn against_gpus(r: &mut Rules<'_>, nproc: &NProcPerNode, table: &str, gpus: u32) {
+    let at = if r.tree_has(&format!("{table}/nProcPerNode")) {
+        format!("{table}/nProcPerNode")
+    } else {
+        "/nProcPerNode".to_owned()
+    };
+    let span = r.value(&at);
+    let (pod, field, key) = if table.is_empty() {
+        ("per pod", "resources", "nProcPerNode")
+    } else {
+        ("on the Master", "master.resources", "[master] nProcPerNode")
+    };
     let diagnostic = match nproc {
         NProcPerNode::Keyword(NProcKeyword::Gpu) if gpus == 0 => Some(
-            Diagnostic::error(codes::NPROC_GPU_WITHOUT_GPUS, span, "`nProcPerNode = \"gpu\"` needs GPUs, but `resources.gpus` is not set")
+            Diagnostic::error(codes::NPROC_GPU_WITHOUT_GPUS, span, format!("`nProcPerNode = \"gpu\"` needs GPUs, but `{field}.gpus` is not set"))
                 .with_label("one process per GPU")
-                .with_help("set `resources.gpus`, or give an explicit number of processes"),
+                .with_help(format!("set `{field}.gpus`, or give an explicit number of processes")),
         ),
         // Each rank takes the GPU of its local rank: with more ranks than
         // GPUs one finds none, or (with `LOCAL_RANK % GPUs`) two share one,
         // which NCCL refuses ("Duplicate GPU detected"). The job cannot run.
         NProcPerNode::Count(n) if gpus > 0 && *n > gpus => Some(
-            Diagnostic::error(codes::NPROC_EXCEEDS_GPUS, span, format!("{n} processes per pod for {gpus} GPU{}: a process gets no GPU of its own, and NCCL fails two ranks on one GPU (\"Duplicate GPU detected\")", plural(gpus)))
-                .with_help(format!("use `nProcPerNode = \"gpu\"` for one process per GPU, or request {n} GPUs (`resources.gpus = {n}`)")),
+            Diagnostic::error(codes::NPROC_EXCEEDS_GPUS, span, format!("{n} processes {pod} for {gpus} GPU{}: a process gets no GPU of its own, and NCCL fails two ranks on one GPU (\"Duplicate GPU detected\")", plural(gpus)))
+                .with_help(format!("use `{key} = \"gpu\"` for one process per GPU, or request {n} GPUs (`{field}.gpus = {n}`)")),
         ),
         NProcPerNode::Count(n) if gpus > 0 && *n < gpus => Some(
-            Diagnostic::warning(codes::NPROC_IDLE_GPUS, span, format!("{n} process{} per pod for {gpus} GPUs: {} GPU{} may sit idle", if *n == 1 { "" } else { "es" }, gpus - n, plural(gpus - n)))
-                .with_help("use `nProcPerNode = \"gpu\"` for one process per GPU, unless each process drives several GPUs"),
+            Diagnostic::warning(codes::NPROC_IDLE_GPUS, span, format!("{n} process{} {pod} for {gpus} GPUs: {} GPU{} may sit idle", if *n == 1 { "" } else { "es" }, gpus - n, plural(gpus - n)))
+                .with_help(format!("use `{key} = \"gpu\"` for one process per GPU, unless each process drives several GPUs")),
         ),
+        NProcPerNode::Keyword(keyword @ (NProcKeyword::Auto | NProcKeyword::Cpu))
+            if !table.is_empty() && unseen_starter(r).is_none() =>
+        {
+            torchrun_keyword(r, *keyword, span, gpus);
+            None
+        }
         _ => None,
     };
     if let Some(d) = diagnostic {
@@ -224,24 +262,7 @@ fn keyword(r: &mut Rules<'_>) {
         Some(_) => false,
     };
     if torchrun_decides {
-        // torchrun: `auto` with GPUs is one process per GPU.
-        if auto && gpus > 0 {
-            return;
-        }
-        let shared = if gpus > 0 {
-            format!(", and they share the pod's {gpus} GPU{}", plural(gpus))
-        } else {
-            String::new()
-        };
-        let on = if auto { " on CPU pods" } else { "" };
-        r.push(
-            Diagnostic::warning(
-                codes::NPROC_AUTO_ON_CPU,
-                span,
-                format!("`nProcPerNode = \"{word}\"`{on} starts one process per host CPU, not per requested CPU{shared}"),
-            )
-            .with_help("on a large node this starts far more processes than the pod's CPU request allows; set an explicit number"),
-        );
+        torchrun_keyword(r, keyword, span, gpus);
         return;
     }
     let Some(level) = level else { return };
@@ -294,6 +315,35 @@ fn keyword(r: &mut Rules<'_>) {
     r.push(
         Diagnostic::warning(codes::NPROC_TRAINER_CPU, span, message)
             .with_help("set an explicit number of processes, or `\"gpu\"` for one per GPU"),
+    );
+}
+
+/// `auto` or `cpu` as torchrun resolves it on a pod with `gpus` GPUs: one
+/// process per host CPU, except `auto` with GPUs.
+fn torchrun_keyword(
+    r: &mut Rules<'_>,
+    keyword: NProcKeyword,
+    span: crate::source::Span,
+    gpus: u32,
+) {
+    let auto = keyword == NProcKeyword::Auto;
+    if auto && gpus > 0 {
+        return;
+    }
+    let word = if auto { "auto" } else { "cpu" };
+    let shared = if gpus > 0 {
+        format!(", and they share the pod's {gpus} GPU{}", plural(gpus))
+    } else {
+        String::new()
+    };
+    let on = if auto { " on CPU pods" } else { "" };
+    r.push(
+        Diagnostic::warning(
+            codes::NPROC_AUTO_ON_CPU,
+            span,
+            format!("`nProcPerNode = \"{word}\"`{on} starts one process per host CPU, not per requested CPU{shared}"),
+        )
+        .with_help("on a large node this starts far more processes than the pod's CPU request allows; set an explicit number"),
     );
 }
 

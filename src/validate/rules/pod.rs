@@ -5,6 +5,7 @@ use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::resolve::defaults;
 use crate::spec::DnsPolicy;
+use crate::spec::Resources;
 use crate::syntax::names;
 
 /// Linux capabilities (capabilities(7), Linux 6.x) as Kubernetes names them,
@@ -63,15 +64,29 @@ pub(super) fn check(r: &mut Rules<'_>) {
 }
 
 fn extended(r: &mut Rules<'_>) {
-    let Some(resources) = &r.spec.resources else {
-        return;
-    };
-    let gpu = resources
+    let spec = r.spec;
+    if let Some(resources) = &spec.resources {
+        extended_of(r, "/resources", resources, resources);
+    }
+    // The Master's own table, against its GPUs: its own, else the Workers'.
+    if let Some(master) = &spec.master
+        && let Some(own) = &master.resources
+        && let Some(pod) = master.resources(spec.resources.as_ref())
+    {
+        extended_of(r, "/master/resources", own, &pod);
+    }
+}
+
+/// `[resources.extended]` of the table at `table` (`written`), on a pod
+/// whose resources are `pod`.
+fn extended_of(r: &mut Rules<'_>, table: &str, written: &Resources, pod: &Resources) {
+    let gpu = pod
         .gpu_resource
         .as_deref()
         .unwrap_or(defaults::GPU_RESOURCE);
-    for (name, count) in resources.extended.iter().flatten() {
-        let pointer = at("/resources/extended", name);
+    let field = &table[1..].replace('/', ".");
+    for (name, count) in written.extended.iter().flatten() {
+        let pointer = at(&format!("{table}/extended"), name);
         let native = match name.as_str() {
             "cpu" | "memory" | "ephemeral-storage" => Some(name.as_str()),
             _ => None,
@@ -88,7 +103,7 @@ fn extended(r: &mut Rules<'_>) {
                     r.key(&pointer),
                     format!("`{name}` is not an extended resource"),
                 )
-                .with_help(format!("set it as `resources.{key}`")),
+                .with_help(format!("set it as `{field}.{key}`")),
             );
         } else if let Err(why) = names::extended_resource(name) {
             r.push(
@@ -99,7 +114,7 @@ fn extended(r: &mut Rules<'_>) {
                 )
                 .with_help("write the name the device plugin advertises, e.g. `rdma/rdma_shared_device_a` or `vpc.amazonaws.com/efa`"),
             );
-        } else if resources.gpus.is_none() && names::is_gpu_resource(name) {
+        } else if pod.gpus.is_none() && names::is_gpu_resource(name) {
             // `gpus` is what the process count, the idle-GPU and the
             // NCCL checks read; GPUs asked for here would bypass them all.
             let named = if name == defaults::GPU_RESOURCE {
@@ -111,20 +126,30 @@ fn extended(r: &mut Rules<'_>) {
                 Diagnostic::error(
                     codes::RESOURCE_EXTENDED,
                     r.key(&pointer),
-                    format!("`{name}` is a GPU: request GPUs with `resources.gpus`, which the processes per pod are checked against"),
+                    format!("`{name}` is a GPU: request GPUs with `{field}.gpus`, which the processes per pod are checked against"),
                 )
-                .with_help(format!("write `gpus = {}`{named} in `[resources]`, and remove `{name}` from `[resources.extended]`", count.0)),
+                .with_help(format!("write `gpus = {}`{named} in `[{field}]`, and remove `{name}` from `[{field}.extended]`", count.0)),
             );
-        } else if name == gpu && resources.gpus.is_some() {
+        } else if name == gpu && pod.gpus.is_some() {
+            // Written in this table, else (for the Master) in `[resources]`.
+            let written = |key: &str| {
+                [format!("{table}/{key}"), format!("/resources/{key}")]
+                    .into_iter()
+                    .find(|at| r.tree_has(at))
+            };
+            let gpus = written("gpus").unwrap_or_else(|| format!("{table}/gpus"));
             let mut d = Diagnostic::error(
                 codes::RESOURCE_EXTENDED,
                 r.key(&pointer),
-                format!("`{name}` is the GPU resource, already requested by `resources.gpus`"),
+                format!(
+                    "`{name}` is the GPU resource, already requested by `{}`",
+                    crate::validate::field_path(&gpus)
+                ),
             )
-            .with_secondary(r.entry("/resources/gpus"), "GPUs are requested here")
-            .with_help(format!("remove `{name}` from `[resources.extended]`"));
-            if r.tree_has("/resources/gpuResource") {
-                d = d.with_secondary(r.entry("/resources/gpuResource"), "named here");
+            .with_secondary(r.entry(&gpus), "GPUs are requested here")
+            .with_help(format!("remove `{name}` from `[{field}.extended]`"));
+            if let Some(at) = written("gpuResource") {
+                d = d.with_secondary(r.entry(&at), "named here");
             }
             r.push(d);
         }

@@ -2,7 +2,7 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::Quantity;
+use crate::spec::{LIMITED, Origin, Quantity, Resources};
 use crate::syntax::{names, quantity};
 
 /// What a quantity measures, which decides what looks like a mistake.
@@ -13,10 +13,64 @@ pub(super) enum Measure {
 }
 
 pub(super) fn check(r: &mut Rules<'_>) {
-    let Some(resources) = &r.spec.resources else {
-        return;
-    };
-    let requests = [
+    let spec = r.spec;
+    if let Some(resources) = &spec.resources {
+        written(r, "/resources", resources);
+    }
+    if let Some(resources) = spec.master.as_ref().and_then(|m| m.resources.as_ref()) {
+        written(r, "/master/resources", resources);
+    }
+    let workers = LIMITED.map(|key| {
+        let table = spec.resources.as_ref();
+        let request = table.and_then(|t| t.request(key));
+        let limit = table
+            .and_then(|t| t.limits.as_ref())
+            .and_then(|l| l.limit(key));
+        (
+            key,
+            placed(request.map(|q| (q, Origin::Workers)), "", key),
+            placed(limit.map(|q| (q, Origin::Workers)), "/limits", key),
+        )
+    });
+    let shm = spec
+        .resources
+        .as_ref()
+        .and_then(|t| t.shm.as_ref())
+        .map(|q| (q, "/resources/shm".to_owned()));
+    against(r, &workers, shm.as_ref(), false);
+    if let Some(master) = spec.master_role()
+        && master.resources.is_some()
+    {
+        let pod = LIMITED.map(|key| {
+            let q = master.quantity(spec.resources.as_ref(), key);
+            (
+                key,
+                placed(q.request, "", key),
+                placed(q.limit, "/limits", key),
+            )
+        });
+        let own = master.resources.as_ref().and_then(|t| t.shm.as_ref());
+        let shm = match own {
+            Some(q) => Some((q, "/master/resources/shm".to_owned())),
+            None => shm,
+        };
+        against(r, &pod, shm.as_ref(), true);
+    }
+}
+
+/// A quantity and the pointer of where it was written.
+type At<'a> = (&'a Quantity, String);
+
+/// `key`'s quantity with its pointer in the table it came from (`under`
+/// that table: `/limits` for a limit).
+fn placed<'a>(written: Option<(&'a Quantity, Origin)>, under: &str, key: &str) -> Option<At<'a>> {
+    written.map(|(q, origin)| (q, format!("{}{under}/{key}", origin.table())))
+}
+
+/// Each quantity of a table of resources on its own: its syntax, and the
+/// GPU resource's name.
+fn written(r: &mut Rules<'_>, table: &str, resources: &Resources) {
+    for (key, value, measure) in [
         ("cpu", &resources.cpu, Measure::Cpu),
         ("memory", &resources.memory, Measure::Bytes),
         ("shm", &resources.shm, Measure::Bytes),
@@ -25,66 +79,24 @@ pub(super) fn check(r: &mut Rules<'_>) {
             &resources.ephemeral_storage,
             Measure::Bytes,
         ),
-    ];
-    // Each valid request and limit, parsed once: (value, as written).
-    let mut values = std::collections::HashMap::new();
-    for (key, value, measure) in requests {
-        if let Some(q) = value
-            && let Some(v) = checked(r, &format!("/resources/{key}"), q, measure)
+    ] {
+        if let Some(q) = value {
+            checked(r, &format!("{table}/{key}"), q, measure);
+        }
+    }
+    for key in LIMITED {
+        let measure = if key == "cpu" {
+            Measure::Cpu
+        } else {
+            Measure::Bytes
+        };
+        if let Some(q) = resources
+            .limits
+            .as_ref()
+            .and_then(|l| l.limit(key))
+            .filter(|q| !q.is_no_limit())
         {
-            values.insert(key, (v, q));
-        }
-    }
-    let mut limit_values = std::collections::HashMap::new();
-    // Keys whose limit is left out (`"none"`).
-    let mut unlimited = Vec::new();
-    if let Some(limits) = &resources.limits {
-        for (key, value, measure) in [
-            ("cpu", &limits.cpu, Measure::Cpu),
-            ("memory", &limits.memory, Measure::Bytes),
-            (
-                "ephemeralStorage",
-                &limits.ephemeral_storage,
-                Measure::Bytes,
-            ),
-        ] {
-            let Some(q) = value else { continue };
-            let pointer = format!("/resources/limits/{key}");
-            if q.is_no_limit() {
-                no_limit(r, key, &pointer, values.contains_key(key));
-                unlimited.push(key);
-                continue;
-            }
-            let Some(limit) = checked(r, &pointer, q, measure) else {
-                continue;
-            };
-            limit_values.insert(key, limit);
-            let Some((request, request_q)) = values.get(key) else {
-                continue;
-            };
-            if limit < *request {
-                r.push(
-                    Diagnostic::error(
-                        codes::LIMIT_BELOW_REQUEST,
-                        r.value(&pointer),
-                        format!("the {key} limit `{}` is below the request `{}`", q.text(), request_q.text()),
-                    )
-                    .with_secondary(r.value(&format!("/resources/{key}")), "the request")
-                    .with_help("Kubernetes rejects a limit below its request; raise the limit or lower the request"),
-                );
-            }
-        }
-    }
-    if let (Some((shm, _)), Some((memory, _))) = (values.get("shm"), values.get("memory"))
-        && !unlimited.contains(&"memory")
-    {
-        let limit = limit_values.get("memory").unwrap_or(memory);
-        if shm > limit {
-            r.push(
-                Diagnostic::warning(codes::SHM_EXCEEDS_MEMORY, r.value("/resources/shm"), "`shm` is larger than the pod's memory limit")
-                    .with_secondary(r.value("/resources/memory"), "memory")
-                    .with_help("/dev/shm is memory-backed and counts against the memory limit; the pod is killed before shm fills up"),
-            );
+            checked(r, &format!("{table}/limits/{key}"), q, measure);
         }
     }
     if let Some(name) = &resources.gpu_resource
@@ -93,7 +105,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
         r.push(
             Diagnostic::error(
                 codes::GPU_RESOURCE_INVALID,
-                r.value("/resources/gpuResource"),
+                r.value(&format!("{table}/gpuResource")),
                 format!("`gpuResource` `{name}` is not an extended resource name: {why}"),
             )
             .with_help("common names: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-1g.10gb`"),
@@ -101,21 +113,96 @@ pub(super) fn check(r: &mut Rules<'_>) {
     }
 }
 
+/// The requests and limits of one pod against each other: a limit below
+/// its request, a limit of `"none"` with nothing requested, /dev/shm
+/// beyond the memory limit. For the Master (`master`), only where
+/// `[master.resources]` wrote one of them: the rest is the Workers'.
+fn against(
+    r: &mut Rules<'_>,
+    pod: &[(&str, Option<At<'_>>, Option<At<'_>>); 3],
+    shm: Option<&At<'_>>,
+    master: bool,
+) {
+    let report = |pointers: &[&str]| !master || pointers.iter().any(|p| p.starts_with("/master"));
+    let value = |q: &Quantity| {
+        quantity::parse(&q.text())
+            .ok()
+            .map(|q| q.value)
+            .filter(|v| *v > 0.0)
+    };
+    let mut memory_limit = None;
+    for (key, request, limit) in pod {
+        let memory = *key == "memory";
+        match (request, limit) {
+            // `"none"` with nothing requested: nothing bounds the pod.
+            (None, Some((q, at))) if q.is_no_limit() && report(&[at]) => {
+                no_limit(r, key, at);
+            }
+            (Some((rq, rat)), Some((lq, lat))) => {
+                if let (Some(request), Some(limit)) = (value(rq), value(lq)) {
+                    if memory {
+                        memory_limit = Some((limit, lat.clone()));
+                    }
+                    if limit < request && report(&[rat, lat]) {
+                        r.push(
+                            Diagnostic::error(
+                                codes::LIMIT_BELOW_REQUEST,
+                                r.value(lat),
+                                format!("the {key} limit `{}` is below the request `{}`", lq.text(), rq.text()),
+                            )
+                            .with_secondary(r.value(rat), "the request")
+                            .with_help(if lat.starts_with("/master") == rat.starts_with("/master") {
+                                "Kubernetes rejects a limit below its request; raise the limit or lower the request".to_owned()
+                            } else {
+                                format!("the Master takes its {key} request from `[resources]` and its limit from `[master.resources.limits]`: Kubernetes rejects a limit below its request; raise that limit, or give the Master its own request (`[master.resources] {key}`)")
+                            }),
+                        );
+                    }
+                }
+            }
+            (Some((q, at)), None) | (None, Some((q, at))) if memory => {
+                memory_limit = value(q).map(|v| (v, at.clone()));
+            }
+            _ => {}
+        }
+    }
+    if let (Some((shm_q, shm_at)), Some((limit, limit_at))) = (shm, memory_limit)
+        && value(shm_q).is_some_and(|shm| shm > limit)
+        && report(&[shm_at, &limit_at])
+    {
+        let (pod, fix) = if master {
+            (
+                "the Master's",
+                "; give the Master its own in `[master.resources]`",
+            )
+        } else {
+            ("the pod's", "")
+        };
+        r.push(
+            Diagnostic::warning(codes::SHM_EXCEEDS_MEMORY, r.value(shm_at), format!("`shm` is larger than {pod} memory limit"))
+                .with_secondary(r.value(&limit_at), "memory")
+                .with_help(format!("/dev/shm is memory-backed and counts against the memory limit; the pod is killed before shm fills up{fix}")),
+        );
+    }
+}
+
 /// `"none"`: the limit is left out, so the pod may use more than it
 /// requests (Burstable QoS). Without a request there is nothing to bound
 /// either: the container would have neither, and take what the node has.
-fn no_limit(r: &mut Rules<'_>, key: &str, pointer: &str, requested: bool) {
-    if requested {
-        return;
-    }
+fn no_limit(r: &mut Rules<'_>, key: &str, pointer: &str) {
+    let table = if pointer.starts_with("/master") {
+        "master.resources"
+    } else {
+        "resources"
+    };
     r.push(
         Diagnostic::error(
             codes::LIMIT_WITHOUT_REQUEST,
             r.value(pointer),
-            format!("`limits.{key} = \"none\"` leaves out a limit, but `resources.{key}` requests nothing either"),
+            format!("`{table}.limits.{key} = \"none\"` leaves out a limit, but the pod requests no {key} either"),
         )
         .with_help(format!(
-            "set the request, e.g. `[resources] {key} = {}`; a limit of `\"none\"` lets the pod use more than it",
+            "set the request, e.g. `[{table}] {key} = {}`; a limit of `\"none\"` lets the pod use more than it",
             if key == "cpu" { "\"4\"" } else { "\"16Gi\"" }
         )),
     );

@@ -282,6 +282,18 @@ fn ports(r: &mut Rules<'_>) {
     }
 }
 
+/// `restartPolicy = "Always"` on a PyTorchJob's pods (at `at`).
+pub(super) fn restart_always(r: &mut Rules<'_>, at: &str) {
+    r.push(
+        Diagnostic::warning(
+            codes::POLICY_RESTART_ALWAYS,
+            r.value(at),
+            "`restartPolicy = \"Always\"` restarts pods that finished successfully too: the Master never completes, the job never succeeds, and training runs again",
+        )
+        .with_help("use `OnFailure` to restart failed pods, or `ExitCode` to restart only on retryable exit codes (128 to 255)"),
+    );
+}
+
 fn policy(r: &mut Rules<'_>) {
     let Some(policy) = &r.spec.policy else { return };
     join_timeout(r);
@@ -289,14 +301,7 @@ fn policy(r: &mut Rules<'_>) {
     // (kubeflow/trainer v1.9.4, pkg/core/pod.go `SetRestartPolicy`), and with
     // `Always` the kubelet restarts a container that exited 0 as well.
     if policy.restart_policy == Some(RestartPolicy::Always) && r.target() == Target::Pytorchjob {
-        r.push(
-            Diagnostic::warning(
-                codes::POLICY_RESTART_ALWAYS,
-                r.value("/policy/restartPolicy"),
-                "`restartPolicy = \"Always\"` restarts pods that finished successfully too: the Master never completes, the job never succeeds, and training runs again",
-            )
-            .with_help("use `OnFailure` to restart failed pods, or `ExitCode` to restart only on retryable exit codes (128 to 255)"),
-        );
+        restart_always(r, "/policy/restartPolicy");
     }
     // The operator counts restarts of running containers against backoffLimit
     // only under OnFailure, Always or ExitCode (v1.9.4, pkg/core/job.go

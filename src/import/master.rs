@@ -1,0 +1,252 @@
+//! A fixed-size PyTorchJob's Master and Workers back into one spec: the
+//! spec describes the Workers, and `[master]` what the Master's pod sets
+//! apart (its image, resources and `/dev/shm`, processes, restart policy).
+//! Anything else that differs between the two templates cannot be said, and
+//! is reported; the spec then takes the Master's.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::launch::{self, NProc};
+use super::{Job, container, volumes};
+use crate::render::pytorchjob::CONTAINER;
+use crate::resolve::defaults;
+
+/// The Master's and the Workers' replicas, with where the Workers' is.
+pub(super) struct Pair<'a> {
+    pub master: &'a Json,
+    pub master_type: &'a str,
+    pub worker: &'a Json,
+    pub worker_type: &'a str,
+}
+
+/// What the Master's replica says apart from the Workers': everything was
+/// imported from the Master; the spec's top level now takes the Workers'
+/// and `[master]` the Master's. `nproc` is the Master's count; returns the
+/// count of the spec's top level, and the Master's own where it differs.
+pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc, Option<NProc>) {
+    let at = format!("/spec/pytorchReplicaSpecs/{}", pair.worker_type);
+    let (Some(master), Some(worker)) = (trainer(pair.master), trainer(pair.worker)) else {
+        return (nproc, None);
+    };
+    restart(job, pair);
+    if master["image"] != worker["image"]
+        && let (Some(own), Some(image)) = (master["image"].as_str(), worker["image"].as_str())
+    {
+        job.set("/image", json!(image));
+        job.set("/master/image", json!(own));
+    }
+    let shm = |replica: &Json, container: &Json| {
+        volumes::pod_shm(&replica["template"]["spec"], container)
+    };
+    let (master_shm, worker_shm) = (shm(pair.master, master), shm(pair.worker, worker));
+    if master["resources"] != worker["resources"] || master_shm != worker_shm {
+        let pointer = |replica: &Json, kind: &str| {
+            format!(
+                "/spec/pytorchReplicaSpecs/{kind}/template/spec/containers/{}/resources",
+                index(replica)
+            )
+        };
+        let places = [
+            pointer(pair.worker, pair.worker_type),
+            pointer(pair.master, pair.master_type),
+        ];
+        resources(job, &worker["resources"], &places, worker_shm);
+    }
+    // Only a torchrun line trainc writes for a `script` or `module` has a
+    // count per pod; a `command` is one line for every pod.
+    let trainc_line = job.get("/script").is_some() || job.get("/module").is_some();
+    let worker_nproc = launch::flag(worker.get("command"), worker.get("args"));
+    let (top, own) = match worker_nproc {
+        Some(count) if trainc_line && count != nproc => (count, Some(nproc)),
+        _ => (nproc, None),
+    };
+    compare(job, pair, &at, trainc_line);
+    (top, own)
+}
+
+/// `[master] nProcPerNode`, unless what the spec already says gives the
+/// Master that count: `"gpu"` (or nothing) is one per GPU of the Master.
+pub(super) fn set_nproc(job: &mut Job<'_>, own: &NProc) {
+    let gpus = |table: &str| job.get(&format!("{table}/gpus")).and_then(Json::as_u64);
+    let master_gpus = gpus("/master/resources")
+        .or_else(|| gpus("/resources"))
+        .unwrap_or(0);
+    let per_gpu = match job.get("/nProcPerNode") {
+        None => true,
+        Some(value) => value == "gpu",
+    };
+    let default = if per_gpu {
+        NProc::Count(u32::try_from(master_gpus.max(1)).unwrap_or(u32::MAX))
+    } else {
+        match launch::NProc::parse(job.get("/nProcPerNode").unwrap_or(&Json::Null)) {
+            Some(n) => n,
+            None => return,
+        }
+    };
+    if *own == default {
+        return;
+    }
+    match own {
+        NProc::Count(n) if master_gpus > 0 && u64::from(*n) == master_gpus => {
+            job.set("/master/nProcPerNode", json!("gpu"));
+        }
+        NProc::Count(n) => job.set("/master/nProcPerNode", json!(n)),
+        NProc::Keyword(word) => job.set("/master/nProcPerNode", json!(word)),
+    }
+}
+
+/// The training container of a replica.
+fn trainer(replica: &Json) -> Option<&Json> {
+    replica["template"]["spec"]["containers"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == CONTAINER)
+}
+
+fn index(replica: &Json) -> usize {
+    replica["template"]["spec"]["containers"]
+        .as_array()
+        .and_then(|list| list.iter().position(|c| c["name"] == CONTAINER))
+        .unwrap_or(0)
+}
+
+fn restart_of(replica: &Json) -> &str {
+    replica["restartPolicy"]
+        .as_str()
+        .unwrap_or(defaults::RESTART_POLICY)
+}
+
+/// The Workers' restart policy is the spec's; the Master's its own.
+fn restart(job: &mut Job<'_>, pair: &Pair<'_>) {
+    let (own, workers) = (restart_of(pair.master), restart_of(pair.worker));
+    if own == workers {
+        return;
+    }
+    job.take("/policy/restartPolicy");
+    if workers != defaults::RESTART_POLICY {
+        job.set("/policy/restartPolicy", json!(workers));
+    }
+    if job
+        .get("/policy")
+        .is_some_and(|p| p.as_object().is_some_and(Map::is_empty))
+    {
+        job.take("/policy");
+    }
+    job.set("/master/restartPolicy", json!(own));
+}
+
+/// `[resources]` from the Workers' container (and `/dev/shm`), and
+/// `[master.resources]` with what the Master's, imported before, says
+/// otherwise.
+/// `places` are the Workers' and the Master's `resources` in the input.
+fn resources(job: &mut Job<'_>, workers: &Json, places: &[String; 2], shm: Option<String>) {
+    let [pointer, master_at] = places;
+    let master = job.take("/resources").unwrap_or(Json::Null);
+    if !workers.is_null() {
+        container::resources(job, workers, pointer);
+    }
+    if let Some(shm) = shm {
+        job.set("/resources/shm", json!(shm));
+    }
+    let workers = job.get("/resources").cloned().unwrap_or(Json::Null);
+    let own = |table: &Json, key: &str| table.get(key).cloned();
+    let limit = |table: &Json, key: &str| table.get("limits").and_then(|l| l.get(key)).cloned();
+    for key in ["cpu", "memory", "ephemeralStorage"] {
+        let (request, limit_of) = (own(&master, key), limit(&master, key));
+        if (&request, &limit_of) == (&own(&workers, key), &limit(&workers, key)) {
+            continue;
+        }
+        let Some(request) = request else {
+            job.warn(master_at, format!("the Master requests no {key} while the Workers do; the spec gives the Master the Workers'"), "a `[master.resources]` table can change a request, not leave one out: request it on the Master too");
+            continue;
+        };
+        job.set(&format!("/master/resources/{key}"), request);
+        if let Some(limit) = limit_of {
+            job.set(&format!("/master/resources/limits/{key}"), limit);
+        }
+    }
+    if own(&master, "gpus") != own(&workers, "gpus") {
+        job.set(
+            "/master/resources/gpus",
+            own(&master, "gpus").unwrap_or(json!(0)),
+        );
+    }
+    let gpu_resource =
+        |table: &Json| own(table, "gpuResource").unwrap_or_else(|| json!(defaults::GPU_RESOURCE));
+    if master.get("gpus").is_some() && gpu_resource(&master) != gpu_resource(&workers) {
+        job.set("/master/resources/gpuResource", gpu_resource(&master));
+    }
+    if own(&master, "extended") != own(&workers, "extended") {
+        job.set(
+            "/master/resources/extended",
+            own(&master, "extended").unwrap_or(json!({})),
+        );
+    }
+    match (own(&master, "shm"), own(&workers, "shm")) {
+        (a, b) if a == b => {}
+        (Some(shm), _) => job.set("/master/resources/shm", shm),
+        (None, _) => job.warn(
+            master_at,
+            "the Master has no /dev/shm volume while the Workers have one; the spec gives the Master the Workers'",
+            "",
+        ),
+    }
+}
+
+/// Everything else of the two pods must be alike: the spec has one
+/// template for both. What `[master]` carries is left out of the
+/// comparison.
+fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
+    let normal = |replica: &Json| {
+        let mut template = replica["template"].clone();
+        let spec = &template["spec"];
+        let shm_volume = trainer(replica).and_then(|c| {
+            volumes::pod_shm(spec, c)?;
+            c["volumeMounts"]
+                .as_array()?
+                .iter()
+                .find(|m| m["mountPath"] == "/dev/shm")
+                .map(|m| m["name"].clone())
+        });
+        // Masked where they are, so that what differs is still found at
+        // its place in the input.
+        if let Some(name) = &shm_volume
+            && let Some(list) = template["spec"]["volumes"].as_array_mut()
+        {
+            for volume in list.iter_mut().filter(|v| v["name"] == *name) {
+                *volume = Json::Null;
+            }
+        }
+        let containers = template["spec"]["containers"].as_array_mut();
+        if let Some(c) = containers
+            .into_iter()
+            .flatten()
+            .find(|c| c["name"] == CONTAINER)
+            && let Some(fields) = c.as_object_mut()
+        {
+            fields.remove("image");
+            fields.remove("resources");
+            if let Some(name) = &shm_volume
+                && let Some(mounts) = fields.get_mut("volumeMounts").and_then(Json::as_array_mut)
+            {
+                for mount in mounts.iter_mut().filter(|m| m["name"] == *name) {
+                    *mount = Json::Null;
+                }
+            }
+            if trainc_line {
+                for key in ["command", "args"] {
+                    if let Some(words) = fields.get_mut(key) {
+                        *words = launch::masked_flag(words);
+                    }
+                }
+            }
+        }
+        template
+    };
+    super::pytorchjob::compare_templates(
+        job,
+        &normal(pair.master),
+        &normal(pair.worker),
+        &format!("{at}/template"),
+    );
+}
