@@ -304,51 +304,57 @@ pub fn set_from_command_line(
 }
 
 /// A `--set` value read as a TOML value, so that `--set n=8` is the integer
-/// 8 as `[vars] n = 8` is: `8`, `1.5`, `true`, `[1, 2]`, `"quoted"` (a string
-/// that would read as something else). Anything that is not a TOML value, or
-/// a number that would not read back as written (`1.10`, `1e3`), is the text
-/// itself (`--set run=lr-sweep-3`).
+/// 8 as `[vars] n = 8` is: `8`, `1_000`, `1.5`, `true`, `[1, 2]`, `"quoted"`
+/// (a string that would read as something else). Anything that is not a
+/// TOML value is the text itself (`--set run=lr-sweep-3`), and a number
+/// that would not read back as written (`1.10`, `1e3`), alone or in a
+/// list, is its text, as in `[vars]` (`template::keep_written`).
 fn command_line_value(text: &str, span: Span) -> Node {
-    let parsed = toml::from_str::<toml::Table>(&format!("v = {text}"))
+    let mut scratch = Sources::new();
+    let id = scratch.add(COMMAND_LINE, format!("v = {text}"));
+    let parsed = crate::parse::parse(id, scratch.get(id))
         .ok()
-        .and_then(|mut table| table.remove("v"))
-        // A number or boolean only where it reads back as written: `1.10`
-        // (a version) stays the text, not the float 1.1.
-        .filter(|value| match value {
-            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
-                value.to_string() == text.trim()
-            }
-            toml::Value::Datetime(_) => false,
-            _ => true,
+        .and_then(|root| match root.value {
+            Value::Table(mut entries) if entries.len() == 1 => Some(entries.remove(0).value),
+            _ => None,
         });
     match parsed {
-        Some(value) => from_toml(value, span),
+        Some(mut node) => {
+            as_written(&mut node, &scratch, span);
+            node
+        }
         None => Node::new(Value::String(text.to_owned()), span),
     }
 }
 
-fn from_toml(value: toml::Value, span: Span) -> Node {
-    let value = match value {
-        toml::Value::String(s) => Value::String(s),
-        toml::Value::Integer(i) => Value::Integer(i),
-        toml::Value::Float(f) => Value::Float(f),
-        toml::Value::Boolean(b) => Value::Bool(b),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-        toml::Value::Array(items) => {
-            Value::Array(items.into_iter().map(|v| from_toml(v, span)).collect())
+/// Each number of a `--set` value that does not read back as written made
+/// its text, and every span the value's place on the command line.
+fn as_written(node: &mut Node, scratch: &Sources, span: Span) {
+    if let Value::Integer(_) | Value::Float(_) = node.value {
+        let source = scratch.get(node.span.source);
+        let written = source
+            .text
+            .get(node.span.start..node.span.end)
+            .unwrap_or("");
+        if !crate::template::reads_back(&node.value, written.trim()) {
+            node.value = Value::String(written.trim().to_owned());
         }
-        toml::Value::Table(table) => Value::Table(
-            table
-                .into_iter()
-                .map(|(key, v)| Entry {
-                    key,
-                    key_span: span,
-                    value: from_toml(v, span),
-                })
-                .collect(),
-        ),
-    };
-    Node::new(value, span)
+    }
+    node.span = span;
+    match &mut node.value {
+        Value::Array(items) => {
+            for item in items {
+                as_written(item, scratch, span);
+            }
+        }
+        Value::Table(entries) => {
+            for entry in entries {
+                entry.key_span = span;
+                as_written(&mut entry.value, scratch, span);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,12 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
         default["spec"]["runPolicy"]["suspend"], true,
         "a boolean, not `True`"
     );
+    // Digit separators read as in `[vars]`: the integer 1000.
+    let thousand = build(&["n=1_000"]);
+    assert_eq!(
+        thousand["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"],
+        1999
+    );
     let set = build(&["n=8", "tag=1.10"]);
     assert_eq!(set["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 15);
     assert_eq!(container(&set)["image"], "ghcr.io/acme/train:1.10");
@@ -140,6 +146,27 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
         text(&quoted.stderr).contains("`*` in a spec template multiplies numbers only"),
         "{}",
         text(&quoted.stderr)
+    );
+}
+
+/// A list's numbers reach templates as written, from `[vars]` and from
+/// `--set` alike.
+#[test]
+fn list_numbers_are_kept_as_written() {
+    let dir = root().join("tests/check");
+    let args = |sets: &[&str]| {
+        let mut args = vec!["build", "template-pass-set-list.toml"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        container(&built(&dir, &args))["args"].clone()
+    };
+    let expected = serde_json::json!(["--versions", "1.10,2,1000"]);
+    assert_eq!(args(&[]), expected);
+    assert_eq!(args(&["versions=[1.10, 2, 1_000]"]), expected);
+    assert_eq!(
+        args(&["versions=[\"1.9\", 1e3]"]),
+        serde_json::json!(["--versions", "1.9,1e3"])
     );
 }
 

@@ -46,7 +46,9 @@ codes! {
     KRM_KIND = "trainc::krm::kind"
         "A KRM document whose kind is not TrainSpec.";
     KRM_NAME_CONFLICT = "trainc::krm::name_conflict"
-        "A generated object has the kind and name of an object already in the package.";
+        "A TrainSpec whose `spec.name` or `spec.namespace` differs from its `metadata`, which names the job.";
+    KRM_METADATA_CONFLICT = "trainc::krm::metadata_conflict"
+        "A label or annotation given two values, in a TrainSpec's `metadata` and in its `spec`.";
     KRM_LOCAL_CONFIG = "trainc::krm::local_config"
         "A TrainSpec in a package without the local-config annotation, so it would be applied to the cluster.";
     KRM_EXEC_FUNCTION = "trainc::krm::exec_function"

@@ -132,7 +132,7 @@ fn labels_from_metadata(root: &Node, spec: &mut Node, problems: &mut Vec<Diagnos
             match target.iter().find(|e| e.key == entry.key) {
                 Some(in_spec) if in_spec.value.value != entry.value.value => problems.push(
                     Diagnostic::error(
-                        codes::KRM_NAME_CONFLICT,
+                        codes::KRM_METADATA_CONFLICT,
                         in_spec.value.span,
                         format!(
                             "`spec.{field}` and `metadata.{field}` give `{}` two values",

@@ -53,7 +53,7 @@ fn as_written(node: &mut Node, sources: &Sources) {
 }
 
 /// Whether `value` prints as `written` (digit separators and a `+` aside).
-fn reads_back(value: &Value, written: &str) -> bool {
+pub fn reads_back(value: &Value, written: &str) -> bool {
     let plain = written.trim_start_matches('+').replace('_', "");
     match value {
         Value::Integer(i) => plain == i.to_string(),

@@ -9,8 +9,17 @@
 
 use std::sync::OnceLock;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{JsonType, ValidationError, Validator};
+mod keys;
+mod messages;
+
+use keys::Table;
+use messages::{
+    ABBREVIATIONS, describe_branch, describe_node, describe_types, is_type_mismatch, value_options,
+    with_description,
+};
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
 use serde_json::Value as Json;
 
 use super::schema_lookup::{description, schema, schema_at};
@@ -38,12 +47,12 @@ fn quick_schema(overlay: bool) -> &'static SchemaJson<'static> {
     if overlay {
         schema_verdict::embedded(
             &OVERLAY,
-            include_str!("../../schemas/compact/overlay.schema.json"),
+            include_str!("../../../schemas/compact/overlay.schema.json"),
         )
     } else {
         schema_verdict::embedded(
             &SPEC,
-            include_str!("../../schemas/compact/trainspec.schema.json"),
+            include_str!("../../../schemas/compact/trainspec.schema.json"),
         )
     }
 }
@@ -186,15 +195,6 @@ struct Context<'a> {
     /// worked out once, so that thousands of unknown keys in one table take
     /// time in proportion to their number.
     tables: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Table>>>,
-}
-
-/// The keys a table may have, where each of its sub-tables' keys belong,
-/// and where each key the user wrote is.
-struct Table {
-    known: Vec<String>,
-    /// A key of a sub-table -> that sub-table's pointer (the first one).
-    belongs: std::collections::HashMap<String, String>,
-    written: std::collections::HashMap<String, crate::source::Span>,
 }
 
 /// Unknown keys of one table reported one by one; past them, one
@@ -450,115 +450,6 @@ impl Context<'_> {
         crate::source::Span::new(span.source, span.start, span.start)
     }
 
-    fn table(&self, pointer: &str) -> std::rc::Rc<Table> {
-        if let Some(table) = self.tables.borrow().get(pointer) {
-            return table.clone();
-        }
-        let known: Vec<String> = schema_at(self.root, pointer)
-            .and_then(|s| s.get("properties"))
-            .and_then(Json::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
-        let mut belongs = std::collections::HashMap::new();
-        for table in &known {
-            let inner = join_pointer(pointer, table);
-            for key in schema_at(self.root, &inner)
-                .and_then(|s| s.get("properties"))
-                .and_then(Json::as_object)
-                .into_iter()
-                .flat_map(|p| p.keys())
-            {
-                belongs.entry(key.clone()).or_insert_with(|| inner.clone());
-            }
-        }
-        let written = self
-            .tree
-            .pointer(pointer)
-            .and_then(|(node, _)| node.as_table())
-            .into_iter()
-            .flatten()
-            .map(|e| (e.key.clone(), e.key_span))
-            .collect();
-        let table = std::rc::Rc::new(Table {
-            known,
-            belongs,
-            written,
-        });
-        self.tables
-            .borrow_mut()
-            .insert(pointer.to_owned(), table.clone());
-        table
-    }
-
-    fn unknown_key(&self, pointer: &str, key: &str) -> Diagnostic {
-        let full = join_pointer(pointer, key);
-        let place = if pointer.is_empty() {
-            "the spec".to_owned()
-        } else {
-            format!("`{}`", field_path(pointer))
-        };
-        let table = self.table(pointer);
-        let span = table
-            .written
-            .get(key)
-            .copied()
-            .unwrap_or_else(|| self.tree.key_span_at(&full));
-        let d = Diagnostic::error(
-            codes::SCHEMA_UNKNOWN_KEY,
-            span,
-            format!("unknown key `{key}` in {place}"),
-        );
-        if let Some(best) = suggest(key, table.known.iter().map(String::as_str)) {
-            return d
-                .with_label(format!("did you mean `{best}`?"))
-                .with_help(format!("rename `{key}` to `{best}`"));
-        }
-        if let (Some(name), "valueFrom") = (pointer.strip_prefix("/env/"), key) {
-            let value = self.tree.pointer(&full).map(|(node, _)| node.to_json());
-            if let Some(help) =
-                value.and_then(|v| super::kubernetes_forms::value_from(name, &v, self.format(span)))
-            {
-                return d.with_help(help);
-            }
-        }
-        // A field written one table too high, like `gpus` at the top level.
-        if let Some(inner) = table.belongs.get(key) {
-            return d.with_help(format!(
-                "`{key}` belongs in `{}`: move it there",
-                field_path(inner)
-            ));
-        }
-        let list = table
-            .known
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        d.with_help(format!("known keys here: {list}"))
-    }
-
-    /// The spec's own form, where Kubernetes' was written at `pointer`.
-    fn kubernetes_form(&self, pointer: &str, expected: &str) -> Option<String> {
-        let (node, _) = self.tree.pointer(pointer)?;
-        let path = field_path(pointer);
-        let format = self.format(node.span);
-        match (&node.value, expected) {
-            (Value::Array(_), "a table") => {
-                super::kubernetes_forms::table_for_list(&path, &node.to_json(), format)
-            }
-            (Value::String(text), "a table") => {
-                super::kubernetes_forms::table_for_pairs(&path, text, format)
-            }
-            (Value::Table(_), "an array") if format == crate::parse::Format::Toml => {
-                let span = self.tree.key_span_at(pointer);
-                let text = &self.sources.get(span.source).text;
-                let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
-                super::kubernetes_forms::array_of_tables(&path, &text[line_start..span.end])
-            }
-            _ => None,
-        }
-    }
-
     fn format(&self, span: crate::source::Span) -> crate::parse::Format {
         crate::parse::Format::detect(self.sources.get(span.source))
     }
@@ -584,129 +475,3 @@ impl Context<'_> {
 pub(super) fn join_pointer(pointer: &str, key: &str) -> String {
     format!("{pointer}/{}", pointer_segment(key))
 }
-
-/// Adds the field's documentation as help: it says what the field takes.
-fn with_description(d: Diagnostic, pointer: &str) -> Diagnostic {
-    match description(pointer) {
-        Some(text) => d.with_help(format!("`{}`: {text}", field_path(pointer))),
-        None => d,
-    }
-}
-
-/// Whether `error` says the value at `pointer` has the wrong type (directly or
-/// in every branch of a nested `anyOf`).
-fn is_type_mismatch(error: &ValidationError<'_>, pointer: &str) -> bool {
-    if error.instance_path().as_str() != pointer {
-        return false;
-    }
-    match error.kind() {
-        ValidationErrorKind::Type { .. } => true,
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            context
-                .iter()
-                .all(|branch| branch.iter().any(|e| is_type_mismatch(e, pointer)))
-        }
-        _ => false,
-    }
-}
-
-/// The allowed values, when every error of a branch at `pointer` is an `enum`
-/// or `const` mismatch (possibly through nested `oneOf`s).
-fn value_options(errors: &[ValidationError<'_>], pointer: &str) -> Option<Vec<String>> {
-    let mut options = Vec::new();
-    for error in errors
-        .iter()
-        .filter(|e| e.instance_path().as_str() == pointer)
-    {
-        match error.kind() {
-            ValidationErrorKind::Constant { expected_value } => {
-                options.push(value_text(expected_value));
-            }
-            ValidationErrorKind::Enum { options: values } => {
-                options.extend(values.as_array()?.iter().map(value_text));
-            }
-            ValidationErrorKind::AnyOf { context }
-            | ValidationErrorKind::OneOfNotValid { context } => {
-                for branch in context {
-                    options.extend(value_options(branch, pointer)?);
-                }
-            }
-            _ => return None,
-        }
-    }
-    (!options.is_empty()).then_some(options)
-}
-
-fn value_text(value: &Json) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned)
-}
-
-fn describe_branch(errors: &[ValidationError<'_>], pointer: &str) -> Option<String> {
-    errors
-        .iter()
-        .filter(|e| e.instance_path().as_str() == pointer)
-        .find_map(describe_expectation)
-}
-
-fn describe_expectation(error: &ValidationError<'_>) -> Option<String> {
-    match error.kind() {
-        ValidationErrorKind::Type { kind } => Some(describe_types(kind)),
-        ValidationErrorKind::Enum { options } => {
-            let list: Vec<String> = options
-                .as_array()?
-                .iter()
-                .filter_map(Json::as_str)
-                .map(|o| format!("`{o}`"))
-                .collect();
-            Some(format!("one of {}", list.join(", ")))
-        }
-        ValidationErrorKind::AnyOf { context } => {
-            let parts: Vec<String> = context
-                .iter()
-                .filter_map(|b| b.iter().find_map(|e| describe_expectation(e)))
-                .collect();
-            Some(parts.join(" or "))
-        }
-        _ => None,
-    }
-}
-
-fn describe_types(kind: &TypeKind) -> String {
-    let one = |t: JsonType| match t {
-        JsonType::Null => "null",
-        JsonType::Boolean => "`true` or `false`",
-        JsonType::Integer => "an integer",
-        JsonType::Number => "a number",
-        JsonType::String => "a string",
-        JsonType::Array => "an array",
-        JsonType::Object => "a table",
-    };
-    match kind {
-        TypeKind::Single(t) => one(*t).to_owned(),
-        TypeKind::Multiple(set) => set.iter().map(one).collect::<Vec<_>>().join(" or "),
-    }
-}
-
-fn describe_node(node: &Node) -> &'static str {
-    match node.value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Integer(_) => "an integer",
-        Value::Float(_) => "a decimal number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Table(_) => "a table",
-    }
-}
-
-/// The short forms kubectl prints for values a spec must spell out: the
-/// access modes (Kubernetes documentation, "Persistent Volumes", "Access
-/// Modes": "In the CLI, the access modes are abbreviated to").
-const ABBREVIATIONS: &[(&str, &str)] = &[
-    ("RWO", "ReadWriteOnce"),
-    ("ROX", "ReadOnlyMany"),
-    ("RWX", "ReadWriteMany"),
-    ("RWOP", "ReadWriteOncePod"),
-];
