@@ -11,6 +11,8 @@ use crate::render::{job, pytorchjob, trainjob};
 use crate::source::Sources;
 use crate::spec::{ApiLevel, Target};
 
+mod commands;
+mod failure;
 mod pods;
 mod quantities;
 
@@ -95,7 +97,7 @@ pub fn describe(
     for (i, line) in scheduling(model).iter().enumerate() {
         field(&mut out, if i == 0 { "scheduling" } else { "" }, line);
     }
-    field(&mut out, "on failure", &failure(model));
+    field(&mut out, "on failure", &failure::failure(model));
     if warnings.is_empty() {
         field(&mut out, "warnings", "none");
     }
@@ -115,7 +117,7 @@ pub fn describe(
         out.push_str(&pods::describe(model));
     }
     out.push('\n');
-    out.push_str(&commands(model, build));
+    out.push_str(&commands::commands(model, build));
     out
 }
 
@@ -399,220 +401,6 @@ fn scheduling(model: &Model) -> Vec<String> {
         lines.push("the cluster's default scheduler, any node".to_owned());
     }
     lines
-}
-
-/// How the job fails: restarts and retries (on a Job, see `render::job`),
-/// deadline, clean-up, suspension.
-fn failure(model: &Model) -> String {
-    let p = &model.policy;
-    let mut parts = Vec::new();
-    if model.target == Target::Job {
-        parts.push(match p.backoff_limit.unwrap_or(0) {
-            0 => "the first failed pod fails the Job and stops the others".to_owned(),
-            n => format!(
-                "a failed training process fails the Job; a pod lost otherwise (evicted, its node gone) is replaced up to {n} times"
-            ),
-        });
-    } else if model.target == Target::Trainjob {
-        parts.push(jobset_failure(model));
-    } else {
-        parts.push(format!("restart policy {}", p.restart_policy));
-        if let Some(master) = model
-            .master
-            .as_ref()
-            .filter(|m| m.restart_policy != p.restart_policy)
-        {
-            parts[0] = format!(
-                "restart policy {} ({} on the Master)",
-                p.restart_policy, master.restart_policy
-            );
-        }
-        if let Some(limit) = p.backoff_limit {
-            parts.push(format!("up to {limit} retries"));
-        }
-    }
-    if let Some(join) = join_wait(model) {
-        parts.push(join);
-    }
-    if let Some(seconds) = p.active_deadline_seconds {
-        parts.push(format!("stopped after {}", duration(seconds)));
-    }
-    if let Some(seconds) = p.ttl_seconds_after_finished {
-        parts.push(format!("deleted {} after it finishes", duration(seconds)));
-    }
-    if p.suspend {
-        parts.push("created suspended".to_owned());
-    }
-    parts.join(", ")
-}
-
-/// How long the pods that started wait for the rest at torchrun's static
-/// rendezvous, when trainc launches torchrun (not an elastic job, whose
-/// c10d rendezvous has its own timeouts, nor a `command`).
-fn join_wait(model: &Model) -> Option<String> {
-    if model.container.verbatim || model.elastic.is_some() {
-        return None;
-    }
-    let (seconds, whose) = match model.policy.join_timeout_seconds {
-        Some(seconds) => (seconds, "policy.joinTimeout"),
-        None => (
-            crate::resolve::defaults::TORCHRUN_JOIN_TIMEOUT_SECONDS,
-            "torchrun's default",
-        ),
-    };
-    Some(format!(
-        "pods wait {} for every pod to join ({whose}), then fail",
-        duration(seconds)
-    ))
-}
-
-/// What JobSet does when a TrainJob's trainer fails: its webhook defaults
-/// the pods' restart policy to `OnFailure` (kubernetes-sigs/jobset
-/// `pkg/webhooks/jobset_webhook.go` `Default`), Kubernetes gives each Job a
-/// `backoffLimit` of 6, and without a `failurePolicy` the first failed Job
-/// fails the JobSet, so the TrainJob (`maxRestarts` restarts them all first).
-/// The runtime's template says otherwise where it sets these.
-fn jobset_failure(model: &Model) -> String {
-    let template = model
-        .trainjob
-        .bound
-        .as_ref()
-        .and_then(|b| b.runtime())
-        .map(|r| &r.object["spec"]["template"]["spec"]);
-    let node = template.and_then(|t| {
-        t["replicatedJobs"]
-            .as_array()?
-            .iter()
-            .find(|j| j["name"] == crate::render::trainjob::NODE)
-    });
-    // A runtime trainc writes takes the spec's policy.
-    let written = model.trainjob.write_runtime;
-    let restart = if written {
-        model.policy.restart_policy.as_str()
-    } else {
-        node.and_then(|j| j.pointer("/template/spec/template/spec/restartPolicy"))
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("OnFailure")
-    };
-    let backoff = match model.policy.backoff_limit {
-        Some(limit) if written => u64::from(limit),
-        _ => node
-            .and_then(|j| j.pointer("/template/spec/backoffLimit"))
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(6),
-    };
-    let restarts = template
-        .and_then(|t| t.pointer("/failurePolicy/maxRestarts"))
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0);
-    let known = if template.is_some() {
-        ""
-    } else {
-        " (unless the runtime sets otherwise)"
-    };
-    let then = match restarts {
-        0 => "then the Job fails, and with it the TrainJob".to_owned(),
-        n => format!("then JobSet recreates every Job, up to {n} times, before the TrainJob fails"),
-    };
-    format!(
-        "pod restart policy {restart}: a node's failures count against its Job's backoffLimit {backoff}; {then}{known}"
-    )
-}
-
-fn duration(seconds: u64) -> String {
-    match seconds {
-        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
-        s if s % 3_600 == 0 => format!("{}h", s / 3_600),
-        s if s % 60 == 0 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
-}
-
-/// The kubectl commands to run the job and follow rank 0.
-fn commands(model: &Model, build: &str) -> String {
-    let ns = model
-        .namespace
-        .as_deref()
-        .map_or_else(String::new, |ns| format!(" -n {ns}"));
-    let name = &model.name;
-    let (kind, pods, rank0) = match model.target {
-        Target::Pytorchjob => (
-            "pytorchjob",
-            format!("{}={name}", pytorchjob::LABEL_JOB_NAME),
-            match model.nodes {
-                Nodes::Fixed(_) => format!("{name}-master-0"),
-                Nodes::Elastic { .. } => format!("{name}-worker-0"),
-            },
-        ),
-        Target::Trainjob => (
-            "trainjob",
-            format!("{}={name}", trainjob::LABEL_JOBSET_NAME),
-            format!(
-                "-l {}={name},{}={},{}=0 -c {}",
-                trainjob::LABEL_JOBSET_NAME,
-                trainjob::LABEL_REPLICATED_JOB,
-                trainjob::NODE,
-                trainjob::LABEL_COMPLETION_INDEX,
-                trainjob::NODE
-            ),
-        ),
-        Target::Job => (
-            "job",
-            format!("{}={name}", job::LABEL_JOB_NAME),
-            format!(
-                "-l {}={name},{}=0 -c {}",
-                job::LABEL_JOB_NAME,
-                job::LABEL_COMPLETION_INDEX,
-                job::CONTAINER
-            ),
-        ),
-    };
-    let mut out = String::from("commands\n");
-    let _ = writeln!(out, "  {build} | kubectl apply{ns} -f -");
-    let _ = writeln!(out, "  kubectl get {kind} {name}{ns} -w");
-    let _ = writeln!(out, "  kubectl get pods{ns} -l {pods} -w");
-    let _ = writeln!(out, "  # rank 0's log");
-    let _ = writeln!(out, "  kubectl logs{ns} -f {rank0}");
-    let _ = writeln!(
-        out,
-        "  # delete the job and what trainc made with it (every build's code)"
-    );
-    let _ = writeln!(out, "  {}", cleanup(model, kind, &ns));
-    if !model.claims.is_empty() {
-        let _ = writeln!(
-            out,
-            "  # the claims outlive it, with their data; to delete them too:"
-        );
-        let _ = writeln!(out, "  kubectl delete pvc{ns} -l {}", own_objects(model));
-    }
-    out
-}
-
-/// The labels on every object trainc builds for this job, and on nothing
-/// else: `app.kubernetes.io/name` is reserved (see `validate::rules::metadata`).
-fn own_objects(model: &Model) -> String {
-    format!(
-        "{}={},{}=trainc",
-        crate::resolve::LABEL_NAME,
-        model.name,
-        crate::resolve::LABEL_MANAGED_BY
-    )
-}
-
-/// One command that deletes the job with the objects that would outlive it:
-/// `ttlAfterFinished` and `kubectl delete job` take the job and its pods
-/// only, not the Services, the `[code]` ConfigMaps of every build (each is
-/// named by its content), nor a runtime trainc wrote. Claims are left.
-fn cleanup(model: &Model, kind: &str, ns: &str) -> String {
-    let mut kinds = vec![kind, "service", "configmap"];
-    if model.trainjob.write_runtime && model.target == Target::Trainjob {
-        kinds.push("trainingruntime");
-    }
-    format!(
-        "kubectl delete{ns} {} -l {}",
-        kinds.join(","),
-        own_objects(model)
-    )
 }
 
 /// `text` wrapped at spaces (never inside a word) to `width` columns.
