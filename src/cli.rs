@@ -91,8 +91,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: Shell,
     },
-    /// Print the manual page (roff), for `man -l -` or `$MANPATH/man1/trainc.1`.
-    Man,
+    /// Print the manual page (roff), for `man -l -`; with `--dir`, write a page per command there.
+    Man {
+        /// Write `trainc.1` and a page per command (`trainc-build.1`, ...) into this directory, made as needed: `~/.cargo/share/man/man1` beside a `cargo install`ed trainc, where `man` looks.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Print the JSON Schema of the spec (for editors and CI).
     Schema {
         /// The schema of an overlay instead: nothing required, plus `unset`.

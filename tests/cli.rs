@@ -495,6 +495,90 @@ fn completions_and_the_man_page_cover_every_command() {
     assert!(man.contains("verify") && man.contains("describe"));
 }
 
+/// The README's commands for completions and manual pages, run as written
+/// on a fresh home directory: every folder they need is made, every page
+/// the main page lists is written, and `man` finds them beside the binary.
+#[test]
+fn the_readmes_install_commands_work_on_a_fresh_home() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme
+        .split("Then, as needed")
+        .nth(1)
+        .and_then(|rest| rest.split("```sh\n").nth(1))
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README's install block");
+    let home = temp_dir("fresh-home");
+    let bin = home.join(".cargo/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_trainc"), bin.join("trainc")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut ran = 0;
+    for line in block.lines() {
+        if line.starts_with("trainc plugin") {
+            continue; // kustomize's plugin: tests/kustomize.rs
+        }
+        let output = std::process::Command::new("bash")
+            .args(["-c", line])
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .current_dir(&home)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{line}: {}", text(&output.stderr));
+        ran += 1;
+    }
+    assert!(ran >= 5, "{block}");
+    for file in [
+        ".local/share/bash-completion/completions/trainc",
+        ".zfunc/_trainc",
+        ".config/fish/completions/trainc.fish",
+        ".cargo/share/man/man1/trainc.1",
+    ] {
+        let written = std::fs::read_to_string(home.join(file)).unwrap_or_default();
+        assert!(written.contains("verify"), "{file}");
+    }
+    // Every page a page lists is there.
+    let pages = home.join(".cargo/share/man/man1");
+    let mut listed_pages = 0;
+    for entry in std::fs::read_dir(&pages).unwrap() {
+        let page = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for listed in page.split("trainc\\-").skip(1) {
+            let end = listed
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '-' || c == '\\'))
+                .unwrap_or(listed.len());
+            if !listed[end..].starts_with("(1)") {
+                continue; // a name, not a reference to a page
+            }
+            let name = listed[..end].replace("\\-", "-");
+            listed_pages += 1;
+            assert!(
+                pages.join(format!("trainc-{name}.1")).exists(),
+                "trainc-{name}(1) is listed but not written"
+            );
+        }
+    }
+    assert!(listed_pages >= 12, "{listed_pages} pages listed");
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let found = std::process::Command::new("man")
+            .args(["-w", "trainc-build"])
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env_remove("MANPATH")
+            .output()
+            .unwrap();
+        assert!(
+            text(&found.stdout).contains(".cargo/share/man/man1/trainc-build.1"),
+            "man -w trainc-build: {}{}",
+            text(&found.stdout),
+            text(&found.stderr)
+        );
+    }
+}
+
 #[test]
 fn version_names_the_operator_apis() {
     let output = trainc(&root(), &["--version"]);

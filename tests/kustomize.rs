@@ -122,6 +122,40 @@ fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
     }
 }
 
+/// The README's trap: a patch with a `target:` beside `generators` does
+/// not reach the TrainSpec (kustomize patches resources after the
+/// generators ran), so the job builds unpatched; the layout that patches
+/// the TrainSpec as a resource and generates from it (the example's `gpu/`)
+/// gets the patch. If kustomize ever applies such patches, the README is
+/// wrong and this fails.
+#[test]
+fn a_patch_beside_the_generator_misses_and_the_examples_layout_works() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-trap-xdg");
+    let example = root().join("examples/kustomize");
+    let dir = temp_dir("kustomize-trap");
+    for file in ["spec/trainspec.yaml", "gpu-spec/gpu.yaml"] {
+        let name = Path::new(file).file_name().unwrap();
+        std::fs::copy(example.join(file), dir.join(name)).unwrap();
+    }
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\npatches:\n- path: gpu.yaml\n  target: {kind: TrainSpec}\n",
+    )
+    .unwrap();
+    let gpus = |output: &std::process::Output| {
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout).contains("nvidia.com/gpu")
+    };
+    assert!(
+        !gpus(&kustomize(&kubectl, &xdg, &dir)),
+        "kustomize now patches a generator's config: update the README"
+    );
+    assert!(gpus(&kustomize(&kubectl, &xdg, &example.join("gpu"))));
+}
+
 #[test]
 fn kubectl_kustomize_reports_a_bad_spec() {
     let Some(kubectl) = tool("kubectl") else {

@@ -16,6 +16,7 @@ mod describe;
 mod function;
 mod import;
 mod init;
+mod man;
 mod output_dir;
 mod plugin;
 mod run;
@@ -137,13 +138,7 @@ pub fn run(cli: Cli) -> Status {
             written(write_stdout(&crate::kustomize::configuration()), Status::Ok)
         }
         Command::Completions { shell } => written(write_stdout(&completions(shell)), Status::Ok),
-        Command::Man => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-                .render(&mut page)
-                .expect("writing to a Vec cannot fail");
-            written(write_stdout(&String::from_utf8_lossy(&page)), Status::Ok)
-        }
+        Command::Man { dir } => man::man(dir.as_deref()),
         Command::Schema { overlay, krm } => {
             // The committed files, which tests lock to the spec types.
             let schema = match (overlay, krm) {
