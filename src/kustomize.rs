@@ -231,3 +231,67 @@ pub fn configuration() -> String {
     );
     out
 }
+
+/// The annotation that carries a plugin build's warnings on the job.
+pub const WARNINGS_ANNOTATION: &str = "trainc.dev/warnings";
+/// At most this many warnings, each at most this many characters: an
+/// annotation, not a log.
+const MAX_WARNINGS: usize = 20;
+const MAX_WARNING_CHARS: usize = 300;
+
+/// kubectl v1.32 (kustomize v5.5.0) shows a plugin's stderr only when the
+/// plugin fails: `invokePlugin` in api/internal/plugins/execplugin/
+/// execplugin.go takes the plugin's output with `cmd.Output()`, which keeps
+/// stderr for the error it returns (kubernetes-sigs/kustomize#5539), and
+/// tests/kustomize.rs sees it so with the real kubectl. The warnings of a
+/// build that succeeded would vanish: they go on the job (the last object), one per
+/// line, where `kubectl kustomize` output, a diff in review and `kubectl
+/// describe` show them. `warnings = "error"` fails the build instead.
+pub fn annotate_warnings(objects: &mut [crate::render::Object], diagnostics: &[crate::Diagnostic]) {
+    let warnings: Vec<&crate::Diagnostic> = diagnostics.iter().filter(|d| !d.is_error()).collect();
+    let Some(job) = objects.last_mut().filter(|_| !warnings.is_empty()) else {
+        return;
+    };
+    let mut text = format!(
+        "{} warning{} from trainc (kubectl shows a plugin's stderr only when it fails; `trainc check` on the TrainSpec says more, and `warnings: error` in it fails the build):",
+        warnings.len(),
+        if warnings.len() == 1 { "" } else { "s" }
+    );
+    for warning in warnings.iter().take(MAX_WARNINGS) {
+        let line = match &warning.field {
+            Some(field) => format!("{field}: {} [{}]", warning.message, warning.code),
+            None => format!("{} [{}]", warning.message, warning.code),
+        };
+        text.push('\n');
+        if line.chars().count() > MAX_WARNING_CHARS {
+            text.extend(line.chars().take(MAX_WARNING_CHARS - 1));
+            text.push('…');
+        } else {
+            text.push_str(&line);
+        }
+    }
+    if warnings.len() > MAX_WARNINGS {
+        let _ = write!(text, "\n… and {} more", warnings.len() - MAX_WARNINGS);
+    }
+    let Some(metadata) = job
+        .value
+        .get_mut("metadata")
+        .and_then(|m| m.as_object_mut())
+    else {
+        return;
+    };
+    let annotations = metadata
+        .entry("annotations")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    if let Some(map) = annotations.as_object_mut() {
+        map.insert(
+            WARNINGS_ANNOTATION.to_owned(),
+            serde_json::Value::String(text),
+        );
+    }
+    // Kubernetes' order of metadata fields, as the renderers write them.
+    let mut sorted: Vec<(String, serde_json::Value)> =
+        std::mem::take(metadata).into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    metadata.extend(sorted);
+}

@@ -356,5 +356,35 @@ fn compose_and_validate(
     );
     problems.append(&mut validated.diagnostics);
     validated.diagnostics = problems;
+    warnings_as_errors(&tree, validated)
+}
+
+/// `warnings = "error"`: one error that makes the warnings fail the check
+/// and the build, at the setting, when there is any warning and no error
+/// already; the spec is then not built.
+fn warnings_as_errors(tree: &tree::Node, mut validated: Validated) -> Validated {
+    let Some(setting) = tree.get("warnings") else {
+        return validated;
+    };
+    let count = validated.diagnostics.len();
+    if setting.value.value != tree::Value::String("error".to_owned())
+        || count == 0
+        || validated.diagnostics.iter().any(Diagnostic::is_error)
+    {
+        return validated;
+    }
+    validated.spec = None;
+    validated.diagnostics.push(
+        Diagnostic::error(
+            codes::WARNINGS_AS_ERRORS,
+            setting.value.span,
+            format!(
+                "{count} warning{}, and the spec sets `warnings` to `error`: it fails until {} fixed",
+                if count == 1 { "" } else { "s" },
+                if count == 1 { "that one is" } else { "they are" }
+            ),
+        )
+        .with_help("fix what the warnings say; `warnings = \"report\"` (the default) lets the build go on with them"),
+    );
     validated
 }

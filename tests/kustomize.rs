@@ -156,6 +156,58 @@ fn a_patch_beside_the_generator_misses_and_the_examples_layout_works() {
     assert!(gpus(&kustomize(&kubectl, &xdg, &example.join("gpu"))));
 }
 
+/// kubectl shows a plugin's stderr only when it fails, so a warning of a
+/// build that succeeds reaches the output as the job's
+/// `trainc.dev/warnings` annotation; with `warnings: error` the same
+/// TrainSpec fails `kubectl kustomize`, which then shows the warning.
+#[test]
+fn plugin_warnings_reach_the_output_or_fail_the_build() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("krm-warnings-xdg");
+    let dir = temp_dir("kustomize-warnings");
+    let unpinned = SPEC.replace("train:1.4", "train:latest");
+    std::fs::write(dir.join("trainspec.yaml"), &unpinned).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "generators:\n- trainspec.yaml\n",
+    )
+    .unwrap();
+    let output = kustomize(&kubectl, &xdg, &dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let built = objects(&text(&output.stdout));
+    let job = built.iter().find(|o| o["kind"] == "PyTorchJob").unwrap();
+    let said = job["metadata"]["annotations"]["trainc.dev/warnings"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("1 warning from trainc")
+            && said.contains("spec.image: `image` is not pinned")
+            && said.contains("[trainc::image::unpinned]"),
+        "{said}"
+    );
+    // The pods do not carry it: it is about the build, not the run.
+    assert_eq!(
+        text(&output.stdout).matches("trainc.dev/warnings").count(),
+        1
+    );
+    std::fs::write(
+        dir.join("trainspec.yaml"),
+        unpinned.replace("  replicas: 2\n", "  replicas: 2\n  warnings: error\n"),
+    )
+    .unwrap();
+    let strict = kustomize(&kubectl, &xdg, &dir);
+    assert!(!strict.status.success());
+    assert!(strict.stdout.is_empty());
+    let stderr = text(&strict.stderr);
+    assert!(stderr.contains("`image` is not pinned"), "{stderr}");
+    assert!(
+        stderr.contains("the spec sets `warnings` to `error`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn kubectl_kustomize_reports_a_bad_spec() {
     let Some(kubectl) = tool("kubectl") else {

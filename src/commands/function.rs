@@ -80,10 +80,13 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
     }
     report(&sources, &built.diagnostics);
     match built.objects {
-        Some(objects) => super::written(
-            write_stdout(&crate::emit::stream(&objects, crate::emit::Format::Yaml)),
-            Status::Ok,
-        ),
+        Some(mut objects) => {
+            crate::kustomize::annotate_warnings(&mut objects, &built.diagnostics);
+            super::written(
+                write_stdout(&crate::emit::stream(&objects, crate::emit::Format::Yaml)),
+                Status::Ok,
+            )
+        }
         None => Status::Invalid,
     }
 }

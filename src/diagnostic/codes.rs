@@ -212,6 +212,8 @@ codes! {
         "An image reference that is not valid.";
     IMAGE_UNPINNED = "trainc::image::unpinned"
         "An image without a tag or digest, or with `latest`.";
+    WARNINGS_AS_ERRORS = "trainc::warnings::as_errors"
+        "Warnings in a spec that says `warnings = \"error\"`, which makes them fail the check and the build.";
     TARGET_UNSUPPORTED = "trainc::target::unsupported"
         "A setting the chosen target or API level cannot express.";
     MASTER_ELASTIC = "trainc::master::elastic"

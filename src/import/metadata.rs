@@ -57,9 +57,11 @@ pub(super) fn import(job: &mut Job<'_>, metadata: &Json, pod: Option<(&Json, &st
         (k == LABEL_MANAGED_BY && v == "trainc") || (k == LABEL_NAME && *v == *name)
     };
     split(job, "labels", &job_labels, pod, &trainc);
+    // The warnings a kustomize plugin build wrote on the job: its output,
+    // not a setting.
     let job_annotations: Map<String, Json> = strings(&metadata["annotations"])
         .into_iter()
-        .filter(|(k, _)| k != LAST_APPLIED)
+        .filter(|(k, _)| k != LAST_APPLIED && k != crate::kustomize::WARNINGS_ANNOTATION)
         .collect();
     split(job, "annotations", &job_annotations, pod, &|k, v| {
         k == ISTIO.0 && v == ISTIO.1

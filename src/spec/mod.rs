@@ -109,6 +109,9 @@ pub struct Spec {
     /// Settings for `target = "trainjob"` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trainjob: Option<TrainJobOptions>,
+    /// What a warning does: `"report"` (the default: it is said, and the build goes on; as a kustomize plugin, whose stderr kubectl shows only on failure, trainc also puts the warnings on the job in the annotation `trainc.dev/warnings`) or `"error"` (any warning fails `check` and `build`, in every mode, and nothing is written). For CI and GitOps pipelines that must not let a warning pass unseen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Warnings>,
     /// Template values, used in strings as `{{ vars.NAME }}` and overridden with `--set NAME=VALUE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vars: Option<BTreeMap<String, VarValue>>,
@@ -142,6 +145,16 @@ impl Spec {
             && self.command.is_none()
             && self.code.is_none()
     }
+}
+
+/// What a warning does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Warnings {
+    /// Said, and the build goes on.
+    Report,
+    /// Fails the check and the build.
+    Error,
 }
 
 /// The kind of objects trainc generates.

@@ -45,6 +45,17 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
     }
     if let Some(annotations) = &spec.annotations {
+        if annotations.contains_key(crate::kustomize::WARNINGS_ANNOTATION) {
+            let pointer = at("/annotations", crate::kustomize::WARNINGS_ANNOTATION);
+            r.push(
+                Diagnostic::error(
+                    codes::METADATA_RESERVED,
+                    r.key(&pointer),
+                    format!("annotation `{}` is trainc's: as a kustomize plugin it writes there the warnings of the build", crate::kustomize::WARNINGS_ANNOTATION),
+                )
+                .with_help("remove it; to make warnings fail the build, set `warnings = \"error\"`"),
+            );
+        }
         for key in annotations.keys() {
             if let Err(why) = names::qualified_name(key) {
                 r.push(invalid_key(
