@@ -310,8 +310,10 @@ pub fn set_from_command_line(
 /// that would not read back as written (`1.10`, `1e3`), alone or in a
 /// list, is its text, as in `[vars]` (`template::keep_written`).
 fn command_line_value(text: &str, span: Span) -> Node {
+    // Read on its own, so that each number of a list has its own written
+    // text (the command line's source holds the value as one span).
     let mut scratch = Sources::new();
-    let id = scratch.add(COMMAND_LINE, format!("v = {text}"));
+    let id = scratch.add("--set value", format!("v = {text}"));
     let parsed = crate::parse::parse(id, scratch.get(id))
         .ok()
         .and_then(|root| match root.value {
@@ -320,37 +322,27 @@ fn command_line_value(text: &str, span: Span) -> Node {
         });
     match parsed {
         Some(mut node) => {
-            as_written(&mut node, &scratch, span);
+            crate::template::as_written(&mut node, &scratch);
+            placed_at(&mut node, span);
             node
         }
         None => Node::new(Value::String(text.to_owned()), span),
     }
 }
 
-/// Each number of a `--set` value that does not read back as written made
-/// its text, and every span the value's place on the command line.
-fn as_written(node: &mut Node, scratch: &Sources, span: Span) {
-    if let Value::Integer(_) | Value::Float(_) = node.value {
-        let source = scratch.get(node.span.source);
-        let written = source
-            .text
-            .get(node.span.start..node.span.end)
-            .unwrap_or("");
-        if !crate::template::reads_back(&node.value, written.trim()) {
-            node.value = Value::String(written.trim().to_owned());
-        }
-    }
+/// Every span of a `--set` value: its place on the command line.
+fn placed_at(node: &mut Node, span: Span) {
     node.span = span;
     match &mut node.value {
         Value::Array(items) => {
             for item in items {
-                as_written(item, scratch, span);
+                placed_at(item, span);
             }
         }
         Value::Table(entries) => {
             for entry in entries {
                 entry.key_span = span;
-                as_written(&mut entry.value, scratch, span);
+                placed_at(&mut entry.value, span);
             }
         }
         _ => {}

@@ -288,10 +288,8 @@ pub fn annotate_warnings(objects: &mut [crate::render::Object], diagnostics: &[c
             WARNINGS_ANNOTATION.to_owned(),
             serde_json::Value::String(text),
         );
+        map.sort_keys();
     }
-    // Kubernetes' order of metadata fields, as the renderers write them.
-    let mut sorted: Vec<(String, serde_json::Value)> =
-        std::mem::take(metadata).into_iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    metadata.extend(sorted);
+    // In alphabetical order, as the renderers write every map.
+    metadata.sort_keys();
 }

@@ -51,18 +51,16 @@ pub fn describe(
     let _ = writeln!(out, "{headline}");
     field(&mut out, "operator", &operator);
     field(&mut out, "nodes", &nodes(model));
-    let workers = Pods::of(&model.container, model.shm.as_deref(), model.nodes.max());
-    let mut all = vec![workers];
-    match &model.master {
-        Some(master) => {
-            let master = Pods::of(&master.container, master.shm.as_deref(), 1);
-            field(&mut out, "the Master", &master.text());
-            all[0].count -= 1;
-            field(&mut out, "per worker", &all[0].each().text());
-            all.push(master);
-        }
-        None => field(&mut out, "per node", &all[0].each().text()),
-    }
+    let pods = |count| Pods::of(&model.container, model.shm.as_deref(), count);
+    let all = if let Some(master) = &model.master {
+        let master = Pods::of(&master.container, master.shm.as_deref(), 1);
+        field(&mut out, "the Master", &master.text());
+        field(&mut out, "per worker", &pods(1).text());
+        vec![pods(model.nodes.max() - 1), master]
+    } else {
+        field(&mut out, "per node", &pods(1).text());
+        vec![pods(model.nodes.max())]
+    };
     if model.nodes.max() > 1 {
         let label = match model.nodes {
             Nodes::Fixed(_) => "in total",

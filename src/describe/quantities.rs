@@ -11,7 +11,7 @@ pub(super) struct Pods<'a> {
     requests: &'a BTreeMap<String, String>,
     limits: &'a BTreeMap<String, String>,
     shm: Option<&'a str>,
-    pub(super) count: u32,
+    count: u32,
 }
 
 impl<'a> Pods<'a> {
@@ -24,38 +24,41 @@ impl<'a> Pods<'a> {
         }
     }
 
-    /// One of these pods.
-    pub(super) fn each(self) -> Pods<'a> {
-        Pods { count: 1, ..self }
-    }
-
     /// Requests (and limits where they differ) of these pods, plus
     /// /dev/shm.
     pub(super) fn text(self) -> String {
-        let mut text = total(&[self]);
-        if let Some(shm) = self.shm {
-            let shm = format!("/dev/shm {shm} (counts against memory)");
-            text = if text == NOTHING {
-                shm
-            } else {
-                format!("{text}, {shm}")
-            };
-        }
-        text
+        let mut parts = parts(&[self]);
+        parts.extend(
+            self.shm
+                .map(|shm| format!("/dev/shm {shm} (counts against memory)")),
+        );
+        joined(&parts)
     }
 }
 
-const NOTHING: &str = "nothing requested (the cluster's defaults)";
-
 /// Requests (and limits where they differ) of every pod of `groups`.
 pub(super) fn total(groups: &[Pods<'_>]) -> String {
+    joined(&parts(groups))
+}
+
+fn joined(parts: &[String]) -> String {
+    if parts.is_empty() {
+        "nothing requested (the cluster's defaults)".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Each resource's requests (and limits where they differ) summed over the
+/// pods of `groups`.
+fn parts(groups: &[Pods<'_>]) -> Vec<String> {
     let mut names: Vec<&String> = groups
         .iter()
         .flat_map(|g| g.requests.keys().chain(g.limits.keys()))
         .collect();
     names.sort();
     names.dedup();
-    let parts: Vec<String> = names
+    names
         .into_iter()
         .map(|name| {
             let having: Vec<&Pods<'_>> = groups
@@ -86,12 +89,7 @@ pub(super) fn total(groups: &[Pods<'_>]) -> String {
                 (None, None) => String::new(),
             }
         })
-        .collect();
-    if parts.is_empty() {
-        NOTHING.to_owned()
-    } else {
-        parts.join(", ")
-    }
+        .collect()
 }
 
 /// `q × n + …`, in the quantities' own suffix when they share one:

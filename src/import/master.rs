@@ -36,7 +36,7 @@ pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc,
         job.set("/master/image", json!(own));
     }
     let shm = |replica: &Json, container: &Json| {
-        volumes::pod_shm(&replica["template"]["spec"], container)
+        volumes::pod_shm(&replica["template"]["spec"], container).map(|(_, size)| size)
     };
     let (master_shm, worker_shm) = (shm(pair.master, master), shm(pair.worker, worker));
     if master["resources"] != worker["resources"] || master_shm != worker_shm {
@@ -110,15 +110,10 @@ fn index(replica: &Json) -> usize {
         .unwrap_or(0)
 }
 
-fn restart_of(replica: &Json) -> &str {
-    replica["restartPolicy"]
-        .as_str()
-        .unwrap_or(defaults::RESTART_POLICY)
-}
-
 /// The Workers' restart policy is the spec's; the Master's its own.
 fn restart(job: &mut Job<'_>, pair: &Pair<'_>) {
-    let (own, workers) = (restart_of(pair.master), restart_of(pair.worker));
+    let restart = super::pytorchjob::restart;
+    let (own, workers) = (restart(pair.master), restart(pair.worker));
     if own == workers {
         return;
     }
@@ -199,15 +194,9 @@ fn resources(job: &mut Job<'_>, workers: &Json, places: &[String; 2], shm: Optio
 fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
     let normal = |replica: &Json| {
         let mut template = replica["template"].clone();
-        let spec = &template["spec"];
-        let shm_volume = trainer(replica).and_then(|c| {
-            volumes::pod_shm(spec, c)?;
-            c["volumeMounts"]
-                .as_array()?
-                .iter()
-                .find(|m| m["mountPath"] == "/dev/shm")
-                .map(|m| m["name"].clone())
-        });
+        let shm_volume = trainer(replica)
+            .and_then(|c| volumes::pod_shm(&template["spec"], c))
+            .map(|(name, _)| name.clone());
         // Masked where they are, so that what differs is still found at
         // its place in the input.
         if let Some(name) = &shm_volume

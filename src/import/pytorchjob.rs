@@ -201,11 +201,11 @@ fn alike(job: &mut Job<'_>, primary: &Json, worker_type: &str, worker: &Json) {
     }
 }
 
-fn restart(replica: &Json) -> String {
+/// A replica's restart policy, the operator's default where it has none.
+pub(super) fn restart(replica: &Json) -> &str {
     replica["restartPolicy"]
         .as_str()
         .unwrap_or(defaults::RESTART_POLICY)
-        .to_owned()
 }
 
 /// `replicas`: fixed from Master + Worker, or elastic `"min:max"`; returns

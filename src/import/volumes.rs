@@ -116,7 +116,7 @@ fn shm(job: &mut Job<'_>, volume: &Json, mount: &Json) -> bool {
 
 /// The size of a volume mounted at `/dev/shm` as trainc writes it: a
 /// memory-backed emptyDir with a size limit, and nothing else.
-pub(super) fn shm_size(volume: &Json, mount: &Json) -> Option<String> {
+fn shm_size(volume: &Json, mount: &Json) -> Option<String> {
     let plain_mount = mount
         .as_object()
         .is_some_and(|m| m.keys().all(|k| k == "name" || k == "mountPath"));
@@ -129,9 +129,9 @@ pub(super) fn shm_size(volume: &Json, mount: &Json) -> Option<String> {
     (plain_mount && sized && plain_volume).then(|| quantity(&dir["sizeLimit"]))
 }
 
-/// The `/dev/shm` size of the pod `spec` whose training container is
-/// `container`.
-pub(super) fn pod_shm(spec: &Json, container: &Json) -> Option<String> {
+/// The `/dev/shm` volume of the pod `spec` whose training container is
+/// `container`, as trainc writes it: its name and size.
+pub(super) fn pod_shm<'a>(spec: &Json, container: &'a Json) -> Option<(&'a Json, String)> {
     let mount = container["volumeMounts"]
         .as_array()?
         .iter()
@@ -140,7 +140,7 @@ pub(super) fn pod_shm(spec: &Json, container: &Json) -> Option<String> {
         .as_array()?
         .iter()
         .find(|v| v["name"] == mount["name"])?;
-    shm_size(volume, mount)
+    Some((&mount["name"], shm_size(volume, mount)?))
 }
 
 /// A Kubernetes quantity as the spec writes it: always a string.

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{non_empty, non_empty_vec};
-use crate::model::{Code, EnvValue, Model, VolumeSource};
+use crate::model::{Code, Container, EnvValue, Master, Model, VolumeSource};
 
 /// The volume that backs `/dev/shm`. The `trainc-` prefix is reserved for
 /// trainc's own volumes, so it cannot clash with a volume of the spec.
@@ -24,22 +24,57 @@ pub(super) struct PodShape<'a> {
     pub job_selector: BTreeMap<String, String>,
 }
 
+/// What sets one replica's pods apart from the rest of the job: the
+/// training container and `/dev/shm` (a PyTorchJob's `[master]`).
+#[derive(Clone, Copy)]
+pub(super) struct Role<'a> {
+    pub container: &'a Container,
+    pub shm: Option<&'a str>,
+}
+
+impl<'a> Role<'a> {
+    /// The job's own: every pod's but a Master's of its own.
+    pub(super) fn of(model: &'a Model) -> Role<'a> {
+        Role {
+            container: &model.container,
+            shm: model.shm.as_deref(),
+        }
+    }
+
+    pub(super) fn master(master: &'a Master) -> Role<'a> {
+        Role {
+            container: &master.container,
+            shm: master.shm.as_deref(),
+        }
+    }
+}
+
+/// The pod template of every pod of the job.
 pub(super) fn template(model: &Model, shape: &PodShape<'_>) -> core::PodTemplateSpec {
+    template_as(model, Role::of(model), shape)
+}
+
+/// The pod template of the pods of `role`.
+pub(super) fn template_as(
+    model: &Model,
+    role: Role<'_>,
+    shape: &PodShape<'_>,
+) -> core::PodTemplateSpec {
     core::PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: non_empty(&model.labels),
             annotations: non_empty(&model.pod_annotations),
             ..ObjectMeta::default()
         }),
-        spec: Some(pod_spec(model, shape)),
+        spec: Some(pod_spec(model, role, shape)),
     }
 }
 
-pub(super) fn pod_spec(model: &Model, shape: &PodShape<'_>) -> core::PodSpec {
+fn pod_spec(model: &Model, role: Role<'_>, shape: &PodShape<'_>) -> core::PodSpec {
     let s = &model.scheduling;
     core::PodSpec {
-        containers: vec![container(model, shape)],
-        volumes: non_empty_vec(volumes(model)),
+        containers: vec![container(model, role, shape)],
+        volumes: non_empty_vec(volumes(model, role)),
         node_selector: non_empty(&s.node_selector),
         tolerations: non_empty_vec(tolerations(model)),
         affinity: s.spread_across_nodes.then(|| spread(shape)),
@@ -99,8 +134,8 @@ pub(super) fn env_from(model: &Model) -> Vec<core::EnvFromSource> {
         .collect()
 }
 
-pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container {
-    let c = &model.container;
+fn container(model: &Model, role: Role<'_>, shape: &PodShape<'_>) -> core::Container {
+    let c = role.container;
     let mut ports: Vec<core::ContainerPort> = shape
         .fixed_ports
         .iter()
@@ -133,8 +168,8 @@ pub(super) fn container(model: &Model, shape: &PodShape<'_>) -> core::Container 
         image_pull_policy: c.image_pull_policy.clone(),
         security_context: security(model),
         ports: non_empty_vec(ports),
-        resources: resources(model),
-        volume_mounts: non_empty_vec(mounts(model)),
+        resources: resources(c),
+        volume_mounts: non_empty_vec(mounts(model, role)),
         ..core::Container::default()
     }
 }
@@ -204,8 +239,7 @@ pub(super) fn env_vars(vars: &[crate::model::EnvVar]) -> Vec<core::EnvVar> {
         .collect()
 }
 
-pub(super) fn resources(model: &Model) -> Option<core::ResourceRequirements> {
-    let c = &model.container;
+pub(super) fn resources(c: &Container) -> Option<core::ResourceRequirements> {
     if c.requests.is_empty() && c.limits.is_empty() {
         return None;
     }
@@ -223,7 +257,7 @@ pub(super) fn resources(model: &Model) -> Option<core::ResourceRequirements> {
     })
 }
 
-pub(super) fn mounts(model: &Model) -> Vec<core::VolumeMount> {
+pub(super) fn mounts(model: &Model, role: Role<'_>) -> Vec<core::VolumeMount> {
     let mut mounts: Vec<core::VolumeMount> = model
         .volumes
         .iter()
@@ -235,7 +269,7 @@ pub(super) fn mounts(model: &Model) -> Vec<core::VolumeMount> {
             ..Default::default()
         })
         .collect();
-    if model.shm.is_some() {
+    if role.shm.is_some() {
         mounts.push(core::VolumeMount {
             name: SHM_VOLUME.to_owned(),
             mount_path: "/dev/shm".to_owned(),
@@ -260,7 +294,7 @@ pub(super) fn mounts(model: &Model) -> Vec<core::VolumeMount> {
     mounts
 }
 
-pub(super) fn volumes(model: &Model) -> Vec<core::Volume> {
+pub(super) fn volumes(model: &Model, role: Role<'_>) -> Vec<core::Volume> {
     let mut volumes: Vec<core::Volume> = model
         .volumes
         .iter()
@@ -299,12 +333,12 @@ pub(super) fn volumes(model: &Model) -> Vec<core::Volume> {
             volume
         })
         .collect();
-    if let Some(size) = &model.shm {
+    if let Some(size) = role.shm {
         volumes.push(core::Volume {
             name: SHM_VOLUME.to_owned(),
             empty_dir: Some(core::EmptyDirVolumeSource {
                 medium: Some("Memory".to_owned()),
-                size_limit: Some(Quantity(size.clone())),
+                size_limit: Some(Quantity(size.to_owned())),
             }),
             ..Default::default()
         });

@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::pod::{self, PodShape};
+use super::pod::{self, PodShape, Role};
 use super::{Object, metadata};
 use crate::model::{Model, Nodes};
 
@@ -242,16 +242,11 @@ pub(super) fn render(model: &Model) -> Object {
     // Master's apart. Its template goes in as JSON, made once and moved into
     // place: serialising it inside the job would copy it again, and a pod
     // with thousands of volumes is large.
-    let mut template = replica_template(model, &shape);
-    let master = model.master.as_ref().map(|own| {
-        let master = Model {
-            container: own.container.clone(),
-            shm: own.shm.clone(),
-            master: None,
-            ..model.clone()
-        };
-        replica_template(&master, &shape)
-    });
+    let mut template = replica_template(model, Role::of(model), &shape);
+    let master = model
+        .master
+        .as_ref()
+        .map(|own| replica_template(model, Role::master(own), &shape));
     if let Some(specs) = object
         .value
         .pointer_mut("/spec/pytorchReplicaSpecs")
@@ -274,8 +269,8 @@ pub(super) fn render(model: &Model) -> Object {
 }
 
 /// One replica's pod template, as JSON.
-fn replica_template(model: &Model, shape: &PodShape<'_>) -> Value {
-    let mut template = pod::template(model, shape);
+fn replica_template(model: &Model, role: Role<'_>, shape: &PodShape<'_>) -> Value {
+    let mut template = pod::template_as(model, role, shape);
     if model.elastic.is_some()
         && model.pod.host_network
         && let Some(container) = template

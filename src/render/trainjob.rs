@@ -287,7 +287,7 @@ pub(super) fn render(model: &Model) -> Object {
             labels: non_empty(&model.labels),
         });
     let s = &model.scheduling;
-    let mounts = pod::mounts(model);
+    let mounts = pod::mounts(model, pod::Role::of(model));
     // v2.0's podSpecOverrides have no affinity and no imagePullSecrets, and
     // only v2.2's runtimePatches have security contexts; validation rejects a
     // spec that needs them where they are not.
@@ -308,7 +308,7 @@ pub(super) fn render(model: &Model) -> Object {
         node_selector: non_empty(&s.node_selector),
         service_account_name: s.service_account_name.clone(),
         tolerations: non_empty_vec(pod::tolerations(model)),
-        volumes: non_empty_vec(pod::volumes(model)),
+        volumes: non_empty_vec(pod::volumes(model, pod::Role::of(model))),
     };
     let mut spec = Spec {
         runtime_ref: RuntimeRef {
@@ -420,7 +420,7 @@ fn place_pod_patch(
 /// would start one process per node (kubeflow/trainer v2.0.0,
 /// `pkg/runtime/framework/plugins/torch/torch.go` `calculateNumProcPerNode`).
 fn resources_per_node(model: &Model) -> Option<core::ResourceRequirements> {
-    let mut resources = pod::resources(model)?;
+    let mut resources = pod::resources(&model.container)?;
     if resources.requests.is_none() {
         resources.requests.clone_from(&resources.limits);
     }

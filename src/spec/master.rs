@@ -46,9 +46,10 @@ impl Origin {
 /// One request or limit of the Master, and where it was written.
 pub(super) type Written<'a> = (&'a Quantity, Origin);
 
-/// The Master's cpu, memory and ephemeral storage: each request, and its
-/// limit as it stands (`None`: limit = request), with where each was written.
-pub struct MasterQuantity<'a> {
+/// A pod's cpu, memory or ephemeral storage: its request, and its limit as
+/// it stands (`None`: limit = request), with where each was written.
+#[derive(Clone, Copy, Default)]
+pub struct PodQuantity<'a> {
     pub request: Option<Written<'a>>,
     pub limit: Option<Written<'a>>,
 }
@@ -66,6 +67,30 @@ impl Resources {
             _ => self.ephemeral_storage.as_ref(),
         }
     }
+
+    /// The request and limit of `key` (one of [`LIMITED`]) as the Workers
+    /// have them, from `[resources]`.
+    pub fn quantity(&self, key: &str) -> PodQuantity<'_> {
+        PodQuantity {
+            request: self.request(key).map(|q| (q, Origin::Workers)),
+            limit: self
+                .limits
+                .as_ref()
+                .and_then(|l| l.limit(key))
+                .map(|q| (q, Origin::Workers)),
+        }
+    }
+}
+
+/// A field of `[master.resources]`, else of `[resources]`.
+fn laid_over<T: Clone>(
+    own: Option<&Resources>,
+    workers: Option<&Resources>,
+    field: impl Fn(&Resources) -> Option<&T>,
+) -> Option<T> {
+    own.and_then(&field)
+        .or_else(|| workers.and_then(&field))
+        .cloned()
 }
 
 impl ResourceLimits {
@@ -84,26 +109,27 @@ impl Master {
     /// value of `[master.resources]` wins; a request written there without
     /// its own limit is not limited by `[resources.limits]`, which was
     /// written against the Workers' request.
-    pub fn quantity<'a>(&'a self, workers: Option<&'a Resources>, key: &str) -> MasterQuantity<'a> {
+    pub fn quantity<'a>(&'a self, workers: Option<&'a Resources>, key: &str) -> PodQuantity<'a> {
         let own = self.resources.as_ref();
         let own_request = own.and_then(|r| r.request(key));
         let own_limit = own
             .and_then(|r| r.limits.as_ref())
             .and_then(|l| l.limit(key));
-        let request = own_request.map(|q| (q, Origin::Master)).or_else(|| {
-            workers
-                .and_then(|r| r.request(key))
-                .map(|q| (q, Origin::Workers))
-        });
+        let theirs = workers.map(|r| r.quantity(key));
+        let request = own_request
+            .map(|q| (q, Origin::Master))
+            .or_else(|| theirs.and_then(|q| q.request));
         let limit = match (own_limit, own_request) {
             (Some(q), _) => Some((q, Origin::Master)),
             (None, Some(_)) => None,
-            (None, None) => workers
-                .and_then(|r| r.limits.as_ref())
-                .and_then(|l| l.limit(key))
-                .map(|q| (q, Origin::Workers)),
+            (None, None) => theirs.and_then(|q| q.limit),
         };
-        MasterQuantity { request, limit }
+        PodQuantity { request, limit }
+    }
+
+    /// The Master's GPUs: its own `gpus`, else the Workers'.
+    pub fn gpus(&self, workers: Option<&Resources>) -> Option<u32> {
+        laid_over(self.resources.as_ref(), workers, |r| r.gpus.as_ref())
     }
 
     /// The Master's resources as one table, `[resources]` with
@@ -128,23 +154,14 @@ impl Master {
             memory: memory_limit,
             ephemeral_storage: ephemeral_limit,
         };
-        let either = |f: fn(&Resources) -> Option<&Quantity>| {
-            own.and_then(f).or_else(|| workers.and_then(f)).cloned()
-        };
         Some(Resources {
             cpu,
             memory,
             ephemeral_storage,
-            gpus: own
-                .and_then(|r| r.gpus)
-                .or_else(|| workers.and_then(|r| r.gpus)),
-            gpu_resource: own
-                .and_then(|r| r.gpu_resource.clone())
-                .or_else(|| workers.and_then(|r| r.gpu_resource.clone())),
-            shm: either(|r| r.shm.as_ref()),
-            extended: own
-                .and_then(|r| r.extended.clone())
-                .or_else(|| workers.and_then(|r| r.extended.clone())),
+            gpus: self.gpus(workers),
+            gpu_resource: laid_over(own, workers, |r| r.gpu_resource.as_ref()),
+            shm: laid_over(own, workers, |r| r.shm.as_ref()),
+            extended: laid_over(own, workers, |r| r.extended.as_ref()),
             limits: (limits != ResourceLimits::default()).then_some(limits),
         })
     }

@@ -460,7 +460,7 @@ mod run;
 mod schema;
 
 pub use container::{Code, DnsPolicy, EnvFrom, ImagePullPolicy, SecurityContext};
-pub use master::{LIMITED, Master, MasterQuantity, Origin};
+pub use master::{LIMITED, Master, Origin, PodQuantity};
 
 pub use run::{
     ApiLevel, CleanPodPolicy, Elastic, Initializer, Initializers, Policy, RdzvBackend,

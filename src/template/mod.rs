@@ -20,7 +20,7 @@ mod bounded;
 mod guard;
 mod written;
 
-pub use written::{keep_written, reads_back};
+pub use written::{as_written, keep_written};
 
 /// Enough for any real template (a few dozen steps), small enough that a
 /// runaway loop stops within milliseconds.

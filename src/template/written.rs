@@ -19,7 +19,10 @@ pub fn keep_written(tree: &mut Node, sources: &Sources) {
     as_written(&mut vars.value, sources);
 }
 
-fn as_written(node: &mut Node, sources: &Sources) {
+/// Each number in `node` that does not read back as written made its
+/// text: `[vars]` here, a `--set` value as it is read
+/// (`compose::set_from_command_line`).
+pub fn as_written(node: &mut Node, sources: &Sources) {
     match &mut node.value {
         Value::Table(entries) => {
             for entry in entries {
@@ -53,7 +56,7 @@ fn as_written(node: &mut Node, sources: &Sources) {
 }
 
 /// Whether `value` prints as `written` (digit separators and a `+` aside).
-pub fn reads_back(value: &Value, written: &str) -> bool {
+fn reads_back(value: &Value, written: &str) -> bool {
     let plain = written.trim_start_matches('+').replace('_', "");
     match value {
         Value::Integer(i) => plain == i.to_string(),

@@ -80,10 +80,7 @@ fn has_master(r: &mut Rules<'_>) -> bool {
 
 /// The GPUs of the Workers and of the Master.
 fn gpu_counts(r: &Rules<'_>, master: &Master) -> (u32, u32) {
-    let master_gpus = master
-        .resources(r.spec.resources.as_ref())
-        .and_then(|m| m.gpus)
-        .unwrap_or(0);
+    let master_gpus = master.gpus(r.spec.resources.as_ref()).unwrap_or(0);
     (r.gpus(), master_gpus)
 }
 

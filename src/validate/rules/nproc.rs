@@ -163,10 +163,7 @@ fn gpus(r: &mut Rules<'_>) {
         return;
     };
     let own = master.resources.as_ref().and_then(|m| m.gpus).is_some();
-    let gpus = master
-        .resources(spec.resources.as_ref())
-        .and_then(|m| m.gpus)
-        .unwrap_or(0);
+    let gpus = master.gpus(spec.resources.as_ref()).unwrap_or(0);
     match (&master.n_proc_per_node, &spec.n_proc_per_node) {
         (Some(nproc), _) => against_gpus(r, nproc, "/master", gpus),
         // `"gpu"` follows the Master's own GPUs.

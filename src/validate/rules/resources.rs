@@ -2,7 +2,7 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{LIMITED, Origin, Quantity, Resources};
+use crate::spec::{LIMITED, Origin, PodQuantity, Quantity, Resources};
 use crate::syntax::{names, quantity};
 
 /// What a quantity measures, which decides what looks like a mistake.
@@ -21,16 +21,8 @@ pub(super) fn check(r: &mut Rules<'_>) {
         written(r, "/master/resources", resources);
     }
     let workers = LIMITED.map(|key| {
-        let table = spec.resources.as_ref();
-        let request = table.and_then(|t| t.request(key));
-        let limit = table
-            .and_then(|t| t.limits.as_ref())
-            .and_then(|l| l.limit(key));
-        (
-            key,
-            placed(request.map(|q| (q, Origin::Workers)), "", key),
-            placed(limit.map(|q| (q, Origin::Workers)), "/limits", key),
-        )
+        let q = spec.resources.as_ref().map(|t| t.quantity(key));
+        placed(key, q.unwrap_or_default())
     });
     let shm = spec
         .resources
@@ -41,14 +33,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
     if let Some(master) = spec.master_role()
         && master.resources.is_some()
     {
-        let pod = LIMITED.map(|key| {
-            let q = master.quantity(spec.resources.as_ref(), key);
-            (
-                key,
-                placed(q.request, "", key),
-                placed(q.limit, "/limits", key),
-            )
-        });
+        let pod = LIMITED.map(|key| placed(key, master.quantity(spec.resources.as_ref(), key)));
         let own = master.resources.as_ref().and_then(|t| t.shm.as_ref());
         let shm = match own {
             Some(q) => Some((q, "/master/resources/shm".to_owned())),
@@ -61,10 +46,16 @@ pub(super) fn check(r: &mut Rules<'_>) {
 /// A quantity and the pointer of where it was written.
 type At<'a> = (&'a Quantity, String);
 
-/// `key`'s quantity with its pointer in the table it came from (`under`
-/// that table: `/limits` for a limit).
-fn placed<'a>(written: Option<(&'a Quantity, Origin)>, under: &str, key: &str) -> Option<At<'a>> {
-    written.map(|(q, origin)| (q, format!("{}{under}/{key}", origin.table())))
+/// `key`'s request and limit, each with its pointer in the table it came
+/// from.
+fn placed<'a>(
+    key: &'static str,
+    q: PodQuantity<'a>,
+) -> (&'static str, Option<At<'a>>, Option<At<'a>>) {
+    let at = |written: Option<(&'a Quantity, Origin)>, under: &str| {
+        written.map(|(q, origin)| (q, format!("{}{under}/{key}", origin.table())))
+    };
+    (key, at(q.request, ""), at(q.limit, "/limits"))
 }
 
 /// Each quantity of a table of resources on its own: its syntax, and the
