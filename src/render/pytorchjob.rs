@@ -239,7 +239,10 @@ pub(super) fn render(model: &Model) -> Object {
     };
     let mut object = Object::new(KIND, &model.name, &job);
     // Master and Worker run the same pod, unless `[master]` sets the
-    // Master's apart. Its template goes in as JSON, made once and moved into
+    // Master's apart: the operator makes each replica type's pods from that
+    // replica's own template and restart policy (kubeflow/trainer v1.7.0 and
+    // v1.9.2, `pkg/controller.v1/common/pod.go` `createNewPod`:
+    // `spec.Template.DeepCopy()`, then `core.SetRestartPolicy`). Its template goes in as JSON, made once and moved into
     // place: serialising it inside the job would copy it again, and a pod
     // with thousands of volumes is large.
     let mut template = replica_template(model, Role::of(model), &shape);
