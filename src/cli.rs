@@ -202,7 +202,8 @@ fn name_and_path(text: &str) -> Result<(String, PathBuf), String> {
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s); `-` reads standard input.
+    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s), or directories
+    /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write one spec per job into this directory, named after the job
@@ -234,7 +235,8 @@ pub enum ImportFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s); `-` reads standard input.
+    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s), or directories
+    /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// How to print diagnostics.
@@ -247,6 +249,10 @@ pub struct VerifyArgs {
     /// a TrainJob whose runtime the files do not hold is checked against these.
     #[arg(long, value_name = "FILE")]
     pub runtimes: Option<PathBuf>,
+    /// Fail on objects of kinds trainc has no schema for (custom resources
+    /// other than Kubeflow's), instead of counting them as not checked.
+    #[arg(long)]
+    pub require_schemas: bool,
 }
 
 /// What to generate for, for `build` and `check` (which checks what `build` builds).

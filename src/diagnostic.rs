@@ -23,6 +23,9 @@ pub mod sarif;
 pub enum Severity {
     Error,
     Warning,
+    /// Neither wrong nor suspect: what a command did not do (`trainc
+    /// verify`'s kinds it has no schema for).
+    Note,
 }
 
 impl Severity {
@@ -30,6 +33,7 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -60,6 +64,10 @@ impl Diagnostic {
 
     pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, code, span, message)
+    }
+
+    pub fn note(code: &'static str, span: Span, message: impl Into<String>) -> Self {
+        Self::new(Severity::Note, code, span, message)
     }
 
     /// Points the spans at renumbered sources (see [`crate::Sources::absorb`]).
@@ -151,7 +159,10 @@ impl Diagnostic {
         // `x\n::error ...` starts no command); other controls are escaped.
         format!(
             "::{} file={},line={line},col={col},title={}::{}",
-            self.severity.as_str(),
+            match self.severity {
+                Severity::Note => "notice",
+                other => other.as_str(),
+            },
             escape_for_terminal(&escape_github_property(file)),
             escape_github_property(self.code),
             escape_for_terminal(&escape_github_data(&message)),
@@ -532,6 +543,7 @@ impl miette::Diagnostic for Report<'_> {
         Some(match self.diagnostic.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
+            Severity::Note => miette::Severity::Advice,
         })
     }
 
@@ -564,7 +576,10 @@ impl miette::Diagnostic for Report<'_> {
 /// A one-line tally such as `2 errors, 1 warning`.
 pub fn summary(diagnostics: &[Diagnostic]) -> String {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
+    let warnings = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     format!(
         "{}, {}",

@@ -464,6 +464,7 @@ impl Context {
         let severity = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "info",
         };
         let mut result =
             json!({"message": message, "severity": severity, "tags": {"code": d.code}});

@@ -12,6 +12,9 @@ use crate::diagnostic::{Diagnostic, codes};
 /// The largest spec file trainc reads. Real specs are a few kilobytes; the limit
 /// keeps a mistaken `trainc check /var/log/huge.log` from eating memory.
 pub const MAX_SOURCE_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest manifest file `trainc verify` reads: a large repository's whole
+/// rendered output in one stream.
+pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Index of a source in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -195,6 +198,12 @@ impl fmt::Display for ReadError {
 /// Files over [`MAX_SOURCE_BYTES`] are refused before they are read whole, and
 /// invalid UTF-8 is reported at the line and column of the first bad byte.
 pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
+    read_limited(sources, path, MAX_SOURCE_BYTES)
+}
+
+/// [`read`] with another size limit: a repository's rendered manifests
+/// ([`MAX_MANIFEST_BYTES`]) are far larger than a spec.
+pub fn read_limited(sources: &mut Sources, path: &Path, limit: u64) -> Result<SourceId, ReadError> {
     use std::io::Read;
 
     let name = path.display().to_string();
@@ -206,7 +215,7 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
     if path == Path::new("-") {
         std::io::stdin()
             .lock()
-            .take(MAX_SOURCE_BYTES + 1)
+            .take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(io)?;
     } else {
@@ -214,9 +223,7 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
         if file.metadata().map_err(io)?.is_dir() {
             return Err(io(std::io::Error::other("is a directory")));
         }
-        file.take(MAX_SOURCE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
+        file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
     }
     let (name, dir) = if path == Path::new("-") {
         ("<stdin>".to_owned(), None)
@@ -229,7 +236,7 @@ pub fn read(sources: &mut Sources, path: &Path) -> Result<SourceId, ReadError> {
         );
         (name, dir)
     };
-    let id = add_bytes(sources, name, bytes)?;
+    let id = add_bytes_limited(sources, name, bytes, limit)?;
     sources.set_dir(id, dir);
     Ok(id)
 }
@@ -258,7 +265,11 @@ pub fn add_bytes_limited(
                 Span::new(id, 0, 0),
                 format!("`{name}` is larger than {} MiB", limit / (1024 * 1024)),
             )
-            .with_help("a training spec is a few kilobytes; check that this is the right file"),
+            .with_help(if limit > MAX_SOURCE_BYTES {
+                "split the manifests into several files, or pass their directory"
+            } else {
+                "a training spec is a few kilobytes; check that this is the right file"
+            }),
         )));
     }
     match String::from_utf8(bytes) {

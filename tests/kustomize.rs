@@ -518,3 +518,96 @@ fn the_dev_example_renames_the_gpu_variant() {
         "{claims:?}"
     );
 }
+
+/// The CI gate of a real repository: what `kubectl kustomize` renders from
+/// the dev example plus the repository's own Secret, ServiceAccount and
+/// Kueue LocalQueue, piped to `trainc verify -`. The built-in kinds are
+/// checked, the LocalQueue is listed as not checked, and an invalid Secret
+/// fails at its document and field.
+#[test]
+fn a_rendered_repository_verifies_with_its_other_kinds_listed() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("verify-xdg");
+    let work = temp_dir("verify-repository");
+    crate::corpus::copy_tree(&root().join("examples/kustomize"), &work.join("kustomize"));
+    let repo = work.join("kustomize/repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("kustomization.yaml"),
+        "resources:\n- ../dev\n- extra.yaml\n",
+    )
+    .unwrap();
+    let extra = |secret_data: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: wandb\n{secret_data}---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: trainer\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team-a\nspec:\n  clusterQueue: cluster-queue\n"
+        )
+    };
+    let verify = |data: &str| {
+        std::fs::write(repo.join("extra.yaml"), extra(data)).unwrap();
+        let rendered = kustomize(&kubectl, &xdg, &repo);
+        assert!(rendered.status.success(), "{}", text(&rendered.stderr));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainc"))
+            .args(["verify", "--format", "json", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), &rendered.stdout).unwrap();
+        (text(&rendered.stdout), child.wait_with_output().unwrap())
+    };
+
+    let (rendered, good) = verify("data:\n  WANDB_API_KEY: bm90LWEtcmVhbC1rZXk=\n");
+    for kind in [
+        "Secret",
+        "ServiceAccount",
+        "Service",
+        "PyTorchJob",
+        "LocalQueue",
+    ] {
+        assert!(rendered.contains(&format!("kind: {kind}\n")), "{rendered}");
+    }
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stdout));
+    let notes: Vec<Value> = text(&good.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["severity"], "note");
+    assert_eq!(notes[0]["code"], "trainc::verify::unchecked");
+    assert!(
+        notes[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`LocalQueue`")
+    );
+
+    let (rendered, bad) = verify("data:\n  WANDB_API_KEY: not-a-real-key\n");
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stdout));
+    let error: Value = text(&bad.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|d| d["severity"] == "error")
+        .unwrap();
+    let line = rendered
+        .lines()
+        .position(|l| l.contains("WANDB_API_KEY: not-a-real-key"))
+        .unwrap()
+        + 1;
+    assert_eq!(error["line"], line, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("Secret/wandb, `data.WANDB_API_KEY`: `\"not-a-real-key\"` is not base64"),
+        "{message}"
+    );
+    let document = rendered[..rendered.find("kind: Secret").unwrap()]
+        .matches("\n---\n")
+        .count()
+        + 1;
+    assert!(
+        message.starts_with(&format!("document {document}, ")),
+        "{message}"
+    );
+}

@@ -38,7 +38,18 @@ fn document_starts(text: &str) -> Vec<usize> {
 #[test]
 fn every_document_of_bad_yaml_is_rejected_at_its_own_lines() {
     let dir = testdata();
-    let output = trainc(&dir, &["verify", "--format", "json", "bad.yaml"]);
+    // Under `--require-schemas` the TFJob, which trainc has no schema for,
+    // is an error too.
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--require-schemas",
+            "--format",
+            "json",
+            "bad.yaml",
+        ],
+    );
     assert_eq!(output.status.code(), Some(1));
     let errors = json_lines(&output.stdout);
     let source = std::fs::read_to_string(dir.join("bad.yaml")).unwrap();
@@ -88,9 +99,11 @@ fn bad_yaml_problems_are_worded_and_placed_for_a_person() {
     );
     let port = find("Service/svc, `spec.ports[0].port`");
     assert_eq!(port["line"], 68);
-    let tfjob = find("TFJob/tf: no schema for kubeflow.org/v1 TFJob");
+    let tfjob =
+        find("TFJob/tf, `kind`: not checked: trainc has no schema for `kubeflow.org/v1` `TFJob`");
     assert!(tfjob["help"].as_str().unwrap().contains("PyTorchJob"));
-    assert_eq!(tfjob["code"], "trainc::verify::schema");
+    assert_eq!(tfjob["code"], "trainc::verify::unchecked");
+    assert_eq!(tfjob["severity"], "note");
 }
 
 #[test]
@@ -98,7 +111,12 @@ fn good_yaml_and_the_v2_1_trainjob_are_accepted() {
     let dir = testdata();
     let good = trainc(&dir, &["verify", "good.yaml"]);
     assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
-    assert!(text(&good.stderr).contains("verified 6 objects in 1 file: 0 errors"));
+    assert!(
+        text(&good.stderr)
+            .contains("verified 6 objects in 1 file against Kubernetes 1.30: 0 errors"),
+        "{}",
+        text(&good.stderr)
+    );
     // The v2.1 form is rejected by the current schema and accepted at its level.
     let current = trainc(&dir, &["verify", "trainjob-v2.1.yaml"]);
     assert_eq!(current.status.code(), Some(1));

@@ -248,7 +248,11 @@ codes! {
         "A Volcano queue on a job that Volcano does not schedule.";
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema"
-        "A generated object fails its operator's strict schema.";
+        "An object fails its kind's strict schema (Kubernetes 1.30, or its operator's CRD).";
+    VERIFY_UNCHECKED = "trainc::verify::unchecked"
+        "An object of a kind trainc has no schema for (a CRD other than Kubeflow's): not checked, and an error under `--require-schemas`.";
+    VERIFY_UNSERVED = "trainc::verify::unserved"
+        "An object of a built-in API group whose kind or version Kubernetes 1.30 does not serve (a removed `batch/v1beta1` CronJob, a misspelt kind).";
     VERIFY_WEBHOOK = "trainc::verify::webhook"
         "A generated object fails a rule of the operator's admission webhook.";
     VERIFY_OPERATOR = "trainc::verify::operator"

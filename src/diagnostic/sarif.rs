@@ -92,6 +92,7 @@ fn result(d: &Diagnostic, rule_index: usize, sources: &Sources) -> Value {
         "level": match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         },
         "message": { "text": text },
         "locations": [location(&d.primary, sources)],

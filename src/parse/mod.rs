@@ -143,14 +143,33 @@ pub fn parse_yaml_document(
     parse_yaml(id, text, max_depth)
 }
 
-/// Every document of a YAML stream (Kubernetes manifests), with spans.
+/// Every document of a YAML stream (Kubernetes manifests), with spans, each
+/// scalar read as Kubernetes reads it (see [`ManifestStream`]).
 pub fn parse_yaml_stream(
     id: SourceId,
     text: &str,
     max_depth: usize,
     max_documents: usize,
 ) -> Result<Vec<Node>, Vec<Diagnostic>> {
-    yaml::parse_yaml_stream(id, text, max_depth, max_documents)
+    yaml::parse_manifest_stream(id, text, max_depth, max_documents).map(|s| s.documents)
+}
+
+/// The documents of a manifest stream, each scalar read as Kubernetes reads
+/// it (YAML 1.1: see [`crate::yaml::kubernetes`]), and a warning at each
+/// scalar a YAML 1.2 reader reads otherwise (`0644`, `yes`, `1_0`).
+pub struct ManifestStream {
+    pub documents: Vec<Node>,
+    pub readings: Vec<Diagnostic>,
+}
+
+/// [`parse_yaml_stream`] with the warnings of [`ManifestStream`].
+pub fn parse_manifest_stream(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+    max_documents: usize,
+) -> Result<ManifestStream, Vec<Diagnostic>> {
+    yaml::parse_manifest_stream(id, text, max_depth, max_documents)
 }
 
 /// One object of a manifest stream: its document (1-based, among the

@@ -51,12 +51,12 @@ pub(super) fn parse_yaml(
 
 /// Every document of a YAML stream (`---`-separated), each with spans into
 /// the whole text; empty documents are skipped. At most `max_documents`.
-pub(super) fn parse_yaml_stream(
+pub(super) fn parse_manifest_stream(
     id: SourceId,
     text: &str,
     max_depth: usize,
     max_documents: usize,
-) -> Result<Vec<Node>, Vec<Diagnostic>> {
+) -> Result<super::ManifestStream, Vec<Diagnostic>> {
     let limits = Limits {
         depth: max_depth + 1,
         documents: max_documents,
@@ -66,38 +66,131 @@ pub(super) fn parse_yaml_stream(
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
-    documents
+    let mut reader = Reader {
+        kubernetes: true,
+        problems: Vec::new(),
+        readings: Vec::new(),
+    };
+    let documents = documents
         .iter()
         .filter(|document| !document.is_empty_null())
-        .map(to_node)
-        .collect()
-}
-
-/// A [`Raw`] tree as a [`Node`] tree, every scalar resolved; all problems at once.
-pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
-    let mut problems = Vec::new();
-    let node = convert(raw, &mut problems);
-    if problems.is_empty() {
-        Ok(node)
+        .map(|document| reader.convert(document))
+        .collect();
+    if reader.problems.is_empty() {
+        Ok(super::ManifestStream {
+            documents,
+            readings: reader.readings,
+        })
     } else {
-        Err(problems)
+        Err(reader.problems)
     }
 }
 
-fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
-    let value = match &raw.body {
-        Body::Scalar(..) => match scalar::resolve(raw) {
+/// A [`Raw`] tree as a [`Node`] tree, every scalar resolved as a spec's
+/// (YAML 1.2, strictly); all problems at once.
+pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
+    let mut reader = Reader {
+        kubernetes: false,
+        problems: Vec::new(),
+        readings: Vec::new(),
+    };
+    let node = reader.convert(raw);
+    if reader.problems.is_empty() {
+        Ok(node)
+    } else {
+        Err(reader.problems)
+    }
+}
+
+/// How scalars are read, and what was found reading them.
+struct Reader {
+    /// As Kubernetes reads a manifest (YAML 1.1, see
+    /// [`crate::yaml::kubernetes`]), noting in `readings` each scalar a
+    /// YAML 1.2 reader reads otherwise; else as a spec (YAML 1.2).
+    kubernetes: bool,
+    problems: Vec<Diagnostic>,
+    readings: Vec<Diagnostic>,
+}
+
+impl Reader {
+    fn scalar(&mut self, raw: &Raw<'_>) -> Value {
+        let resolved = if self.kubernetes {
+            let reading = crate::yaml::kubernetes::resolve(raw);
+            if let (Ok(value), Some(other)) = (&reading.value, &reading.differs) {
+                self.readings.push(two_readings(raw, value, other));
+            }
+            reading.value
+        } else {
+            scalar::resolve(raw)
+        };
+        match resolved {
             Ok(scalar::Value::Null) => Value::Null,
             Ok(scalar::Value::Bool(b)) => Value::Bool(b),
             Ok(scalar::Value::Integer(i)) => Value::Integer(i),
             Ok(scalar::Value::Float(f)) => Value::Float(f),
             Ok(scalar::Value::Str(s)) => Value::String(s.to_owned()),
             Err(problem) => {
-                problems.push(scalar_problem(raw, &problem));
+                self.problems.push(scalar_problem(raw, &problem));
                 Value::Null
             }
-        },
-        Body::Seq(items) => Value::Array(items.iter().map(|i| convert(i, problems)).collect()),
+        }
+    }
+
+    fn convert(&mut self, raw: &Raw<'_>) -> Node {
+        convert(raw, self)
+    }
+}
+
+/// A scalar of a manifest that Kubernetes (YAML 1.1) and a YAML 1.2 reader
+/// read differently: accepted as Kubernetes reads it, with a warning.
+fn two_readings(
+    raw: &Raw<'_>,
+    value: &scalar::Value<'_>,
+    other: &Result<scalar::Value<'_>, Problem>,
+) -> Diagnostic {
+    let text = crate::diagnostic::quoted_value(raw.scalar().unwrap_or_default(), 40);
+    let shown = |value: &scalar::Value<'_>| match value {
+        scalar::Value::Null => "null".to_owned(),
+        scalar::Value::Bool(b) => format!("the boolean `{b}`"),
+        scalar::Value::Integer(i) => format!("the number {i}"),
+        scalar::Value::Float(f) => format!("the number {f}"),
+        scalar::Value::Str(s) => format!("the text \"{}\"", crate::diagnostic::quoted_value(s, 40)),
+    };
+    let theirs = match other {
+        Ok(value) => shown(value),
+        Err(Problem::LeadingZero) => {
+            let text = raw.scalar().unwrap_or_default();
+            let digits = text.trim_start_matches(['-', '+']).trim_start_matches('0');
+            format!(
+                "the number {}{}",
+                if text.starts_with('-') { "-" } else { "" },
+                if digits.is_empty() { "0" } else { digits }
+            )
+        }
+        Err(_) => "no value".to_owned(),
+    };
+    let fix = match value {
+        scalar::Value::Integer(i) => format!("write `{i}`"),
+        scalar::Value::Float(f) => format!("write `{f}`"),
+        scalar::Value::Bool(b) => format!("write `{b}`"),
+        _ => "write it plainly".to_owned(),
+    };
+    Diagnostic::warning(
+        codes::PARSE_YAML,
+        raw.span,
+        format!(
+            "`{text}` is {} to Kubernetes (YAML 1.1, as kubectl reads it) but {theirs} to a YAML 1.2 reader",
+            shown(value)
+        ),
+    )
+    .with_label("read two ways")
+    .with_help(format!("{fix}, which every reader reads alike; quote it (`\"{text}\"`) if you mean the text"))
+}
+
+fn convert(raw: &Raw<'_>, reader: &mut Reader) -> Node {
+    let value = match &raw.body {
+        Body::Scalar(..) => reader.scalar(raw),
+        Body::Seq(items) => Value::Array(items.iter().map(|i| convert(i, reader)).collect()),
         Body::Map(entries) => {
             // `1` and `"1"` are two YAML keys but one key of a spec or an
             // object, whose keys are text: the second would silently win.
@@ -106,14 +199,14 @@ fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
                 entries
                     .iter()
                     .map(|(key, value)| {
-                        let text = key_text(key, problems);
+                        let text = key_text(key, &mut reader.problems);
                         if let Some(first) = seen.insert(text.clone(), key.span) {
-                            problems.push(same_text_keys(&text, first, key.span));
+                            reader.problems.push(same_text_keys(&text, first, key.span));
                         }
                         Entry {
                             key: text,
                             key_span: key.span,
-                            value: convert(value, problems),
+                            value: convert(value, reader),
                         }
                     })
                     .collect(),
@@ -121,7 +214,7 @@ fn convert(raw: &Raw<'_>, problems: &mut Vec<Diagnostic>) -> Node {
         }
     };
     if let Some(problem) = scalar::container_tag_problem(raw) {
-        problems.push(scalar_problem(raw, &problem));
+        reader.problems.push(scalar_problem(raw, &problem));
     }
     Node::new(value, raw.span)
 }

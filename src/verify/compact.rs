@@ -132,6 +132,53 @@ fn bound_integer_formats(schema: &mut Value) {
     }
 }
 
+/// The Kubernetes release whose built-in kinds `trainc verify` checks: the
+/// release the embedded core schemas (Job, Service, ...) come from, the
+/// oldest that trainc's output targets.
+pub const KUBERNETES: &str = "1.30";
+/// Its definitions under `schemas/k8s/`: `_definitions.json` of
+/// `v1.30.0-local-strict` in PyPI `kubernetes-validate` 1.37.0, generated
+/// from the Kubernetes v1.30.0 OpenAPI, with every object closed.
+pub const KUBERNETES_DEFINITIONS: &str = "kubernetes-v1.30.0-definitions.json";
+/// And as `schemas/compact/` holds them (see [`kubernetes_bundle`]).
+pub const KUBERNETES_BUNDLE: &str = "kubernetes-v1.30.0.json";
+
+/// The upstream definitions of every Kubernetes kind as one bundle:
+/// `kinds` maps `"<apiVersion> <kind>"` to its definition, and `$defs` holds
+/// the definitions once each, compacted as [`compact`] does (a Deployment,
+/// a CronJob and a Pod share one PodSpec).
+pub fn kubernetes_bundle(upstream: &str) -> String {
+    let mut all: Value = serde_json::from_str(upstream).expect("upstream schemas are JSON");
+    let mut definitions = all["$defs"].take();
+    let mut kinds = std::collections::BTreeMap::new();
+    for (name, definition) in definitions.as_object().into_iter().flatten() {
+        // DeleteOptions, Status and WatchEvent name every group: they are
+        // what the API sends and takes, not objects a manifest holds.
+        let Some([gvk]) = definition["x-kubernetes-group-version-kind"]
+            .as_array()
+            .map(Vec::as_slice)
+        else {
+            continue;
+        };
+        {
+            let (group, version, kind) = (
+                gvk["group"].as_str().unwrap_or(""),
+                gvk["version"].as_str().unwrap_or(""),
+                gvk["kind"].as_str().unwrap_or(""),
+            );
+            let api_version = if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            };
+            kinds.insert(format!("{api_version} {kind}"), name.clone());
+        }
+    }
+    strip(&mut definitions);
+    bound_integer_formats(&mut definitions);
+    json!({ "kubernetes": KUBERNETES, "kinds": kinds, "$defs": definitions }).to_string()
+}
+
 /// The upstream schemas trainc embeds, as paths under `schemas/k8s/`; each is
 /// `schemas/compact/` + its file name.
 pub const EMBEDDED: &[&str] = &[

@@ -4,8 +4,9 @@
 //! its line: file, document, object and field.
 //!
 //! A `v1 List` (what `kubectl get -o yaml` and `trainc build -o json` print)
-//! is checked item by item. A document of a kind with no schema is an error,
-//! never a silent pass.
+//! is checked item by item. A kind with no schema (a CRD other than
+//! Kubeflow's) is not checked: a note at its first object and a count in
+//! the summary, never a silent pass, and an error under `--require-schemas`.
 
 use serde_json::Value as Json;
 
@@ -19,14 +20,25 @@ use crate::validate::field_path;
 /// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
 /// about 12 levels down; CRDs with embedded templates go further).
 pub const MAX_DEPTH: usize = 64;
-/// More documents than any manifest file holds.
-pub const MAX_DOCUMENTS: usize = 10_000;
+/// More documents than a large repository's whole rendered output holds
+/// (the benchmark verifies 10,000 in one stream).
+pub const MAX_DOCUMENTS: usize = 200_000;
 
 /// What one file held and what was wrong with it.
+#[derive(Default)]
 pub struct Verified {
     /// Objects found (List items counted one by one).
     pub objects: usize,
+    /// Of those, objects not checked, by `apiVersion` and `kind`.
+    pub unchecked: std::collections::BTreeMap<(String, String), usize>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// How `trainc verify` treats what it cannot check.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// An object of a kind without a schema is an error, not a note.
+    pub require_schemas: bool,
 }
 
 /// One object of the file: where it is and what it says.
@@ -36,6 +48,9 @@ struct Located<'a> {
     node: &'a Node,
     json: Json,
 }
+
+/// What `trainc verify` checks, and what it does with the rest.
+const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
 
 /// What each document of a manifest is.
 pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
@@ -48,17 +63,19 @@ pub fn verify_file(
     id: SourceId,
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
+    options: Options,
 ) -> Verified {
     let text = &sources.get(id).text;
-    let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
-        Ok(documents) => documents,
-        Err(diagnostics) => {
-            return Verified {
-                objects: 0,
-                diagnostics,
-            };
-        }
-    };
+    let (documents, readings) =
+        match crate::parse::parse_manifest_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
+            Ok(stream) => (stream.documents, stream.readings),
+            Err(diagnostics) => {
+                return Verified {
+                    diagnostics,
+                    ..Verified::default()
+                };
+            }
+        };
     let (found, not_objects) = crate::parse::stream_objects(&documents);
     let mut diagnostics =
         crate::parse::not_objects_errors(not_objects, codes::VERIFY_SCHEMA, "", ONE_OBJECT_EACH);
@@ -76,11 +93,57 @@ pub fn verify_file(
         }
     }
     let values: Vec<&Json> = objects.iter().map(|o| &o.json).collect();
+    let mut unchecked = std::collections::BTreeMap::new();
     for problem in super::verify_with_runtimes(&values, level, runtimes) {
-        diagnostics.push(locate(&problem, &objects, id));
+        let mut diagnostic = locate(&problem, &objects, id);
+        if matches!(problem.contract, "unchecked" | "unserved") {
+            let object = objects
+                .iter()
+                .find(|o| super::id(&o.json) == problem.object);
+            let key = object.map_or_else(Default::default, |o| {
+                (
+                    o.json["apiVersion"].as_str().unwrap_or("").to_owned(),
+                    o.json["kind"].as_str().unwrap_or("").to_owned(),
+                )
+            });
+            let count = unchecked.entry(key).or_insert(0);
+            *count += 1;
+            if options.require_schemas {
+                diagnostic.help = Some(format!(
+                    "{}; without `--require-schemas`, objects trainc cannot check are counted, not failed",
+                    diagnostic.help.unwrap_or_default()
+                ));
+            } else if *count > 1 {
+                continue;
+            } else {
+                diagnostic.severity = if problem.contract == "unserved" {
+                    crate::diagnostic::Severity::Warning
+                } else {
+                    crate::diagnostic::Severity::Note
+                };
+            }
+        }
+        diagnostics.push(diagnostic);
+    }
+    // A value read two ways that is also wrong for its field: one error,
+    // which says how Kubernetes read it.
+    for reading in readings {
+        if let Some(error) = diagnostics
+            .iter_mut()
+            .find(|d| d.is_error() && d.primary.span == reading.primary.span)
+        {
+            error.help = Some(format!(
+                "{}; {}",
+                reading.message,
+                error.help.take().unwrap_or_default()
+            ));
+        } else {
+            diagnostics.push(reading);
+        }
     }
     Verified {
         objects: objects.len(),
+        unchecked,
         diagnostics,
     }
 }
@@ -150,8 +213,9 @@ fn locate(problem: &Problem, objects: &[Located<'_>], id: SourceId) -> Diagnosti
     let help = match problem.contract {
         "webhook" => "the operator's admission webhook rejects this when the object is created",
         "operator" => "the operator would create or reach other objects than these say",
-        _ if problem.message.starts_with("no schema for") => {
-            "trainc verify knows PyTorchJob (kubeflow.org/v1), TrainJob, TrainingRuntime and ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1), Job (batch/v1), Service, PersistentVolumeClaim and ConfigMap (v1)"
+        "unchecked" => UNCHECKED_HELP,
+        "unserved" => {
+            "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked"
         }
         _ => "the API server rejects objects that do not match the kind's schema",
     };

@@ -15,11 +15,13 @@ use crate::render::{Object, pytorchjob, trainjob};
 use crate::spec::ApiLevel;
 
 pub mod compact;
+pub mod kubernetes;
 pub mod manifests;
 mod objects;
 mod runtimes;
 pub(crate) mod schema;
 mod webhooks;
+mod wording;
 
 /// One problem with one generated object.
 /// Characters of a message, object name or path shown at most.
@@ -47,7 +49,9 @@ pub struct Problem {
     pub path: String,
     pub message: String,
     /// Which contract the object breaks: `schema`, `webhook`, or `operator`
-    /// (what a controller does with the objects together).
+    /// (what a controller does with the objects together); or why it was
+    /// not checked: `unchecked` (no schema for its kind) or `unserved` (a
+    /// built-in group's kind or version Kubernetes does not serve).
     pub contract: &'static str,
 }
 
@@ -66,6 +70,8 @@ impl Problem {
         match self.contract {
             "webhook" => crate::diagnostic::codes::VERIFY_WEBHOOK,
             "operator" => crate::diagnostic::codes::VERIFY_OPERATOR,
+            "unchecked" => crate::diagnostic::codes::VERIFY_UNCHECKED,
+            "unserved" => crate::diagnostic::codes::VERIFY_UNSERVED,
             _ => crate::diagnostic::codes::VERIFY_SCHEMA,
         }
     }
@@ -108,7 +114,9 @@ pub fn verify_with_runtimes(
     let mut problems = Vec::new();
     for value in values {
         let id = id(value);
-        schema::check(&id, value, level, &mut problems);
+        if schema::check(&id, value, level, &mut problems) == schema::Checked::NoSchema {
+            problems.push(unchecked(&id, value));
+        }
         // A webhook serves its own API version only.
         match (
             value["apiVersion"].as_str().unwrap_or(""),
@@ -126,6 +134,31 @@ pub fn verify_with_runtimes(
     objects::check(values, &mut problems);
     runtimes::check(values, level, runtimes, &mut problems);
     problems
+}
+
+/// Why an object of a kind without a schema was not checked.
+fn unchecked(id: &str, value: &Value) -> Problem {
+    let api_version = value["apiVersion"].as_str().unwrap_or("");
+    let kind = value["kind"].as_str().unwrap_or("");
+    if kubernetes::built_in_group(api_version) {
+        let instead = kubernetes::served_instead(api_version, kind)
+            .map_or_else(String::new, |s| format!("; {s}"));
+        return Problem::new(
+            "unserved",
+            id,
+            "/apiVersion",
+            format!(
+                "Kubernetes {} serves no `{api_version}` `{kind}`{instead}",
+                kubernetes::KUBERNETES
+            ),
+        );
+    }
+    Problem::new(
+        "unchecked",
+        id,
+        "/kind",
+        format!("not checked: trainc has no schema for `{api_version}` `{kind}`"),
+    )
 }
 
 /// `Kind/name` of an object.

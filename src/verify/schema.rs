@@ -85,7 +85,7 @@ impl Bundled {
         let root = schema_verdict::embedded_json(&self.json, self.text);
         let validator = schema_verdict::validator(&self.validator, root, Draft::Draft7);
         for error in validator.iter_errors(value) {
-            push_error(id, prefix, &error, root, problems);
+            super::wording::push_error(id, prefix, &error, root, problems);
         }
     }
 }
@@ -139,93 +139,37 @@ fn trainer_schema(kind: &str, level: ApiLevel) -> Option<&'static Bundled> {
     })
 }
 
+/// Whether an object's schema was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checked {
+    Yes,
+    /// trainc has no schema for its `apiVersion` and `kind`.
+    NoSchema,
+}
+
 /// Every schema problem of one object (`id` is its `Kind/name`).
-pub(super) fn check(id: &str, value: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
+pub(super) fn check(
+    id: &str,
+    value: &Value,
+    level: ApiLevel,
+    problems: &mut Vec<Problem>,
+) -> Checked {
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
     let schema = COMMON
         .iter()
         .chain(trainer_schema(kind, level))
         .find(|s| s.names(api_version, kind));
-    let Some(schema) = schema else {
-        problems.push(Problem::schema(
-            id,
-            "",
-            format!("no schema for {api_version} {kind}"),
-        ));
-        return;
-    };
-    schema.check(id, "", value, problems);
-    if schema.open_metadata() {
-        OBJECT_META.check(id, "/metadata", &value["metadata"], problems);
+    if let Some(schema) = schema {
+        schema.check(id, "", value, problems);
+        if schema.open_metadata() {
+            OBJECT_META.check(id, "/metadata", &value["metadata"], problems);
+        }
+        return Checked::Yes;
     }
-}
-
-/// One validation error as problems, in words a manifest's author acts on:
-/// each unknown field at its own key, a missing one by name.
-fn push_error(
-    id: &str,
-    prefix: &str,
-    error: &jsonschema::ValidationError<'_>,
-    root: &Value,
-    problems: &mut Vec<Problem>,
-) {
-    use jsonschema::error::ValidationErrorKind as Kind;
-    let path = format!("{prefix}{}", error.instance_path());
-    match error.kind() {
-        Kind::AdditionalProperties { unexpected } => {
-            // The object's schema is the parent of its `additionalProperties`.
-            let schema_path = error.schema_path().as_str();
-            let known: Vec<&str> = schema_path
-                .rsplit_once('/')
-                .and_then(|(object, _)| root.pointer(object))
-                .and_then(|object| object["properties"].as_object())
-                .map(|properties| properties.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            for key in unexpected {
-                let segment = key.replace('~', "~0").replace('/', "~1");
-                let hint = crate::validate::suggest(key, known.iter().copied())
-                    .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
-                problems.push(Problem::schema(
-                    id,
-                    &format!("{path}/{segment}"),
-                    format!("unknown field `{key}`{hint}"),
-                ));
-            }
-        }
-        Kind::Required { property } => problems.push(Problem::schema(
-            id,
-            &path,
-            format!(
-                "missing required field `{}`",
-                property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned)
-            ),
-        )),
-        // Worded from the kind alone: jsonschema's words quote the whole
-        // value first, which for a long list costs its size in time.
-        Kind::Type { kind } => {
-            let expected: Vec<String> = match kind {
-                jsonschema::error::TypeKind::Single(t) => vec![format!("`{t}`")],
-                jsonschema::error::TypeKind::Multiple(set) => {
-                    set.iter().map(|t| format!("`{t}`")).collect()
-                }
-            };
-            let found = match error.instance().as_ref() {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::Array(_) => "a list",
-                Value::Object(_) => "a mapping",
-            };
-            problems.push(Problem::schema(
-                id,
-                &path,
-                format!("must be {}, found {found}", expected.join(" or ")),
-            ));
-        }
-        _ => problems.push(Problem::schema(id, &path, error.to_string())),
+    if super::kubernetes::check(id, api_version, kind, value, problems) {
+        Checked::Yes
+    } else {
+        Checked::NoSchema
     }
 }

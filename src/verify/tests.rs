@@ -82,7 +82,7 @@ fn webhook_rules_are_found() {
     assert_webhook_finds(
         &bad,
         &[
-            "Master must have replicas: 1",
+            "the Master must have `replicas: 1`",
             "no container named `pytorch`",
             "`Chief` is neither",
             "elasticPolicy.nProcPerNode",
@@ -182,11 +182,41 @@ fn int32_and_int64_fields_are_bounded() {
 }
 
 #[test]
-fn unknown_kinds_have_no_schema() {
-    let found = problems(
-        &serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}),
+fn built_in_kinds_are_checked_and_other_kinds_are_not_checked() {
+    let secret = |data: Value| serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}, "data": data});
+    assert_eq!(problems(&secret(serde_json::json!({"k": "aGk="}))), vec![]);
+    let found = problems(&secret(serde_json::json!({"k": "hunter2"})));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, "/data/k");
+    assert!(found[0].message.contains("not base64"), "{found:?}");
+    let typo = problems(&serde_json::json!({
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "x"}, "secret": []
+    }));
+    assert_eq!(
+        typo[0].message,
+        "unknown field `secret` (did you mean `secrets`?)"
     );
-    assert_eq!(found[0].message, "no schema for v1 Secret");
+    let queue = problems(&serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": "q"}
+    }));
+    assert_eq!(queue[0].contract, "unchecked");
+    let removed = problems(&serde_json::json!({
+        "apiVersion": "batch/v1beta1", "kind": "CronJob", "metadata": {"name": "c"}
+    }));
+    assert_eq!(removed[0].contract, "unserved");
+    assert!(
+        removed[0]
+            .message
+            .ends_with("it serves CronJob as `batch/v1`"),
+        "{removed:?}"
+    );
+    let misspelt = problems(&serde_json::json!({
+        "apiVersion": "v1", "kind": "Secrets", "metadata": {"name": "s"}
+    }));
+    assert!(
+        misspelt[0].message.ends_with("did you mean `Secret`?"),
+        "{misspelt:?}"
+    );
 }
 
 fn service(name: &str, selector: &Value, target_port: &Value) -> Value {

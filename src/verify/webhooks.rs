@@ -50,7 +50,10 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
         if kind == "Master" && count != Some(1) {
             reject(
                 &format!("{path}/replicas"),
-                format!("Master must have replicas: 1 set explicitly, found {count:?}"),
+                match count {
+                    Some(n) => format!("the Master must have `replicas: 1`, found {n}"),
+                    None => "the Master must have `replicas: 1` written out; the webhook does not default it".to_owned(),
+                },
             );
         }
         let containers = spec

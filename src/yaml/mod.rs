@@ -18,6 +18,7 @@ use granit_parser::{Event, Options, Parser, ScalarStyle, Tag};
 use crate::source::{SourceId, Span};
 
 pub mod emit;
+pub mod kubernetes;
 pub mod scalar;
 
 /// A node as written. Aliases are expanded; anchors and comments are not kept.

@@ -165,6 +165,13 @@ fn is_float(text: &str) -> bool {
     if !text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+')) {
         return false;
     }
+    float_shape(text) == Some(true)
+}
+
+/// Whether unsigned `text` matches `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`,
+/// and if so whether it has a point or an exponent (YAML 1.2 reads `12` as
+/// an integer; go-yaml v2's float pattern takes it too).
+pub(super) fn float_shape(text: &str) -> Option<bool> {
     let (mantissa, exponent) = match text.find(['e', 'E']) {
         Some(at) => (&text[..at], Some(&text[at + 1..])),
         None => (text, None),
@@ -176,7 +183,7 @@ fn is_float(text: &str) -> bool {
         None => digits(mantissa),
     };
     let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
-    mantissa_ok && exponent_ok && (mantissa.contains('.') || exponent.is_some())
+    (mantissa_ok && exponent_ok).then(|| mantissa.contains('.') || exponent.is_some())
 }
 
 /// What makes two mapping keys the same key: their type and value (`a` and

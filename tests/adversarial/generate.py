@@ -288,7 +288,7 @@ case("alias-within.rl", padded(RL + "items:\n- apiVersion: v1\n  kind: ConfigMap
      + alias_list("y" * 100000, 41, "    ") + FC, MIB), "fn", 0, "kind: ConfigMap")
 
 case("alias-within-verify.yaml", padded(MANIFEST + alias_list("y" * 100000, 41, "  "), MIB), "verify", 1,
-     "must be `null` or `string`, found a list")
+     "must be a string, found a list")
 case("alias-nodes-within.rl", RL + "items:\n- apiVersion: v1\n  kind: List\n  items: &a [" + ",".join(["{}"] * 1000)
      + "]\n  more: [" + ",".join(["*a"] * 499) + "]\n" + FC, "fn", 0, "kind: ResourceList")
 
