@@ -143,3 +143,21 @@ fn at_v2_3_the_multi_step_runtime_is_rejected_for_its_missing_initializer_mount(
         "{stderr}"
     );
 }
+
+/// Every PyTorch example of training-operator v1.9.2 verifies, passed as
+/// one directory: PyTorchJobs, and the etcd example's Services and Pod.
+#[test]
+fn training_operator_v1_9_2_examples_verify_as_a_directory() {
+    let output = trainc(
+        &root(),
+        &["verify", "tests/upstream/kubeflow-trainer-v1.9.2"],
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "verified 12 objects in 10 files against Kubernetes 1.30: 0 errors, 0 warnings"
+        ),
+        "{stderr}"
+    );
+}

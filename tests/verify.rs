@@ -352,3 +352,91 @@ fn says_all(stdout: &[u8], expected: &[&str]) {
         );
     }
 }
+
+/// A directory is searched for `.yaml`, `.yml` and `.json` files, in name
+/// order; hidden entries, other files, a FIFO and a link back up are
+/// passed over, and a directory with no manifest is an error.
+#[test]
+fn a_directory_is_walked_for_manifests() {
+    let dir = crate::support::temp_dir("verify-walk");
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  a: b\n";
+    std::fs::create_dir_all(dir.join("repo/nested/deeper")).unwrap();
+    std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+    std::fs::write(dir.join("repo/a.yaml"), secret).unwrap();
+    std::fs::write(dir.join("repo/nested/b.yml"), secret).unwrap();
+    std::fs::write(
+        dir.join("repo/nested/deeper/c.json"),
+        r#"{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("repo/.git/bad.yaml"), "kind: [").unwrap();
+    std::fs::write(dir.join("repo/notes.txt"), "kind: [").unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("..", dir.join("repo/nested/up")).unwrap();
+        let fifo = dir.join("repo/pipe.yaml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()));
+    }
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let output = trainc(&dir, &["verify", "repo"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("verified 3 objects in 3 files against Kubernetes 1.30: 0 errors"),
+        "{stderr}"
+    );
+    let json = trainc(&dir, &["verify", "--format", "json", "repo", "empty"]);
+    assert_eq!(json.status.code(), Some(2), "{}", text(&json.stderr));
+    assert!(text(&json.stdout).contains("`empty` holds no `.yaml`, `.yml` or `.json` file"));
+}
+
+/// Values are read as kubectl reads them (YAML 1.1): `1_0` is 10 and
+/// `0644` is 420, accepted with a warning where a YAML 1.2 reader differs;
+/// `yes` in a field that takes text is the boolean Kubernetes rejects, and
+/// the error says why.
+#[test]
+fn values_are_read_as_kubectl_reads_them() {
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  parallelism: 1_0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox:1.36\n        env:\n        - {name: DEBUG, value: VALUE}\n      volumes:\n      - name: v\n        configMap: {name: c, defaultMode: 0644}\n";
+    let good = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        job.replace("VALUE", "\"yes\"").as_bytes(),
+    );
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stdout));
+    let warnings = text(&good.stdout);
+    assert!(
+        warnings.contains("`1_0` is the number 10 to Kubernetes (YAML 1.1, as kubectl reads it) but the text \\\"1_0\\\" to a YAML 1.2 reader"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("`0644` is the number 420 to Kubernetes"),
+        "{warnings}"
+    );
+    let bad = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        job.replace("VALUE", "yes").as_bytes(),
+    );
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stdout));
+    let error: serde_json::Value = text(&bad.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|d| d["severity"] == "error")
+        .unwrap();
+    assert_eq!(error["line"], 14);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("`spec.template.spec.containers[0].env[0].value`: must be a string, found a boolean (`true`)"),
+        "{error}"
+    );
+    assert!(
+        error["help"]
+            .as_str()
+            .unwrap()
+            .starts_with("`yes` is the boolean `true` to Kubernetes"),
+        "{error}"
+    );
+}

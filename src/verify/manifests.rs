@@ -8,6 +8,8 @@
 //! Kubeflow's) is not checked: a note at its first object and a count in
 //! the summary, never a silent pass, and an error under `--require-schemas`.
 
+use std::collections::HashMap;
+
 use serde_json::Value as Json;
 
 use super::Problem;
@@ -94,12 +96,22 @@ pub fn verify_file(
     }
     let values: Vec<&Json> = objects.iter().map(|o| &o.json).collect();
     let mut unchecked = std::collections::BTreeMap::new();
+    // Each object by its id, the first where two share one: found once,
+    // not searched for each problem.
+    let mut by_id: HashMap<String, &Located<'_>> = HashMap::with_capacity(objects.len());
+    for object in &objects {
+        by_id.entry(super::id(&object.json)).or_insert(object);
+    }
+    // Each error by the span of the value it is about (the diagnostic
+    // points at the key), to meet the readings of those values below.
+    let mut errors: HashMap<Span, usize> = HashMap::new();
     for problem in super::verify_with_runtimes(&values, level, runtimes) {
-        let mut diagnostic = locate(&problem, &objects, id);
+        let object = by_id.get(problem.object.as_str()).copied();
+        let mut diagnostic = locate(&problem, object, id);
+        let value = object
+            .and_then(|o| o.node.pointer(&problem.path))
+            .map(|(value, _)| value.span);
         if matches!(problem.contract, "unchecked" | "unserved") {
-            let object = objects
-                .iter()
-                .find(|o| super::id(&o.json) == problem.object);
             let key = object.map_or_else(Default::default, |o| {
                 (
                     o.json["apiVersion"].as_str().unwrap_or("").to_owned(),
@@ -123,14 +135,18 @@ pub fn verify_file(
                 };
             }
         }
+        if let Some(value) = value {
+            errors.insert(value, diagnostics.len());
+        }
         diagnostics.push(diagnostic);
     }
     // A value read two ways that is also wrong for its field: one error,
     // which says how Kubernetes read it.
     for reading in readings {
-        if let Some(error) = diagnostics
-            .iter_mut()
-            .find(|d| d.is_error() && d.primary.span == reading.primary.span)
+        if let Some(error) = errors
+            .get(&reading.primary.span)
+            .map(|&i| &mut diagnostics[i])
+            .filter(|d| d.is_error())
         {
             error.help = Some(format!(
                 "{}; {}",
@@ -185,11 +201,8 @@ fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
 /// A problem as a diagnostic at the line of the field it is about: the value
 /// when it exists, else the nearest enclosing one (a missing field is
 /// reported at the object that should hold it).
-fn locate(problem: &Problem, objects: &[Located<'_>], id: SourceId) -> Diagnostic {
+fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diagnostic {
     let code = problem.code();
-    let object = objects
-        .iter()
-        .find(|o| super::id(&o.json) == problem.object);
     let (span, document) = match object {
         Some(o) => {
             let span = match o.node.pointer(&problem.path) {

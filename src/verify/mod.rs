@@ -161,13 +161,15 @@ fn unchecked(id: &str, value: &Value) -> Problem {
     )
 }
 
-/// `Kind/name` of an object.
+/// `Kind/name` of an object, and its namespace where it names one: the
+/// same name in two namespaces is two objects.
 fn id(value: &Value) -> String {
-    format!(
-        "{}/{}",
-        value["kind"].as_str().unwrap_or("?"),
-        value["metadata"]["name"].as_str().unwrap_or("?")
-    )
+    let kind = value["kind"].as_str().unwrap_or("?");
+    let name = value["metadata"]["name"].as_str().unwrap_or("?");
+    match value["metadata"]["namespace"].as_str() {
+        Some(namespace) => format!("{kind}/{name} (namespace {namespace})"),
+        None => format!("{kind}/{name}"),
+    }
 }
 
 #[cfg(test)]

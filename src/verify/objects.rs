@@ -16,14 +16,22 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .collect()
     };
     let services = of_kind("Service");
+    // A job reaches, and its operator creates, Services of its own namespace.
+    let beside = |job: &Value| -> Vec<&Value> {
+        services
+            .iter()
+            .copied()
+            .filter(|s| s["metadata"]["namespace"] == job["metadata"]["namespace"])
+            .collect()
+    };
     for job in of_kind(trainjob::KIND) {
-        trainjob_services(job, &services, problems);
+        trainjob_services(job, &beside(job), problems);
     }
     for job in of_kind(pytorchjob::KIND) {
-        pytorchjob_services(job, &services, problems);
+        pytorchjob_services(job, &beside(job), problems);
     }
     for job in of_kind(job::KIND) {
-        job_service(job, &services, problems);
+        job_service(job, &beside(job), problems);
     }
 }
 
