@@ -143,6 +143,10 @@ pub const KUBERNETES_DEFINITIONS: &str = "kubernetes-v1.30.0-definitions.json";
 /// And as `schemas/compact/` holds them (see [`kubernetes_bundle`]).
 pub const KUBERNETES_BUNDLE: &str = "kubernetes-v1.30.0.json";
 
+/// A resource quantity's text, as the Kubeflow CRDs (from
+/// `k8s.io/apimachinery`'s `resource.Quantity` markers) write it.
+const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
 /// The upstream definitions of every Kubernetes kind as one bundle:
 /// `kinds` maps `"<apiVersion> <kind>"` to its definition, and `$defs` holds
 /// the definitions once each, compacted as [`compact`] does (a Deployment,
@@ -176,6 +180,15 @@ pub fn kubernetes_bundle(upstream: &str) -> String {
     }
     strip(&mut definitions);
     bound_integer_formats(&mut definitions);
+    // The OpenAPI says only "a string or a number"; the API server parses
+    // the text and rejects `8GB` or `2 cores`. The CRDs of the Kubeflow
+    // operators spell what it takes as this pattern.
+    if let Some(quantity) = definitions.get_mut("io.k8s.apimachinery.pkg.api.resource.Quantity") {
+        *quantity = json!({ "oneOf": [
+            { "type": ["string", "null"], "pattern": QUANTITY },
+            { "type": ["number", "null"] },
+        ]});
+    }
     json!({ "kubernetes": KUBERNETES, "kinds": kinds, "$defs": definitions }).to_string()
 }
 

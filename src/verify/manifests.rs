@@ -230,7 +230,12 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
         "unserved" => {
             "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked"
         }
-        _ => "the API server rejects objects that do not match the kind's schema",
+        _ => "",
+    };
+    let help = if help.is_empty() {
+        schema_help(problem, object)
+    } else {
+        help.to_owned()
     };
     Diagnostic::error(
         code,
@@ -238,4 +243,31 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
         format!("{document}{}{field}: {}", problem.object, problem.message),
     )
     .with_help(help)
+}
+
+/// Where to read what a field takes: `kubectl explain` of the object that
+/// holds it (`deployment.spec.template.spec` for an unknown field there).
+fn schema_help(problem: &Problem, object: Option<&Located<'_>>) -> String {
+    let rejects = "the API server rejects an object that does not match its kind's schema";
+    let Some(kind) = object.and_then(|o| o.json["kind"].as_str()) else {
+        return rejects.to_owned();
+    };
+    let mut holder: Vec<String> = problem
+        .path
+        .split('/')
+        .skip(1)
+        .filter(|segment| segment.parse::<usize>().is_err())
+        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    // A missing field is reported at the object that should hold it.
+    if !problem.message.starts_with("missing required field") {
+        holder.pop();
+    }
+    let explain = std::iter::once(kind.to_ascii_lowercase())
+        .chain(holder)
+        .collect::<Vec<_>>()
+        .join(".");
+    crate::diagnostic::escape_controls(format!(
+        "{rejects}; `kubectl explain {explain}` lists the fields there and what each takes"
+    ))
 }
