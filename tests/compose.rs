@@ -118,7 +118,7 @@ fn set_values_are_typed_and_templates_can_fill_numbers() {
     let c = container(&default);
     assert_eq!(
         c["args"],
-        serde_json::json!(["--run", "bert-a", "--nodes", "8"])
+        serde_json::json!(["--run", "bert-a", "--nodes", "8", "--queued=true"])
     );
     assert_eq!(c["resources"]["limits"]["cpu"], "4");
     assert_eq!(

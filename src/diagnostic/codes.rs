@@ -220,6 +220,8 @@ codes! {
         "`[master]` on an elastic job, which has no Master.";
     MASTER_NPROC = "trainc::master::nproc"
         "A Master with its own process count on a job that starts its own processes, which every pod is told alike.";
+    MASTER_ALONE = "trainc::master::alone"
+        "`[master]` on a job of one pod: the Master alone, which the spec's own settings for the Workers do not reach.";
     MASTER_GPUS = "trainc::master::gpus"
         "A Master without GPUs in a GPU job under torchrun, or with GPUs where the Workers have none.";
     TRAINJOB_WRONG_TARGET = "trainc::trainjob::wrong_target"

@@ -114,7 +114,7 @@ pub fn resolve(
         }
         _ => None,
     };
-    Model {
+    let mut model = Model {
         name: spec.name.clone(),
         namespace: spec.namespace.clone(),
         target,
@@ -161,7 +161,19 @@ pub fn resolve(
         pod_annotations,
         job_labels,
         trainjob: trainjob(spec, runtime),
+    };
+    // A Master without Workers is the whole job: the pod `[master]`
+    // describes is the only one, so the job is built, described and run as
+    // that pod (`trainc::master::alone` warns that the rest reaches none).
+    if matches!(model.nodes, Nodes::Fixed(1))
+        && let Some(alone) = model.master.take()
+    {
+        model.container = alone.container;
+        model.shm = alone.shm;
+        model.nproc_per_node = alone.nproc;
+        model.policy.restart_policy = alone.restart_policy;
     }
+    model
 }
 
 fn trainjob(spec: &Spec, runtime: Option<&crate::trainer::bind::Bound>) -> TrainJob {

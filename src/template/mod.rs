@@ -86,6 +86,18 @@ pub fn render(tree: &mut Node, required: &[Required]) -> Rendered {
     }
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // A boolean prints as the spec writes it (`true`), not as Python does
+    // (`True`): `--amp={{ vars.amp }}` with `amp = true` gives `--amp=true`.
+    env.set_formatter(|out, state, value| {
+        if value.kind() == minijinja::value::ValueKind::Bool {
+            return out
+                .write_str(if value.is_true() { "true" } else { "false" })
+                .map_err(|e| {
+                    minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string())
+                });
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
     env.set_fuel(Some(FUEL));
     // minijinja's `namespace()` would stand in for an unset `namespace` and
     // print as `minijinja::functions::builtins::namespace`.

@@ -36,8 +36,27 @@ pub(super) fn check(r: &mut Rules<'_>) {
     if master.restart_policy == Some(RestartPolicy::Always) {
         super::scheduling::restart_always(r, "/master/restartPolicy");
     }
+    if r.max_replicas() == 1 {
+        alone(r);
+        return;
+    }
     told_count(r, master);
     gpus(r, master);
+}
+
+/// `[master]` with `replicas = 1`: the Master is the only pod, so the
+/// spec's own image, resources and process count (the Workers') reach none.
+fn alone(r: &mut Rules<'_>) {
+    let mut warning = Diagnostic::warning(
+        codes::MASTER_ALONE,
+        r.key("/master"),
+        "the job is the Master alone: with one pod there are no Workers, so what the spec sets for them (its image, resources, nProcPerNode) reaches no pod",
+    )
+    .with_help("write the Master's settings at the top level and remove `[master]`, or raise `replicas` to add Workers");
+    if r.spec.replicas.is_some() {
+        warning = warning.with_secondary(r.value("/replicas"), "one pod");
+    }
+    r.push(warning);
 }
 
 /// Whether the job has a Master for `[master]` to set apart; an error where
