@@ -440,3 +440,29 @@ fn values_are_read_as_kubectl_reads_them() {
         "{error}"
     );
 }
+
+/// The same object twice in one file (same kind, namespace and name) is a
+/// warning at the second; in two namespaces it is two objects.
+#[test]
+fn the_same_object_twice_is_a_warning() {
+    let secret = |namespace: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: {namespace}\nstringData:\n  a: b\n"
+        )
+    };
+    let stream = format!("{}---\n{}---\n{}", secret("a"), secret("b"), secret("a"));
+    let output = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        stream.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+    let lines = json_lines(&output.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["code"], "trainc::verify::duplicate");
+    assert_eq!(lines[0]["line"], 17);
+    assert_eq!(
+        lines[0]["message"],
+        "document 3: Secret/s (namespace a) again (first in document 1): applied, this one replaces that one"
+    );
+}

@@ -251,6 +251,8 @@ codes! {
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema"
         "An object fails its kind's strict schema (Kubernetes 1.30, or its operator's CRD).";
+    VERIFY_DUPLICATE = "trainc::verify::duplicate"
+        "The same object (kind, namespace and name) twice in one manifest file: applied, the later replaces the earlier.";
     VERIFY_UNCHECKED = "trainc::verify::unchecked"
         "An object of a kind trainc has no schema for (a CRD other than Kubeflow's): not checked, and an error under `--require-schemas`.";
     VERIFY_UNSERVED = "trainc::verify::unserved"

@@ -54,6 +54,18 @@ struct Located<'a> {
 /// What `trainc verify` checks, and what it does with the rest.
 const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
 
+impl Located<'_> {
+    /// Where the object begins: its diagnostics' place when they are about
+    /// the whole object.
+    fn start(&self) -> Span {
+        Span::new(
+            self.node.span.source,
+            self.node.span.start,
+            self.node.span.start,
+        )
+    }
+}
+
 /// What each document of a manifest is.
 pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
 
@@ -100,7 +112,14 @@ pub fn verify_file(
     // not searched for each problem.
     let mut by_id: HashMap<String, &Located<'_>> = HashMap::with_capacity(objects.len());
     for object in &objects {
-        by_id.entry(super::id(&object.json)).or_insert(object);
+        match by_id.entry(super::id(&object.json)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(object);
+            }
+            std::collections::hash_map::Entry::Occupied(first) => {
+                diagnostics.push(twice(first.key(), first.get(), object));
+            }
+        }
     }
     // Each error by the span of the value it is about (the diagnostic
     // points at the key), to meet the readings of those values below.
@@ -164,6 +183,22 @@ pub fn verify_file(
     }
 }
 
+/// The same object written twice: applied, the later silently replaces the
+/// earlier (kustomize refuses such a stream; a hand-written one is not
+/// checked by anything else).
+fn twice(id: &str, first: &Located<'_>, again: &Located<'_>) -> Diagnostic {
+    Diagnostic::warning(
+        codes::VERIFY_DUPLICATE,
+        again.start(),
+        format!(
+            "document {}: {id} again (first in document {}): applied, this one replaces that one",
+            again.document, first.document
+        ),
+    )
+    .with_secondary(first.start(), "first here")
+    .with_help("give one of them another name (or namespace), or remove the copy")
+}
+
 /// An object without `apiVersion`, `kind` or a name gets one clear error
 /// rather than a schema lookup for `?`.
 fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
@@ -179,11 +214,7 @@ fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
     (!missing.is_empty()).then(|| {
         Diagnostic::error(
             codes::VERIFY_SCHEMA,
-            Span::new(
-                object.node.span.source,
-                object.node.span.start,
-                object.node.span.start,
-            ),
+            object.start(),
             format!(
                 "document {}: the object has no {}",
                 object.document,
