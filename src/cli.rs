@@ -48,11 +48,14 @@ pub enum Command {
     /// invalid (nothing is written), 2 on a usage or I/O error.
     Build(BuildArgs),
     /// Check Kubernetes manifests (any multi-document YAML, hand-written or
-    /// generated) against the operators' strict schemas and webhook rules.
+    /// generated) against strict schemas and the operators' webhook rules.
     ///
-    /// Knows PyTorchJob, TrainJob, Job, Service, PersistentVolumeClaim and
-    /// ConfigMap; any other kind is an error. Exit status: 0 when every object
-    /// is valid, 1 when any is not, 2 on a usage error or an unreadable file.
+    /// Checks every built-in kind of Kubernetes 1.30 and Kubeflow's
+    /// PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime, with
+    /// values read as kubectl reads them (YAML 1.1); other kinds are counted
+    /// as not checked (`--require-schemas` fails them). Exit status: 0 when
+    /// every object checked is valid, 1 when any is not, 2 on a usage error
+    /// or an unreadable file.
     Verify(VerifyArgs),
     /// Turn PyTorchJobs and TrainJobs (with their claims and Services) into specs.
     ///
