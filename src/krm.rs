@@ -315,7 +315,7 @@ fn made_by(item: &Json, generator: &Json) -> bool {
     let Some(origin) = item
         .pointer(&format!(
             "/metadata/annotations/{}",
-            ORIGIN.replace('/', "~1")
+            crate::tree::pointer_segment(ORIGIN)
         ))
         .and_then(Json::as_str)
     else {
@@ -419,9 +419,12 @@ impl Context {
             _ => None,
         };
         let annotation = |key: &str| {
-            json.pointer(&format!("/metadata/annotations/{}", key.replace('/', "~1")))
-                .and_then(Json::as_str)
-                .map(str::to_owned)
+            json.pointer(&format!(
+                "/metadata/annotations/{}",
+                crate::tree::pointer_segment(key)
+            ))
+            .and_then(Json::as_str)
+            .map(str::to_owned)
         };
         let file = annotation("config.kubernetes.io/path")
             .or_else(|| annotation("internal.config.kubernetes.io/path"));

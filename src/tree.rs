@@ -226,6 +226,12 @@ impl Node {
     }
 }
 
+/// The key one JSON pointer segment stands for (`~1` is `/`, `~0` is `~`):
+/// the inverse of [`pointer_segment`].
+pub fn segment_key(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 /// Escapes one JSON pointer segment.
 pub fn pointer_segment(key: &str) -> String {
     let mut segment = String::with_capacity(key.len());

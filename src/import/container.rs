@@ -212,10 +212,7 @@ pub(super) fn resources_in(job: &mut Job<'_>, resources: &Json, pointer: &str, t
             }
         } else {
             job.set(
-                &format!(
-                    "{table}/extended/{}",
-                    name.replace('~', "~0").replace('/', "~1")
-                ),
+                &format!("{table}/extended/{}", crate::tree::pointer_segment(name)),
                 json!(count),
             );
         }

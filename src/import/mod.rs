@@ -306,7 +306,11 @@ impl<'a> Job<'a> {
     /// Sets a spec field at a JSON pointer of the spec (`/resources/cpu`).
     pub(crate) fn set(&mut self, pointer: &str, value: Json) {
         let mut map = &mut self.spec;
-        let mut segments = pointer.split('/').skip(1).map(unescape).peekable();
+        let mut segments = pointer
+            .split('/')
+            .skip(1)
+            .map(crate::tree::segment_key)
+            .peekable();
         while let Some(segment) = segments.next() {
             if segments.peek().is_none() {
                 map.insert(segment, value);
@@ -325,11 +329,11 @@ impl<'a> Job<'a> {
     /// Removes the spec field at a JSON pointer, and returns it.
     pub(crate) fn take(&mut self, pointer: &str) -> Option<Json> {
         let (parent, last) = pointer.rsplit_once('/')?;
-        let last = unescape(last);
+        let last = crate::tree::segment_key(last);
         if parent.is_empty() {
             return self.spec.remove(&last);
         }
-        let mut segments = parent.split('/').skip(1).map(unescape);
+        let mut segments = parent.split('/').skip(1).map(crate::tree::segment_key);
         let mut value = self.spec.get_mut(&segments.next()?)?;
         for segment in segments {
             value = value.get_mut(&segment)?;
@@ -338,7 +342,7 @@ impl<'a> Job<'a> {
     }
 
     pub(crate) fn get(&self, pointer: &str) -> Option<&Json> {
-        let mut segments = pointer.split('/').skip(1).map(unescape);
+        let mut segments = pointer.split('/').skip(1).map(crate::tree::segment_key);
         let mut value = self.spec.get(&segments.next()?)?;
         for segment in segments {
             value = value.get(&segment)?;
@@ -576,11 +580,6 @@ fn merge_keys(node: &mut Node) {
         Value::Array(items) => items.iter_mut().for_each(merge_keys),
         _ => {}
     }
-}
-
-/// One JSON-pointer segment as the key it stands for.
-fn unescape(segment: &str) -> String {
-    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// `key` of a JSON object as text, if it is a string.

@@ -524,7 +524,7 @@ fn walk(node: &mut Node, pointer: &str, visit: &mut impl FnMut(&mut Node, &str))
                 if pointer.is_empty() && entry.key == "vars" {
                     continue;
                 }
-                let key = entry.key.replace('~', "~0").replace('/', "~1");
+                let key = crate::tree::pointer_segment(&entry.key);
                 walk(&mut entry.value, &format!("{pointer}/{key}"), visit);
             }
         }

@@ -97,7 +97,7 @@ fn remove_pointers<'p>(json: &mut serde_json::Value, pointers: impl Iterator<Ite
             by_parent
                 .entry(parent)
                 .or_default()
-                .insert(last.replace("~1", "/").replace("~0", "~"));
+                .insert(crate::tree::segment_key(last));
         }
     }
     for (parent, keys) in by_parent {
@@ -120,7 +120,7 @@ fn remove_pointers<'p>(json: &mut serde_json::Value, pointers: impl Iterator<Ite
 pub fn field_path(pointer: &str) -> String {
     let mut out = String::new();
     for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let segment = crate::tree::segment_key(segment);
         if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
             let _ = write!(out, "[{segment}]");
             continue;

@@ -57,7 +57,7 @@ pub(super) fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
     };
     let mut node = resolve(root)?;
     for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let segment = crate::tree::segment_key(segment);
         let next = node
             .get("properties")
             .and_then(|p| p.get(&segment))
@@ -162,7 +162,7 @@ fn json_type(name: &str) -> &'static str {
 /// before following its `$ref`.
 fn property_schema<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
     let (parent, last) = pointer.rsplit_once('/')?;
-    let last = last.replace("~1", "/").replace("~0", "~");
+    let last = crate::tree::segment_key(last);
     let parent = schema_at(root, parent)?;
     let node = parent.get("properties").and_then(|p| p.get(&last));
     node.or_else(|| parent.get("additionalProperties").filter(|a| a.is_object()))

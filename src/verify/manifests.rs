@@ -288,7 +288,7 @@ fn schema_help(problem: &Problem, object: Option<&Located<'_>>) -> String {
         .split('/')
         .skip(1)
         .filter(|segment| segment.parse::<usize>().is_err())
-        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+        .map(crate::tree::segment_key)
         .collect();
     // A missing field is reported at the object that should hold it.
     if !problem.message.starts_with("missing required field") {

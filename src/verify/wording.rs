@@ -35,7 +35,7 @@ pub(super) fn push_error(
                 .map(|properties| properties.keys().map(String::as_str).collect())
                 .unwrap_or_default();
             for key in unexpected {
-                let segment = key.replace('~', "~0").replace('/', "~1");
+                let segment = crate::tree::pointer_segment(key);
                 let hint = crate::validate::suggest(key, known.iter().copied())
                     .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
                 problems.push(Problem::schema(
@@ -183,7 +183,7 @@ fn message(kind: &Kind, instance: &Value) -> String {
 fn schema_at<'v>(root: &'v Value, location: &str) -> Option<&'v Value> {
     let mut at = root;
     for segment in location.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let segment = crate::tree::segment_key(segment);
         at = if segment == "$ref" {
             let target = at["$ref"].as_str()?.strip_prefix('#')?;
             root.pointer(target)?
