@@ -192,21 +192,27 @@ fn read_input(
     shared: &Shared,
     diagnostics: &mut Vec<crate::Diagnostic>,
 ) -> Result<Option<crate::Input>, Status> {
-    match crate::source::read(sources, path) {
-        Ok(id) => Ok(Some(crate::Input {
-            spec: id,
-            overlays: shared.overlays.clone(),
-            runtimes: shared.runtimes,
-        })),
+    let id = read_source(sources, path, crate::source::MAX_SOURCE_BYTES, diagnostics)?;
+    Ok(id.map(|id| crate::Input {
+        spec: id,
+        overlays: shared.overlays.clone(),
+        runtimes: shared.runtimes,
+    }))
+}
+
+/// Reads `path` (at most `limit` bytes) into `sources`, as [`read_input`]
+/// does: `Err(Status::Usage)` when it cannot be read, `Ok(None)` when it
+/// cannot be a source; either way with its diagnostic.
+fn read_source(
+    sources: &mut crate::Sources,
+    path: &std::path::Path,
+    limit: u64,
+    diagnostics: &mut Vec<crate::Diagnostic>,
+) -> Result<Option<crate::SourceId>, Status> {
+    match crate::source::read_limited(sources, path, limit) {
+        Ok(id) => Ok(Some(id)),
         Err(crate::source::ReadError::Io { name, error }) => {
-            // A diagnostic like any other, so that `check` counts it and
-            // `--format json` lists it; the exit status says I/O error.
-            let id = sources.add(&name, String::new());
-            diagnostics.push(crate::Diagnostic::error(
-                crate::diagnostic::codes::SOURCE_UNREADABLE,
-                crate::source::Span::new(id, 0, 0),
-                format!("cannot read `{name}`: {}", crate::source::io_reason(&error)),
-            ));
+            diagnostics.push(unreadable(sources, &name, &error));
             Err(Status::Usage)
         }
         Err(crate::source::ReadError::Invalid(d)) => {
@@ -214,6 +220,22 @@ fn read_input(
             Ok(None)
         }
     }
+}
+
+/// A file that could not be read, as a diagnostic like any other, so that
+/// `check` counts it and `--format json` lists it; the exit status says
+/// I/O error.
+fn unreadable(
+    sources: &mut crate::Sources,
+    name: &str,
+    error: &std::io::Error,
+) -> crate::Diagnostic {
+    let id = sources.add(name, String::new());
+    crate::Diagnostic::error(
+        crate::diagnostic::codes::SOURCE_UNREADABLE,
+        crate::source::Span::new(id, 0, 0),
+        format!("cannot read `{name}`: {}", crate::source::io_reason(error)),
+    )
 }
 
 /// What every spec of one command shares, read once: the overlays and the

@@ -67,23 +67,12 @@ fn read(
     diagnostics: &mut Vec<Diagnostic>,
     status: &mut Status,
 ) -> Option<crate::SourceId> {
-    match source::read_limited(sources, path, source::MAX_MANIFEST_BYTES) {
-        Ok(id) => Some(id),
-        Err(source::ReadError::Io { name, error }) => {
-            let id = sources.add(&name, String::new());
-            diagnostics.push(Diagnostic::error(
-                codes::SOURCE_UNREADABLE,
-                Span::new(id, 0, 0),
-                format!("cannot read `{name}`: {}", source::io_reason(&error)),
-            ));
-            *status = (*status).max(Status::Usage);
+    super::read_source(sources, path, source::MAX_MANIFEST_BYTES, diagnostics).unwrap_or_else(
+        |failed| {
+            *status = (*status).max(failed);
             None
-        }
-        Err(source::ReadError::Invalid(d)) => {
-            diagnostics.push(*d);
-            None
-        }
-    }
+        },
+    )
 }
 
 /// The files to verify: each argument, a directory replaced by the
@@ -106,12 +95,10 @@ fn manifests(
         let mut unreadable = Vec::new();
         walk(argument, &mut files, &mut unreadable);
         for (path, error) in unreadable {
-            let name = path.display().to_string();
-            let id = sources.add(&name, String::new());
-            diagnostics.push(Diagnostic::error(
-                codes::SOURCE_UNREADABLE,
-                Span::new(id, 0, 0),
-                format!("cannot read `{name}`: {}", source::io_reason(&error)),
+            diagnostics.push(super::unreadable(
+                sources,
+                &path.display().to_string(),
+                &error,
             ));
             *status = (*status).max(Status::Usage);
         }
