@@ -143,6 +143,19 @@ pub const KUBERNETES_DEFINITIONS: &str = "kubernetes-v1.30.0-definitions.json";
 /// And as `schemas/compact/` holds them (see [`kubernetes_bundle`]).
 pub const KUBERNETES_BUNDLE: &str = "kubernetes-v1.30.0.json";
 
+/// The `apiVersion` and `kind` an `x-kubernetes-group-version-kind` entry
+/// names (`batch/v1`, or `v1` for the core group).
+pub fn api_version_and_kind(gvk: &Value) -> (String, String) {
+    let group = gvk["group"].as_str().unwrap_or("");
+    let version = gvk["version"].as_str().unwrap_or("");
+    let api_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    (api_version, gvk["kind"].as_str().unwrap_or("").to_owned())
+}
+
 /// A resource quantity's text, as the Kubeflow CRDs (from
 /// `k8s.io/apimachinery`'s `resource.Quantity` markers) write it.
 const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
@@ -164,19 +177,8 @@ pub fn kubernetes_bundle(upstream: &str) -> String {
         else {
             continue;
         };
-        {
-            let (group, version, kind) = (
-                gvk["group"].as_str().unwrap_or(""),
-                gvk["version"].as_str().unwrap_or(""),
-                gvk["kind"].as_str().unwrap_or(""),
-            );
-            let api_version = if group.is_empty() {
-                version.to_owned()
-            } else {
-                format!("{group}/{version}")
-            };
-            kinds.insert(format!("{api_version} {kind}"), name.clone());
-        }
+        let (api_version, kind) = api_version_and_kind(gvk);
+        kinds.insert(format!("{api_version} {kind}"), name.clone());
     }
     strip(&mut definitions);
     bound_integer_formats(&mut definitions);

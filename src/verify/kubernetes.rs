@@ -41,9 +41,10 @@ pub(super) fn check(
     if validator.is_valid(value) {
         return true;
     }
-    let root = root_of(name);
+    // Error locations are absolute (`/$defs/<definition>/...`): they are
+    // read in the bundle itself, not in a copy made for this kind.
     for error in validator.iter_errors(value) {
-        super::wording::push_error(id, "", &error, &root, problems);
+        super::wording::push_error(id, "", &error, bundle(), problems);
     }
     true
 }
@@ -80,7 +81,6 @@ fn validator(name: &str) -> Arc<Validator> {
 /// CronJob), or a kind of that API version spelled nearly the same.
 pub fn served_instead(api_version: &str, kind: &str) -> Option<String> {
     let kinds = bundle()["kinds"].as_object()?;
-    let group = |v: &str| v.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
     let versions: Vec<&str> = kinds
         .keys()
         .filter_map(|key| key.split_once(' '))
@@ -109,11 +109,15 @@ pub fn served_instead(api_version: &str, kind: &str) -> Option<String> {
     Some(format!("did you mean `{near}`?"))
 }
 
+/// The API group of an `apiVersion`: `batch` of `batch/v1`, `` of `v1`.
+fn group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
 /// Whether `api_version`'s group is one of Kubernetes' own (`v1`,
 /// `apps/v1`, `batch/v1`, `rbac.authorization.k8s.io/v1`, ...), whatever
 /// its version.
 pub fn built_in_group(api_version: &str) -> bool {
-    let group = |v: &str| v.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
     let wanted = group(api_version);
     bundle()["kinds"].as_object().is_some_and(|kinds| {
         kinds

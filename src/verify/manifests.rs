@@ -255,18 +255,13 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
         format!("document {document}, ")
     };
     let help = match problem.contract {
-        "webhook" => "the operator's admission webhook rejects this when the object is created",
-        "operator" => "the operator would create or reach other objects than these say",
-        "unchecked" => UNCHECKED_HELP,
-        "unserved" => {
-            "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked"
+        "webhook" => {
+            "the operator's admission webhook rejects this when the object is created".to_owned()
         }
-        _ => "",
-    };
-    let help = if help.is_empty() {
-        schema_help(problem, object)
-    } else {
-        help.to_owned()
+        "operator" => "the operator would create or reach other objects than these say".to_owned(),
+        "unchecked" => UNCHECKED_HELP.to_owned(),
+        "unserved" => "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked".to_owned(),
+        _ => schema_help(problem, object),
     };
     Diagnostic::error(
         code,

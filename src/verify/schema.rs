@@ -52,15 +52,7 @@ impl Bundled {
                         .ok()
                 })
                 .unwrap_or_default();
-            let gvk = &gvk[0];
-            let group = gvk["group"].as_str().unwrap_or("");
-            let version = gvk["version"].as_str().unwrap_or("");
-            let api_version = if group.is_empty() {
-                version.to_owned()
-            } else {
-                format!("{group}/{version}")
-            };
-            (api_version, gvk["kind"].as_str().unwrap_or("").to_owned())
+            super::compact::api_version_and_kind(&gvk[0])
         });
         !named_kind.is_empty() && named_version == api_version && named_kind == kind
     }

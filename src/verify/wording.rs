@@ -15,7 +15,8 @@ const LISTED: usize = 8;
 
 /// One validation error as problems, in words a manifest's author acts on:
 /// each unknown field at its own key, a missing one by name. `root` is the
-/// schema the error came from, for the fields an object does take.
+/// document the error's schema location is in (`jsonschema` gives it with
+/// every `$ref` resolved), for the fields an object does take.
 pub(super) fn push_error(
     id: &str,
     prefix: &str,
@@ -30,7 +31,7 @@ pub(super) fn push_error(
             let schema_path = error.schema_path().as_str();
             let known: Vec<&str> = schema_path
                 .rsplit_once('/')
-                .and_then(|(object, _)| schema_at(root, object))
+                .and_then(|(object, _)| root.pointer(object))
                 .and_then(|object| object["properties"].as_object())
                 .map(|properties| properties.keys().map(String::as_str).collect())
                 .unwrap_or_default();
@@ -176,25 +177,6 @@ fn message(kind: &Kind, instance: &Value) -> String {
         }
         _ => "is not valid for this field".to_owned(),
     }
-}
-
-/// The schema at a location `jsonschema` reports, following the `$ref`s
-/// the location passes through.
-fn schema_at<'v>(root: &'v Value, location: &str) -> Option<&'v Value> {
-    let mut at = root;
-    for segment in location.split('/').skip(1) {
-        let segment = crate::tree::segment_key(segment);
-        at = if segment == "$ref" {
-            let target = at["$ref"].as_str()?.strip_prefix('#')?;
-            root.pointer(target)?
-        } else {
-            match at {
-                Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
-                _ => at.get(&segment)?,
-            }
-        };
-    }
-    Some(at)
 }
 
 /// Whether `inner`, an error of one branch, is that branch refusing the
