@@ -66,11 +66,7 @@ pub(super) fn parse_manifest_stream(
     };
     let documents = yaml::load(id, text, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
-    let mut reader = Reader {
-        kubernetes: true,
-        problems: Vec::new(),
-        readings: Vec::new(),
-    };
+    let mut reader = Reader::new(true);
     let documents = documents
         .iter()
         .filter(|document| !document.is_empty_null())
@@ -89,11 +85,7 @@ pub(super) fn parse_manifest_stream(
 /// A [`Raw`] tree as a [`Node`] tree, every scalar resolved as a spec's
 /// (YAML 1.2, strictly); all problems at once.
 pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
-    let mut reader = Reader {
-        kubernetes: false,
-        problems: Vec::new(),
-        readings: Vec::new(),
-    };
+    let mut reader = Reader::new(false);
     let node = reader.convert(raw);
     if reader.problems.is_empty() {
         Ok(node)
@@ -113,6 +105,14 @@ struct Reader {
 }
 
 impl Reader {
+    fn new(kubernetes: bool) -> Reader {
+        Reader {
+            kubernetes,
+            problems: Vec::new(),
+            readings: Vec::new(),
+        }
+    }
+
     fn scalar(&mut self, raw: &Raw<'_>) -> Value {
         let resolved = if self.kubernetes {
             let reading = crate::yaml::kubernetes::resolve(raw);
@@ -137,7 +137,35 @@ impl Reader {
     }
 
     fn convert(&mut self, raw: &Raw<'_>) -> Node {
-        convert(raw, self)
+        let value = match &raw.body {
+            Body::Scalar(..) => self.scalar(raw),
+            Body::Seq(items) => Value::Array(items.iter().map(|i| self.convert(i)).collect()),
+            Body::Map(entries) => {
+                // `1` and `"1"` are two YAML keys but one key of a spec or an
+                // object, whose keys are text: the second would silently win.
+                let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
+                Value::Table(
+                    entries
+                        .iter()
+                        .map(|(key, value)| {
+                            let text = key_text(key, &mut self.problems);
+                            if let Some(first) = seen.insert(text.clone(), key.span) {
+                                self.problems.push(same_text_keys(&text, first, key.span));
+                            }
+                            Entry {
+                                key: text,
+                                key_span: key.span,
+                                value: self.convert(value),
+                            }
+                        })
+                        .collect(),
+                )
+            }
+        };
+        if let Some(problem) = scalar::container_tag_problem(raw) {
+            self.problems.push(scalar_problem(raw, &problem));
+        }
+        Node::new(value, raw.span)
     }
 }
 
@@ -158,15 +186,10 @@ fn two_readings(
     };
     let theirs = match other {
         Ok(value) => shown(value),
-        Err(Problem::LeadingZero) => {
-            let text = raw.scalar().unwrap_or_default();
-            let digits = text.trim_start_matches(['-', '+']).trim_start_matches('0');
-            format!(
-                "the number {}{}",
-                if text.starts_with('-') { "-" } else { "" },
-                if digits.is_empty() { "0" } else { digits }
-            )
-        }
+        Err(Problem::LeadingZero) => format!(
+            "the number {}",
+            decimal_reading(raw.scalar().unwrap_or_default())
+        ),
         Err(_) => "no value".to_owned(),
     };
     let fix = match value {
@@ -185,38 +208,6 @@ fn two_readings(
     )
     .with_label("read two ways")
     .with_help(format!("{fix}, which every reader reads alike; quote it (`\"{text}\"`) if you mean the text"))
-}
-
-fn convert(raw: &Raw<'_>, reader: &mut Reader) -> Node {
-    let value = match &raw.body {
-        Body::Scalar(..) => reader.scalar(raw),
-        Body::Seq(items) => Value::Array(items.iter().map(|i| convert(i, reader)).collect()),
-        Body::Map(entries) => {
-            // `1` and `"1"` are two YAML keys but one key of a spec or an
-            // object, whose keys are text: the second would silently win.
-            let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
-            Value::Table(
-                entries
-                    .iter()
-                    .map(|(key, value)| {
-                        let text = key_text(key, &mut reader.problems);
-                        if let Some(first) = seen.insert(text.clone(), key.span) {
-                            reader.problems.push(same_text_keys(&text, first, key.span));
-                        }
-                        Entry {
-                            key: text,
-                            key_span: key.span,
-                            value: convert(value, reader),
-                        }
-                    })
-                    .collect(),
-            )
-        }
-    };
-    if let Some(problem) = scalar::container_tag_problem(raw) {
-        reader.problems.push(scalar_problem(raw, &problem));
-    }
-    Node::new(value, raw.span)
 }
 
 /// A key as text: specs and resources key their mappings by strings; `1:` or
@@ -251,6 +242,17 @@ fn same_text_keys(key: &str, first: Span, again: Span) -> Diagnostic {
     .with_help("a key may appear once per mapping; remove one of them")
 }
 
+/// A number written with leading zeros (`0644`, `-010`) as YAML 1.2 reads
+/// it: the decimal number without them (`644`, `-10`).
+fn decimal_reading(text: &str) -> String {
+    let digits = text.trim_start_matches(['-', '+']).trim_start_matches('0');
+    format!(
+        "{}{}",
+        if text.starts_with('-') { "-" } else { "" },
+        if digits.is_empty() { "0" } else { digits }
+    )
+}
+
 fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
     let text = raw.scalar().unwrap_or_default();
     let shown = crate::diagnostic::quoted_value(text, 40);
@@ -258,8 +260,7 @@ fn scalar_problem(raw: &Raw<'_>, problem: &Problem) -> Diagnostic {
         Problem::LeadingZero => {
             let unsigned = text.trim_start_matches(['-', '+']);
             let sign = if text.starts_with('-') { "-" } else { "" };
-            let digits = unsigned.trim_start_matches('0');
-            let decimal = format!("{sign}{}", if digits.is_empty() { "0" } else { digits });
+            let decimal = decimal_reading(text);
             let octal = i64::from_str_radix(unsigned, 8)
                 .ok()
                 .map(|n| format!("{sign}{n}"));

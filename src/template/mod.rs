@@ -90,11 +90,7 @@ pub fn render(tree: &mut Node, required: &[Required]) -> Rendered {
     // (`True`): `--amp={{ vars.amp }}` with `amp = true` gives `--amp=true`.
     env.set_formatter(|out, state, value| {
         if value.kind() == minijinja::value::ValueKind::Bool {
-            return out
-                .write_str(if value.is_true() { "true" } else { "false" })
-                .map_err(|e| {
-                    minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string())
-                });
+            return Ok(out.write_str(if value.is_true() { "true" } else { "false" })?);
         }
         minijinja::escape_formatter(out, state, value)
     });

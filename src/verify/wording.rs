@@ -233,12 +233,10 @@ fn quoted(value: &Value) -> String {
     format!("`{}`", shortened(&text))
 }
 
+/// A value's text as a message quotes it: escaped, at most [`QUOTED`]
+/// characters and `…`.
 fn shortened(text: &str) -> String {
-    if text.chars().count() <= QUOTED {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(QUOTED - 1).collect();
-    format!("{head}…")
+    crate::diagnostic::quoted_value(text, QUOTED)
 }
 
 fn or_list(items: &[String]) -> String {

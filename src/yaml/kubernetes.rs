@@ -55,17 +55,14 @@ fn same(a: &Result<Value<'_>, Problem>, b: &Result<Value<'_>, Problem>) -> bool 
 
 /// An untagged plain scalar as go-yaml v2 resolves it.
 fn yaml_1_1(text: &str) -> Result<Value<'_>, Problem> {
+    // YAML 1.1's booleans besides the core schema's words.
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => {
-            return Ok(Value::Bool(true));
-        }
-        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
-            return Ok(Value::Bool(false));
-        }
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
-        | ".nan" | ".NaN" | ".NAN" => return Err(Problem::NotFinite),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => return Ok(Value::Bool(true)),
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => return Ok(Value::Bool(false)),
         _ => {}
+    }
+    if let Some(word) = scalar::word(text) {
+        return word;
     }
     match text.as_bytes()[0] {
         b'.' => match text.parse::<f64>() {

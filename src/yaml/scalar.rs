@@ -94,15 +94,23 @@ fn whole(i: i64) -> f64 {
     i as f64
 }
 
+/// The words of the core schema: its nulls, booleans and the infinities and
+/// NaNs a spec cannot use. YAML 1.1 reads these the same (and more words).
+pub(super) fn word(text: &str) -> Option<Result<Value<'_>, Problem>> {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => Some(Ok(Value::Null)),
+        "true" | "True" | "TRUE" => Some(Ok(Value::Bool(true))),
+        "false" | "False" | "FALSE" => Some(Ok(Value::Bool(false))),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => Some(Err(Problem::NotFinite)),
+        _ => None,
+    }
+}
+
 /// An untagged plain scalar.
 fn plain(text: &str) -> Result<Value<'_>, Problem> {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
-        | ".nan" | ".NaN" | ".NAN" => return Err(Problem::NotFinite),
-        _ => {}
+    if let Some(word) = word(text) {
+        return word;
     }
     let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     let negative = text.starts_with('-');
