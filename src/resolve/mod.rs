@@ -165,6 +165,10 @@ pub fn resolve(
     // A Master without Workers is the whole job: the pod `[master]`
     // describes is the only one, so the job is built, described and run as
     // that pod (`trainc::master::alone` warns that the rest reaches none).
+    // Its count is then also the job's `nprocPerNode`, from which the
+    // Training Operator sets the pod's `PET_NPROC_PER_NODE` and
+    // `WORLD_SIZE` = replicas × nprocPerNode (kubeflow/trainer v1.7.0 and
+    // v1.9.2, `pkg/controller.v1/pytorch/envvar.go` `setPodEnv`).
     if matches!(model.nodes, Nodes::Fixed(1))
         && let Some(alone) = model.master.take()
     {
