@@ -354,9 +354,12 @@ fn says_all(stdout: &[u8], expected: &[&str]) {
 }
 
 /// A directory is searched for `.yaml`, `.yml` and `.json` files, in name
-/// order; hidden entries, other files, a FIFO and a link back up are
-/// passed over, and a directory with no manifest is an error.
+/// order, and a link to a file inside it is read; hidden entries, other
+/// files, a FIFO and a link back up are passed over, a link to a file
+/// outside it is not read (a warning), and a directory with no manifest is
+/// an error.
 #[test]
+#[cfg(unix)]
 fn a_directory_is_walked_for_manifests() {
     let dir = crate::support::temp_dir("verify-walk");
     let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  a: b\n";
@@ -371,9 +374,11 @@ fn a_directory_is_walked_for_manifests() {
     .unwrap();
     std::fs::write(dir.join("repo/.git/bad.yaml"), "kind: [").unwrap();
     std::fs::write(dir.join("repo/notes.txt"), "kind: [").unwrap();
-    #[cfg(unix)]
     {
         std::os::unix::fs::symlink("..", dir.join("repo/nested/up")).unwrap();
+        std::os::unix::fs::symlink("../a.yaml", dir.join("repo/nested/inside.yaml")).unwrap();
+        std::fs::write(dir.join("outside.yaml"), secret).unwrap();
+        std::os::unix::fs::symlink("../outside.yaml", dir.join("repo/out.yaml")).unwrap();
         let fifo = dir.join("repo/pipe.yaml");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.is_ok_and(|s| s.success()));
@@ -383,7 +388,12 @@ fn a_directory_is_walked_for_manifests() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("verified 3 objects in 3 files against Kubernetes 1.30: 0 errors"),
+        stderr
+            .contains("verified 4 objects in 4 files against Kubernetes 1.30: 0 errors, 1 warning"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`repo/out.yaml` links to a file outside `repo`: not read"),
         "{stderr}"
     );
     let json = trainc(&dir, &["verify", "--format", "json", "repo", "empty"]);

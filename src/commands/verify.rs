@@ -78,7 +78,8 @@ fn read(
 /// The files to verify: each argument, a directory replaced by the
 /// `.yaml`, `.yml` and `.json` files under it in name order. Hidden
 /// entries (`.git`) are skipped, links to directories are not followed (no
-/// loops), and only regular files are read (a FIFO would wait forever).
+/// loops), a link to a file outside the directory is not read (a warning
+/// says so), and only regular files are read (a FIFO would wait forever).
 fn manifests(
     arguments: &[PathBuf],
     sources: &mut Sources,
@@ -91,10 +92,14 @@ fn manifests(
             files.push(argument.clone());
             continue;
         }
-        let before = files.len();
-        let mut unreadable = Vec::new();
-        walk(argument, &mut files, &mut unreadable);
-        for (path, error) in unreadable {
+        let mut walk = Walk {
+            root: std::fs::canonicalize(argument).unwrap_or_else(|_| argument.clone()),
+            files: Vec::new(),
+            unreadable: Vec::new(),
+            outside: Vec::new(),
+        };
+        walk.dir(argument);
+        for (path, error) in walk.unreadable {
             diagnostics.push(super::unreadable(
                 sources,
                 &path.display().to_string(),
@@ -102,8 +107,20 @@ fn manifests(
             ));
             *status = (*status).max(Status::Usage);
         }
-        if files.len() == before {
-            let name = argument.display().to_string();
+        let name = argument.display().to_string();
+        for link in walk.outside {
+            let link = link.display().to_string();
+            let id = sources.add(&link, String::new());
+            diagnostics.push(
+                Diagnostic::warning(
+                    codes::SOURCE_UNREADABLE,
+                    Span::new(id, 0, 0),
+                    format!("`{link}` links to a file outside `{name}`: not read"),
+                )
+                .with_help("a directory's manifests are read from inside it; pass the file itself to verify it"),
+            );
+        }
+        if walk.files.is_empty() {
             let id = sources.add(&name, String::new());
             diagnostics.push(
                 Diagnostic::error(
@@ -115,41 +132,60 @@ fn manifests(
             );
             *status = (*status).max(Status::Usage);
         }
+        files.extend(walk.files);
     }
     files
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, unreadable: &mut Vec<(PathBuf, std::io::Error)>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) => {
-            unreadable.push((dir.to_path_buf(), error));
-            return;
-        }
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    paths.sort();
-    for path in paths {
-        let Ok(link) = std::fs::symlink_metadata(&path) else {
-            continue;
+/// What a walk of one directory argument found.
+struct Walk {
+    /// The directory, its links resolved: no file outside it is read.
+    root: PathBuf,
+    files: Vec<PathBuf>,
+    unreadable: Vec<(PathBuf, std::io::Error)>,
+    /// Links to manifest files outside `root`.
+    outside: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn dir(&mut self, dir: &Path) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(error) => {
+                self.unreadable.push((dir.to_path_buf(), error));
+                return;
+            }
         };
-        if link.is_dir() {
-            walk(&path, files, unreadable);
-            continue;
-        }
-        let manifest = path
-            .extension()
-            .is_some_and(|e| matches!(e.to_str(), Some("yaml" | "yml" | "json")));
-        // A link is followed to a file, never to a directory.
-        if manifest && std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
-            files.push(path);
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        paths.sort();
+        for path in paths {
+            let Ok(link) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if link.is_dir() {
+                self.dir(&path);
+                continue;
+            }
+            let manifest = path
+                .extension()
+                .is_some_and(|e| matches!(e.to_str(), Some("yaml" | "yml" | "json")));
+            // A link is followed to a file inside the directory, never to
+            // a directory nor out of it.
+            if !manifest || !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            if std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&self.root)) {
+                self.files.push(path);
+            } else {
+                self.outside.push(path);
+            }
         }
     }
 }
