@@ -92,6 +92,7 @@ fn every_code_has_a_failing_case() {
         "trainc::verify::schema",    // verify::tests (unit): trainc's own output never fails them
         "trainc::verify::webhook",   // the same
         "trainc::verify::operator",  // the same
+        "trainc::verify::apiserver", // the same; and tests/adversarial (run-* cases)
         "trainc::verify::duplicate", // verify::the_same_object_twice_is_a_warning
         "trainc::verify::unchecked", // verify::a_rendered_repository_verifies_with_its_other_kinds_listed
         "trainc::verify::unserved", // verify::tests (unit): built_in_kinds_are_checked_and_other_kinds_are_not_checked

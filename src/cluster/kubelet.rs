@@ -11,12 +11,26 @@
 //!   `$`; `$(NAME)` of a variable not set stays as written; a `$(` without
 //!   its `)` is text.
 //! - `workingDir` as written (the image's default otherwise).
+//!
+//! The kubelet expands without a limit, so nested references can grow a
+//! value geometrically; but the container runtime starts the container with
+//! `execve`, which refuses one argument or variable longer than
+//! [`MAX_ARG`] and all of them together past [`MAX_ARGS_TOTAL`] (E2BIG).
+//! [`start`] stops at those limits and says the container cannot start.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
 use super::Pod;
+
+/// The longest argument or variable (`NAME=value`, with its NUL) Linux
+/// starts a program with: `MAX_ARG_STRLEN`, 32 pages.
+pub const MAX_ARG: usize = 128 * 1024;
+
+/// The most the arguments and environment may take together when a
+/// program starts: a quarter of the default 8 MiB stack limit.
+pub const MAX_ARGS_TOTAL: usize = 2 * 1024 * 1024;
 
 /// A ConfigMap's or Secret's data, key to value.
 pub type Data = BTreeMap<String, Vec<u8>>;
@@ -57,17 +71,80 @@ pub struct Fields<'a> {
     pub node_name: &'a str,
 }
 
+/// The variables set so far, in order, and the bytes `execve` would be
+/// given for them and the words (each `NAME=value` or word and its NUL).
+struct Environment<'c> {
+    container: &'c str,
+    vars: Vec<(String, String)>,
+    total: usize,
+}
+
+impl Environment<'_> {
+    /// Sets `name`, a later value replacing an earlier one in place.
+    fn set(&mut self, name: String, value: String) -> Result<(), String> {
+        let size = name.len() + value.len() + 2;
+        if let Some(slot) = self.vars.iter_mut().find(|(n, _)| *n == name) {
+            self.total = self.total - (slot.0.len() + slot.1.len() + 2) + size;
+            slot.1 = value;
+        } else {
+            self.total += size;
+            self.vars.push((name, value));
+        }
+        self.within()
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `text` expanded from the variables set so far, at most `limit` bytes.
+    fn expand(&self, text: &str, limit: usize, what: &str) -> Result<String, String> {
+        expand(text, limit, |n| self.get(n)).map_err(|Overflow| {
+            format!(
+                "{what} of container `{}` expands to more than {} KiB; the container cannot start (Linux starts no program with {} that long: E2BIG)",
+                self.container,
+                MAX_ARG >> 10,
+                if what.starts_with('`') { "a variable" } else { "an argument" },
+            )
+        })
+    }
+
+    /// The words of `key` (`command`, `args`), expanded.
+    fn words(&mut self, container: &Json, key: &str) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        for word in container[key].as_array().into_iter().flatten() {
+            let what = format!("a word of the `{key}`");
+            let word = self.expand(word.as_str().unwrap_or_default(), MAX_ARG - 1, &what)?;
+            self.total += word.len() + 1;
+            self.within()?;
+            out.push(word);
+        }
+        Ok(out)
+    }
+
+    fn within(&self) -> Result<(), String> {
+        if self.total <= MAX_ARGS_TOTAL {
+            return Ok(());
+        }
+        Err(format!(
+            "the environment and arguments of container `{}` come to more than {} MiB once `$(…)` is expanded; the container cannot start (Linux, with the default 8 MiB stack, starts no program with more: E2BIG)",
+            self.container,
+            MAX_ARGS_TOTAL >> 20
+        ))
+    }
+}
+
 /// `container` (of `fields.pod`) as the kubelet starts it. Without a
 /// `command` it runs the image's entrypoint, which only the image knows.
 pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result<Started, String> {
     let cname = container["name"].as_str().unwrap_or("?");
-    let mut env: Vec<(String, String)> = Vec::new();
-    let set = |env: &mut Vec<(String, String)>, name: String, value: String| match env
-        .iter_mut()
-        .find(|(n, _)| *n == name)
-    {
-        Some(slot) => slot.1 = value,
-        None => env.push((name, value)),
+    let mut env = Environment {
+        container: cname,
+        vars: Vec::new(),
+        total: 0,
     };
     for source in container["envFrom"].as_array().into_iter().flatten() {
         let prefix = source["prefix"].as_str().unwrap_or("");
@@ -82,7 +159,7 @@ pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result
                 for (key, value) in data {
                     let var = format!("{prefix}{key}");
                     if crate::syntax::names::env_name(&var).is_ok() {
-                        set(&mut env, var, String::from_utf8_lossy(&value).into_owned());
+                        env.set(var, String::from_utf8_lossy(&value).into_owned())?;
                     }
                 }
             }
@@ -101,41 +178,30 @@ pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result
         let name = var["name"].as_str().unwrap_or_default().to_owned();
         let value = match (&var["value"], &var["valueFrom"]) {
             (Json::String(v), _) if !v.is_empty() || var["valueFrom"].is_null() => {
-                Some(expand(v, |n| lookup(&env, n)))
+                let room = MAX_ARG.saturating_sub(name.len() + 2);
+                Some(env.expand(v, room, &format!("`{name}`"))?)
             }
             (_, Json::Null) => Some(String::new()),
             (_, from) => value_from(from, fields, store, &name, cname)?,
         };
         if let Some(value) = value {
-            set(&mut env, name, value);
+            env.set(name, value)?;
         }
     }
-    let words = |key: &str| -> Vec<String> {
-        container[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|w| expand(w.as_str().unwrap_or_default(), |n| lookup(&env, n)))
-            .collect()
-    };
-    let mut argv = words("command");
+    let mut argv = env.words(container, "command")?;
     let image_entrypoint = argv.is_empty().then(|| {
         container["image"]
             .as_str()
             .unwrap_or("(no image)")
             .to_owned()
     });
-    argv.extend(words("args"));
+    argv.extend(env.words(container, "args")?);
     Ok(Started {
         argv,
         image_entrypoint,
-        env,
+        env: env.vars,
         working_dir: container["workingDir"].as_str().map(str::to_owned),
     })
-}
-
-fn lookup(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
 }
 
 /// `valueFrom`: `None` for an optional key that is absent (the variable is
@@ -230,23 +296,40 @@ fn field(path: &str, fields: &Fields<'_>) -> Option<String> {
     }
 }
 
+/// An expansion longer than its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow;
+
 /// Expands `$(NAME)` in `text` as the kubelet does, `value` giving a
-/// variable's value (`None`: not set, the reference stays).
-pub fn expand(text: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    scan(text, |piece| match piece {
-        Piece::Text(t) => out.push_str(t),
-        Piece::Reference(name) => {
-            if let Some(v) = value(name) {
-                out.push_str(&v);
-            } else {
-                out.push_str("$(");
-                out.push_str(name);
-                out.push(')');
-            }
+/// variable's value (`None`: not set, the reference stays); [`Overflow`]
+/// as soon as the result would pass `limit` bytes.
+pub fn expand<'v>(
+    text: &str,
+    limit: usize,
+    mut value: impl FnMut(&str) -> Option<&'v str>,
+) -> Result<String, Overflow> {
+    let mut out = String::with_capacity(text.len().min(limit));
+    let mut over = false;
+    scan(text, |piece| {
+        if over {
+            return;
         }
+        let (a, b, c) = match piece {
+            Piece::Text(t) => (t, "", ""),
+            Piece::Reference(name) => match value(name) {
+                Some(v) => (v, "", ""),
+                None => ("$(", name, ")"),
+            },
+        };
+        if out.len() + a.len() + b.len() + c.len() > limit {
+            over = true;
+            return;
+        }
+        out.push_str(a);
+        out.push_str(b);
+        out.push_str(c);
     });
-    out
+    if over { Err(Overflow) } else { Ok(out) }
 }
 
 /// A part of a value as the kubelet reads it.
@@ -283,15 +366,24 @@ pub fn scan<'a>(text: &'a str, mut piece: impl FnMut(Piece<'a>)) {
 
 #[cfg(test)]
 mod tests {
-    use super::expand;
+    use super::{Overflow, expand};
 
     #[test]
     fn expands_as_the_kubelet_does() {
-        let env = |n: &str| (n == "A").then(|| "x".to_owned());
-        assert_eq!(expand("$(A)-$(B)", env), "x-$(B)");
-        assert_eq!(expand("$$(A) $$ $", env), "$(A) $ $");
-        assert_eq!(expand("$(A $(A)", env), "$(A $(A)");
-        assert_eq!(expand("a$b", env), "a$b");
-        assert_eq!(expand("$(A)$(A)", env), "xx");
+        let env = |n: &str| (n == "A").then_some("x");
+        let expand = |text: &str| expand(text, 100, env).unwrap();
+        assert_eq!(expand("$(A)-$(B)"), "x-$(B)");
+        assert_eq!(expand("$$(A) $$ $"), "$(A) $ $");
+        assert_eq!(expand("$(A $(A)"), "$(A $(A)");
+        assert_eq!(expand("a$b"), "a$b");
+        assert_eq!(expand("$(A)$(A)"), "xx");
+    }
+
+    #[test]
+    fn expansion_stops_at_its_limit() {
+        let env = |n: &str| (n == "A").then_some("xyz");
+        assert_eq!(expand("$(A)$(A)", 6, env).as_deref(), Ok("xyzxyz"));
+        assert_eq!(expand("$(A)$(A)", 5, env), Err(Overflow));
+        assert_eq!(expand("$(B)", 3, env), Err(Overflow));
     }
 }

@@ -333,28 +333,53 @@ pub fn merge(base: &mut Json, patch: &Json, field: &str) {
 }
 
 /// Each replicated job's stage: after the jobs it waits to complete, with
-/// the jobs it waits to be ready for.
+/// the jobs it waits to be ready for. Each job is settled once, when every
+/// job it depends on is (time linear in the jobs and their `dependsOn`).
 fn stages(replicated: &[Json]) -> Result<Vec<u32>, String> {
+    let index: std::collections::HashMap<&Json, usize> = replicated
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, r)| (&r["name"], i))
+        .collect();
+    // For each job, the (job, ready) pairs it waits on; for each job, those
+    // that wait on it.
+    let mut waits: Vec<Vec<(usize, bool)>> = Vec::with_capacity(replicated.len());
+    let mut waited_by: Vec<Vec<usize>> = vec![Vec::new(); replicated.len()];
+    for (i, rjob) in replicated.iter().enumerate() {
+        let mut on = Vec::new();
+        for dep in rjob["dependsOn"].as_array().into_iter().flatten() {
+            let Some(&j) = index.get(&dep["name"]) else {
+                return Err(format!(
+                    "the replicated job `{}` depends on `{}`, which the runtime does not have",
+                    rjob["name"].as_str().unwrap_or("?"),
+                    dep["name"].as_str().unwrap_or("?")
+                ));
+            };
+            on.push((j, dep["status"] == "Ready"));
+            waited_by[j].push(i);
+        }
+        waits.push(on);
+    }
+    let mut unsettled: Vec<usize> = waits.iter().map(Vec::len).collect();
     let mut stage: Vec<Option<u32>> = vec![None; replicated.len()];
-    for _ in 0..=replicated.len() {
-        for (i, rjob) in replicated.iter().enumerate() {
-            let mut at = 0;
-            let mut known = true;
-            for dep in rjob["dependsOn"].as_array().into_iter().flatten() {
-                let Some(j) = replicated.iter().position(|r| r["name"] == dep["name"]) else {
-                    return Err(format!(
-                        "the replicated job `{}` depends on `{}`, which the runtime does not have",
-                        rjob["name"].as_str().unwrap_or("?"),
-                        dep["name"].as_str().unwrap_or("?")
-                    ));
-                };
-                match stage[j] {
-                    Some(s) => at = at.max(if dep["status"] == "Ready" { s } else { s + 1 }),
-                    None => known = false,
-                }
-            }
-            if known {
-                stage[i] = Some(at);
+    let mut ready: Vec<usize> = (0..replicated.len())
+        .filter(|&i| unsettled[i] == 0)
+        .collect();
+    while let Some(i) = ready.pop() {
+        let at = waits[i]
+            .iter()
+            .map(|&(j, ready)| {
+                let s = stage[j].expect("settled first");
+                if ready { s } else { s.saturating_add(1) }
+            })
+            .max()
+            .unwrap_or(0);
+        stage[i] = Some(at);
+        for &k in &waited_by[i] {
+            unsettled[k] -= 1;
+            if unsettled[k] == 0 {
+                ready.push(k);
             }
         }
     }

@@ -114,6 +114,8 @@ codes! {
         "A `[trainjob.initializer]` setting the target or API level cannot express.";
     POD_TEMPLATE = "trainc::pod_template::conflict"
         "A `[podTemplate]` entry that conflicts with what trainc generates.";
+    POD_TEMPLATE_INVALID = "trainc::pod_template::invalid"
+        "A `[podTemplate]` name or path the API server rejects: a volume or container name, an empty or repeated mount path, a `subPath` that leaves its volume, a hostname, an item path.";
     ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint"
         "`args` without an entrypoint to pass them to.";
     WORKING_DIR_RELATIVE = "trainc::working_dir::relative"
@@ -170,6 +172,8 @@ codes! {
         "An environment variable set twice; the later one wins.";
     ENV_RENDEZVOUS = "trainc::env::rendezvous"
         "An environment variable that changes the rendezvous the operator configures.";
+    ENV_TOO_LONG = "trainc::env::too_long"
+        "An `[env]` value whose `$(…)` references expand it past what Linux starts a program with (128 KiB for one variable, 2 MiB in all): the container cannot start.";
     ENV_NOT_EXPANDED = "trainc::env::not_expanded"
         "A `$(VAR)` in an env value that Kubernetes leaves as written: the variable is declared later, or not at all.";
     ENV_LITERAL_SECRET = "trainc::env::literal_secret"
@@ -251,6 +255,8 @@ codes! {
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema"
         "An object fails its kind's strict schema (Kubernetes 1.30, or its operator's CRD).";
+    VERIFY_APISERVER = "trainc::verify::apiserver"
+        "A name or path the API server rejects (an object's name or namespace; a pod's volume, container or mount, its hostname, an item path), in an object or in the pods an operator makes from its template.";
     VERIFY_DUPLICATE = "trainc::verify::duplicate"
         "The same object (kind, namespace and name) twice in one manifest file: applied, the later replaces the earlier.";
     VERIFY_UNCHECKED = "trainc::verify::unchecked"

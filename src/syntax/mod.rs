@@ -8,6 +8,7 @@
 pub mod duration;
 pub mod image;
 pub mod names;
+pub mod pod;
 pub mod quantity;
 pub mod sha256;
 pub mod shell;

@@ -85,6 +85,15 @@ pub struct Invalid {
 }
 
 impl Syntax {
+    /// The syntax's name with its article: "a DNS-1035 label".
+    pub fn described(self) -> &'static str {
+        match self {
+            Syntax::Dns1035 => "a DNS-1035 label",
+            Syntax::Dns1123Label => "a DNS-1123 label",
+            Syntax::Dns1123Subdomain => "a DNS-1123 subdomain",
+        }
+    }
+
     /// Checks `name` against this syntax; when it fails, why and the
     /// nearest valid name.
     pub fn check(self, name: &str) -> Result<(), Invalid> {
@@ -204,6 +213,34 @@ fn label_text(text: &str) -> Result<(), String> {
         return Err("must start and end with a letter or digit".to_owned());
     }
     Ok(())
+}
+
+/// A ConfigMap or Secret key (`IsConfigMapKey`): letters, digits, `-`, `_`
+/// and `.`, at most 253 characters, not `.` or `..` and not starting with
+/// `..`, so that each key is a file name in its volume.
+pub fn config_map_key(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    if key.len() > 253 {
+        return Err(format!(
+            "it is {} characters long; the limit is 253",
+            key.len()
+        ));
+    }
+    if let Some(c) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "`{c}` is not allowed (only letters, digits, `-`, `_` and `.`)"
+        ));
+    }
+    match key {
+        "." | ".." => Err(format!("it is `{key}`")),
+        _ if key.starts_with("..") => Err("it starts with `..`".to_owned()),
+        _ => Ok(()),
+    }
 }
 
 /// A container port name (IANA service name): at most 15 lowercase

@@ -259,6 +259,7 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
             "the operator's admission webhook rejects this when the object is created".to_owned()
         }
         "operator" => "the operator would create or reach other objects than these say".to_owned(),
+        "apiserver" => "the API server validates names and paths beyond the schema: a node turns them into paths of its own".to_owned(),
         "unchecked" => UNCHECKED_HELP.to_owned(),
         "unserved" => "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked".to_owned(),
         _ => schema_help(problem, object),

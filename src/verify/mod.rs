@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::render::{Object, pytorchjob, trainjob};
 use crate::spec::ApiLevel;
 
+mod apiserver;
 pub mod compact;
 pub mod kubernetes;
 pub mod manifests;
@@ -48,7 +49,8 @@ pub struct Problem {
     /// Where in the object, as a JSON pointer (`/spec/...`); empty for the whole.
     pub path: String,
     pub message: String,
-    /// Which contract the object breaks: `schema`, `webhook`, or `operator`
+    /// Which contract the object breaks: `schema`, `apiserver` (its
+    /// validation beyond the schema: names and paths), `webhook`, or `operator`
     /// (what a controller does with the objects together); or why it was
     /// not checked: `unchecked` (no schema for its kind) or `unserved` (a
     /// built-in group's kind or version Kubernetes does not serve).
@@ -70,6 +72,7 @@ impl Problem {
         match self.contract {
             "webhook" => crate::diagnostic::codes::VERIFY_WEBHOOK,
             "operator" => crate::diagnostic::codes::VERIFY_OPERATOR,
+            "apiserver" => crate::diagnostic::codes::VERIFY_APISERVER,
             "unchecked" => crate::diagnostic::codes::VERIFY_UNCHECKED,
             "unserved" => crate::diagnostic::codes::VERIFY_UNSERVED,
             _ => crate::diagnostic::codes::VERIFY_SCHEMA,
@@ -82,6 +85,10 @@ impl Problem {
 
     fn webhook(object: &str, path: &str, message: String) -> Problem {
         Problem::new("webhook", object, path, message)
+    }
+
+    fn apiserver(object: &str, path: &str, message: String) -> Problem {
+        Problem::new("apiserver", object, path, message)
     }
 
     fn operator(object: &str, path: &str, message: String) -> Problem {
@@ -117,6 +124,7 @@ pub fn verify_with_runtimes(
         if schema::check(&id, value, level, &mut problems) == schema::Checked::NoSchema {
             problems.push(unchecked(&id, value));
         }
+        apiserver::check(&id, value, &mut problems);
         // A webhook serves its own API version only.
         match (
             value["apiVersion"].as_str().unwrap_or(""),

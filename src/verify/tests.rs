@@ -345,3 +345,93 @@ fn a_jobs_subdomain_needs_a_headless_service_that_selects_its_pods() {
         "{found:?}"
     );
 }
+
+/// The API server's rules on names and paths, in every place a pod spec
+/// lives: a built-in workload's template, a Pod's own spec, an operator's
+/// template (whose pods it rejects), a TrainJob's patch; and any object's
+/// name and namespace.
+#[test]
+fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
+    let at = |value: &Value| -> Vec<(String, String)> {
+        problems(value)
+            .into_iter()
+            .filter(|p| p.contract == "apiserver")
+            .map(|p| (p.path, p.message))
+            .collect()
+    };
+    let plain = serde_json::json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "a/b", "namespace": "team\nx"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "volumes": [{"name": "../up", "emptyDir": {}}],
+            "containers": [{"name": "main", "image": "x:1",
+                "volumeMounts": [{"name": "../up", "mountPath": "/u", "subPath": "/etc"}]}]}}}
+    });
+    let found = at(&plain);
+    let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/metadata/name",
+            "/metadata/namespace",
+            "/spec/template/spec/volumes/0/name",
+            "/spec/template/spec/containers/0/volumeMounts/0/subPath",
+        ],
+        "{found:?}"
+    );
+    assert!(
+        found[0].1.contains("is not a DNS-1123 subdomain"),
+        "{found:?}"
+    );
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": []}
+    });
+    assert_eq!(
+        at(&pod),
+        [(
+            "/spec/containers".to_owned(),
+            "a pod needs at least one container; `containers` is empty".to_owned()
+        )]
+    );
+    let mut operator = job();
+    operator["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["hostname"] =
+        serde_json::json!("a.b");
+    let found = at(&operator);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].0,
+        "/spec/pytorchReplicaSpecs/Worker/template/spec/hostname"
+    );
+    assert!(
+        found[0]
+            .1
+            .ends_with("the API server rejects the pods the operator makes from this template"),
+        "{found:?}"
+    );
+    let trainjob = serde_json::json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "t"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"},
+            "runtimePatches": [{"manager": "trainc.dev/trainc", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                {"name": "node", "template": {"spec": {"template": {"spec": {
+                    "containers": [{"name": "node", "volumeMounts": [{"name": "data", "mountPath": "/d", "subPath": "../x"}]}]}}}}}
+            ]}}}}]}
+    });
+    let found = at(&trainjob);
+    assert_eq!(
+        found.len(),
+        1,
+        "a patch may mount the runtime's volumes: {found:?}"
+    );
+    assert!(
+        found[0].0.ends_with("/containers/0/volumeMounts/0/subPath"),
+        "{found:?}"
+    );
+    // A role's name may hold `:`; RBAC is not held to DNS names.
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "system:aggregate-to-edit"}, "rules": []
+    });
+    assert_eq!(at(&role), []);
+}

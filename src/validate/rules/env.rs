@@ -106,6 +106,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
     }
     let Some(env) = &r.spec.env else { return };
+    super::env_refs::lengths(r, env);
     let target = r.target();
     for (name, value) in env {
         let pointer = at("/env", name);

@@ -81,6 +81,62 @@ pub(super) fn check(
     }
 }
 
+/// The first `[env]` value that the kubelet's expansion makes longer than
+/// Linux starts a program with ([`kubelet::MAX_ARG`] for one variable,
+/// [`kubelet::MAX_ARGS_TOTAL`] for all): each value's expanded length is
+/// computed from those before it, without expanding (nested references
+/// grow geometrically). Later values that repeat it are not reported again.
+pub(super) fn lengths(r: &mut Rules<'_>, env: &IndexMap<String, EnvValue>) {
+    use crate::cluster::kubelet::{self, Piece};
+    let mut expanded: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    let mut total = 0u64;
+    for (name, value) in env {
+        let EnvValue::Literal(literal) = value else {
+            continue;
+        };
+        let mut length = 0u64;
+        kubelet::scan(literal, |piece| {
+            let add = match piece {
+                Piece::Text(text) => text.len() as u64,
+                Piece::Reference(reference) => expanded
+                    .get(reference)
+                    .copied()
+                    .unwrap_or(reference.len() as u64 + 3),
+            };
+            length = length.saturating_add(add);
+        });
+        expanded.insert(name, length);
+        let size = length.saturating_add(name.len() as u64 + 2);
+        total = total.saturating_add(size);
+        let (what, limit) = if size > kubelet::MAX_ARG as u64 {
+            ("one variable", kubelet::MAX_ARG)
+        } else if total > kubelet::MAX_ARGS_TOTAL as u64 {
+            ("the whole environment", kubelet::MAX_ARGS_TOTAL)
+        } else {
+            continue;
+        };
+        let shown = if length >= 1 << 30 {
+            format!("{} GiB", length >> 30)
+        } else if length >= 1 << 20 {
+            format!("{} MiB", length >> 20)
+        } else {
+            format!("{} KiB", length >> 10)
+        };
+        r.push(
+            Diagnostic::error(
+                codes::ENV_TOO_LONG,
+                r.value(&super::at("/env", name)),
+                format!(
+                    "`{name}` expands to {shown} once its `$(…)` references are replaced; the container cannot start, as Linux starts no program with more than {} KiB for {what}",
+                    limit >> 10
+                ),
+            )
+            .with_help("refer to each variable once, or pass the value in a file (a ConfigMap volume)"),
+        );
+        return;
+    }
+}
+
 /// A variable the target sets only after `[env]`, or not at all.
 enum Later {
     Declared(String),

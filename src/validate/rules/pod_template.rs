@@ -85,6 +85,19 @@ pub(super) fn check(r: &mut Rules<'_>) {
 }
 
 fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
+    // The API server's own rules on names and paths; a mount may name a
+    // volume of `[volumes]`, so the template is a patch.
+    let whole = Json::Object(spec.clone());
+    for problem in crate::syntax::pod::check(&whole, crate::syntax::pod::Extent::Patch) {
+        r.push(
+            Diagnostic::error(
+                codes::POD_TEMPLATE_INVALID,
+                r.value(&format!("/podTemplate/spec{}", problem.at)),
+                format!("{}; Kubernetes rejects it", problem.message),
+            )
+            .with_help(problem.help),
+        );
+    }
     for (key, ours) in pod_owned(r) {
         if spec.contains_key(key) {
             conflict(r, &format!("/podTemplate/spec/{key}"), ours);

@@ -276,13 +276,13 @@ fn references(r: &mut Rules<'_>, volume: &Volume, pointer: &str) {
         }
     }
     if let Some(sub) = &volume.sub_path
-        && (sub.starts_with('/') || sub.split('/').any(|part| part == ".."))
+        && let Err(why) = crate::syntax::pod::descending_path(sub)
     {
         r.push(
             Diagnostic::error(
                 codes::VOLUME_INVALID_REFERENCE,
                 r.value(&at(pointer, "subPath")),
-                format!("`subPath` must be a relative path without `..`, found `{sub}`"),
+                format!("`subPath` `{sub}` must be a relative path inside the volume: {why}"),
             )
             .with_help("write a path inside the volume, such as `team/run-1`"),
         );

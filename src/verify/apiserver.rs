@@ -1,0 +1,146 @@
+//! What the API server's own validation rejects that no JSON Schema says:
+//! an object's name and namespace, and the names and paths of every pod
+//! spec an object holds ([`crate::syntax::pod`]): a Pod's own, a workload's
+//! template, and the templates the operators make pods from (a PyTorchJob's
+//! replicas, a JobSet's jobs, a training runtime's jobs, a TrainJob's
+//! patches). For a custom resource the API server takes the object, and
+//! rejects the pods its operator makes from the template.
+
+use serde_json::Value;
+
+use super::Problem;
+use crate::syntax::names;
+use crate::syntax::pod::{self, Extent};
+
+/// The name syntax the API server holds an object of `group` and `kind` to
+/// (kubernetes v1.30.0, `pkg/apis/*/validation`: a Service's name is a
+/// DNS-1035 label, a Namespace's a DNS-1123 label; the other kinds of
+/// these groups, and every custom resource, a DNS-1123 subdomain). `None`
+/// for a group whose kinds name themselves otherwise (RBAC's path segments).
+fn name_syntax(api_version: &str, group: &str, kind: &str) -> Option<names::Syntax> {
+    match (group, kind) {
+        ("", "Service") => Some(names::Syntax::Dns1035),
+        ("", "Namespace") => Some(names::Syntax::Dns1123Label),
+        ("" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "storage.k8s.io", _) => {
+            Some(names::Syntax::Dns1123Subdomain)
+        }
+        _ if !super::kubernetes::built_in_group(api_version) => {
+            Some(names::Syntax::Dns1123Subdomain)
+        }
+        _ => None,
+    }
+}
+
+/// The problems of one object.
+pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
+    let api_version = value["apiVersion"].as_str().unwrap_or_default();
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let kind = value["kind"].as_str().unwrap_or_default();
+    if let (Some(syntax), Some(name)) = (
+        name_syntax(api_version, group, kind),
+        value["metadata"]["name"].as_str(),
+    ) && let Err(bad) = syntax.check(name)
+    {
+        problems.push(Problem::apiserver(
+            id,
+            "/metadata/name",
+            format!(
+                "the name `{name}` is not {}: {}",
+                syntax.described(),
+                bad.why
+            ),
+        ));
+    }
+    if let Some(namespace) = value["metadata"]["namespace"].as_str()
+        && let Err(why) = names::dns1123_label(namespace)
+    {
+        problems.push(Problem::apiserver(
+            id,
+            "/metadata/namespace",
+            format!("the namespace `{namespace}` is not a DNS-1123 label: {why}"),
+        ));
+    }
+    for (at, spec, extent) in pod_specs(group, kind, value) {
+        let custom = !super::kubernetes::built_in_group(api_version);
+        for problem in pod::check(spec, extent) {
+            let message = if custom {
+                format!(
+                    "{}; the API server rejects the pods the operator makes from this template",
+                    problem.message
+                )
+            } else {
+                problem.message
+            };
+            problems.push(Problem::apiserver(
+                id,
+                &format!("{at}{}", problem.at),
+                message,
+            ));
+        }
+    }
+}
+
+/// Every pod spec `value` holds: where (a JSON pointer), the spec, and
+/// whether it is whole or a patch.
+fn pod_specs<'v>(group: &str, kind: &str, value: &'v Value) -> Vec<(String, &'v Value, Extent)> {
+    let mut found = Vec::new();
+    let extent = match group {
+        // Trainer adds volumes of its own to a runtime's pods (the
+        // initializers' `initializer`), as JobSet does for its
+        // `volumeClaimPolicies`: a template there may mount what it lacks.
+        "jobset.x-k8s.io" | "trainer.kubeflow.org" => Extent::Patch,
+        _ => Extent::Whole,
+    };
+    let at = |pointer: String, found: &mut Vec<(String, &'v Value, Extent)>| {
+        if let Some(spec) = value.pointer(&pointer).filter(|s| s.is_object()) {
+            found.push((pointer, spec, extent));
+        }
+    };
+    let each = |pointer: &str| -> Vec<String> {
+        match value.pointer(pointer) {
+            Some(Value::Array(items)) => {
+                (0..items.len()).map(|i| format!("{pointer}/{i}")).collect()
+            }
+            Some(Value::Object(items)) => items
+                .keys()
+                .map(|k| format!("{pointer}/{}", crate::tree::pointer_segment(k)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    match (group, kind) {
+        ("", "Pod") => at("/spec".to_owned(), &mut found),
+        ("", "PodTemplate") => at("/template/spec".to_owned(), &mut found),
+        ("", "ReplicationController")
+        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job") => at("/spec/template/spec".to_owned(), &mut found),
+        ("batch", "CronJob") => at(
+            "/spec/jobTemplate/spec/template/spec".to_owned(),
+            &mut found,
+        ),
+        ("kubeflow.org", "PyTorchJob") => {
+            for replica in each("/spec/pytorchReplicaSpecs") {
+                at(format!("{replica}/template/spec"), &mut found);
+            }
+        }
+        ("jobset.x-k8s.io", "JobSet") => {
+            for job in each("/spec/replicatedJobs") {
+                at(format!("{job}/template/spec/template/spec"), &mut found);
+            }
+        }
+        ("trainer.kubeflow.org", "TrainingRuntime" | "ClusterTrainingRuntime") => {
+            for job in each("/spec/template/spec/replicatedJobs") {
+                at(format!("{job}/template/spec/template/spec"), &mut found);
+            }
+        }
+        ("trainer.kubeflow.org", "TrainJob") => {
+            for patch in super::webhooks::pod_patches(value) {
+                if patch.pod.is_object() {
+                    found.push((patch.at, patch.pod, Extent::Patch));
+                }
+            }
+        }
+        _ => {}
+    }
+    found
+}
