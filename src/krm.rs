@@ -61,6 +61,7 @@ pub fn run(input: Vec<u8>) -> Output {
         depth: MAX_ITEM_DEPTH,
         documents: 1,
         nodes: MAX_VALUES,
+        object_nodes: crate::yaml::MAX_OBJECT_VALUES,
         aliased: MAX_ALIASED,
         aliased_bytes: MAX_ALIASED_BYTES,
     };
@@ -301,6 +302,7 @@ fn origin_annotation(text: &str) -> Option<Json> {
         depth: 8,
         documents: 1,
         nodes: 1000,
+        object_nodes: 1000,
         aliased: 100,
         aliased_bytes: 16 * 1024,
     };

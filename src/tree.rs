@@ -17,7 +17,9 @@ pub struct Node {
     /// that finding thousands of keys (a diagnostic for each) is linear.
     /// A hit is checked against the entry; a miss, or a table changed since
     /// the index was built, is searched: never wrong, at worst slow.
-    index: OnceLock<KeyIndex>,
+    /// Boxed: few nodes are large tables, and every node carries the field
+    /// (a manifest may hold millions of nodes).
+    index: OnceLock<Box<KeyIndex>>,
 }
 
 /// A large table's keys and their places.
@@ -97,7 +99,7 @@ impl Node {
             for (i, e) in entries.iter().enumerate() {
                 places.entry(e.key.clone()).or_insert(i);
             }
-            KeyIndex { places }
+            Box::new(KeyIndex { places })
         });
         match index.places.get(key).and_then(|&i| entries.get(i)) {
             Some(entry) if entry.key == key => Some(entry),

@@ -78,6 +78,29 @@ fn stdout_is_read(case: &Case) -> bool {
         || (matches!(command, "check" | "verify") && matches!(format, "human" | "github"))
 }
 
+/// What a case's stdout must not be: raw control characters where a person
+/// reads it, larger than its bound, or accepted by a full device.
+fn stdout_problems(case: &Case, run: &crate::corpus::Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(max) = case.max_stdout
+        && run.stdout.len() > max
+    {
+        problems.push(format!(
+            "stdout holds {} bytes, more than {max}",
+            run.stdout.len()
+        ));
+    }
+    if case.stdout_full && run.code != Some(2) {
+        problems.push("a write to a full stdout was not an error (exit 2)".to_owned());
+    }
+    if stdout_is_read(case)
+        && let Some(c) = raw_control(&run.stdout)
+    {
+        problems.push(format!("stdout holds a raw {c:?}"));
+    }
+    problems
+}
+
 fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     let dir = case
         .output_dir
@@ -130,9 +153,7 @@ fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
             problems.push("stdout is not empty on failure".to_owned());
         }
     }
-    if case.stdout_full && run.code != Some(2) {
-        problems.push("a write to a full stdout was not an error (exit 2)".to_owned());
-    }
+    problems.extend(stdout_problems(case, &run));
     if run.elapsed > MAX_TIME {
         problems.push(format!("took {:?}", run.elapsed));
     }
@@ -152,11 +173,6 @@ fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
             "a stderr line of {} characters",
             line.chars().count()
         ));
-    }
-    if stdout_is_read(case)
-        && let Some(c) = raw_control(&run.stdout)
-    {
-        problems.push(format!("stdout holds a raw {c:?}"));
     }
     if run.stderr.lines().any(|l| l.starts_with("::")) {
         problems.push("a stderr line starts with `::` (a GitHub workflow command)".to_owned());

@@ -31,6 +31,9 @@ pub(crate) struct Case {
     pub(crate) words: Vec<String>,
     /// Words that must appear nowhere in the output.
     pub(crate) absent: Vec<String>,
+    /// The most bytes stdout may hold (an output that grows faster than
+    /// its input).
+    pub(crate) max_stdout: Option<usize>,
 }
 
 pub(crate) fn strings(value: &Value) -> Vec<String> {
@@ -68,6 +71,9 @@ pub(crate) fn load(world: &Path) -> Vec<Case> {
             exit: i32::try_from(entry["exit"].as_i64().expect("exit")).expect("an exit status"),
             words: strings(&entry["words"]),
             absent: strings(&entry["absent"]),
+            max_stdout: entry["max_stdout"]
+                .as_u64()
+                .map(|n| usize::try_from(n).expect("a size")),
         });
     }
     cases
@@ -98,6 +104,17 @@ pub(crate) fn setup(world: &Path, step: &str, entry: &Value) {
             std::fs::copy(from, &path).expect("copy");
         }
         "dir" => std::fs::create_dir_all(&path).expect("dir"),
+        "repeat" => {
+            let field = |key: &str| entry[key].as_str().expect("head, text and tail");
+            let times = usize::try_from(entry["times"].as_u64().expect("times")).expect("times");
+            let text = format!(
+                "{}{}{}",
+                field("head"),
+                field("text").repeat(times),
+                field("tail")
+            );
+            std::fs::write(&path, text).expect("repeat");
+        }
         other => panic!("unknown setup step `{other}`"),
     }
 }

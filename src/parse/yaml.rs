@@ -34,6 +34,7 @@ pub(super) fn parse_yaml(
         depth: max_depth + 1,
         documents: 1,
         nodes: MAX_SPEC_NODES,
+        object_nodes: MAX_SPEC_NODES,
         aliased: MAX_SPEC_NODES,
         aliased_bytes: MAX_SPEC_ALIASED_BYTES,
     };
@@ -61,6 +62,7 @@ pub(super) fn parse_manifest_stream(
         depth: max_depth + 1,
         documents: max_documents,
         nodes: MAX_SPEC_NODES.saturating_mul(max_documents),
+        object_nodes: crate::yaml::MAX_OBJECT_VALUES,
         aliased: MAX_SPEC_NODES,
         aliased_bytes: MAX_OBJECTS_ALIASED_BYTES,
     };
@@ -121,6 +123,10 @@ impl Reader {
             }
             reading.value
         } else {
+            if let Some(problem) = pyyaml_number(raw) {
+                self.problems.push(problem);
+                return Value::Null;
+            }
             scalar::resolve(raw)
         };
         match resolved {
@@ -208,6 +214,77 @@ fn two_readings(
     )
     .with_label("read two ways")
     .with_help(format!("{fix}, which every reader reads alike; quote it (`\"{text}\"`) if you mean the text"))
+}
+
+/// A plain scalar of a spec that YAML 1.2 (trainc) and YAML 1.1 as PyYAML
+/// reads it (the reader of most Python tools that write or check specs)
+/// read as different values where one of them is a number: `0o10`, the
+/// number 8 to YAML 1.2 and the text "0o10" to YAML 1.1; `1:30`, text to
+/// YAML 1.2 and the base-60 number 90 to YAML 1.1. An error, as `010` is:
+/// a spec means one thing.
+fn pyyaml_number(raw: &Raw<'_>) -> Option<Diagnostic> {
+    if raw.tag.is_some() || !matches!(raw.body, Body::Scalar(_, granit_parser::ScalarStyle::Plain))
+    {
+        return None;
+    }
+    let text = raw.scalar()?;
+    let shown = crate::diagnostic::quoted_value(text, 40);
+    let (ours, theirs, help) = if let Some(digits) = text.strip_prefix("0o") {
+        let n = i64::from_str_radix(digits, 8).ok()?;
+        (
+            format!("the number {n}"),
+            format!("the text \"{shown}\""),
+            format!(
+                "write `{n}`, which every reader reads alike; quote it (`\"{shown}\"`) if you mean the text"
+            ),
+        )
+    } else {
+        let n = sexagesimal(text)?;
+        (
+            format!("the text \"{shown}\""),
+            format!("the number {n} (base 60)"),
+            format!(
+                "quote it (`\"{shown}\"`), which every reader reads as text; write `{n}` if you mean the number"
+            ),
+        )
+    };
+    Some(
+        Diagnostic::error(
+            codes::PARSE_YAML,
+            raw.span,
+            format!("`{shown}` is {ours} to YAML 1.2 (trainc) but {theirs} to YAML 1.1 (PyYAML)"),
+        )
+        .with_label("read two ways")
+        .with_help(help),
+    )
+}
+
+/// A YAML 1.1 base-60 integer (`[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+`): its
+/// value, when it fits.
+fn sexagesimal(text: &str) -> Option<i64> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let mut parts = unsigned.split(':');
+    let first = parts.next()?;
+    if !first.starts_with(|c: char| matches!(c, '1'..='9'))
+        || !first.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
+    let mut value: i64 = first.replace('_', "").parse().ok()?;
+    let mut any = false;
+    for part in parts {
+        let digit: i64 = match part.as_bytes() {
+            [d @ b'0'..=b'9'] => i64::from(d - b'0'),
+            [t @ b'0'..=b'5', d @ b'0'..=b'9'] => i64::from((t - b'0') * 10 + (d - b'0')),
+            _ => return None,
+        };
+        value = value.checked_mul(60)?.checked_add(digit)?;
+        any = true;
+    }
+    any.then_some(if negative { -value } else { value })
 }
 
 /// A key as text: specs and resources key their mappings by strings; `1:` or
@@ -380,7 +457,7 @@ pub(super) fn load_error(
             "the file holds more than one YAML document",
         )
         .with_help("a spec is one document: remove the `---` and what follows, or split the file; a manifest of built objects is checked with `trainc verify FILE`"),
-        LoadError::TooManyNodes { span, .. } => Diagnostic::error(
+        LoadError::TooManyNodes { span, .. } | LoadError::TooLargeObject { span, .. } => Diagnostic::error(
             codes::PARSE_YAML,
             point(*span),
             "the YAML expands to far more than any spec (anchors and aliases repeat their values)",
@@ -422,6 +499,15 @@ fn objects_limit(error: &LoadError, max_depth: usize) -> Option<Diagnostic> {
             ),
         )
         .with_help("split the package, or write out values that aliases repeat many times over"),
+        LoadError::TooLargeObject { span, limit } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            format!(
+                "one object holds more than {} values (scalars, lists and mappings); trainc reads no more, and no real Kubernetes object comes near (etcd stores at most 1.5 MiB of one)",
+                thousands(*limit)
+            ),
+        )
+        .with_help("check that the input holds Kubernetes objects: a long list of values belongs in a file a volume mounts, not in an object"),
         LoadError::TooManyBytes { span, limit } => Diagnostic::error(
             codes::PARSE_YAML,
             point(*span),

@@ -3,13 +3,20 @@
 //! any YAML reader (1.1 or 1.2) resolves it as it resolved the input.
 //!
 //! Layout may change (flow collections become block ones, anchors are
-//! expanded, comments are dropped); values never do.
+//! expanded, comments are dropped); values never do. Past [`FLOW_FROM`]
+//! columns a collection is written in flow style on one line, so that the
+//! output grows with the input, not with the square of its depth.
 
 use std::fmt::Write as _;
 
 use granit_parser::{ScalarStyle, Tag};
 
 use super::{Body, Raw};
+
+/// The column past which collections are written in flow style (`{a: [1]}`):
+/// block style indents every line by its depth, so a document nested a few
+/// hundred levels deep would take hundreds of times its size.
+pub const FLOW_FROM: usize = 64;
 
 /// Appends `node` as a block sequence entry (`- ...`) at column `column`.
 pub fn write_entry(out: &mut String, node: &Raw<'_>, column: usize) {
@@ -30,6 +37,11 @@ fn write_indicated(
     }
     out.push_str(indicator);
     match &node.body {
+        Body::Map(_) | Body::Seq(_) if column >= FLOW_FROM && flow_ok(node) => {
+            out.push(' ');
+            write_flow_tagged(out, node);
+            out.push('\n');
+        }
         Body::Map(entries) if !entries.is_empty() && node.tag.is_none() => {
             out.push(' ');
             write_entries(out, entries, column + 2, false);
@@ -81,6 +93,11 @@ fn write_value(out: &mut String, node: &Raw<'_>, column: usize) {
             out.push(' ');
             write_scalar(out, text, *style, column);
         }
+        Body::Map(_) | Body::Seq(_) if column >= FLOW_FROM && flow_ok(node) => {
+            out.push(' ');
+            write_flow(out, node);
+            out.push('\n');
+        }
         Body::Map(entries) if entries.is_empty() => out.push_str(" {}\n"),
         Body::Seq(items) if items.is_empty() => out.push_str(" []\n"),
         Body::Map(entries) => {
@@ -93,6 +110,73 @@ fn write_value(out: &mut String, node: &Raw<'_>, column: usize) {
                 write_entry(out, item, column);
             }
         }
+    }
+}
+
+/// Whether `node` can be written in flow style: every mapping key in it a
+/// scalar.
+fn flow_ok(node: &Raw<'_>) -> bool {
+    match &node.body {
+        Body::Scalar(..) => true,
+        Body::Seq(items) => items.iter().all(flow_ok),
+        Body::Map(entries) => entries
+            .iter()
+            .all(|(key, value)| matches!(key.body, Body::Scalar(..)) && flow_ok(value)),
+    }
+}
+
+/// `node` in flow style, without its tag (written before it) and without a
+/// newline. A plain scalar stays plain where flow context allows its text;
+/// otherwise it is double-quoted, which keeps its meaning: a plain scalar
+/// with a flow indicator (`,[]{}`) or a `:` is text to every reader.
+fn write_flow(out: &mut String, node: &Raw<'_>) {
+    match &node.body {
+        Body::Scalar(text, style) => write_flow_scalar(out, text, *style),
+        Body::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_flow_tagged(out, item);
+            }
+            out.push(']');
+        }
+        Body::Map(entries) => {
+            out.push('{');
+            for (i, (key, value)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_flow_tagged(out, key);
+                out.push_str(": ");
+                write_flow_tagged(out, value);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_flow_tagged(out: &mut String, node: &Raw<'_>) {
+    if let Some(tag) = &node.tag {
+        out.push_str(&tag_text(tag));
+        out.push(' ');
+    }
+    write_flow(out, node);
+}
+
+fn write_flow_scalar(out: &mut String, text: &str, style: ScalarStyle) {
+    let flow_plain = |text: &str| plain_ok(text) && !text.contains([',', '[', ']', '{', '}', ':']);
+    match style {
+        // An empty plain scalar: nothing, as in block style.
+        ScalarStyle::Plain if text.is_empty() => {}
+        ScalarStyle::Plain if flow_plain(text) => out.push_str(text),
+        ScalarStyle::SingleQuoted if single_ok(text) => {
+            out.push('\'');
+            out.push_str(&text.replace('\'', "''"));
+            out.push('\'');
+        }
+        _ => double_quoted(out, text),
     }
 }
 
@@ -267,6 +351,7 @@ mod tests {
         depth: 100,
         documents: 1,
         nodes: 100_000,
+        object_nodes: 100_000,
         aliased: 100_000,
         aliased_bytes: 1024 * 1024,
     };
@@ -311,6 +396,29 @@ mod tests {
             panic!("not a list: {out}")
         };
         (meaning(&before[0]), meaning(&items[0]), out)
+    }
+
+    /// Past [`FLOW_FROM`] columns the rest is one flow line: a document
+    /// 90 levels deep stays within three times its size, with its values.
+    #[test]
+    fn deep_nesting_is_written_in_flow_style_with_the_same_values() {
+        let mut text = String::from("{a: 0644, b: [x, 'y z', \"q\\n\", ~, yes, ''], c: {}, d: []}");
+        for _ in 0..90 {
+            text = format!(
+                "{{k: {text}, s: [plain, 'it''s', !!str 1, !!binary aGk=, a:b, '1,2', \"\"]}}"
+            );
+        }
+        let deep = format!("top: {text}\n");
+        let (before, after, out) = round_trip(&deep);
+        // `a:b` is text to every reader, plain or quoted (it is quoted in flow).
+        let text = |m: String| m.replace("plain \"a:b\"", "\"a:b\"");
+        assert_eq!(text(before), text(after), "\n{out}");
+        assert!(
+            out.len() < 3 * deep.len(),
+            "{} bytes for {}",
+            out.len(),
+            deep.len()
+        );
     }
 
     #[test]

@@ -65,6 +65,12 @@ impl<'a> Raw<'a> {
     }
 }
 
+/// Values one Kubernetes object may hold in a manifest or a package:
+/// real objects hold hundreds to a few thousand, and etcd stores at most
+/// 1.5 MiB of one (its default request limit); a flow list of millions of
+/// numbers is refused after 500,000 instead of filling memory.
+pub const MAX_OBJECT_VALUES: usize = 500_000;
+
 /// How much a document may hold.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -73,6 +79,10 @@ pub struct Limits {
     pub documents: usize,
     /// Values (scalars and containers) once every alias is expanded.
     pub nodes: usize,
+    /// Values of one object: a document, or each element of the `items` of
+    /// a document whose root holds a list there (`kind: List`), the rest of
+    /// that document counted as one object.
+    pub object_nodes: usize,
     /// Of those, values that aliases repeat: an alias bomb is refused long
     /// before it fills memory, while a large package without aliases is not.
     pub aliased: usize,
@@ -97,6 +107,11 @@ pub enum LoadError {
     },
     /// Aliases expand past [`Limits::nodes`].
     TooManyNodes {
+        span: Span,
+        limit: usize,
+    },
+    /// One object holds more than [`Limits::object_nodes`] values.
+    TooLargeObject {
         span: Span,
         limit: usize,
     },
@@ -131,6 +146,8 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
         anchors: HashMap::new(),
         open_anchors: Vec::new(),
         nodes: 0,
+        document_nodes: 0,
+        item: None,
         aliased: 0,
         bytes: 0,
         aliased_bytes: 0,
@@ -173,6 +190,12 @@ struct Loader<'a> {
     /// Anchors of containers still open: an alias to one is recursive.
     open_anchors: Vec<usize>,
     nodes: usize,
+    /// Values of the document now read, outside the elements of its root's
+    /// `items`.
+    document_nodes: usize,
+    /// Within an element of the root's `items`: the stack depth from which
+    /// a value is the element's, and the element's values so far.
+    item: Option<(usize, usize)>,
     aliased: usize,
     /// Bytes of scalar text so far, aliases expanded.
     bytes: usize,
@@ -283,6 +306,8 @@ impl<'a> Loader<'a> {
                 if self.documents.len() == self.limits.documents {
                     return Err(LoadError::TooManyDocuments { span });
                 }
+                self.document_nodes = 0;
+                self.item = None;
                 Ok(())
             }
             _ => Ok(()),
@@ -297,7 +322,27 @@ impl<'a> Loader<'a> {
                 limit: self.limits.nodes,
             });
         }
+        let object = match &mut self.item {
+            Some((depth, values)) if self.stack.len() >= *depth => values,
+            _ => &mut self.document_nodes,
+        };
+        *object = object.saturating_add(nodes);
+        if *object > self.limits.object_nodes {
+            return Err(LoadError::TooLargeObject {
+                span,
+                limit: self.limits.object_nodes,
+            });
+        }
         Ok(())
+    }
+
+    /// Whether the next value is an element of the root's `items` list.
+    fn at_item(&self) -> bool {
+        let [root, list] = self.stack.as_slice() else {
+            return false;
+        };
+        matches!(list.node.body, Body::Seq(_))
+            && root.pending_key.as_ref().and_then(Raw::scalar) == Some("items")
     }
 
     fn open(
@@ -307,6 +352,9 @@ impl<'a> Loader<'a> {
         tag: Option<Cow<'a, Tag>>,
         body: Body<'a>,
     ) -> Result<(), LoadError> {
+        if self.at_item() {
+            self.item = Some((self.stack.len(), 0));
+        }
         self.count(1, span)?;
         if self.stack.len() >= self.limits.depth {
             return Err(LoadError::TooDeep { span });
@@ -367,6 +415,7 @@ mod tests {
         depth: 50,
         documents: 4,
         nodes: 1000,
+        object_nodes: 1000,
         aliased: 1000,
         aliased_bytes: 1000,
     };
@@ -386,6 +435,45 @@ mod tests {
         assert!(matches!(
             root.get("c").unwrap().body,
             Body::Scalar(_, ScalarStyle::SingleQuoted)
+        ));
+    }
+
+    /// The values of one object are counted: a document, or each element of
+    /// a root `items` list (the rest of that document one object more).
+    #[test]
+    fn each_object_is_held_to_its_own_limit() {
+        let limits = Limits {
+            object_nodes: 20,
+            nodes: 100_000,
+            ..LIMITS
+        };
+        let object = |n: usize| format!("{{k: [{}]}}", vec!["0"; n].join(", "));
+        let list = format!(
+            "apiVersion: v1\nitems:\n{}kind: List\n",
+            format!("- {}\n", object(15)).repeat(50)
+        );
+        assert!(load(SourceId(0), &list, limits).is_ok());
+        let big_item = format!("items:\n- {}\n", object(30));
+        assert!(matches!(
+            load(SourceId(0), &big_item, limits),
+            Err(LoadError::TooLargeObject { limit: 20, .. })
+        ));
+        let big_document = format!("a: {}\n", object(30));
+        assert!(matches!(
+            load(SourceId(0), &big_document, limits),
+            Err(LoadError::TooLargeObject { .. })
+        ));
+        // Each document starts again.
+        let documents = format!("{}\n---\n{}\n", object(15), object(15));
+        assert!(load(SourceId(0), &documents, limits).is_ok());
+        // A list under another key is part of its object.
+        let nested = format!(
+            "spec:\n  items:\n{}",
+            format!("  - {}\n", object(5)).repeat(5)
+        );
+        assert!(matches!(
+            load(SourceId(0), &nested, limits),
+            Err(LoadError::TooLargeObject { .. })
         ));
     }
 

@@ -2,8 +2,9 @@
 """Writes the adversarial corpus: one input file per case, and CASES.jsonl,
 one JSON object per line: a case (`name`, `args`, `exit`, `words`; optionally
 `stdin`, `cwd`, `invoked_as`, `stdout: "full"`, `output_dir`, `absent`: words
-that must not appear) or a setup step
-(`setup`: `fifo`, `link`, `sparse`, `copy`, `dir`) that tests/adversarial.rs
+that must not appear, `max_stdout`: the most bytes stdout may hold) or a setup step
+(`setup`: `fifo`, `link`, `sparse`, `copy`, `dir`, `repeat`: `head`, then
+`text` `times` times, then `tail`, for inputs too large to keep) that tests/adversarial.rs
 applies in a scratch copy before running the cases (FIFOs, links out of the
 tree and names with control characters do not belong in a repository).
 Each word must appear in stdout or stderr. Run it from this directory after
@@ -30,7 +31,7 @@ def write(name, content):
         f.write(data)
 
 def case(name, content, command, exit, *words, args=None, cwd=None, stdout=None,
-         output_dir=None, invoked_as=None, absent=None):
+         output_dir=None, invoked_as=None, absent=None, max_stdout=None):
     """A case whose input is the file `name` (written unless `content` is None).
     `command` is `fn` (the file on stdin), or a trainc command run on the file;
     `args` replaces the command line, `FILE` standing for the file's path
@@ -47,7 +48,7 @@ def case(name, content, command, exit, *words, args=None, cwd=None, stdout=None,
     else:
         entry["args"] = [command, path]
     for key, value in (("cwd", cwd), ("stdout", stdout), ("output_dir", output_dir),
-                       ("invoked_as", invoked_as), ("absent", absent)):
+                       ("invoked_as", invoked_as), ("absent", absent), ("max_stdout", max_stdout)):
         if value is not None:
             entry[key] = value
     entry["exit"] = exit
@@ -289,8 +290,12 @@ case("alias-within.rl", padded(RL + "items:\n- apiVersion: v1\n  kind: ConfigMap
 
 case("alias-within-verify.yaml", padded(MANIFEST + alias_list("y" * 100000, 41, "  "), MIB), "verify", 1,
      "must be a string, found a list")
+# 499 aliases of 1,000 values each, spread over five objects (each object
+# may hold at most 500,000 values).
 case("alias-nodes-within.rl", RL + "items:\n- apiVersion: v1\n  kind: List\n  items: &a [" + ",".join(["{}"] * 1000)
-     + "]\n  more: [" + ",".join(["*a"] * 499) + "]\n" + FC, "fn", 0, "kind: ResourceList")
+     + "]\n  more: [" + ",".join(["*a"] * 99) + "]\n"
+     + "".join("- {apiVersion: v1, kind: List, items: [" + ",".join(["*a"] * 100) + "]}\n" for _ in range(4))
+     + FC, "fn", 0, "kind: ResourceList")
 
 BOMB = ("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
         "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
@@ -326,7 +331,7 @@ tmpl("tmpl-many-over-cap.toml", ", ".join(['"{% for i in range(3000) %}{{ vars.s
 # 14. Every stage is linear: large inputs of each shape, within 2 s.
 case("code/dup-names.toml", code_spec(["a/x.py"] * 60000), "check", 1, "at most 1000", cwd="code")
 many_vars = "".join('k%d = %d\n' % (i, i) for i in range(30000))
-case("overlay-many-keys.toml", GOOD + "[vars]\n" + many_vars, None, 0,
+case("overlay-many-keys.toml", GOOD + "[vars]\n" + many_vars, None, 1, "the overlay's var `k1` is not used",
      args=["check", "FILE", "-O", "overlay-many-keys-over.toml"])
 write("overlay-many-keys-over.toml", "unset = [" + ", ".join('"vars.k%d"' % i for i in range(0, 30000, 2)) + "]\n[vars]\n"
       + "".join('k%d = %d\n' % (i, -i) for i in range(1, 30000, 2)))
@@ -435,7 +440,7 @@ case("fuzz-fn-tagged-empty.rl", None, "fn", 1, "kind: ResourceList")
 # A BOM inside a template tag: the text check sliced a string mid-character.
 case("fuzz-spec-template-bom.toml", None, "check", 1, "template syntax error")
 # 66 KB of unquoted text: the help quoted all of it back.
-case("fuzz-spec-quote-long.toml", None, "check", 1, "put text in double quotes")
+case("fuzz-spec-quote-long.toml", None, "check", 1, "close the string with")
 # A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
 case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
 
@@ -468,6 +473,58 @@ case("runtimes/fn-escape.rl", RL + "items: []\nfunctionConfig:\n  apiVersion: tr
      "    target: trainjob\n    trainjob: {runtimesFile: '%s'}\n" % ESCAPE, None, 1, "outside the code root",
      args=["fn"], cwd="runtimes")
 entries[-1]["stdin"] = "runtimes/fn-escape.rl"
+
+# `trainc run` starts at most 32 pods, however many a job has.
+case("run-huge-spec", None, None, 1, "has 2147483647 pods", "at most 32",
+     args=["run", "--python", "/nonexistent/python3", "replicas-max-elastic.toml"])
+write("run-huge-job.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: huge}\nspec:\n"
+      "  completionMode: Indexed\n  completions: 1099511627776\n  parallelism: 1099511627776\n"
+      "  template:\n    spec:\n      restartPolicy: Never\n"
+      "      containers: [{name: c, image: x, command: [python3, -c, \"pass\"]}]\n")
+case("run-huge-job.yaml", None, None, 1, "has 1099511627776 pods", "at most 32",
+     args=["run", "--manifests", "--python", "/nonexistent/python3", "run-huge-job.yaml"])
+
+# 18. Inputs of a few kilobytes that grew to gigabytes, and names a node
+# would turn into paths outside its directories.
+env_levels = GOOD + "[env]\nL0 = \"xxxxxxxx\"\n" + "".join(
+    "L%d = \"%s\"\n" % (i, "$(L%d)" % (i - 1) * 60) for i in range(1, 6))
+case("env-nested-refs.toml", env_levels, "check", 1, "`L3` expands to 1 MiB", "trainc::env::too_long")
+case("env-nested-refs-describe.toml", env_levels, None, 1, "`L3` expands to 1 MiB",
+     args=["describe", "--pods", "FILE"])
+chain = "".join(
+    "      - name: %s\n%s        template:\n          spec:\n            template:\n              spec:\n"
+    "                containers: [{name: %s, image: 'ghcr.io/acme/base:1'}]\n"
+    % ("node" if i == 799 else "j%d" % i,
+       "" if i == 0 else "        dependsOn: [{name: j%d, status: Complete}]\n" % (i - 1),
+       "node" if i == 799 else "c")
+    for i in range(800))
+write("runtimes/chain.yaml", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+      "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n"
+      "      replicatedJobs:\n" + chain)
+case("runtimes/chain.toml", TJ % "chain.yaml", None, 0, "pods: 800", "step 800 of 800",
+     args=["describe", "--pods", "FILE"], cwd="runtimes")
+deep = "{a: " * 190 + "x" + "}" * 190
+setup("repeat", "fn-deep-block.rl", head=RL + "items:\n",
+      text="- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: %s}\n" % deep, times=500, tail=FC)
+case("fn-deep-block.rl", None, "fn", 0, "kind: ResourceList", max_stdout=2 * MIB)
+setup("repeat", "flow-list.yaml", head=MANIFEST + "[0", text=",0", times=1999999, tail="]\n")
+for command in ("verify", "import"):
+    case("flow-list-%s" % command, None, None, 1, "one object holds more than 500,000 values",
+         args=[command, "flow-list.yaml"])
+yaml_spec("yaml-0o-octal.yaml", "replicas: 0o10\n", 1, "the number 8 to YAML 1.2 (trainc) but the text", "write `8`")
+yaml_spec("yaml-sexagesimal.yaml", "replicas: 1:30\n", 1, "the number 90 (base 60) to YAML 1.1", "quote it (`\"1:30\"`)")
+yaml_spec("yaml-sexagesimal-quoted.yaml", "replicas: \"1:30\"\nargs: [10:61, 0o9]\n", 0)
+escape_job = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n  template:\n    spec:\n"
+              "      restartPolicy: Never\n      hostname: \"a\\nb\"\n"
+              "      containers:\n      - name: ../../c\n        image: busybox:1.36\n"
+              "        volumeMounts: [{name: ../../../tmp/x, mountPath: /x, subPath: /etc}]\n"
+              "      volumes: [{name: ../../../tmp/x, emptyDir: {}}]\n")
+case("names-escape-verify.yaml", escape_job, "verify", 1, "volume name `../../../tmp/x` is not a DNS-1123 label",
+     "container name `../../c`", "`subPath` `/etc` must be a relative path", "`hostname` `a\\nb`",
+     "trainc::verify::apiserver")
+PODT = GOOD + "[[podTemplate.spec.volumes]]\nname = \"../../.ssh\"\nemptyDir = {}\n"
+case("names-escape-podtemplate.toml", PODT, None, 1, "volume name `../../.ssh` is not a DNS-1123 label",
+     "trainc::pod_template::invalid", args=["build", "--verify", "FILE"])
 
 with open("CASES.jsonl", "w") as f:
     for entry in entries:
