@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Seeds corpus/spec, corpus/function, corpus/import, corpus/verify and corpus/runtimes from
+# Seeds corpus/spec, corpus/function, corpus/import, corpus/verify, corpus/runtimes and corpus/run from
 # the examples, the check cases, the adversarial corpus, the import tests'
 # manifests and the goldens.
 set -euo pipefail
 cd "$(dirname "$0")"
-mkdir -p corpus/spec corpus/function corpus/import corpus/verify corpus/runtimes
+mkdir -p corpus/spec corpus/function corpus/import corpus/verify corpus/runtimes corpus/run
 i=0
 for f in ../examples/*.toml ../tests/check/*.toml ../tests/adversarial/*.toml; do
     i=$((i + 1)); { printf '\x00'; cat "$f"; } > "corpus/spec/toml-$i"
@@ -40,4 +40,9 @@ for f in ../schemas/runtimes/*.yaml ../tests/check/runtimes/*.yaml ../examples/r
     i=$((i + 1))
     { printf '\x%02x' $((i % 4)); cat "$f"; } > "corpus/runtimes/r-$i"
 done
-echo "seeded $(ls corpus/spec | wc -l) spec, $(ls corpus/function | wc -l) function, $(ls corpus/import | wc -l) import, $(ls corpus/verify | wc -l) verify and $(ls corpus/runtimes | wc -l) runtimes inputs"
+# Runs: the goldens' manifests and the adversarial corpus's run cases.
+for f in ../golden/*/*.yaml ../tests/adversarial/run-*.yaml; do
+    i=$((i + 1))
+    { printf "\\x$(printf %02x $(( (i % 3) | (i % 2) * 128 )))"; cat "$f"; } > "corpus/run/m-$i"
+done
+echo "seeded $(ls corpus/spec | wc -l) spec, $(ls corpus/function | wc -l) function, $(ls corpus/import | wc -l) import, $(ls corpus/verify | wc -l) verify, $(ls corpus/runtimes | wc -l) runtimes and $(ls corpus/run | wc -l) run inputs"

@@ -1,5 +1,14 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    trainc::commands::main(std::env::args_os().collect()).into()
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // trainc inside a container's namespaces, building its root
+    // (`trainc run`): not a command of the command line.
+    if args
+        .get(1)
+        .is_some_and(|a| a == trainc::run::sandbox::HELPER_ARG)
+    {
+        return ExitCode::from(trainc::run::sandbox::helper());
+    }
+    trainc::commands::main(args).into()
 }

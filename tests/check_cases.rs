@@ -93,6 +93,11 @@ fn every_code_has_a_failing_case() {
         "trainc::verify::webhook",   // the same
         "trainc::verify::operator",  // the same
         "trainc::verify::apiserver", // the same; and tests/adversarial (run-* cases)
+        "trainc::run::invalid",      // tests/adversarial (run-* cases): `run` has no check case
+        "trainc::run::cannot_start", // the same; run::a_port_another_process_holds_is_named_before_the_run_starts
+        "trainc::run::usage",        // run::each_class_of_error_has_its_code_and_exit_status
+        "trainc::run::io",           // the same
+        "trainc::run::missing",      // the same
         "trainc::verify::duplicate", // verify::the_same_object_twice_is_a_warning
         "trainc::verify::unchecked", // verify::a_rendered_repository_verifies_with_its_other_kinds_listed
         "trainc::verify::unserved", // verify::tests (unit): built_in_kinds_are_checked_and_other_kinds_are_not_checked

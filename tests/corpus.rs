@@ -34,6 +34,19 @@ pub(crate) struct Case {
     /// The most bytes stdout may hold (an output that grows faster than
     /// its input).
     pub(crate) max_stdout: Option<usize>,
+    /// A signal (`INT`, `TERM`) sent to trainc after `signal_after_ms`.
+    pub(crate) signal: Option<String>,
+    pub(crate) signal_after_ms: u64,
+    /// `trainc run`: a value no other process may show on its command line
+    /// and no other user may read in a file while the case runs.
+    pub(crate) secret: Option<String>,
+    /// `trainc run`: text in the command line of each process the job
+    /// starts that must not outlive the run.
+    pub(crate) marker: Option<String>,
+    /// The case needs user namespaces (it runs where they are available,
+    /// and fails on a machine without them under
+    /// `TRAINC_REQUIRE_NAMESPACES`).
+    pub(crate) namespaces: bool,
 }
 
 pub(crate) fn strings(value: &Value) -> Vec<String> {
@@ -74,6 +87,11 @@ pub(crate) fn load(world: &Path) -> Vec<Case> {
             max_stdout: entry["max_stdout"]
                 .as_u64()
                 .map(|n| usize::try_from(n).expect("a size")),
+            signal: text("signal"),
+            signal_after_ms: entry["signal_after_ms"].as_u64().unwrap_or(0),
+            secret: text("secret"),
+            marker: text("marker"),
+            namespaces: entry["namespaces"] == true,
         });
     }
     cases
@@ -104,6 +122,11 @@ pub(crate) fn setup(world: &Path, step: &str, entry: &Value) {
             std::fs::copy(from, &path).expect("copy");
         }
         "dir" => std::fs::create_dir_all(&path).expect("dir"),
+        "exec" => {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::write(&path, entry["text"].as_str().expect("text")).expect("exec");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
         "repeat" => {
             let field = |key: &str| entry[key].as_str().expect("head, text and tail");
             let times = usize::try_from(entry["times"].as_u64().expect("times")).expect("times");
@@ -161,8 +184,17 @@ pub(crate) fn has_prlimit() -> bool {
 }
 
 /// The program a case runs: trainc itself, or a link to it under another name.
+/// The trainc the cases run: this build's, or the one `TRAINC_CORPUS_BINARY`
+/// names (to show which cases an earlier build fails).
+pub(crate) fn binary() -> PathBuf {
+    std::env::var_os("TRAINC_CORPUS_BINARY").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_trainc")),
+        PathBuf::from,
+    )
+}
+
 pub(crate) fn program(world: &Path, case: &Case) -> PathBuf {
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_trainc"));
+    let binary = binary();
     let Some(name) = &case.invoked_as else {
         return binary;
     };
@@ -210,6 +242,7 @@ pub(crate) fn run(world: &Path, case: &Case, wrapper: &[&std::ffi::OsStr]) -> Ru
         .env("NO_COLOR", "1")
         .env_remove("COLUMNS")
         .env("CI_SECRET", "s3cr3t-value")
+        .env("TMPDIR", world.join(".tmp"))
         .stderr(Stdio::piped())
         .spawn()
         .expect("trainc runs");
@@ -235,6 +268,14 @@ pub(crate) fn run(world: &Path, case: &Case, wrapper: &[&std::ffi::OsStr]) -> Ru
             .take()
             .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
     );
+    if let Some(signal) = case.signal.clone() {
+        let group = child.id();
+        let after = Duration::from_millis(case.signal_after_ms);
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            signal_trainc(group, &signal);
+        });
+    }
     let mut sampled = 0;
     let status = loop {
         if wrapper.is_empty() {
@@ -261,6 +302,29 @@ pub(crate) fn run(world: &Path, case: &Case, wrapper: &[&std::ffi::OsStr]) -> Ru
     }
 }
 
+/// Sends `signal` to the trainc of the case whose process group is `group`
+/// (under a wrapper, the wrapper's child; the containers have groups of
+/// their own).
+fn signal_trainc(group: u32, signal: &str) {
+    let trainc = std::fs::canonicalize(binary()).expect("trainc");
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let exe = std::fs::read_link(entry.path().join("exe")).ok();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let pgrp = stat
+            .rfind(')')
+            .and_then(|at| stat[at + 1..].split_whitespace().nth(2))
+            .and_then(|g| g.parse::<u32>().ok());
+        if pgrp == Some(group) && exe.as_deref() == Some(trainc.as_path()) {
+            let _ = Command::new("kill")
+                .args([format!("-{signal}"), pid.to_string()])
+                .status();
+        }
+    }
+}
+
 pub(crate) fn high_water_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -283,10 +347,12 @@ pub(crate) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
             entries.insert(
                 path,
                 format!(
-                    "{:?} {} {} {}",
+                    "{:?} {:o} {} {} {}.{}",
                     m.file_type(),
+                    m.mode(),
                     m.len(),
                     m.ino(),
+                    m.mtime(),
                     m.mtime_nsec()
                 ),
             );
@@ -296,10 +362,24 @@ pub(crate) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
 }
 
 /// A fresh scratch copy of the corpus with its setup applied, and its cases.
+/// `@WORLD@` in a `run-*` input stands for the copy's absolute path (a
+/// hostPath, a program); `.tmp` in it is every case's `TMPDIR`.
 pub(crate) fn world(name: &str) -> (PathBuf, Vec<Case>) {
     let world = temp_dir(name);
     copy_tree(&root().join("tests/adversarial"), &world);
     let world = world.canonicalize().expect("the scratch copy");
     let cases = load(&world);
+    for entry in std::fs::read_dir(&world).expect("the copy").flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("run-")
+            && let Ok(text) = std::fs::read_to_string(&path)
+            && text.contains("@WORLD@")
+        {
+            let text = text.replace("@WORLD@", world.to_str().expect("a UTF-8 path"));
+            std::fs::write(&path, text).expect("a run case");
+        }
+    }
+    std::fs::create_dir_all(world.join(".tmp")).expect("TMPDIR");
     (world, cases)
 }

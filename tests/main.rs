@@ -26,3 +26,4 @@ mod schema_verdict;
 mod support;
 mod upstream;
 mod verify;
+mod watch;

@@ -208,3 +208,126 @@ fn an_unreadable_stand_in_is_named_by_its_flag() {
     );
     assert!(!said.contains("os error"), "{said}");
 }
+
+/// The work directory was `$TMPDIR/trainc-run-<pid>`, reused if there: a
+/// user who made it first (with a link inside) had trainc write through the
+/// link, and saw trainc delete their files. Here the old path is made by
+/// another user (as root: `nobody`) for the very pid trainc runs as, with a
+/// link to a victim file in it: the run succeeds in a directory of its own,
+/// and the victim, the directory and the link are as they were.
+#[test]
+fn a_work_directory_made_in_advance_by_another_user_changes_nothing() {
+    let env = fake_env("run-premade");
+    let tmp = env.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let victim = env.join("victim.txt");
+    std::fs::write(&victim, "the victim's own\n").unwrap();
+    let as_root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt as _;
+        m.uid() == 0
+    });
+    // The shell makes the old path for its own pid, then becomes trainc.
+    let script = format!(
+        "set -e; old=\"$TMPDIR/trainc-run-$$\"; mkdir \"$old\"; ln -s {victim} \"$old/hosts\"; \
+         {chown} exec {trainc} run --python {python} --timeout 60s {spec}",
+        victim = victim.display(),
+        chown = if as_root {
+            "chown -h -R 65534:65534 \"$old\";"
+        } else {
+            ""
+        },
+        trainc = env!("CARGO_BIN_EXE_trainc"),
+        python = env.join("python3").display(),
+        spec = root().join("examples/plain-job.toml").display(),
+    );
+    let output = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .env("TMPDIR", &tmp)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the victim's own\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(left.len(), 1, "only the old directory is there: {left:?}");
+    let link = left[0].join("hosts");
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        victim,
+        "the link is untouched"
+    );
+    if as_root {
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!(std::fs::symlink_metadata(&left[0]).unwrap().uid(), 65534);
+    }
+}
+
+/// Two runs of one job on one machine share its ports: a port in use is
+/// found before anything starts, with the process that holds it.
+#[test]
+fn a_port_another_process_holds_is_named_before_the_run_starts() {
+    let env = fake_env("run-port");
+    let held = std::net::TcpListener::bind(("0.0.0.0", 0)).unwrap();
+    let port = held.local_addr().unwrap().port();
+    let built = trainc(&root(), &["build", "examples/plain-job.toml"]);
+    let manifest = env.join("job.yaml");
+    std::fs::write(
+        &manifest,
+        text(&built.stdout).replace("--master_port=29500", &format!("--master_port={port}")),
+    )
+    .unwrap();
+    let (status, said) = run(&env, &["--manifests", manifest.to_str().unwrap()]);
+    assert_eq!(status, 1, "{said}");
+    assert!(
+        said.contains(&format!(
+            "port {port} is in use on this machine, by process {}",
+            std::process::id()
+        )) && said.contains("pod ddp-demo-0 listens on it")
+            && said.contains("trainc::run::cannot_start"),
+        "{said}"
+    );
+    assert!(!said.contains("[ddp-demo-"), "nothing started: {said}");
+    drop(held);
+}
+
+/// A flag's value that cannot be used is 2, as is this machine refusing the
+/// run's directory; what only the cluster has is 1; each with its code.
+#[test]
+fn each_class_of_error_has_its_code_and_exit_status() {
+    let env = fake_env("run-codes");
+    let (status, said) = run(&env, &["examples/plain-job.toml", "--map", "app=/tmp"]);
+    assert_eq!(status, 2, "{said}");
+    assert!(
+        said.contains("trainc::run::usage")
+            && said.contains("--map app=/tmp: the image path must be absolute"),
+        "{said}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_trainc"))
+        .args(["run", "--python"])
+        .arg(env.join("python3"))
+        .arg(root().join("examples/plain-job.toml"))
+        .env("TMPDIR", env.join("no-such-directory"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("trainc::run::io") && said.contains("no-such-directory"),
+        "{said}"
+    );
+    let (status, said) = run(
+        &env,
+        &["examples/gpu-multinode.toml", "-O", "overlays/cpu.toml"],
+    );
+    assert_eq!(status, 1, "{said}");
+    assert!(said.contains("trainc::run::missing"), "{said}");
+}

@@ -50,6 +50,30 @@ pub trait Store {
     }
 }
 
+/// Why a container cannot start as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartError {
+    pub message: String,
+    /// What it reads lives only in the cluster: a ConfigMap or Secret that
+    /// no object holds and no stand-in gives.
+    pub missing: bool,
+}
+
+impl From<String> for StartError {
+    fn from(message: String) -> StartError {
+        StartError {
+            message,
+            missing: false,
+        }
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// A container as it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
@@ -139,7 +163,11 @@ impl Environment<'_> {
 
 /// `container` (of `fields.pod`) as the kubelet starts it. Without a
 /// `command` it runs the image's entrypoint, which only the image knows.
-pub fn start(container: &Json, fields: &Fields<'_>, store: &dyn Store) -> Result<Started, String> {
+pub fn start(
+    container: &Json,
+    fields: &Fields<'_>,
+    store: &dyn Store,
+) -> Result<Started, StartError> {
     let cname = container["name"].as_str().unwrap_or("?");
     let mut env = Environment {
         container: cname,
@@ -212,10 +240,10 @@ fn value_from(
     store: &dyn Store,
     var: &str,
     cname: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, StartError> {
     if let Some(path) = from["fieldRef"]["fieldPath"].as_str() {
         return field(path, fields).map(Some).ok_or_else(|| {
-            format!("`{var}` of container `{cname}` reads the field `{path}`, which trainc run does not know")
+            format!("`{var}` of container `{cname}` reads the field `{path}`, which trainc run does not know").into()
         });
     }
     let (secret, reference) = if from["secretKeyRef"].is_object() {
@@ -225,7 +253,7 @@ fn value_from(
     } else {
         return Err(format!(
             "`{var}` of container `{cname}` is set from a source trainc run does not read (only fieldRef, configMapKeyRef and secretKeyRef)"
-        ));
+        ).into());
     };
     let name = reference["name"].as_str().unwrap_or_default();
     let key = reference["key"].as_str().unwrap_or_default();
@@ -243,7 +271,8 @@ fn value_from(
             None => Err(format!(
                 "`{var}` of container `{cname}` reads the key `{key}` of the {} `{name}`, which has no such key",
                 if secret { "Secret" } else { "ConfigMap" }
-            )),
+            )
+            .into()),
         },
         None if optional => Ok(None),
         None => Err(missing(
@@ -254,15 +283,18 @@ fn value_from(
     }
 }
 
-fn missing(secret: bool, name: &str, user: &str) -> String {
+fn missing(secret: bool, name: &str, user: &str) -> StartError {
     let (kind, flag) = if secret {
         ("Secret", "--secret")
     } else {
         ("ConfigMap", "--configmap")
     };
-    format!(
-        "{user} reads the {kind} `{name}`, which lives only in the cluster: give its values with `{flag} {name}=PATH` (a directory of files, one per key, or a file of KEY=VALUE lines)"
-    )
+    StartError {
+        message: format!(
+            "{user} reads the {kind} `{name}`, which lives only in the cluster: give its values with `{flag} {name}=PATH` (a directory of files, one per key, or a file of KEY=VALUE lines)"
+        ),
+        missing: true,
+    }
 }
 
 /// A `fieldRef` path's value (`pkg/kubelet/kubelet_pods.go`

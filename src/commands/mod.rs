@@ -386,6 +386,6 @@ fn write_stderr(text: &str) {
 
 /// Rendered diagnostics on stderr, as they are: rendering escaped what they
 /// quote, and their colours are escape sequences of trainc's own.
-fn write_rendered(text: &str) {
+pub(super) fn write_rendered(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -1,6 +1,6 @@
 //! `trainc run SPEC`: build, then run the objects here as the cluster would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -10,7 +10,9 @@ use serde_json::Value as Json;
 use super::{Status, read_input, read_overlays, report, write_stderr};
 use crate::cli::RunArgs;
 use crate::emit::{self, Format};
+use crate::run::RunError;
 use crate::run::supervise::{self, Outcome};
+use crate::run::workdir::WorkDir;
 use crate::source::{SourceId, Sources};
 use crate::trainer::Release;
 
@@ -34,17 +36,30 @@ pub(super) fn run(args: &RunArgs) -> Status {
         None => Vec::new(),
     };
     let release = release(args, &objects);
-    let workload = match crate::cluster::workload(&objects, &runtimes, release)
-        .and_then(|w| crate::run::fits(&w).map(|()| w))
-    {
+    let workload = match crate::cluster::workload(&objects, &runtimes, release) {
         Ok(workload) => workload,
-        Err(message) => return error(&message, Status::Invalid),
+        Err(message) => return fail(&RunError::invalid(message)),
     };
-    if args.entrypoint.is_some() && !runs_an_image_entrypoint(&workload) {
-        return error(
-            "`--entrypoint` says what an image's entrypoint is, but every container here has a `command`\n  help: leave `--entrypoint` out",
-            Status::Invalid,
-        );
+    if let Err(error) = crate::run::plan::fits(&workload) {
+        return fail(&error);
+    }
+    match options(args, &workload) {
+        Ok((options, timeout)) => run_plan(&objects, &workload, &options, timeout),
+        Err(error) => fail(&error),
+    }
+}
+
+/// What the command line says stands in for the cluster, and the run's
+/// own time limit.
+fn options(
+    args: &RunArgs,
+    workload: &crate::cluster::Workload,
+) -> Result<(crate::run::Options, Option<Duration>), RunError> {
+    if args.entrypoint.is_some() && !runs_an_image_entrypoint(workload) {
+        return Err(RunError::invalid(
+            "`--entrypoint` says what an image's entrypoint is, but every container here has a `command`",
+        )
+        .with_help("leave `--entrypoint` out"));
     }
     let timeout = match args
         .timeout
@@ -53,29 +68,38 @@ pub(super) fn run(args: &RunArgs) -> Status {
     {
         None => None,
         Some(Ok(seconds)) => Some(Duration::from_secs(seconds)),
-        Some(Err(message)) => return error(&format!("--timeout: {message}"), Status::Usage),
+        Some(Err(message)) => return Err(RunError::usage(format!("--timeout: {message}"))),
     };
-    let python = match python(args.python.as_ref()) {
-        Ok(python) => python,
-        Err(message) => return error(&message, Status::Usage),
-    };
-    let work = std::env::temp_dir().join(format!("trainc-run-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&work) {
-        return error(&crate::run::io_error(&work)(e), Status::Usage);
-    }
-    let maps = args
+    let python = python(args.python.as_ref()).map_err(RunError::usage)?;
+    let maps: Vec<(String, PathBuf)> = args
         .maps
         .iter()
         .map(|(target, dir)| (target.clone(), absolute(dir)))
         .collect();
+    if let Some((target, dir)) = maps
+        .iter()
+        .find(|(t, d)| !t.starts_with('/') || !d.is_dir())
+    {
+        return Err(RunError::usage(format!(
+            "--map {target}={}: the image path must be absolute and the directory must exist",
+            dir.display()
+        )));
+    }
+    let claims: Vec<(String, PathBuf)> = args
+        .claims
+        .iter()
+        .map(|(n, p)| (n.clone(), absolute(p)))
+        .collect();
+    if let Some((name, dir)) = claims.iter().find(|(_, d)| !d.is_dir()) {
+        return Err(RunError::usage(format!(
+            "--claim {name}={}: not a directory",
+            dir.display()
+        )));
+    }
     let options = crate::run::Options {
         python,
         maps,
-        claims: args
-            .claims
-            .iter()
-            .map(|(n, p)| (n.clone(), absolute(p)))
-            .collect(),
+        claims,
         configmaps: args.configmaps.clone(),
         secrets: args.secrets.clone(),
         entrypoint: args
@@ -84,11 +108,8 @@ pub(super) fn run(args: &RunArgs) -> Status {
             .flat_map(|words| words.split_whitespace().map(str::to_owned))
             .collect(),
         isolate: !args.no_namespaces && crate::run::sandbox::namespaces_available(),
-        work: work.clone(),
     };
-    let status = run_plan(&objects, &workload, &options, timeout);
-    let _ = std::fs::remove_dir_all(&work);
-    status
+    Ok((options, timeout))
 }
 
 fn run_plan(
@@ -97,22 +118,30 @@ fn run_plan(
     options: &crate::run::Options,
     timeout: Option<Duration>,
 ) -> Status {
-    if let Some((target, dir)) = options
-        .maps
-        .iter()
-        .find(|(t, d)| !t.starts_with('/') || !d.is_dir())
+    let python_bin = options.python.parent().unwrap_or(Path::new("/"));
+    let plan = match crate::run::plan::plan(objects, workload, options)
+        .and_then(|plan| plan.check_programs(python_bin).map(|()| plan))
+        .and_then(|plan| crate::run::ports::check(&plan).map(|()| plan))
     {
-        return error(
-            &format!(
-                "--map {target}={}: the image path must be absolute and the directory must exist",
-                dir.display()
-            ),
-            Status::Usage,
-        );
-    }
-    let plan = match crate::run::prepare(objects, workload, options) {
         Ok(plan) => plan,
-        Err(message) => return error(&message, Status::Invalid),
+        Err(error) => return fail(&error),
+    };
+    let work = match WorkDir::create(&std::env::temp_dir()) {
+        Ok(work) => work,
+        Err(error) => return fail(&error),
+    };
+    // A bug that aborts trainc still removes the run's files (unwinding,
+    // and with it `Drop`, is off in a release build).
+    let path = work.path().to_path_buf();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = std::fs::remove_dir_all(&path);
+        crate::run::reaper::sweep();
+        previous(info);
+    }));
+    let laid = match work.lay(&plan) {
+        Ok(laid) => laid,
+        Err(error) => return fail(&error),
     };
     write_stderr(&crate::diagnostic::escape_lines_for_terminal(&plan.header));
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -120,34 +149,49 @@ fn run_plan(
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGQUIT,
     ] {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
-    let job = plan.job.clone();
+    let job = crate::diagnostic::escape_for_terminal(&plan.job);
+    let run = crate::run::launches(&plan, laid, options.isolate);
     let outcome = supervise::run(
-        plan,
+        run,
         timeout,
         &mut std::io::stdout(),
         &mut std::io::stderr(),
         &interrupted,
     );
+    drop(work);
     match outcome {
         Outcome::Succeeded => {
             write_stderr(&format!("trainc run: {job} succeeded\n"));
             Status::Ok
         }
         Outcome::Failed(message) => {
-            write_stderr(&crate::diagnostic::escape_lines_for_terminal(&format!(
-                "trainc run: {job} failed: {message}\n"
-            )));
+            write_stderr(&format!(
+                "trainc run: {job} failed: {}\n",
+                crate::diagnostic::escape_for_terminal(&message)
+            ));
             Status::Failed
         }
+        Outcome::NotStarted(error) => fail(&error),
         Outcome::Interrupted => {
             write_stderr(&format!(
                 "trainc run: interrupted; every process of {job} was stopped\n"
             ));
             Status::Interrupted
         }
+    }
+}
+
+/// Says `error` and gives its exit status.
+fn fail(error: &RunError) -> Status {
+    super::write_rendered(&error.render());
+    if error.exit_status() == 2 {
+        Status::Usage
+    } else {
+        Status::Invalid
     }
 }
 
@@ -204,6 +248,13 @@ fn objects(args: &RunArgs, sources: &mut Sources) -> Result<(Vec<Json>, Option<S
         report(sources, &problems);
         return Err(Status::Invalid);
     }
+    // A name or path the API server rejects would be a path of this
+    // machine's here: refused before anything is written.
+    let problems = crate::verify::manifests::names_and_paths(text_id, &found);
+    if !problems.is_empty() {
+        report(sources, &problems);
+        return Err(Status::Invalid);
+    }
     Ok((
         found.iter().map(|o| o.node.to_json()).collect(),
         shared.runtimes,
@@ -243,14 +294,6 @@ fn python(given: Option<&PathBuf>) -> Result<PathBuf, String> {
 /// `path` from the current directory, links kept (a venv's python is one).
 fn absolute(path: &std::path::Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Says `message` and gives `status`.
-fn error(message: &str, status: Status) -> Status {
-    write_stderr(&crate::diagnostic::escape_lines_for_terminal(&format!(
-        "error: {message}\n"
-    )));
-    status
 }
 
 /// Whether a container of the pods (as their controller makes them: a

@@ -143,7 +143,7 @@ impl<'a> Described<'a> {
                             .collect();
                         (Some(env), launch, started.image_entrypoint, None)
                     }
-                    Some(Err(message)) => (Some(Vec::new()), None, None, Some(message)),
+                    Some(Err(error)) => (Some(Vec::new()), None, None, Some(error.message)),
                 };
                 PodView {
                     name: pod.name.clone(),

@@ -267,6 +267,17 @@ codes! {
         "A generated object fails a rule of the operator's admission webhook.";
     VERIFY_OPERATOR = "trainc::verify::operator"
         "Generated objects that the operators would treat differently from the spec.";
+    // run
+    RUN_USAGE = "trainc::run::usage"
+        "A `trainc run` flag whose value cannot be used (`--map`, `--timeout`, `--python`, `--configmap`, `--secret`, `--claim`).";
+    RUN_INVALID = "trainc::run::invalid"
+        "Objects `trainc run` cannot run as written: a name or path the API server rejects, a pod without a container, more pods or processes than a run starts.";
+    RUN_MISSING = "trainc::run::missing"
+        "Something only the cluster or the image has (a claim's data, a Secret, a script in the image) that no flag of `trainc run` gave.";
+    RUN_IO = "trainc::run::io"
+        "This machine refused a read or a write of `trainc run` (its private directory, a stand-in's files).";
+    RUN_CANNOT_START = "trainc::run::cannot_start"
+        "A container whose setup failed before its command started (a mount, a port another run holds): on the cluster, a pod that cannot start.";
     // import
     IMPORT = "trainc::import::invalid"
         "A manifest `trainc import` cannot turn into a spec (no job, no command, an unsupported API version).";

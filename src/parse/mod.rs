@@ -11,6 +11,7 @@ use crate::source::{Source, SourceId};
 use crate::tree::{Node, Value};
 
 mod krm_form;
+mod readings;
 mod syntax_help;
 mod toml;
 mod yaml;

@@ -1,39 +1,74 @@
 //! Following the pods to the job's end: init containers one after another,
 //! then the pod's containers together; every line they print, prefixed with
-//! its pod; the job decided by its controller's rule ([`Success`]); and at
-//! the end, whatever the reason (done, a failure, the deadline, Ctrl-C),
-//! every process of the job stopped: SIGTERM to each container's process
-//! group, SIGKILL five seconds later.
+//! its pod (a line is cut at [`MAX_LINE`]); the job decided by its
+//! controller's rule ([`Success`]); and at the end, whatever the reason
+//! (done, a failure, the deadline, a signal), every process of the job
+//! stopped.
+//!
+//! Every process a run starts ends with it. trainc is the subreaper of its
+//! descendants (`PR_SET_CHILD_SUBREAPER`), so that a process that leaves its
+//! parent and its process group (`setsid`, a daemon) still belongs to the
+//! run; at the end each container's process group gets SIGTERM, then every
+//! descendant still there SIGTERM and, after [`GRACE`], SIGKILL, and each is
+//! reaped. A container in namespaces ends with its PID namespace. Only
+//! SIGKILL to trainc itself skips this: then the namespaces' `unshare` is
+//! ended by the kernel (`--pdeathsig`), a plain process is not.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{Launch, Plan, PodRun};
+use rustix::process::{Pid, Signal};
+
+use super::error::RunError;
+use super::output::{read_handshake, read_lines};
+use super::reaper::GRACE;
+use super::{Launch, Prepared};
 use crate::cluster::Success;
 
 /// How the run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Succeeded,
+    /// The job failed as the cluster would fail it.
     Failed(String),
+    /// A container could not be started (its setup failed): the run, not
+    /// the job.
+    NotStarted(RunError),
     Interrupted,
+}
+
+/// One pod, ready to start.
+pub struct PodRun {
+    pub name: String,
+    pub stage: u32,
+    pub on_failure: String,
+    pub init: Vec<Launch>,
+    pub containers: Vec<Launch>,
+}
+
+/// The run, ready to start.
+pub struct Run {
+    pub job: String,
+    pub pods: Vec<PodRun>,
+    pub success: Success,
+    pub deadline: Option<u64>,
 }
 
 /// How long pods still running get after the job has succeeded by its
 /// controller's rule (a PyTorchJob's Master done).
 const AFTER_SUCCESS: Duration = Duration::from_secs(30);
-/// Between SIGTERM and SIGKILL.
-const GRACE: Duration = Duration::from_secs(5);
-
 /// A line a container printed.
 struct Line {
     label: String,
     stderr: bool,
     text: String,
 }
+
+/// What a container's setup said: `None` until it has.
+type Handshake = Arc<Mutex<Option<Result<(), String>>>>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -44,32 +79,40 @@ enum Phase {
     Failed,
 }
 
+/// A started container.
+struct Live {
+    index: usize,
+    child: Child,
+    handshake: Option<Handshake>,
+}
+
 struct Pod {
     run: PodRun,
     phase: Phase,
-    /// Containers still running, by index into `run.containers`, or the
-    /// init container.
-    live: Vec<(usize, Child)>,
+    live: Vec<Live>,
 }
 
-/// Runs `plan` to its end. `timeout` bounds it besides the job's deadline;
-/// `interrupted` is set by Ctrl-C or SIGTERM.
+/// Runs `run` to its end. `timeout` bounds it besides the job's deadline;
+/// `interrupted` is set by a signal.
 pub fn run(
-    plan: Plan,
+    run: Run,
     timeout: Option<Duration>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     interrupted: &AtomicBool,
 ) -> Outcome {
+    // Orphans of the job's processes become trainc's, not init's.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let (sender, lines) = mpsc::channel::<Line>();
     let start = Instant::now();
-    let limit = match (plan.deadline.map(Duration::from_secs), timeout) {
+    let limit = match (run.deadline.map(Duration::from_secs), timeout) {
         (Some(d), Some(t)) if t < d => Some((t, "the run's --timeout")),
         (Some(d), _) => Some((d, "the job's activeDeadlineSeconds")),
         (None, Some(t)) => Some((t, "the run's --timeout")),
         (None, None) => None,
     };
-    let mut pods: Vec<Pod> = plan
+    let job = run.job.clone();
+    let mut pods: Vec<Pod> = run
         .pods
         .into_iter()
         .map(|run| Pod {
@@ -79,74 +122,51 @@ pub fn run(
         })
         .collect();
     let mut stage = 0;
-    let mut outcome = None;
     let mut succeeded_at: Option<Instant> = None;
-    loop {
-        if outcome.is_none()
-            && pods
+    let outcome = loop {
+        let stage_done = pods
+            .iter()
+            .filter(|p| p.run.stage == stage)
+            .all(|p| p.phase == Phase::Succeeded);
+        if stage_done && pods.iter().any(|p| p.run.stage > stage) {
+            stage = pods
                 .iter()
-                .all(|p| p.phase != Phase::Waiting || p.run.stage != stage)
-        {
-            // start nothing: the stage is under way
+                .map(|p| p.run.stage)
+                .filter(|s| *s > stage)
+                .min()
+                .unwrap_or(stage);
         }
-        if outcome.is_none() {
-            let stage_done = pods
-                .iter()
-                .filter(|p| p.run.stage == stage)
-                .all(|p| p.phase == Phase::Succeeded);
-            if stage_done && pods.iter().any(|p| p.run.stage > stage) {
-                stage = pods
-                    .iter()
-                    .map(|p| p.run.stage)
-                    .filter(|s| *s > stage)
-                    .min()
-                    .unwrap_or(stage);
-            }
-            for pod in pods
-                .iter_mut()
-                .filter(|p| p.phase == Phase::Waiting && p.run.stage == stage)
-            {
-                if let Err(message) = advance(pod, &sender) {
-                    outcome = Some(Outcome::Failed(message));
-                    break;
-                }
-            }
+        let started = pods
+            .iter_mut()
+            .filter(|p| p.phase == Phase::Waiting && p.run.stage == stage)
+            .try_for_each(|pod| advance(pod, &sender));
+        if let Err(error) = started {
+            break Outcome::NotStarted(error);
         }
         while let Ok(line) = lines.recv_timeout(Duration::from_millis(50)) {
             print(&line, out, err);
         }
-        if outcome.is_some() {
-            break;
-        }
-        if let Err(message) = collect(&mut pods, &plan.success, &sender, &mut succeeded_at) {
-            outcome = Some(Outcome::Failed(message));
-        }
-        if outcome.is_some() {
-            break;
+        if let Err(outcome) = collect(&mut pods, &run.success, &sender, &mut succeeded_at) {
+            break outcome;
         }
         if pods.iter().all(|p| p.phase == Phase::Succeeded) {
-            outcome = Some(Outcome::Succeeded);
-            break;
+            break Outcome::Succeeded;
         }
         if succeeded_at.is_some_and(|at| {
             pods.iter().all(|p| p.live.is_empty()) || at.elapsed() > AFTER_SUCCESS
         }) {
-            outcome = Some(Outcome::Succeeded);
-            break;
+            break Outcome::Succeeded;
         }
         if interrupted.load(Ordering::Relaxed) {
-            outcome = Some(Outcome::Interrupted);
-            break;
+            break Outcome::Interrupted;
         }
         if let Some((limit, what)) = limit.filter(|(limit, _)| start.elapsed() > *limit) {
-            outcome = Some(Outcome::Failed(format!(
-                "{} ran past {what} ({} s) and was stopped",
-                plan.job,
+            break Outcome::Failed(format!(
+                "{job} ran past {what} ({} s) and was stopped",
                 limit.as_secs()
-            )));
-            break;
+            ));
         }
-    }
+    };
     stop(&mut pods);
     drop(sender);
     // What the containers printed before they ended.
@@ -154,17 +174,17 @@ pub fn run(
     while let Ok(line) = lines.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
         print(&line, out, err);
     }
-    outcome.unwrap_or(Outcome::Succeeded)
+    outcome
 }
 
 /// Collects ended containers; notes when the job has succeeded by its
-/// rule; an error when a pod failed.
+/// rule; the outcome when a pod failed or a container could not start.
 fn collect(
     pods: &mut [Pod],
     success: &Success,
     sender: &mpsc::Sender<Line>,
     succeeded_at: &mut Option<Instant>,
-) -> Result<(), String> {
+) -> Result<(), Outcome> {
     for pod in pods {
         poll(pod, sender)?;
         if pod.phase == Phase::Succeeded {
@@ -182,101 +202,140 @@ fn collect(
 }
 
 fn print(line: &Line, out: &mut dyn Write, err: &mut dyn Write) {
-    let text = crate::diagnostic::escape_for_terminal(&line.text);
+    let shown = crate::diagnostic::escape_for_terminal;
     let to: &mut dyn Write = if line.stderr { err } else { out };
-    let _ = writeln!(to, "[{}] {text}", line.label);
+    let _ = writeln!(to, "[{}] {}", shown(&line.label), shown(&line.text));
     let _ = to.flush();
 }
 
 /// Starts the pod's next container(s).
-fn advance(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
+fn advance(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), RunError> {
     let next_init = match pod.phase {
         Phase::Waiting => 0,
         Phase::Init(i) => i + 1,
         _ => return Ok(()),
     };
     if next_init < pod.run.init.len() {
-        let child = spawn(&mut pod.run.init[next_init], sender)?;
-        pod.live.push((next_init, child));
+        let live = spawn(next_init, &pod.run.init[next_init], sender)
+            .map_err(|e| e.within(&format!("pod {}", pod.run.name)))?;
+        pod.live.push(live);
         pod.phase = Phase::Init(next_init);
         return Ok(());
     }
-    for index in 0..pod.run.containers.len() {
-        let child = spawn(&mut pod.run.containers[index], sender)?;
-        pod.live.push((index, child));
-    }
     pod.phase = Phase::Running;
+    for index in 0..pod.run.containers.len() {
+        let live = spawn(index, &pod.run.containers[index], sender)
+            .map_err(|e| e.within(&format!("pod {}", pod.run.name)))?;
+        pod.live.push(live);
+    }
     Ok(())
 }
 
-fn spawn(launch: &mut Launch, sender: &mpsc::Sender<Line>) -> Result<Child, String> {
+fn spawn(index: usize, launch: &Launch, sender: &mpsc::Sender<Line>) -> Result<Live, RunError> {
     use std::os::unix::process::CommandExt as _;
-    let mut child = launch
-        .command
-        .stdin(Stdio::null())
+    let Prepared {
+        mut command,
+        input,
+        handshake,
+    } = (launch.start)()?;
+    let mut child = command
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .map_err(|e| {
-            format!(
+            RunError::cannot_start(format!(
                 "{}: cannot start: {}",
                 launch.label,
                 crate::source::io_reason(&e)
-            )
+            ))
         })?;
-    let stdout = child
-        .stdout
-        .take()
-        .map(|s| Box::new(s) as Box<dyn Read + Send>);
-    let stderr = child
-        .stderr
-        .take()
-        .map(|s| Box::new(s) as Box<dyn Read + Send>);
-    for (stream, is_err) in [(stdout, false), (stderr, true)] {
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // The helper reads it whole before anything else; a helper that
+        // died first is found when its exit is collected.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let handshake: Option<Handshake> = handshake.then(Handshake::default);
+    for (stream, is_err) in [
+        (
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            false,
+        ),
+        (
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            true,
+        ),
+    ] {
         let Some(stream) = stream else { continue };
         let sender = sender.clone();
         let label = launch.label.clone();
+        let setup = handshake.clone().filter(|_| !is_err);
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stream);
-            let mut buffer = Vec::new();
-            while reader.read_until(b'\n', &mut buffer).is_ok_and(|n| n > 0) {
-                let text = String::from_utf8_lossy(&buffer)
-                    .trim_end_matches(['\n', '\r'])
-                    .to_owned();
-                buffer.clear();
-                if sender
+            let mut reader = BufReader::with_capacity(super::output::MAX_LINE, stream);
+            if let Some(setup) = setup
+                && !read_handshake(&mut reader, &setup)
+            {
+                return;
+            }
+            read_lines(&mut reader, |text| {
+                sender
                     .send(Line {
                         label: label.clone(),
                         stderr: is_err,
                         text,
                     })
-                    .is_err()
-                {
-                    break;
-                }
-            }
+                    .is_ok()
+            });
         });
     }
-    Ok(child)
+    Ok(Live {
+        index,
+        child,
+        handshake,
+    })
 }
 
-/// Collects the pod's ended containers; an error when the pod failed.
-fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
+/// Collects the pod's ended containers: the outcome when the pod failed or
+/// a container's setup did.
+fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), Outcome> {
     let mut ended = Vec::new();
-    for (at, (index, child)) in pod.live.iter_mut().enumerate() {
-        if let Ok(Some(status)) = child.try_wait() {
-            ended.push((at, *index, status));
+    for (at, live) in pod.live.iter_mut().enumerate() {
+        if let Ok(Some(status)) = live.child.try_wait() {
+            ended.push((at, status));
         }
     }
-    for (at, index, status) in ended.into_iter().rev() {
-        pod.live.remove(at);
+    for (at, status) in ended.into_iter().rev() {
+        let live = pod.live.remove(at);
         let init = matches!(pod.phase, Phase::Init(_));
-        let name = if init {
-            &pod.run.init[index].container
+        let launch = if init {
+            &pod.run.init[live.index]
         } else {
-            &pod.run.containers[index].container
+            &pod.run.containers[live.index]
         };
+        if let Some(setup) = &live.handshake
+            && let Err(why) = settled(setup)
+        {
+            pod.phase = Phase::Failed;
+            return Err(Outcome::NotStarted(RunError::cannot_start(format!(
+                "pod {} {} `{}` could not start: {why}",
+                pod.run.name,
+                if init { "init container" } else { "container" },
+                launch.container
+            ))));
+        }
         if !status.success() {
             pod.phase = Phase::Failed;
             let how = match status.code() {
@@ -284,13 +343,13 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
                 None => "was killed by a signal".to_owned(),
             };
             let what = if init { "init container" } else { "container" };
-            return Err(format!(
-                "pod {}: {what} `{name}` {how}; on the cluster {}",
-                pod.run.name, pod.run.on_failure
-            ));
+            return Err(Outcome::Failed(format!(
+                "pod {}: {what} `{}` {how}; on the cluster {}",
+                pod.run.name, launch.container, pod.run.on_failure
+            )));
         }
         if init {
-            advance(pod, sender)?;
+            advance(pod, sender).map_err(Outcome::NotStarted)?;
         }
     }
     if pod.phase == Phase::Running && pod.live.is_empty() {
@@ -299,39 +358,40 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), String> {
     Ok(())
 }
 
-/// Stops every container still running: SIGTERM to its process group,
-/// SIGKILL after [`GRACE`].
-fn stop(pods: &mut [Pod]) {
-    let signal = |child: &Child, name: &str| {
-        let _ = std::process::Command::new("kill")
-            .args([
-                format!("-{name}"),
-                "--".to_owned(),
-                format!("-{}", child.id()),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    };
-    let live: Vec<&mut Child> = pods
-        .iter_mut()
-        .flat_map(|p| p.live.iter_mut().map(|(_, c)| c))
-        .collect();
-    if live.is_empty() {
-        return;
+/// What a container's setup said, waiting a little for its reader (the
+/// line is in the pipe before the process ends).
+fn settled(setup: &Mutex<Option<Result<(), String>>>) -> Result<(), String> {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        if let Some(said) = setup.lock().ok().and_then(|s| s.clone()) {
+            return said;
+        }
+        if Instant::now() > until {
+            return Err("its setup ended without a word".to_owned());
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Stops every container still running (SIGTERM to its process group,
+/// SIGKILL after [`GRACE`]), then every descendant left ([`sweep`]).
+fn stop(pods: &mut [Pod]) {
+    let mut live: Vec<&mut Child> = pods
+        .iter_mut()
+        .flat_map(|p| p.live.iter_mut().map(|l| &mut l.child))
+        .collect();
     for child in &live {
-        signal(child, "TERM");
+        let _ = rustix::process::kill_process_group(Pid::from_child(child), Signal::TERM);
     }
     let until = Instant::now() + GRACE;
-    let mut live = live;
     while !live.is_empty() && Instant::now() < until {
         live.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
         std::thread::sleep(Duration::from_millis(50));
     }
     for child in live {
-        signal(child, "KILL");
+        let _ = rustix::process::kill_process_group(Pid::from_child(child), Signal::KILL);
         let _ = child.kill();
         let _ = child.wait();
     }
+    super::reaper::sweep();
 }

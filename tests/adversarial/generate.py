@@ -526,6 +526,141 @@ PODT = GOOD + "[[podTemplate.spec.volumes]]\nname = \"../../.ssh\"\nemptyDir = {
 case("names-escape-podtemplate.toml", PODT, None, 1, "volume name `../../.ssh` is not a DNS-1123 label",
      "trainc::pod_template::invalid", args=["build", "--verify", "FILE"])
 
+# 19. `trainc run` on a shared machine (tests/watch.rs holds each case to
+# more than its output): names and paths that would lead out of the run's
+# directory, secrets on command lines or in files others can read,
+# processes left behind, exhaustion. A stand-in torchrun does what its
+# container's CASE_DO says; 977.x marks every process the job starts.
+setup("exec", "runenv/torchrun", text="""#!/bin/sh
+# The stand-in torchrun of the run cases: what CASE_DO says.
+case "$CASE_DO" in
+  daemon) setsid sleep 977.1 </dev/null >/dev/null 2>&1 & ;;
+  hang) setsid sleep 977.2 </dev/null >/dev/null 2>&1 &
+        # As torchrun does, it ends on SIGTERM (as a namespace's first
+        # process, it would ignore a signal it has no handler for).
+        sleep 977.3 & trap 'kill $!; exit 143' TERM INT; wait $! ;;
+  flood) head -c 150000000 /dev/zero | tr '\\0' x; echo ;;
+  wait) sleep 0.3 ;;
+  show) ls /mnt/h; cat /etc/cfg/train.yaml; echo ;;
+esac
+echo "done $CASE_DO"
+""")
+write("runenv/python3", "")
+write("runenv/notexec", "#!/bin/sh\n")
+write("run-hostdir/keep.txt", "the machine's own file\n")
+setup("link", "run-hostdir/out", target="/tmp")
+write("run-cm/train.yaml", "lr: 0.1\n")
+write("run-outside.txt", "not for the job\n")
+setup("link", "run-cm/leak.txt", target="../run-outside.txt")
+RUN = ["run", "--python", "runenv/python3", "--timeout", "20s"]
+
+def run_container(do="wait", name="main", **fields):
+    c = {"name": name, "image": "x:1", "command": ["torchrun"], "env": [{"name": "CASE_DO", "value": do}]}
+    c.update(fields)
+    return c
+
+def run_job(containers, volumes=None, name="demo", pod="", meta="", completions=1, before=""):
+    out = (before + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s%s}\nspec:\n"
+           "  completionMode: Indexed\n  completions: %d\n  parallelism: %d\n  backoffLimit: 0\n"
+           "  template:\n    spec:\n      restartPolicy: Never\n%s      containers: %s\n"
+           % (json.dumps(name), meta, completions, completions, pod, json.dumps(containers)))
+    if volumes is not None:
+        out += "      volumes: %s\n" % json.dumps(volumes)
+    return out
+
+def run_case(name, content, exit, *words, modes=("ns", "plain"), spec=False, flags=(), **fields):
+    """One case per mode: in namespaces (where available) and as plain processes."""
+    if content is not None:
+        write(name, content)
+    for mode in modes:
+        args = RUN + list(flags) + ([] if spec else ["--manifests"]) + (["--no-namespaces"] if mode == "plain" else []) + ["FILE"]
+        case(name, None, None, exit, *words, args=args)
+        entries[-1]["name"] = "%s (%s)" % (name, mode)
+        if mode == "ns":
+            entries[-1]["namespaces"] = True
+        entries[-1].update(fields)
+
+# Names and paths: refused at their field before anything is written.
+run_case("run-volume-escape.yaml", run_job([run_container(volumeMounts=[{"name": "../../../x", "mountPath": "/x"}])],
+         [{"name": "../../../x", "emptyDir": {}}]), 1, "volume name `../../../x` is not a DNS-1123 label")
+run_case("run-volume-escape-spec.toml", 'name = "demo"\nimage = "x:1"\ntarget = "job"\ncommand = ["torchrun"]\n'
+         '[[podTemplate.spec.volumes]]\nname = "../../x"\nemptyDir = {}\n', 1,
+         "volume name `../../x` is not a DNS-1123 label", spec=True, modes=("plain",))
+run_case("run-container-escape.yaml", run_job([run_container(name="../../c")]), 1, "container name `../../c`")
+run_case("run-job-name-escape.yaml", run_job([run_container()], name="a/../../b"), 1, "the name `a/../../b` is not a DNS-1123 subdomain")
+run_case("run-name-newline.yaml", run_job([run_container(name="c\n::error file=x::forged")]), 1, "container name `c\\n::error", modes=("plain",))
+run_case("run-hostname-newline.yaml", run_job([run_container()], pod="      hostname: \"h\\n10.6.6.6 pypi.org\"\n"),
+         1, "`hostname` `h\\n10.6.6.6 pypi.org` is not a DNS-1123 label", modes=("plain",))
+run_case("run-namespace-newline.yaml", run_job([run_container()], meta=", namespace: \"ns\\n10.6.6.6 pypi.org\""),
+         1, "the namespace `ns\\n10.6.6.6 pypi.org` is not a DNS-1123 label", modes=("plain",))
+run_case("run-subpath-absolute.yaml", run_job([run_container(volumeMounts=[{"name": "v", "mountPath": "/x", "subPath": "/etc"}])],
+         [{"name": "v", "emptyDir": {}}]), 1, "`subPath` `/etc` must be a relative path inside the volume")
+run_case("run-configmap-item-escape.yaml", run_job([run_container(volumeMounts=[{"name": "v", "mountPath": "/x"}])],
+         [{"name": "v", "configMap": {"name": "c", "items": [{"key": "k", "path": "../../k"}]}}],
+         before="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n---\n"), 1,
+         "the item path `../../k` must be a relative path inside the volume")
+run_case("run-configmap-key-escape.yaml", run_job([run_container(volumeMounts=[{"name": "v", "mountPath": "/x"}])],
+         [{"name": "v", "configMap": {"name": "c"}}],
+         before="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {\"../../k\": v}\n---\n"), 1,
+         "`../../k`")
+run_case("run-containers-empty.yaml", run_job([]), 1, "a pod needs at least one container")
+# A file mounted into a directory of this machine's (a hostPath) is made in
+# a tmpfs, not on the machine; a relative mountPath is made absolute, as the
+# kubelet makes it.
+run_case("run-file-into-host-dir.yaml", run_job(
+    [run_container("show", volumeMounts=[{"name": "host", "mountPath": "/mnt/h"},
+                                         {"name": "cfg", "mountPath": "/mnt/h/new.yaml", "subPath": "train.yaml"},
+                                         {"name": "cfg", "mountPath": "etc/cfg"}])],
+    [{"name": "host", "hostPath": {"path": "@WORLD@/run-hostdir"}}, {"name": "cfg", "configMap": {"name": "c"}}],
+    before="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {train.yaml: 'lr: 0.2'}\n---\n"),
+    0, "keep.txt", "new.yaml", "lr: 0.2", "done show", modes=("ns",))
+# A mount path through a link of this machine is followed inside the
+# container's root, as runc follows it (/mnt/h/out is a link to /tmp,
+# /var/run one to /run on Debian); what
+# it needs is made there in a tmpfs, not on the machine.
+run_case("run-mount-through-link.yaml", run_job(
+    [run_container("wait", volumeMounts=[{"name": "host", "mountPath": "/mnt/h"},
+                                         {"name": "e", "mountPath": "/mnt/h/out/trainc-corpus-x"},
+                                         # A service account's place, through /var/run -> /run on Debian.
+                                         {"name": "e", "mountPath": "/var/run/secrets/trainc-corpus"}])],
+    [{"name": "host", "hostPath": {"path": "@WORLD@/run-hostdir"}}, {"name": "e", "emptyDir": {}}]),
+    0, "done wait", modes=("ns",))
+# A directory mounted over a file of this machine cannot be made: the pod
+# cannot start (1), not a job that failed (3); the container already
+# started is stopped, and so is what it left running.
+run_case("run-dir-over-file.yaml", run_job(
+    [run_container("hang", name="first"),
+     run_container("wait", name="second", volumeMounts=[{"name": "host", "mountPath": "/mnt/h"},
+                                                      {"name": "e", "mountPath": "/mnt/h/keep.txt"}])],
+    [{"name": "host", "hostPath": {"path": "@WORLD@/run-hostdir"}}, {"name": "e", "emptyDir": {}}]),
+    1, "could not start", "is a file or link on this machine, not a directory", "trainc::run::cannot_start",
+    modes=("ns",), marker="977.")
+run_case("run-start-fails.yaml", run_job(
+    [run_container("hang", name="first"), run_container(name="second", command=["@WORLD@/runenv/notexec"])]),
+    1, "cannot start", "trainc::run::cannot_start", modes=("plain",), marker="977.")
+# Secrets: never on a command line, in files no other user can read.
+SECRET_JOB = run_job([run_container("wait", env=[{"name": "CASE_DO", "value": "wait"},
+                                                 {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "token"}}}],
+                                    volumeMounts=[{"name": "s", "mountPath": "/secrets/s"}])],
+                     [{"name": "s", "secret": {"secretName": "s"}}],
+                     before="apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {token: RUN-SECRET-7f3a}\n---\n")
+run_case("run-secret.yaml", SECRET_JOB, 0, "done wait", absent=["RUN-SECRET-7f3a"], secret="RUN-SECRET-7f3a")
+run_case("run-configmap-link-out.yaml", run_job([run_container(volumeMounts=[{"name": "v", "mountPath": "/x"}])],
+         [{"name": "v", "configMap": {"name": "c"}}]), 1, "a link to a file outside", "trainc::run::invalid",
+         flags=["--configmap", "c=run-cm"], absent=["not for the job"])
+# No process outlives the run: at its end, on SIGINT and SIGTERM.
+run_case("run-daemon.yaml", run_job([run_container("daemon")], completions=2), 0, "succeeded", marker="977.")
+for signal in ("INT", "TERM"):
+    run_case("run-hang-%s.yaml" % signal.lower(), run_job([run_container("hang")], completions=2), 130,
+             "interrupted; every process", marker="977.", signal=signal, signal_after_ms=700)
+# Exhaustion: one endless line, a process count past any machine's.
+run_case("run-flood.yaml", run_job([run_container("flood")]), 0, "cut at 64 KiB", modes=("plain",))
+run_case("run-nproc-huge.toml", 'name = "demo"\nimage = "x:1"\ntarget = "job"\nscript = "/app/train.py"\nnProcPerNode = 100000\nreplicas = 2\n',
+         1, "would start 200002 processes", "at most 256", spec=True, modes=("plain",))
+run_case("run-env-nested.yaml", run_job([run_container(env=[{"name": "L0", "value": "x" * 8}] + [
+    {"name": "L%d" % i, "value": "$(L%d)" % (i - 1) * 60} for i in range(1, 6)])]),
+    1, "`L3` of container `main` expands to more than 128 KiB", modes=("plain",))
+
 with open("CASES.jsonl", "w") as f:
     for entry in entries:
         f.write(json.dumps(entry, ensure_ascii=True) + "\n")
