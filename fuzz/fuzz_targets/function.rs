@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
         depth: 1000,
         documents: 1,
         nodes: 100_000_000,
+        object_nodes: 100_000_000,
         aliased: 100_000_000,
         aliased_bytes: usize::MAX,
     };

@@ -1,5 +1,5 @@
 //! `trainc run --manifests` on any bytes, up to the point where processes
-//! would start: the manifests read, their names and paths checked, the
+//! would start: the manifests read and verified (what `run` refuses), the
 //! pods made, the run planned, and each container's sandbox operations
 //! made against an empty machine (the first byte picks the Trainer release
 //! and whether the run is namespaced). Properties: no panic; every error
@@ -49,27 +49,28 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, manifests)) = data.split_first() else {
         return;
     };
-    let release = [ApiLevel::V2_3, ApiLevel::V2_1, ApiLevel::V2_0][usize::from(selector % 3)].release();
     let mut sources = Sources::new();
     let Ok(id) = source::add_bytes(&mut sources, "m.yaml".to_owned(), manifests.to_vec()) else {
         return;
     };
+    // What `run` refuses before anything: every error `verify` finds.
+    let level = [ApiLevel::V2_3, ApiLevel::V2_1, ApiLevel::V2_0][usize::from(selector % 3)];
+    let verified = trainc::verify::manifests::verify_file(&sources, id, level, &[], Default::default());
+    for d in &verified.diagnostics {
+        let shown = render(d, &sources, Style::PLAIN);
+        assert!(shown.len() < 64 * 1024, "a diagnostic of {} bytes", shown.len());
+    }
+    if verified.diagnostics.iter().any(trainc::Diagnostic::is_error) {
+        return;
+    }
     let text = sources.get(id).text.clone();
     let max_depth = trainc::verify::manifests::MAX_DEPTH;
     let Ok(documents) = trainc::parse::parse_yaml_stream(id, &text, max_depth, 1000) else {
         return;
     };
     let (found, _) = trainc::parse::stream_objects(&documents);
-    let refused = trainc::verify::manifests::names_and_paths(id, &found);
-    for d in &refused {
-        let shown = render(d, &sources, Style::PLAIN);
-        assert!(shown.len() < 64 * 1024, "a diagnostic of {} bytes", shown.len());
-    }
-    if !refused.is_empty() {
-        return;
-    }
     let objects: Vec<serde_json::Value> = found.iter().map(|o| o.node.to_json()).collect();
-    let Ok(workload) = trainc::cluster::workload(&objects, &[], release) else {
+    let Ok(workload) = trainc::cluster::workload(&objects, &[], level.release()) else {
         return;
     };
     let options = Options {

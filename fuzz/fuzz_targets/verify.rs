@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(source::ReadError::Io { .. }) => return,
     };
-    let verified = trainc::verify::manifests::verify_file(&sources, id, level, &[]);
+    let verified = trainc::verify::manifests::verify_file(&sources, id, level, &[], Default::default());
     for d in &verified.diagnostics {
         let shown = render(d, &sources, Style::PLAIN);
         assert!(shown.len() < 64 * 1024, "a diagnostic of {} bytes", shown.len());

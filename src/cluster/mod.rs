@@ -201,13 +201,36 @@ pub fn workload(
     runtimes: &[Runtime],
     release: crate::trainer::Release,
 ) -> Result<Workload, String> {
+    // A job is one of an API version its controller serves: a `Job` of
+    // another group is no Job to the cluster.
+    let served = [
+        (crate::render::job::API_VERSION, "Job"),
+        (crate::render::pytorchjob::API_VERSION, "PyTorchJob"),
+        (crate::render::trainjob::API_VERSION, "TrainJob"),
+    ];
     let jobs: Vec<&Json> = objects
         .iter()
-        .filter(|o| matches!(o["kind"].as_str(), Some("Job" | "PyTorchJob" | "TrainJob")))
+        .filter(|o| {
+            served
+                .iter()
+                .any(|(v, k)| o["apiVersion"] == *v && o["kind"] == *k)
+        })
         .collect();
     let job = match jobs.as_slice() {
         [job] => *job,
-        [] => return Err("the objects hold no Job, PyTorchJob or TrainJob".to_owned()),
+        [] => {
+            let unserved = objects
+                .iter()
+                .find(|o| served.iter().any(|(_, k)| o["kind"] == *k));
+            return Err(match unserved {
+                Some(o) => format!(
+                    "{} is of `{}`, which no cluster serves: trainc run runs batch/v1 Jobs, kubeflow.org/v1 PyTorchJobs and trainer.kubeflow.org/v1alpha1 TrainJobs",
+                    object_name(o),
+                    o["apiVersion"].as_str().unwrap_or("no apiVersion")
+                ),
+                None => "the objects hold no Job, PyTorchJob or TrainJob".to_owned(),
+            });
+        }
         many => {
             let names: Vec<String> = many.iter().map(|j| object_name(j)).collect();
             return Err(format!(

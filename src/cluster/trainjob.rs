@@ -207,7 +207,8 @@ fn runtime(
         .unwrap_or("ClusterTrainingRuntime");
     let namespaced = kind == "TrainingRuntime";
     let in_objects = objects.iter().find(|o| {
-        o["kind"] == kind
+        o["apiVersion"] == crate::render::trainjob::API_VERSION
+            && o["kind"] == kind
             && o["metadata"]["name"] == wanted
             && (!namespaced || super::namespace_of(o) == namespace)
     });

@@ -14,11 +14,10 @@ use crate::run::RunError;
 use crate::run::supervise::{self, Outcome};
 use crate::run::workdir::WorkDir;
 use crate::source::{SourceId, Sources};
-use crate::trainer::Release;
 
 pub(super) fn run(args: &RunArgs) -> Status {
     let mut sources = Sources::new();
-    let (objects, runtimes_file) = match objects(args, &mut sources) {
+    let (objects, text_id, runtimes_file) = match objects(args, &mut sources) {
         Ok(read) => read,
         Err(status) => return status,
     };
@@ -35,8 +34,28 @@ pub(super) fn run(args: &RunArgs) -> Status {
         }
         None => Vec::new(),
     };
-    let release = release(args, &objects);
-    let workload = match crate::cluster::workload(&objects, &runtimes, release) {
+    let level = api_level(args, &objects);
+    // What the API server or an operator would reject does not run here
+    // either: a name or path would be a path of this machine's, a value of
+    // the wrong type a pod nobody could make. Refused before anything is
+    // written.
+    let verified = crate::verify::manifests::verify_file(
+        &sources,
+        text_id,
+        level,
+        &runtimes,
+        crate::verify::manifests::Options::default(),
+    );
+    let refused: Vec<crate::Diagnostic> = verified
+        .diagnostics
+        .into_iter()
+        .filter(crate::Diagnostic::is_error)
+        .collect();
+    if !refused.is_empty() {
+        report(&sources, &refused);
+        return Status::Invalid;
+    }
+    let workload = match crate::cluster::workload(&objects, &runtimes, level.release()) {
         Ok(workload) => workload,
         Err(message) => return fail(&RunError::invalid(message)),
     };
@@ -198,7 +217,10 @@ fn fail(error: &RunError) -> Status {
 /// The objects to run: the spec's build, written and read back as
 /// `kubectl apply` reads it, or the manifest's; with the runtimes file
 /// (`--runtimes`).
-fn objects(args: &RunArgs, sources: &mut Sources) -> Result<(Vec<Json>, Option<SourceId>), Status> {
+fn objects(
+    args: &RunArgs,
+    sources: &mut Sources,
+) -> Result<(Vec<Json>, SourceId, Option<SourceId>), Status> {
     let mut diagnostics = Vec::new();
     let shared = read_overlays(sources, &args.compose, &mut diagnostics)
         .inspect_err(|_| report(sources, &diagnostics))?;
@@ -248,22 +270,17 @@ fn objects(args: &RunArgs, sources: &mut Sources) -> Result<(Vec<Json>, Option<S
         report(sources, &problems);
         return Err(Status::Invalid);
     }
-    // A name or path the API server rejects would be a path of this
-    // machine's here: refused before anything is written.
-    let problems = crate::verify::manifests::names_and_paths(text_id, &found);
-    if !problems.is_empty() {
-        report(sources, &problems);
-        return Err(Status::Invalid);
-    }
     Ok((
         found.iter().map(|o| o.node.to_json()).collect(),
+        text_id,
         shared.runtimes,
     ))
 }
 
-/// The Trainer release: `--api-level`, else what the TrainJob's patch field
-/// says (v2.0 `podSpecOverrides`, v2.1 `podTemplateOverrides`), else v2.3.
-fn release(args: &RunArgs, objects: &[Json]) -> Release {
+/// The Trainer API level: `--api-level`, else what the TrainJob's patch
+/// field says (v2.0 `podSpecOverrides`, v2.1 `podTemplateOverrides`), else
+/// v2.3.
+fn api_level(args: &RunArgs, objects: &[Json]) -> crate::spec::ApiLevel {
     let written = || {
         let trainjob = objects.iter().find(|o| o["kind"] == "TrainJob")?;
         Some(crate::import::written_level(&trainjob["spec"]))
@@ -271,7 +288,6 @@ fn release(args: &RunArgs, objects: &[Json]) -> Release {
     super::api_level(args.generate.api_level)
         .or_else(written)
         .unwrap_or(crate::spec::ApiLevel::V2_3)
-        .release()
 }
 
 /// The Python standing in for the image: `--python`, else `python3` on PATH.

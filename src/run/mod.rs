@@ -127,6 +127,7 @@ fn prepare(
             "container `{}` could not start: {why}",
             container.name
         ))
+        .with_help("on the cluster the pod could not start either (its container runtime mounts the same way): mount the volume at a path of its own")
     })?;
     let request = sandbox::Request {
         root: pod.roots[&container.name].clone(),

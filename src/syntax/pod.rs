@@ -14,6 +14,7 @@
 //!   unique in the container, `subPath` and `subPathExpr` relative without a
 //!   `..` element.
 //! - `hostname`, `subdomain`: DNS-1123 labels.
+//! - a hostPath volume's `path`: no `..` element (`validatePathNoBacksteps`).
 //! - a ConfigMap's or Secret's `items[]`: `key` a ConfigMap key, `path`
 //!   relative, without a `..` element, not starting with `..`; `mode` and
 //!   `defaultMode` from 0 to 0777.
@@ -82,6 +83,15 @@ pub fn check(spec: &Json, extent: Extent) -> Vec<Problem> {
                 format!("/volumes/{i}/name"),
                 format!("two volumes are named `{name}`"),
                 "give each volume its own name".to_owned(),
+            );
+        }
+        if let Some(path) = volume["hostPath"]["path"].as_str()
+            && path.split('/').any(|part| part == "..")
+        {
+            push(
+                format!("/volumes/{i}/hostPath/path"),
+                format!("the hostPath `{path}` has a `..` element"),
+                "write the node's path without `..`".to_owned(),
             );
         }
         for source in ["configMap", "secret"] {

@@ -60,6 +60,27 @@ pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
             format!("the namespace `{namespace}` is not a DNS-1123 label: {why}"),
         ));
     }
+    let keyed: &[&str] = match (group, kind) {
+        ("", "ConfigMap") => &["data", "binaryData"],
+        ("", "Secret") => &["data", "stringData"],
+        _ => &[],
+    };
+    for field in keyed {
+        for key in value[field]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            if let Err(why) = names::config_map_key(key) {
+                problems.push(Problem::apiserver(
+                    id,
+                    &format!("/{field}/{}", crate::tree::pointer_segment(key)),
+                    format!("the key `{key}` is not a key Kubernetes accepts: {why}; each key is a file name in a volume"),
+                ));
+            }
+        }
+    }
     for (at, spec, extent) in pod_specs(group, kind, value) {
         let custom = !super::kubernetes::built_in_group(api_version);
         for problem in pod::check(spec, extent) {

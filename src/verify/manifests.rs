@@ -69,27 +69,6 @@ impl Located<'_> {
 /// What each document of a manifest is.
 pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
 
-/// The names and paths the API server rejects in `objects` (of the file
-/// `id`), each at its field: what `trainc run` refuses before it writes
-/// anything ([`super::apiserver`]).
-pub fn names_and_paths(
-    id: SourceId,
-    objects: &[crate::parse::StreamObject<'_>],
-) -> Vec<Diagnostic> {
-    let mut diagnostics = Vec::new();
-    for object in objects {
-        let located = Located {
-            document: object.document,
-            node: object.node,
-            json: object.node.to_json(),
-        };
-        let mut problems = Vec::new();
-        super::apiserver::check(&super::id(&located.json), &located.json, &mut problems);
-        diagnostics.extend(problems.iter().map(|p| locate(p, Some(&located), id)));
-    }
-    diagnostics
-}
-
 /// Every problem of the objects in `id`, a TrainJob checked for Trainer `level`.
 /// `runtimes` are the cluster's (`--runtimes`), for TrainJobs whose runtime
 /// the file does not hold.

@@ -428,6 +428,13 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
         found[0].0.ends_with("/containers/0/volumeMounts/0/subPath"),
         "{found:?}"
     );
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"../../k": "v", "ok.yaml": "v"}
+    });
+    let found = at(&config);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "/data/..~1..~1k");
     // A role's name may hold `:`; RBAC is not held to DNS names.
     let role = serde_json::json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

@@ -22,6 +22,7 @@ FC = ("functionConfig:\n  apiVersion: trainc.dev/v1alpha1\n  kind: TrainSpec\n  
 RL = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 
 entries = []
+RUN = ["run", "--python", "runenv/python3", "--timeout", "20s"]
 
 def write(name, content):
     data = content.encode() if isinstance(content, str) else content
@@ -444,6 +445,22 @@ case("fuzz-spec-quote-long.toml", None, "check", 1, "close the string with")
 # A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
 case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
 
+# A Job whose pod spec is a string: the run's pods were made from it by
+# writing into it (a panic). What verify rejects is not run.
+case("fuzz-run-template-string.yaml", None, None, 1, "must be at most 2147483647",
+     args=RUN + ["--manifests", "fuzz-run-template-string.yaml"])
+write("run-template-string.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n"
+      "  completionMode: Indexed\n  completions: 1\n  template: {spec: pass}\n")
+case("run-template-string.yaml", None, None, 1, "trainc::verify::schema",
+     args=RUN + ["--manifests", "run-template-string.yaml"])
+
+# A Job of an API group no cluster serves (`batcLh/v1`): verify does not check
+# it (a kind it has no schema for), and run made pods from it. It is no Job.
+write("run-job-unserved.yaml", "apiVersion: batcLh/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n"
+      "  completionMode: Indexed\n  completions: 1\n  template: {spec: pass}\n")
+case("run-job-unserved.yaml", None, None, 1, "Job/demo is of `batcLh/v1`, which no cluster serves",
+     args=RUN + ["--manifests", "run-job-unserved.yaml"])
+
 # The cluster's runtimes file: read only inside the spec's directory, never a
 # FIFO or a link out, within the size and alias budgets of any input.
 TJ = GOOD + 'target = "trainjob"\n[trainjob]\nruntimesFile = "%s"\n'
@@ -478,10 +495,10 @@ entries[-1]["stdin"] = "runtimes/fn-escape.rl"
 case("run-huge-spec", None, None, 1, "has 2147483647 pods", "at most 32",
      args=["run", "--python", "/nonexistent/python3", "replicas-max-elastic.toml"])
 write("run-huge-job.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: huge}\nspec:\n"
-      "  completionMode: Indexed\n  completions: 1099511627776\n  parallelism: 1099511627776\n"
+      "  completionMode: Indexed\n  completions: 2147483647\n  parallelism: 2147483647\n"
       "  template:\n    spec:\n      restartPolicy: Never\n"
       "      containers: [{name: c, image: x, command: [python3, -c, \"pass\"]}]\n")
-case("run-huge-job.yaml", None, None, 1, "has 1099511627776 pods", "at most 32",
+case("run-huge-job.yaml", None, None, 1, "has 2147483647 pods", "at most 32",
      args=["run", "--manifests", "--python", "/nonexistent/python3", "run-huge-job.yaml"])
 
 # 18. Inputs of a few kilobytes that grew to gigabytes, and names a node
@@ -552,7 +569,6 @@ setup("link", "run-hostdir/out", target="/tmp")
 write("run-cm/train.yaml", "lr: 0.1\n")
 write("run-outside.txt", "not for the job\n")
 setup("link", "run-cm/leak.txt", target="../run-outside.txt")
-RUN = ["run", "--python", "runenv/python3", "--timeout", "20s"]
 
 def run_container(do="wait", name="main", **fields):
     c = {"name": name, "image": "x:1", "command": ["torchrun"], "env": [{"name": "CASE_DO", "value": do}]}
@@ -629,7 +645,7 @@ run_case("run-mount-through-link.yaml", run_job(
 # cannot start (1), not a job that failed (3); the container already
 # started is stopped, and so is what it left running.
 run_case("run-dir-over-file.yaml", run_job(
-    [run_container("hang", name="first"),
+    [run_container("daemon", name="first"),
      run_container("wait", name="second", volumeMounts=[{"name": "host", "mountPath": "/mnt/h"},
                                                       {"name": "e", "mountPath": "/mnt/h/keep.txt"}])],
     [{"name": "host", "hostPath": {"path": "@WORLD@/run-hostdir"}}, {"name": "e", "emptyDir": {}}]),
