@@ -25,7 +25,7 @@ fn names(pod: &super::Pod) -> Vec<String> {
 #[test]
 fn an_indexed_jobs_pods_have_their_index_after_their_own_env() {
     let job = json!({
-        "kind": "Job", "metadata": {"name": "j"},
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
         "spec": {"completionMode": "Indexed", "completions": 2, "parallelism": 2,
             "template": {"spec": {"subdomain": "j", "containers": [
                 {"name": "c", "command": ["x"], "env": [{"name": "A", "value": "1"}]}]}}}
@@ -39,7 +39,7 @@ fn an_indexed_jobs_pods_have_their_index_after_their_own_env() {
     );
     assert_eq!(names(&w.pods[1]), ["A", "JOB_COMPLETION_INDEX"]);
     assert_eq!(w.success, Success::AllPods);
-    let mut serial = json!({"kind": "Job", "metadata": {"name": "j"}, "spec": {"completions": 2}});
+    let mut serial = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"completions": 2}});
     assert!(
         workload(&[serial.clone()], &[], Release::V2_3)
             .unwrap_err()
@@ -60,7 +60,7 @@ fn a_pytorchjob_gets_the_operators_env_appended_in_its_order() {
             "env": [{"name": "OWN", "value": "x"}]}]}})
     };
     let job = json!({
-        "kind": "PyTorchJob", "metadata": {"name": "p", "namespace": "ml"},
+        "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p", "namespace": "ml"},
         "spec": {"nprocPerNode": "2", "pytorchReplicaSpecs": {
             "Worker": {"replicas": 2, "template": template("pytorch")},
             "Master": {"replicas": 1, "restartPolicy": "Never", "template": template("pytorch")}}}
@@ -110,7 +110,7 @@ fn a_pytorchjob_gets_the_operators_env_appended_in_its_order() {
 #[test]
 fn an_elastic_pytorchjob_meets_at_worker_0_and_ends_with_any_worker() {
     let job = json!({
-        "kind": "PyTorchJob", "metadata": {"name": "e"},
+        "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "e"},
         "spec": {"elasticPolicy": {"minReplicas": 2, "maxReplicas": 4,
                 "rdzvConf": [{"key": "a", "value": "1"}, {"key": "b", "value": "2"}]},
             "pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template":
@@ -131,7 +131,7 @@ fn an_elastic_pytorchjob_meets_at_worker_0_and_ends_with_any_worker() {
 #[test]
 fn a_trainjob_runs_its_runtime_with_its_trainer_and_patch() {
     let job = json!({
-        "kind": "TrainJob", "metadata": {"name": "t"},
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "t"},
         "spec": {"runtimeRef": {"name": "torch-distributed"},
             "trainer": {"image": "i", "command": ["torchrun", "a.py"], "numNodes": 2, "numProcPerNode": 2,
                 "env": [{"name": "X", "value": "1"}]},
@@ -186,7 +186,7 @@ fn a_patch_merges_keyed_lists_by_their_key_and_replaces_others() {
 #[test]
 fn a_huge_job_is_counted_not_made() {
     let job = json!({
-        "kind": "Job", "metadata": {"name": "j"},
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
         "spec": {"completionMode": "Indexed", "completions": 2_147_483_647u64,
             "parallelism": 2_147_483_647u64,
             "template": {"spec": {"containers": [{"name": "c", "command": ["x"]}]}}}

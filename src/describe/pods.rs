@@ -473,7 +473,7 @@ mod tests {
     /// `describe --pods` of an Indexed Job of `n` pods running `command`.
     fn described(n: u64, command: &str) -> String {
         let job = json!({
-            "kind": "Job", "metadata": {"name": "j"},
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
             "spec": {"completionMode": "Indexed", "completions": n, "parallelism": n,
                 "template": {"spec": {"subdomain": "j", "containers": [{"name": "trainer",
                     "command": command.split(' ').collect::<Vec<_>>(),
