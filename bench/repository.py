@@ -144,7 +144,8 @@ def main():
     # The builds for the current Trainer API (the default of verify).
     for golden in sorted((ROOT / "golden").glob("*/*.yaml")):
         if "-v2." not in golden.name:
-            name = f"{golden.parent.name}-{golden.stem.replace('.', '-')}"
+            # A namespace is a DNS-1123 label: no `.` (trainjob-v2.0/).
+            name = f"{golden.parent.name}-{golden.stem}".replace(".", "-")
             goldens.append((name, documents(golden.read_text())))
     # ConfigMaps grow until the stream has the size asked for.
     lines = 16

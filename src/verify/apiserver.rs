@@ -17,18 +17,23 @@ use crate::syntax::pod::{self, Extent};
 /// DNS-1035 label, a Namespace's a DNS-1123 label; the other kinds of
 /// these groups, and every custom resource, a DNS-1123 subdomain). `None`
 /// for a group whose kinds name themselves otherwise (RBAC's path segments).
-fn name_syntax(api_version: &str, group: &str, kind: &str) -> Option<names::Syntax> {
+fn name_syntax(group: &str, kind: &str) -> Option<names::Syntax> {
     match (group, kind) {
         ("", "Service") => Some(names::Syntax::Dns1035),
         ("", "Namespace") => Some(names::Syntax::Dns1123Label),
         ("" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "storage.k8s.io", _) => {
             Some(names::Syntax::Dns1123Subdomain)
         }
-        _ if !super::kubernetes::built_in_group(api_version) => {
-            Some(names::Syntax::Dns1123Subdomain)
-        }
+        _ if !kubernetes_group(group) => Some(names::Syntax::Dns1123Subdomain),
         _ => None,
     }
+}
+
+/// Whether `group` is Kubernetes' own rather than a custom resource's: a
+/// CRD's group must hold a dot (apiextensions-apiserver's validation), and
+/// `*.k8s.io` and `*.kubernetes.io` are kept for Kubernetes' own.
+fn kubernetes_group(group: &str) -> bool {
+    !group.contains('.') || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
 }
 
 /// The problems of one object.
@@ -36,10 +41,9 @@ pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
     let api_version = value["apiVersion"].as_str().unwrap_or_default();
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     let kind = value["kind"].as_str().unwrap_or_default();
-    if let (Some(syntax), Some(name)) = (
-        name_syntax(api_version, group, kind),
-        value["metadata"]["name"].as_str(),
-    ) && let Err(bad) = syntax.check(name)
+    if let (Some(syntax), Some(name)) =
+        (name_syntax(group, kind), value["metadata"]["name"].as_str())
+        && let Err(bad) = syntax.check(name)
     {
         problems.push(Problem::apiserver(
             id,
@@ -82,7 +86,7 @@ pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
         }
     }
     for (at, spec, extent) in pod_specs(group, kind, value) {
-        let custom = !super::kubernetes::built_in_group(api_version);
+        let custom = !kubernetes_group(group);
         for problem in pod::check(spec, extent) {
             let message = if custom {
                 format!(
