@@ -5,14 +5,10 @@ use std::path::PathBuf;
 
 use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
+/// The reference manifests (`tests/reference/`, copied from the schema set
+/// CI's independent checkers use; its README says what each holds).
 fn testdata() -> PathBuf {
-    let dir = root().join("../shared/k8s-schemas/testdata");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: these tests read the shared reference manifests; clone trainc beside `shared/`, as CI does",
-        dir.display()
-    );
-    dir
+    root().join("tests/reference")
 }
 
 fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
@@ -33,7 +29,7 @@ fn document_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-/// Every document of the shared bad.yaml fails, each with an error located
+/// Every document of the reference bad.yaml fails, each with an error located
 /// inside that document; the message names the document and object.
 #[test]
 fn every_document_of_bad_yaml_is_rejected_at_its_own_lines() {
