@@ -37,6 +37,9 @@ pub mod model;
 pub mod parse;
 pub mod render;
 pub mod resolve;
+// `trainc run` starts processes in Linux namespaces under a subreaper:
+// Linux only. Elsewhere the command says so (commands::run_elsewhere).
+#[cfg(target_os = "linux")]
 pub mod run;
 pub mod runtimes;
 pub mod schema_verdict;

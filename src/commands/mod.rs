@@ -19,6 +19,7 @@ mod init;
 mod man;
 mod output_dir;
 mod plugin;
+#[cfg(target_os = "linux")]
 mod run;
 mod verify;
 
@@ -124,7 +125,10 @@ pub fn run(cli: Cli) -> Status {
         Command::Verify(args) => verify::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Describe(args) => describe::run(&args),
+        #[cfg(target_os = "linux")]
         Command::Run(args) => run::run(&args),
+        #[cfg(not(target_os = "linux"))]
+        Command::Run(_) => run_elsewhere(),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Fn => match function::read_stdin() {
@@ -382,6 +386,18 @@ fn written(write: Result<(), Status>, status: Status) -> Status {
 /// input it names (a path, a job's name) cannot act on the terminal.
 fn write_stderr(text: &str) {
     write_rendered(&crate::diagnostic::escape_lines_for_terminal(text));
+}
+
+/// `trainc run` on a system other than Linux: it needs Linux's namespaces
+/// and a subreaper to run pods as the cluster would and end every process.
+#[cfg(not(target_os = "linux"))]
+fn run_elsewhere() -> Status {
+    write_stderr(
+        "error: `trainc run` runs a job's pods on Linux only (it uses Linux's namespaces and \
+         process supervision)\n  help: run it on a Linux machine or in a Linux container; \
+         `trainc describe --pods` shows the same pods here\n",
+    );
+    Status::Invalid
 }
 
 /// Rendered diagnostics on stderr, as they are: rendering escaped what they
