@@ -371,6 +371,7 @@ fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
 }
 
 #[test]
+#[ignore = "callgrind on every shape takes 1.5 min: .ci/run runs it in a stage of its own (cargo test --test integration -- --ignored)"]
 fn doubling_any_input_at_most_about_doubles_the_work() {
     if !tool_available("valgrind", "--version", "the linearity check") {
         return;
