@@ -495,18 +495,19 @@ fn completions_and_the_man_page_cover_every_command() {
     assert!(man.contains("verify") && man.contains("describe"));
 }
 
-/// The README's commands for completions and manual pages, run as written
-/// on a fresh home directory: every folder they need is made, every page
-/// the main page lists is written, and `man` finds them beside the binary.
+/// The install page's commands for completions and manual pages, run as
+/// written on a fresh home directory: every folder they need is made, every
+/// page the main page lists is written, and `man` finds them beside the
+/// binary.
 #[test]
-fn the_readmes_install_commands_work_on_a_fresh_home() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let block = readme
-        .split("Then, as needed")
+fn the_install_pages_commands_work_on_a_fresh_home() {
+    let page = std::fs::read_to_string(root().join("docs/install.md")).unwrap();
+    let block = page
+        .split("as needed (each line")
         .nth(1)
         .and_then(|rest| rest.split("```sh\n").nth(1))
         .and_then(|rest| rest.split("```").next())
-        .expect("the README's install block");
+        .expect("docs/install.md's block of commands");
     let home = temp_dir("fresh-home");
     let bin = home.join(".cargo/bin");
     std::fs::create_dir_all(&bin).unwrap();

@@ -9,6 +9,7 @@ mod code;
 mod compose;
 mod corpus;
 mod describe;
+mod docs;
 mod every_field;
 mod fidelity;
 mod formats;
