@@ -45,7 +45,7 @@ pub(super) fn read_lines(reader: &mut impl BufRead, mut each: impl FnMut(String)
         let (used, ended, over) = match reader.fill_buf() {
             Ok([]) | Err(_) => break,
             Ok(buffer) => {
-                let end = buffer.iter().position(|&b| b == b'\n');
+                let end = memchr::memchr(b'\n', buffer);
                 let content = end.unwrap_or(buffer.len());
                 let room = MAX_LINE - line.len();
                 let over = !skipping && content > room;
