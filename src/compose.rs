@@ -17,10 +17,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::diagnostic::suggest;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::tree::{Entry, Node, Value};
-use crate::validate::{field_path, schema_lookup, suggest};
+use crate::validate::{field_path, schema_lookup};
 
 /// The overlay-only key that lists paths to remove.
 pub const UNSET: &str = "unset";
@@ -245,9 +246,6 @@ fn remove_under(
     }
 }
 
-/// The name of the source that holds a command-line setting (`--set n=8`).
-pub const COMMAND_LINE: &str = "<command line>";
-
 /// Sets the value at `path` (`["trainjob", "apiLevel"]`) to the string
 /// `value`, as written right after `flag` (`"--api-level "`, `"--set tag="`),
 /// replacing what the spec said and creating tables on the way as needed.
@@ -260,7 +258,7 @@ pub fn set_from_command_line(
     typed: bool,
 ) {
     let text = format!("{flag}{value}");
-    let id: SourceId = sources.add(COMMAND_LINE, text.clone());
+    let id: SourceId = sources.add(crate::source::COMMAND_LINE, text.clone());
     let key_span = Span::new(id, 0, flag.trim_end().len());
     let value_span = Span::new(id, flag.len(), text.len());
     let Some((last, parents)) = path.split_last() else {
@@ -308,7 +306,7 @@ pub fn set_from_command_line(
 /// (a string that would read as something else). Anything that is not a
 /// TOML value is the text itself (`--set run=lr-sweep-3`), and a number
 /// that would not read back as written (`1.10`, `1e3`), alone or in a
-/// list, is its text, as in `[vars]` (`template::keep_written`).
+/// list, is its text, as in `[vars]` (`tree::numbers_as_written`).
 fn command_line_value(text: &str, span: Span) -> Node {
     // Read on its own, so that each number of a list has its own written
     // text (the command line's source holds the value as one span).
@@ -322,7 +320,7 @@ fn command_line_value(text: &str, span: Span) -> Node {
         });
     match parsed {
         Some(mut node) => {
-            crate::template::as_written(&mut node, &scratch);
+            crate::tree::numbers_as_written(&mut node, &scratch);
             placed_at(&mut node, span);
             node
         }

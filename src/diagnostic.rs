@@ -14,10 +14,16 @@ use std::fmt;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 
-use crate::source::{Sources, Span};
+use crate::source::{MAX_SOURCE_BYTES, Sources, Span, Unusable};
 
 pub mod codes;
 pub mod sarif;
+mod text;
+
+pub use text::{
+    escape_controls, escape_for_terminal, escape_lines_for_terminal, quoted_value, suggest,
+};
+use text::{escape_github_data, escape_github_property, printable};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -55,6 +61,27 @@ pub struct Diagnostic {
     /// The primary span's field (`spec.resources.memory`), where a source is
     /// shown by its alias rather than by line (see [`crate::source::Source::alias`]).
     pub field: Option<String>,
+}
+
+/// A file that was read but cannot be used, at its span.
+impl From<Unusable> for Diagnostic {
+    fn from(unusable: Unusable) -> Self {
+        let (span, message) = (unusable.span(), unusable.message());
+        match unusable {
+            Unusable::TooLarge { limit, .. } => {
+                Diagnostic::error(codes::SOURCE_TOO_LARGE, span, message).with_help(
+                    if limit > MAX_SOURCE_BYTES {
+                        "split the manifests into several files, or pass their directory"
+                    } else {
+                        "a training spec is a few kilobytes; check that this is the right file"
+                    },
+                )
+            }
+            Unusable::NotUtf8 { .. } => Diagnostic::error(codes::SOURCE_NOT_UTF8, span, message)
+                .with_label("the first invalid byte is here")
+                .with_help("save the file as UTF-8"),
+        }
+    }
 }
 
 impl Diagnostic {
@@ -168,106 +195,6 @@ impl Diagnostic {
             escape_for_terminal(&escape_github_data(&message)),
         )
     }
-}
-
-/// The source as shown in a snippet: control characters other than line
-/// breaks and tabs (a carriage return outside CRLF, C1 controls, bidi
-/// overrides) become one visible character of the same length in bytes
-/// (`?`, `¿` or `�`), so every span still fits and every column still
-/// counts one character for one.
-fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let keep = match c {
-            '\n' | '\t' => true,
-            '\r' => chars.peek() == Some(&'\n'),
-            c => !unsafe_for_terminal(c),
-        };
-        if keep {
-            out.push(c);
-        } else {
-            match c.len_utf8() {
-                2 => out.push('\u{bf}'),
-                3 => out.push('\u{fffd}'),
-                n => out.extend(std::iter::repeat_n('?', n)),
-            }
-        }
-    }
-    out
-}
-
-/// Characters a terminal acts on rather than shows: controls (C0, DEL,
-/// C1, line breaks), bidi embeddings, overrides and isolates, and the
-/// separators and marks that reorder or hide text.
-fn unsafe_for_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{061c}' | '\u{feff}'
-        )
-}
-
-/// `text` with every character a terminal would act on written as an escape
-/// (`\n`, `\u{1b}`, `\u{202e}`): user values end up in messages, and a
-/// newline must not forge a diagnostic line nor an escape sequence reach the
-/// terminal raw.
-pub fn escape_for_terminal(text: &str) -> String {
-    if !text.chars().any(unsafe_for_terminal) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_for_terminal(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// `text` with every line escaped as [`escape_for_terminal`] does, its line
-/// breaks kept: for whole texts for people, such as `describe`.
-pub fn escape_lines_for_terminal(text: &str) -> String {
-    text.split_inclusive('\n')
-        .map(|line| match line.strip_suffix('\n') {
-            Some(line) => escape_for_terminal(line) + "\n",
-            None => escape_for_terminal(line),
-        })
-        .collect()
-}
-
-/// A value from the input as a message quotes it: escaped as
-/// [`escape_for_terminal`] does, and cut to `chars` characters with `…`.
-pub fn quoted_value(text: &str, chars: usize) -> String {
-    let text = escape_for_terminal(text);
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
-}
-
-/// [`escape_for_terminal`] on an owned text, which comes back as it was
-/// when nothing needs escaping.
-pub fn escape_controls(text: String) -> String {
-    if text.chars().any(unsafe_for_terminal) {
-        escape_for_terminal(&text)
-    } else {
-        text
-    }
-}
-
-fn escape_github_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_github_property(text: &str) -> String {
-    escape_github_data(text)
-        .replace(':', "%3A")
-        .replace(',', "%2C")
 }
 
 /// Sorts diagnostics into reading order: by file, then position, errors first.

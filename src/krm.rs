@@ -152,9 +152,12 @@ fn read(input: Vec<u8>) -> Result<(Sources, source::SourceId), Box<Output>> {
     let mut sources = Sources::new();
     match source::add_bytes_limited(&mut sources, "<stdin>".to_owned(), input, MAX_INPUT_BYTES) {
         Ok(id) => Ok((sources, id)),
-        Err(source::ReadError::Invalid(d)) => {
-            Err(Box::new(failure(sources, API_VERSIONS[0], &[], vec![*d])))
-        }
+        Err(source::ReadError::Invalid(unusable)) => Err(Box::new(failure(
+            sources,
+            API_VERSIONS[0],
+            &[],
+            vec![unusable.into()],
+        ))),
         Err(source::ReadError::Io { error, .. }) => {
             let message = format!(
                 "cannot read the ResourceList: {}",

@@ -237,13 +237,7 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
         .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
         .collect();
     let Some(tree) = tree.filter(|_| !problems.iter().any(Diagnostic::is_error)) else {
-        return Validated {
-            spec: None,
-            code: code::Files::new(),
-            partial: None,
-            runtime: None,
-            diagnostics: problems,
-        };
+        return Validated::stopped(problems);
     };
     compose_and_validate(sources, tree, overlays, problems, input.runtimes, options)
 }
@@ -313,13 +307,7 @@ fn compose_and_validate(
         .any(|d| d.is_error() && d.code != codes::TEMPLATE_UNUSED_SET);
     problems.extend(rendered.problems);
     if unrendered {
-        return Validated {
-            spec: None,
-            code: code::Files::new(),
-            partial: None,
-            runtime: None,
-            diagnostics: problems,
-        };
+        return Validated::stopped(problems);
     }
     let mut validated = validate::validate(&tree, sources);
     let whole = validated.spec.is_some();

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::code::Code;
+
 use crate::spec::{ApiLevel, Target};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,27 +107,6 @@ pub struct EnvFrom {
     pub name: String,
     pub prefix: Option<String>,
     pub optional: Option<bool>,
-}
-
-/// Local code in a ConfigMap whose name carries a hash of its content.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Code {
-    pub config_map: String,
-    /// File name to content, in the order the ConfigMap lists them (sorted).
-    pub files: BTreeMap<String, String>,
-    /// Whether packages are installed, into an emptyDir at [`Code::PACKAGES`].
-    pub packages: bool,
-}
-
-impl Code {
-    /// Where the files appear in the training container.
-    pub const MOUNT: &'static str = "/trainc/code";
-    /// pip's user base (`PYTHONUSERBASE`) for `packages`: writable whatever
-    /// the user and a read-only root filesystem.
-    pub const PACKAGES: &'static str = "/trainc/packages";
-    /// Volume names of the two; `trainc-` is reserved for trainc's volumes.
-    pub const VOLUME: &'static str = "trainc-code";
-    pub const PACKAGES_VOLUME: &'static str = "trainc-packages";
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

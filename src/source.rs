@@ -7,14 +7,16 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::diagnostic::{Diagnostic, codes};
-
 /// The largest spec file trainc reads. Real specs are a few kilobytes; the limit
 /// keeps a mistaken `trainc check /var/log/huge.log` from eating memory.
 pub const MAX_SOURCE_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest manifest file `trainc verify` reads: a large repository's whole
 /// rendered output in one stream.
 pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The name of the source that holds a command-line setting (`--set n=8`,
+/// `compose::set_from_command_line`).
+pub const COMMAND_LINE: &str = "<command line>";
 
 /// Index of a source in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -179,7 +181,38 @@ pub enum ReadError {
     /// The file could not be opened or read: a usage or I/O problem (exit 2).
     Io { name: String, error: std::io::Error },
     /// The file was read but cannot be a spec (too large, not UTF-8): exit 1.
-    Invalid(Box<Diagnostic>),
+    /// A diagnostic at its span (`Diagnostic::from`, in `diagnostic`).
+    Invalid(Unusable),
+}
+
+/// What makes a file that was read unusable, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unusable {
+    /// Over `limit` bytes; the span is the empty start of the (empty) source.
+    TooLarge {
+        name: String,
+        span: Span,
+        limit: u64,
+    },
+    /// Not UTF-8: the span is at the first invalid byte, after the valid text.
+    NotUtf8 { name: String, span: Span },
+}
+
+impl Unusable {
+    pub fn span(&self) -> Span {
+        match self {
+            Unusable::TooLarge { span, .. } | Unusable::NotUtf8 { span, .. } => *span,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Unusable::TooLarge { name, limit, .. } => {
+                format!("`{name}` is larger than {} MiB", limit / (1024 * 1024))
+            }
+            Unusable::NotUtf8 { name, .. } => format!("`{name}` is not valid UTF-8"),
+        }
+    }
 }
 
 impl fmt::Display for ReadError {
@@ -188,7 +221,7 @@ impl fmt::Display for ReadError {
             ReadError::Io { name, error } => {
                 write!(f, "cannot read `{name}`: {}", io_reason(error))
             }
-            ReadError::Invalid(diagnostic) => f.write_str(&diagnostic.message),
+            ReadError::Invalid(unusable) => f.write_str(&unusable.message()),
         }
     }
 }
@@ -259,18 +292,11 @@ pub fn add_bytes_limited(
 ) -> Result<SourceId, ReadError> {
     if bytes.len() as u64 > limit {
         let id = sources.add(name.clone(), String::new());
-        return Err(ReadError::Invalid(Box::new(
-            Diagnostic::error(
-                codes::SOURCE_TOO_LARGE,
-                Span::new(id, 0, 0),
-                format!("`{name}` is larger than {} MiB", limit / (1024 * 1024)),
-            )
-            .with_help(if limit > MAX_SOURCE_BYTES {
-                "split the manifests into several files, or pass their directory"
-            } else {
-                "a training spec is a few kilobytes; check that this is the right file"
-            }),
-        )));
+        return Err(ReadError::Invalid(Unusable::TooLarge {
+            name,
+            span: Span::new(id, 0, 0),
+            limit,
+        }));
     }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(sources.add(name, text)),
@@ -280,15 +306,10 @@ pub fn add_bytes_limited(
             // Keep the valid prefix so the diagnostic can show where the bad byte is.
             let text = String::from_utf8_lossy(&bytes[..valid]).into_owned();
             let id = sources.add(name.clone(), text);
-            Err(ReadError::Invalid(Box::new(
-                Diagnostic::error(
-                    codes::SOURCE_NOT_UTF8,
-                    Span::new(id, valid, valid),
-                    format!("`{name}` is not valid UTF-8"),
-                )
-                .with_label("the first invalid byte is here")
-                .with_help("save the file as UTF-8"),
-            )))
+            Err(ReadError::Invalid(Unusable::NotUtf8 {
+                name,
+                span: Span::new(id, valid, valid),
+            }))
         }
     }
 }
@@ -347,10 +368,10 @@ mod tests {
             Err(ReadError::Invalid(_))
         ));
         let err = add_bytes(&mut sources, "bad".into(), b"name = \"\xff\"".to_vec()).unwrap_err();
-        let ReadError::Invalid(d) = err else {
-            panic!("expected a diagnostic")
+        let ReadError::Invalid(unusable) = err else {
+            panic!("expected an unusable file")
         };
-        assert_eq!(d.code, codes::SOURCE_NOT_UTF8);
-        assert_eq!(d.primary.span.start, 8);
+        assert!(matches!(unusable, Unusable::NotUtf8 { .. }));
+        assert_eq!(unusable.span().start, 8);
     }
 }

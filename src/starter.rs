@@ -341,16 +341,18 @@ fn pod(items: &mut Vec<Item>, gpu: bool) {
         field("memory", Val::Str("16Gi"), ""),
     ]);
     if gpu {
-        items.push(field(
-            "gpus",
-            Val::Int(1),
-            "nvidia.com/gpu; set gpuResource for others",
-        ));
-        items.push(field(
-            "shm",
-            Val::Str("4Gi"),
-            "/dev/shm for NCCL and DataLoader workers",
-        ));
+        items.extend([
+            field(
+                "gpus",
+                Val::Int(1),
+                "nvidia.com/gpu; set gpuResource for others",
+            ),
+            field(
+                "shm",
+                Val::Str("4Gi"),
+                "/dev/shm for NCCL and DataLoader workers",
+            ),
+        ]);
     }
     items.extend([Item::Blank, table(&["env"], "")]);
     items.push(if gpu {
@@ -406,19 +408,14 @@ fn placement(items: &mut Vec<Item>, starter: &Starter) {
         Item::Blank,
         table(&["policy"], ""),
     ]);
-    if starter.target == Target::Job {
-        items.push(field(
-            "ttlAfterFinished",
-            Val::Str("1d"),
-            "delete the finished job after a day",
-        ));
-    }
     if pytorchjob {
         items.push(field(
             "backoffLimit",
             Val::Int(3),
             "retries before the job fails",
         ));
+    }
+    if pytorchjob || starter.target == Target::Job {
         items.push(field(
             "ttlAfterFinished",
             Val::Str("1d"),

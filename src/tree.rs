@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::source::Span;
+use crate::source::{Sources, Span};
 
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -252,6 +252,52 @@ pub fn push_segment(pointer: &mut String, key: &str) {
     }
 }
 
+/// Each number in `node` that does not read back as written made its
+/// text: `[vars]` (`template::keep_written`), a `--set` value as it is
+/// read (`compose::set_from_command_line`). A version `1.10` stays `1.10`.
+pub fn numbers_as_written(node: &mut Node, sources: &Sources) {
+    match &mut node.value {
+        Value::Table(entries) => {
+            for entry in entries {
+                numbers_as_written(&mut entry.value, sources);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                numbers_as_written(item, sources);
+            }
+        }
+        Value::Integer(_) | Value::Float(_) => {
+            let source = sources.get(node.span.source);
+            let written = source
+                .text
+                .get(node.span.start..node.span.end)
+                .unwrap_or("")
+                .trim();
+            // `--set` values were decided as they were read; a span that
+            // holds more than the number is not its written form.
+            let alone = !written.contains(|c: char| c.is_whitespace() || ",[]{}".contains(c));
+            if source.name != crate::source::COMMAND_LINE
+                && alone
+                && !reads_back(&node.value, written)
+            {
+                node.value = Value::String(written.to_owned());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `value` prints as `written` (digit separators and a `+` aside).
+fn reads_back(value: &Value, written: &str) -> bool {
+    let plain = written.trim_start_matches('+').replace('_', "");
+    match value {
+        Value::Integer(i) => plain == i.to_string(),
+        Value::Float(x) => plain == toml::Value::Float(*x).to_string(),
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,5 +328,19 @@ mod tests {
         assert_eq!(root.pointer_of(span(1, 1)).as_deref(), Some("/a~1b"));
         assert_eq!(root.pointer_of(span(30, 30)), None);
         assert_eq!(root.deeper_than(2), None);
+    }
+
+    #[test]
+    fn only_numbers_that_print_as_written_stay_numbers() {
+        assert!(reads_back(&Value::Float(1.5), "1.5"));
+        assert!(reads_back(&Value::Integer(1000), "1_000"));
+        assert!(reads_back(&Value::Integer(8), "+8"));
+        assert!(!reads_back(&Value::Float(1.1), "1.10"));
+        assert!(!reads_back(&Value::Float(1e-4), "1e-4"));
+        assert!(!reads_back(
+            &Value::Float(12_345_678_901_234_567_000.0),
+            "12345678901234567890.0"
+        ));
+        assert!(!reads_back(&Value::Integer(8), "0o10"));
     }
 }

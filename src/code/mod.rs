@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, codes, escape_for_terminal};
-use crate::model::Code;
 use crate::source::Sources;
 use crate::spec::{self, Spec};
 use crate::syntax::{sha256, shell};
@@ -23,6 +22,27 @@ mod read;
 
 use read::{Loaded, Refusal, read};
 pub use read::{read_named, read_within};
+
+/// Local code in a ConfigMap whose name carries a hash of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    pub config_map: String,
+    /// File name to content, in the order the ConfigMap lists them (sorted).
+    pub files: BTreeMap<String, String>,
+    /// Whether packages are installed, into an emptyDir at [`Code::PACKAGES`].
+    pub packages: bool,
+}
+
+impl Code {
+    /// Where the files appear in the training container.
+    pub const MOUNT: &'static str = "/trainc/code";
+    /// pip's user base (`PYTHONUSERBASE`) for `packages`: writable whatever
+    /// the user and a read-only root filesystem.
+    pub const PACKAGES: &'static str = "/trainc/packages";
+    /// Volume names of the two; `trainc-` is reserved for trainc's volumes.
+    pub const VOLUME: &'static str = "trainc-code";
+    pub const PACKAGES_VOLUME: &'static str = "trainc-packages";
+}
 
 /// Most bytes a ConfigMap's data may hold: Kubernetes rejects a larger one
 /// (`MaxSecretSize`, shared by ConfigMaps; k8s.io/kubernetes

@@ -62,8 +62,8 @@ pub(super) fn run_plugin(args: &[std::ffi::OsString]) -> Status {
             write_stderr(&format!("error: {error}\n"));
             return Status::Usage;
         }
-        Err(crate::source::ReadError::Invalid(d)) => {
-            report(&sources, &[*d]);
+        Err(crate::source::ReadError::Invalid(unusable)) => {
+            report(&sources, &[unusable.into()]);
             return Status::Invalid;
         }
     };

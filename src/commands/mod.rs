@@ -219,8 +219,8 @@ fn read_source(
             diagnostics.push(unreadable(sources, &name, &error));
             Err(Status::Usage)
         }
-        Err(crate::source::ReadError::Invalid(d)) => {
-            diagnostics.push(*d);
+        Err(crate::source::ReadError::Invalid(unusable)) => {
+            diagnostics.push(unusable.into());
             Ok(None)
         }
     }

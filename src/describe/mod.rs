@@ -281,8 +281,8 @@ fn volumes(model: &Model) -> Vec<String> {
     if let Some(code) = &model.code {
         lines.push(format!(
             "{} {}, read-only: ConfigMap {} of {} file{}: created by trainc",
-            crate::model::Code::MOUNT,
-            crate::model::Code::VOLUME,
+            crate::code::Code::MOUNT,
+            crate::code::Code::VOLUME,
             code.config_map,
             code.files.len(),
             if code.files.len() == 1 { "" } else { "s" }

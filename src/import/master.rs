@@ -112,7 +112,7 @@ fn index(replica: &Json) -> usize {
 
 /// The Workers' restart policy is the spec's; the Master's its own.
 fn restart(job: &mut Job<'_>, pair: &Pair<'_>) {
-    let restart = super::pytorchjob::restart;
+    let restart = replica_restart;
     let (own, workers) = (restart(pair.master), restart(pair.worker));
     if own == workers {
         return;
@@ -232,10 +232,55 @@ fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
         }
         template
     };
-    super::pytorchjob::compare_templates(
+    compare_templates(
         job,
         &normal(pair.master),
         &normal(pair.worker),
         &format!("{at}/template"),
     );
+}
+
+/// A replica's restart policy, the operator's default where it has none.
+pub(super) fn replica_restart(replica: &Json) -> &str {
+    replica["restartPolicy"]
+        .as_str()
+        .unwrap_or(defaults::RESTART_POLICY)
+}
+
+/// Where the Worker's pod template says something other than the Master's:
+/// the spec has one template for both.
+pub(super) fn compare_templates(job: &mut Job<'_>, master: &Json, worker: &Json, pointer: &str) {
+    let mut differences = Vec::new();
+    differ(master, worker, pointer, &mut differences);
+    for at in differences.into_iter().take(10) {
+        job.warn(
+            &at,
+            "the Worker's pod template differs from the Master's here; the spec describes every pod alike but for what `[master]` sets (image, resources, /dev/shm, processes, restart policy), and takes the Master's",
+            "if the Workers need it, set it in the spec; it then applies to the Master too",
+        );
+    }
+}
+
+fn differ(a: &Json, b: &Json, pointer: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Json::Object(a), Json::Object(b)) => {
+            for (key, value) in b {
+                let at = format!("{pointer}/{}", crate::tree::pointer_segment(key));
+                match a.get(key) {
+                    Some(other) => differ(other, value, &at, out),
+                    None => out.push(at),
+                }
+            }
+            if a.keys().any(|k| !b.contains_key(k)) {
+                out.push(pointer.to_owned());
+            }
+        }
+        (Json::Array(a), Json::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differ(x, y, &format!("{pointer}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(pointer.to_owned()),
+        _ => {}
+    }
 }

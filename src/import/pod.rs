@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Job, Others, text};
+use super::{Job, Others, Pod, text};
 use crate::resolve::defaults;
 
 /// Pod-spec fields a spec field carries; the rest go to `[podTemplate.spec]`.
@@ -22,20 +22,6 @@ const POD_FIELDS: &[&str] = &[
     "dnsPolicy",
     "securityContext",
 ];
-
-/// The pod a job describes, as the job-kind importers hand it over.
-pub(super) struct Pod<'t> {
-    /// The pod spec (or a TrainJob's patch of it).
-    pub spec: &'t Json,
-    /// Its JSON pointer in the job object.
-    pub base: String,
-    /// The training container's name: `pytorch`, or the runtime's `node`.
-    pub trainer: &'static str,
-    /// The most pods the job runs, for the default access mode of a claim.
-    pub max_nodes: u64,
-    /// Labels that select this job's pods and no other's, for `spreadAcrossNodes`.
-    pub own_labels: Vec<Map<String, Json>>,
-}
 
 /// Imports the pod-level fields and the training container's mounts; returns
 /// the training container (for the caller's own container fields) and its

@@ -9,8 +9,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
-use super::pod::{self, Pod};
-use super::{Job, Others};
+use super::{Job, Others, Pod, master, pod};
 use crate::render::pytorchjob::{
     CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT,
     PORT_NAME,
@@ -46,7 +45,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     // A fixed-size job's Master may differ from its Workers (`[master]`);
     // an elastic job's pods are all Workers, alike.
     let pair = match replicas.as_slice() {
-        [_, (worker_type, worker)] if !elastic_policy => Some(super::master::Pair {
+        [_, (worker_type, worker)] if !elastic_policy => Some(master::Pair {
             master: &primary,
             master_type: &primary_type,
             worker,
@@ -61,8 +60,9 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     let count = |r: &Json| r.get("replicas").and_then(Json::as_u64).unwrap_or(1);
     let fixed: u64 = replicas.iter().map(|(_, r)| count(r)).sum();
     let max_nodes = elastic(job, spec, &replicas, fixed);
-    if restart(&primary) != defaults::RESTART_POLICY {
-        job.set("/policy/restartPolicy", json!(restart(&primary)));
+    let restart = master::replica_restart(&primary);
+    if restart != defaults::RESTART_POLICY {
+        job.set("/policy/restartPolicy", json!(restart));
     }
     let pod_priority = primary
         .pointer("/template/spec/priorityClassName")
@@ -112,12 +112,12 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         (None, None) => NProc::Keyword("auto".into()), // the operator's default
     };
     let (nproc, master_nproc) = match &pair {
-        Some(pair) => super::master::split(job, pair, nproc),
+        Some(pair) => master::split(job, pair, nproc),
         None => (nproc, None),
     };
     launch::set_nproc(job, &nproc, "/spec/nprocPerNode");
     if let Some(master_nproc) = master_nproc {
-        super::master::set_nproc(job, &master_nproc);
+        master::set_nproc(job, &master_nproc);
     }
     ports(job, others, &primary_type, template, container, own);
 }
@@ -186,26 +186,19 @@ fn replica_specs(job: &mut Job<'_>, specs: &Json) -> Vec<(String, Json)> {
 
 /// The Master's and the Worker's pods, which a spec makes alike.
 fn alike(job: &mut Job<'_>, primary: &Json, worker_type: &str, worker: &Json) {
-    compare_templates(
+    master::compare_templates(
         job,
         &primary["template"],
         &worker["template"],
         &format!("/spec/pytorchReplicaSpecs/{worker_type}/template"),
     );
-    if restart(primary) != restart(worker) {
+    if master::replica_restart(primary) != master::replica_restart(worker) {
         job.warn(
             &format!("/spec/pytorchReplicaSpecs/{worker_type}/restartPolicy"),
-            format!("the Worker's `restartPolicy` differs from the Master's; the spec has one, the Master's (`{}`)", restart(primary)),
+            format!("the Worker's `restartPolicy` differs from the Master's; the spec has one, the Master's (`{}`)", master::replica_restart(primary)),
             "set `policy.restartPolicy` to the one you mean",
         );
     }
-}
-
-/// A replica's restart policy, the operator's default where it has none.
-pub(super) fn restart(replica: &Json) -> &str {
-    replica["restartPolicy"]
-        .as_str()
-        .unwrap_or(defaults::RESTART_POLICY)
 }
 
 /// `replicas`: fixed from Master + Worker, or elastic `"min:max"`; returns
@@ -381,43 +374,5 @@ fn run_policy(job: &mut Job<'_>, policy: &Json, max_nodes: u64, pod_priority: Op
             format!("`schedulingPolicy.priorityClass` `{class}` is the PodGroup's priority alone ({pods}); the spec has no field for it, so it is not imported"),
             "`scheduling.priorityClassName` gives the pods and the PodGroup one PriorityClass: set it if the pods should have that priority too (they may then preempt other pods)",
         );
-    }
-}
-
-/// Where the Worker's pod template says something other than the Master's:
-/// the spec has one template for both.
-pub(super) fn compare_templates(job: &mut Job<'_>, master: &Json, worker: &Json, pointer: &str) {
-    let mut differences = Vec::new();
-    differ(master, worker, pointer, &mut differences);
-    for at in differences.into_iter().take(10) {
-        job.warn(
-            &at,
-            "the Worker's pod template differs from the Master's here; the spec describes every pod alike but for what `[master]` sets (image, resources, /dev/shm, processes, restart policy), and takes the Master's",
-            "if the Workers need it, set it in the spec; it then applies to the Master too",
-        );
-    }
-}
-
-fn differ(a: &Json, b: &Json, pointer: &str, out: &mut Vec<String>) {
-    match (a, b) {
-        (Json::Object(a), Json::Object(b)) => {
-            for (key, value) in b {
-                let at = format!("{pointer}/{}", crate::tree::pointer_segment(key));
-                match a.get(key) {
-                    Some(other) => differ(other, value, &at, out),
-                    None => out.push(at),
-                }
-            }
-            if a.keys().any(|k| !b.contains_key(k)) {
-                out.push(pointer.to_owned());
-            }
-        }
-        (Json::Array(a), Json::Array(b)) if a.len() == b.len() => {
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                differ(x, y, &format!("{pointer}/{i}"), out);
-            }
-        }
-        _ if a != b => out.push(pointer.to_owned()),
-        _ => {}
     }
 }

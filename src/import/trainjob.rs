@@ -12,8 +12,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
-use super::pod::{self, Pod};
-use super::{Job, Others};
+use super::{Job, Others, Pod, pod};
 use crate::render::trainingruntime::BASE_ANNOTATION;
 use crate::render::trainjob::{
     LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,

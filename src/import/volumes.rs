@@ -7,8 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value as Json, json};
 
-use super::pod::Pod;
-use super::{Job, Others, warn_at};
+use super::{Job, Others, Pod, warn_at};
 use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
 
 /// Where trainc mounts its memory-backed emptyDir, and the volume it adds

@@ -8,7 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
 use super::{Object, metadata};
-use crate::model::{Code, Model};
+use crate::code::Code;
+use crate::model::Model;
 
 /// Our own struct rather than k8s-openapi's, whose field order would put
 /// `data` before `metadata`.

@@ -8,7 +8,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{non_empty, non_empty_vec};
-use crate::model::{Code, Container, EnvValue, Master, Model, VolumeSource};
+use crate::code::Code;
+use crate::model::{Container, EnvValue, Master, Model, VolumeSource};
 
 /// The volume that backs `/dev/shm`. The `trainc-` prefix is reserved for
 /// trainc's own volumes, so it cannot clash with a volume of the spec.

@@ -17,10 +17,12 @@ use crate::source::Span;
 use crate::tree::{Node, Value};
 
 mod bounded;
+mod errors;
 mod guard;
 mod written;
 
-pub use written::{as_written, keep_written};
+use errors::{diagnostic, overflowed, spent};
+pub use written::keep_written;
 
 /// Enough for any real template (a few dozen steps), small enough that a
 /// runaway loop stops within milliseconds.
@@ -188,7 +190,7 @@ pub fn explain(
                     .get(entry.value.span.start..entry.value.span.end)
                     .unwrap_or("");
                 let written = crate::diagnostic::quoted_value(written, 40);
-                Some(if source.name == crate::compose::COMMAND_LINE {
+                Some(if source.name == crate::source::COMMAND_LINE {
                     let set = crate::diagnostic::quoted_value(&source.text, 60);
                     format!("`vars.{name}` is `{written}`, from `{set}`")
                 } else {
@@ -202,18 +204,6 @@ pub fn explain(
         }
         d.add_to_label(&said.join("; "));
     }
-}
-
-fn overflowed(span: Span) -> Diagnostic {
-    Diagnostic::error(
-        codes::TEMPLATE_FUEL,
-        span,
-        format!(
-            "the template renders to more than {} KiB",
-            bounded::MAX_OUTPUT / 1024
-        ),
-    )
-    .with_help("a field value is far shorter; check the loops of this template")
 }
 
 /// Renders template strings one at a time, noting the vars they read and
@@ -312,19 +302,6 @@ impl Renderer<'_> {
             }
         }
     }
-}
-
-/// The spec's templates have used up their steps or their output together.
-fn spent(span: Span) -> Diagnostic {
-    Diagnostic::error(
-        codes::TEMPLATE_FUEL,
-        span,
-        "the templates of this spec together do more work than trainc allows; this one was not rendered",
-    )
-    .with_help(format!(
-        "a spec's templates get {TOTAL_FUEL} steps and {} MiB of output in all; no real spec comes close",
-        MAX_TOTAL_OUTPUT / 1024 / 1024
-    ))
 }
 
 /// Which vars the templates read: by name, or all of them (`vars[name]`).
@@ -443,7 +420,7 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
         let Some(&span) = entries.get(name) else {
             continue;
         };
-        let mut help = crate::validate::suggest(name, used.names.iter().map(String::as_str))
+        let mut help = crate::diagnostic::suggest(name, used.names.iter().map(String::as_str))
             .map(|close| format!("did you mean `{}`? ", var.written_as(close)))
             .unwrap_or_default();
         if matches!(var, Required::Set(_)) && crate::validate::schema_lookup::is_spec_key(name) {
@@ -525,93 +502,6 @@ fn walk(node: &mut Node, pointer: &str, visit: &mut impl FnMut(&mut Node, &str))
             }
         }
         _ => {}
-    }
-}
-
-fn diagnostic(error: &minijinja::Error, text: &str, span: Span, defined: &[String]) -> Diagnostic {
-    // The part of the template at fault, when minijinja knows it.
-    let at = error
-        .range()
-        .and_then(|r| text.get(r))
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
-    match error.kind() {
-        ErrorKind::UndefinedError => {
-            let what = at.map_or_else(|| "a value".to_owned(), |a| format!("`{a}`"));
-            let unset = at.filter(|a| IDENTITY.contains(a));
-            let help = if let Some(field) = unset {
-                format!(
-                    "`{field}` is not set in this spec: set it, or write `{{{{ {field} | default(\"...\") }}}}`"
-                )
-            } else {
-                let names: Vec<&str> = defined.iter().map(|d| d.trim_matches('`')).collect();
-                let close = at
-                    .and_then(|a| crate::validate::suggest(a, names.iter().copied()))
-                    .map(|c| format!("did you mean `{c}`? "))
-                    .unwrap_or_default();
-                let vars = if defined.iter().any(|d| d.starts_with("`vars.")) {
-                    ""
-                } else {
-                    "; no vars are defined"
-                };
-                format!(
-                    "{close}defined: {}{vars}; add vars in `[vars]` or with `--set NAME=VALUE`",
-                    defined.join(", ")
-                )
-            };
-            Diagnostic::error(
-                codes::TEMPLATE_UNDEFINED,
-                span,
-                format!("the template uses {what}, which is not defined"),
-            )
-            .with_label("in this string")
-            .with_help(help)
-        }
-        ErrorKind::OutOfFuel => Diagnostic::error(
-            codes::TEMPLATE_FUEL,
-            span,
-            "the template ran too long and was stopped",
-        )
-        .with_help(format!(
-            "templates get {FUEL} steps; a loop this long is almost certainly a mistake"
-        )),
-        _ if error
-            .detail()
-            .is_some_and(|d| d.starts_with(bounded::LIMIT)) =>
-        {
-            let detail = error.detail().unwrap_or_default();
-            let detail = detail.trim_start_matches(bounded::LIMIT).trim();
-            Diagnostic::error(
-                codes::TEMPLATE_FUEL,
-                span,
-                format!("the template stopped: {detail}"),
-            )
-            .with_help(
-                "spec templates make short values; check the arguments of this filter or function",
-            )
-        }
-        ErrorKind::SyntaxError => {
-            let detail = error.detail().unwrap_or("invalid syntax");
-            Diagnostic::error(codes::TEMPLATE_SYNTAX, span, format!("template syntax error: {detail}"))
-                .with_help("to write a literal `{{`, use `{{ \"{{\" }}` or wrap the text in `{% raw %}...{% endraw %}`")
-        }
-        _ => {
-            let detail = error
-                .detail()
-                .map_or_else(|| error.kind().to_string(), str::to_owned);
-            let help = if detail.contains("unsupported types") {
-                "`+` adds numbers; `~` joins values as text: `{{ replicas ~ \"x\" }}`"
-            } else {
-                "a template sees `name`, `namespace`, `replicas`, `target` and `vars.NAME`, and Jinja's filters (`{{ vars.n | int }}`)"
-            };
-            let at = at.map(|a| format!(" in `{a}`")).unwrap_or_default();
-            Diagnostic::error(
-                codes::TEMPLATE_ERROR,
-                span,
-                format!("the template failed{at}: {detail}"),
-            )
-            .with_help(help)
-        }
     }
 }
 

@@ -111,6 +111,6 @@ fn near(kind: Kind, name: &str, namespace: &str, runtimes: &[Runtime]) -> Option
             other.kind.as_str()
         ));
     }
-    crate::validate::suggest(name, same_kind().map(|r| r.name.as_str()))
+    crate::diagnostic::suggest(name, same_kind().map(|r| r.name.as_str()))
         .map(|n| format!("did you mean `{n}`?"))
 }

@@ -36,6 +36,19 @@ pub struct Validated {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl Validated {
+    /// Nothing to validate: the problems that stopped an earlier stage.
+    pub fn stopped(diagnostics: Vec<Diagnostic>) -> Validated {
+        Validated {
+            spec: None,
+            partial: None,
+            code: crate::code::Files::new(),
+            runtime: None,
+            diagnostics,
+        }
+    }
+}
+
 /// Runs both passes over one composed document.
 ///
 /// When the schema pass finds errors, the offending values are set aside and
@@ -145,48 +158,6 @@ pub fn field_path(pointer: &str) -> String {
     }
 }
 
-/// The candidate closest to `word`, if one is close enough to be a likely typo:
-/// same letters ignoring case, `_` and `-` (`n_proc_per_node` → `nProcPerNode`),
-/// or a small edit distance.
-pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let normal = |s: &str| {
-        s.chars()
-            .filter(|c| *c != '_' && *c != '-')
-            .flat_map(char::to_lowercase)
-            .collect::<String>()
-    };
-    let word_normal = normal(word);
-    let word_len = word_normal.chars().count();
-    let mut best: Option<((usize, usize), &str)> = None;
-    for candidate in candidates {
-        // The distance is at least the difference in length: most candidates
-        // are ruled out before anything is computed.
-        let allowed = (word_len.max(candidate.len()) / 3).clamp(1, 3);
-        let candidate_len = candidate.chars().filter(|c| *c != '_' && *c != '-').count();
-        if word_len.abs_diff(candidate_len) > allowed {
-            continue;
-        }
-        let candidate_normal = normal(candidate);
-        if candidate_normal == word_normal {
-            return Some(candidate);
-        }
-        let distance = strsim::damerau_levenshtein(&word_normal, &candidate_normal);
-        // Rank by distance, then by shared prefix (`gpu` is closer to `gpus` than to `cpu`).
-        let score = (
-            distance,
-            usize::MAX - common_prefix(&word_normal, &candidate_normal),
-        );
-        if distance <= allowed && best.is_none_or(|(s, _)| score < s) {
-            best = Some((score, candidate));
-        }
-    }
-    best.map(|(_, candidate)| candidate)
-}
-
-fn common_prefix(a: &str, b: &str) -> usize {
-    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,15 +173,5 @@ mod tests {
             "labels.\"app.kubernetes.io/name\""
         );
         assert_eq!(field_path(""), "the spec");
-    }
-
-    #[test]
-    fn suggestions_catch_typos_and_case() {
-        let keys = ["replicas", "resources", "nProcPerNode", "image"];
-        assert_eq!(suggest("replica", keys), Some("replicas"));
-        assert_eq!(suggest("n_proc_per_node", keys), Some("nProcPerNode"));
-        assert_eq!(suggest("imgae", keys), Some("image"));
-        assert_eq!(suggest("zzz", keys), None);
-        assert_eq!(suggest("gpu", ["cpu", "memory", "gpus"]), Some("gpus"));
     }
 }

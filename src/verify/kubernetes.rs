@@ -105,7 +105,7 @@ pub fn served_instead(api_version: &str, kind: &str) -> Option<String> {
         .filter_map(|key| key.split_once(' '))
         .filter(|(v, _)| *v == api_version)
         .map(|(_, k)| k);
-    let near = crate::validate::suggest(kind, in_version)?;
+    let near = crate::diagnostic::suggest(kind, in_version)?;
     Some(format!("did you mean `{near}`?"))
 }
 

@@ -37,7 +37,7 @@ pub(super) fn push_error(
                 .unwrap_or_default();
             for key in unexpected {
                 let segment = crate::tree::pointer_segment(key);
-                let hint = crate::validate::suggest(key, known.iter().copied())
+                let hint = crate::diagnostic::suggest(key, known.iter().copied())
                     .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
                 problems.push(Problem::schema(
                     id,

@@ -4,9 +4,9 @@
 use super::Rules;
 use std::collections::HashMap;
 
+use crate::code::Code as Mounted;
 use crate::code::{LAUNCHER, MAX_FILES, mounted_name, split_function};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::model::Code as Mounted;
 
 pub(super) fn check(r: &mut Rules<'_>) {
     let Some(code) = &r.spec.code else { return };

@@ -23,7 +23,8 @@
 
 use indexmap::IndexMap;
 
-use super::{Rules, env::pytorchjob_sets};
+use super::Rules;
+use super::injected::pytorchjob_sets;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::render::{job, trainjob};
 use crate::spec::{EnvValue, Target};

@@ -14,6 +14,7 @@ mod code;
 mod env;
 mod env_refs;
 mod initializer;
+mod injected;
 mod job;
 mod master;
 mod metadata;

@@ -171,7 +171,7 @@ fn security(r: &mut Rules<'_>) {
             .to_ascii_uppercase();
         let help = if CAPABILITIES.contains(&bare.as_str()) {
             format!("write `{bare}`: Kubernetes names capabilities in capitals, without `CAP_`")
-        } else if let Some(near) = crate::validate::suggest(&bare, CAPABILITIES.iter().copied()) {
+        } else if let Some(near) = crate::diagnostic::suggest(&bare, CAPABILITIES.iter().copied()) {
             format!("did you mean `{near}`?")
         } else {
             "see capabilities(7), e.g. `IPC_LOCK` to pin memory for RDMA".to_owned()

@@ -150,40 +150,33 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
             reserved(r, &theirs, name);
         }
     }
-    for list in ["initContainers", "containers"] {
-        for (i, container) in items(spec, list) {
-            let base = format!("/podTemplate/spec/{list}/{i}");
-            let name = container
-                .get("name")
-                .and_then(Json::as_str)
-                .unwrap_or_default();
-            unique_mounts(r, container, &base, list == "containers" && name == TRAINER);
-            if list == "containers" && name == TRAINER {
-                trainer(r, container, &base);
-                continue;
-            }
-            if name == crate::render::pytorchjob::CONTAINER || name == crate::render::trainjob::NODE
-            {
-                r.push(
-                    Diagnostic::error(
-                        codes::POD_TEMPLATE,
-                        r.value(&format!("{base}/name")),
-                        format!("`{name}` is what one operator calls the training container; in `[podTemplate]` it is `{TRAINER}` on every target"),
-                    )
-                    .with_help(format!("write `name = \"{TRAINER}\"` to change the training container, or choose another name for a new one")),
-                );
-                continue;
-            }
-            if container.get("image").is_none() && r.target() != Target::Trainjob {
-                r.push(
-                    Diagnostic::error(
-                        codes::POD_TEMPLATE,
-                        r.value(&base),
-                        format!("`{list}[{i}]` (`{name}`) has no `image`; Kubernetes rejects a container without one"),
-                    )
-                    .with_help("add `image`; only the training container, `trainer`, takes the spec's"),
-                );
-            }
+    for c in containers(spec, &["initContainers", "containers"]) {
+        let (name, container, base, is_trainer) = (c.name, c.map, &c.base, c.is_trainer);
+        unique_mounts(r, container, base, is_trainer);
+        if is_trainer {
+            trainer(r, container, base);
+            continue;
+        }
+        if name == crate::render::pytorchjob::CONTAINER || name == crate::render::trainjob::NODE {
+            r.push(
+                Diagnostic::error(
+                    codes::POD_TEMPLATE,
+                    r.value(&format!("{base}/name")),
+                    format!("`{name}` is what one operator calls the training container; in `[podTemplate]` it is `{TRAINER}` on every target"),
+                )
+                .with_help(format!("write `name = \"{TRAINER}\"` to change the training container, or choose another name for a new one")),
+            );
+            continue;
+        }
+        if container.get("image").is_none() && r.target() != Target::Trainjob {
+            r.push(
+                Diagnostic::error(
+                    codes::POD_TEMPLATE,
+                    r.value(base),
+                    format!("`{}[{}]` (`{name}`) has no `image`; Kubernetes rejects a container without one", c.list, c.index),
+                )
+                .with_help("add `image`; only the training container, `trainer`, takes the spec's"),
+            );
         }
     }
 }
@@ -292,48 +285,43 @@ fn trainjob_containers(
         ApiLevel::V2_2 | ApiLevel::V2_3 => &["name", "env", "volumeMounts", "securityContext"],
         _ => &["name", "env", "volumeMounts"],
     };
-    for list in ["initContainers", "containers"] {
-        if !pod_keys.contains(&list) {
+    let lists: Vec<&str> = ["initContainers", "containers"]
+        .into_iter()
+        .filter(|list| pod_keys.contains(list))
+        .collect();
+    for c in containers(spec, &lists) {
+        let (name, container, base) = (c.name, c.map, &c.base);
+        unique_mounts(r, container, base, c.is_trainer);
+        if container.contains_key("image") {
+            let what = format!(
+                "a new container (`{name}` with an `image`): patches change only the runtime's own containers"
+            );
+            let d = needs_runtime(r, level, &format!("{base}/image"), &what);
+            r.push(d);
             continue;
         }
-        for (i, container) in items(spec, list) {
-            let base = format!("/podTemplate/spec/{list}/{i}");
-            let name = container
-                .get("name")
-                .and_then(Json::as_str)
-                .unwrap_or_default();
-            unique_mounts(r, container, &base, list == "containers" && name == TRAINER);
-            if container.contains_key("image") {
+        for key in container.keys() {
+            let pointer = format!("{base}/{key}");
+            if !container_keys.contains(&key.as_str()) {
                 let what = format!(
-                    "a new container (`{name}` with an `image`): patches change only the runtime's own containers"
+                    "`{key}` of a container (a patch has {})",
+                    container_keys
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
-                let d = needs_runtime(r, level, &format!("{base}/image"), &what);
+                let d = needs_runtime(r, level, &pointer, &what);
                 r.push(d);
-                continue;
-            }
-            for key in container.keys() {
-                let pointer = format!("{base}/{key}");
-                if !container_keys.contains(&key.as_str()) {
-                    let what = format!(
-                        "`{key}` of a container (a patch has {})",
-                        container_keys
-                            .iter()
-                            .map(|k| format!("`{k}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    let d = needs_runtime(r, level, &pointer, &what);
-                    r.push(d);
-                } else if key == "env" && name == TRAINER {
-                    r.push(
-                        Diagnostic::error(
-                            codes::POD_TEMPLATE,
-                            r.key(&pointer),
-                            "the Trainer webhook rejects env patched into the `node` container",
-                        )
-                        .with_help("set the variables in `[env]`: they become `trainer.env`"),
-                    );
-                }
+            } else if key == "env" && name == TRAINER {
+                r.push(
+                    Diagnostic::error(
+                        codes::POD_TEMPLATE,
+                        r.key(&pointer),
+                        "the Trainer webhook rejects env patched into the `node` container",
+                    )
+                    .with_help("set the variables in `[env]`: they become `trainer.env`"),
+                );
             }
         }
     }
@@ -396,6 +384,38 @@ fn items<'a>(
         .flatten()
         .enumerate()
         .filter_map(|(i, item)| item.as_object().map(|o| (i, o)))
+}
+
+/// Each container of `[podTemplate.spec]`'s `lists` (`initContainers`,
+/// `containers`): its pointer, its name, itself, and whether it is the
+/// training container.
+fn containers<'a>(
+    spec: &'a Map<String, Json>,
+    lists: &'a [&'a str],
+) -> impl Iterator<Item = PodContainer<'a>> {
+    lists.iter().flat_map(move |list| {
+        items(spec, list).map(move |(index, map)| {
+            let name = map.get("name").and_then(Json::as_str).unwrap_or_default();
+            PodContainer {
+                list,
+                index,
+                name,
+                map,
+                base: format!("/podTemplate/spec/{list}/{index}"),
+                is_trainer: *list == "containers" && name == TRAINER,
+            }
+        })
+    })
+}
+
+/// A container of `[podTemplate.spec]` (see [`containers`]).
+struct PodContainer<'a> {
+    list: &'a str,
+    index: usize,
+    name: &'a str,
+    map: &'a Map<String, Json>,
+    base: String,
+    is_trainer: bool,
 }
 
 fn needs_runtime(r: &Rules<'_>, level: ApiLevel, pointer: &str, what: &str) -> Diagnostic {

@@ -105,7 +105,7 @@ fn unknown(r: &mut Rules<'_>, bound: &Bound) {
         help = format!("{near} Otherwise {help}");
     } else if bound.kind == Kind::Cluster {
         let names = catalogue::shipped(release).iter().map(|r| r.name.as_str());
-        if let Some(near) = crate::validate::suggest(&bound.name, names) {
+        if let Some(near) = crate::diagnostic::suggest(&bound.name, names) {
             help = format!("did you mean `{near}`? Otherwise {help}");
         }
     }

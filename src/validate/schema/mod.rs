@@ -22,8 +22,9 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value as Json;
 
+use super::field_path;
 use super::schema_lookup::{description, schema, schema_at};
-use super::{field_path, suggest};
+use crate::diagnostic::suggest;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::source::Sources;
