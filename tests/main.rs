@@ -18,6 +18,7 @@ mod import;
 mod integrations;
 mod kpt;
 mod kustomize;
+mod layering;
 mod linear;
 mod properties;
 mod purity;
