@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let id = match source::add_bytes(&mut sources, name.to_owned(), spec.to_vec()) {
         Ok(id) => id,
         Err(source::ReadError::Invalid(d)) => {
-            render(&d, &sources, Style::PLAIN);
+            render(&trainc::Diagnostic::from(d), &sources, Style::PLAIN);
             return;
         }
         Err(source::ReadError::Io { .. }) => return,
