@@ -7,17 +7,17 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Compile a compact training spec into the Kubernetes objects that run distributed PyTorch.
 #[derive(Debug, Parser)]
 #[command(name = "trainc", version, long_version = LONG_VERSION, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// When to colour diagnostics: `auto` colours a terminal unless `NO_COLOR`
     /// is set; `always` colours even a pipe.
     #[arg(long, value_enum, global = true, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
+    pub(crate) color: ColorArg,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// `trainc --version`: the release, then the operator APIs its output is made for.
-pub const LONG_VERSION: &str = concat!(
+pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\n",
     "targets:\n",
@@ -29,14 +29,14 @@ pub const LONG_VERSION: &str = concat!(
 );
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     Auto,
     Always,
     Never,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Validate specs and print every problem with its `file:line:col`.
     ///
     /// Exit status: 0 when no spec has an error (warnings allowed), 1 when any
@@ -113,84 +113,84 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Spec files (TOML or YAML); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// The files are overlays: check each on its own (keys, value types,
     /// `unset` paths). To check an overlay with the spec it modifies, use
     /// `trainc check SPEC -O OVERLAY`.
     #[arg(long, conflicts_with_all = ["overlays", "sets", "target", "api_level", "verify"])]
-    pub as_overlay: bool,
+    pub(crate) as_overlay: bool,
     #[command(flatten)]
-    pub compose: ComposeArgs,
+    pub(crate) compose: ComposeArgs,
     #[command(flatten)]
-    pub generate: GenerateArgs,
+    pub(crate) generate: GenerateArgs,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct DescribeArgs {
+pub(crate) struct DescribeArgs {
     /// The spec (TOML or YAML); `-` reads standard input.
     #[arg(value_name = "SPEC")]
-    pub spec: PathBuf,
+    pub(crate) spec: PathBuf,
     /// Also every pod the operator will create: its name, DNS name, role,
     /// ranks and the distributed environment it will see.
     #[arg(long)]
-    pub pods: bool,
+    pub(crate) pods: bool,
     #[command(flatten)]
-    pub compose: ComposeArgs,
+    pub(crate) compose: ComposeArgs,
     #[command(flatten)]
-    pub generate: GenerateArgs,
+    pub(crate) generate: GenerateArgs,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The spec (TOML or YAML); with `--manifests`, built objects instead.
     #[arg(value_name = "SPEC")]
-    pub spec: PathBuf,
+    pub(crate) spec: PathBuf,
     /// SPEC is a manifest (what `trainc build` wrote, edited or not): run
     /// its objects as they are.
     #[arg(long, conflicts_with_all = ["overlays", "sets", "code_root", "target"])]
-    pub manifests: bool,
+    pub(crate) manifests: bool,
     /// The Python that stands in for the image: its directory comes first on
     /// the containers' PATH, so `python` and `torchrun` are its
     /// (default: `python3` on PATH).
     #[arg(long, value_name = "PATH")]
-    pub python: Option<PathBuf>,
+    pub(crate) python: Option<PathBuf>,
     /// Give a path of the image from a local directory: `--map /app=./src`.
     #[arg(long = "map", value_name = "IMAGE_PATH=DIR", value_parser = name_and_path)]
-    pub maps: Vec<(String, PathBuf)>,
+    pub(crate) maps: Vec<(String, PathBuf)>,
     /// A claim that holds data in the cluster, from a local directory.
     #[arg(long = "claim", value_name = "NAME=DIR", value_parser = name_and_path)]
-    pub claims: Vec<(String, PathBuf)>,
+    pub(crate) claims: Vec<(String, PathBuf)>,
     /// A ConfigMap that lives only in the cluster: a directory (a file per
     /// key) or a file of KEY=VALUE lines.
     #[arg(long = "configmap", value_name = "NAME=PATH", value_parser = name_and_path)]
-    pub configmaps: Vec<(String, PathBuf)>,
+    pub(crate) configmaps: Vec<(String, PathBuf)>,
     /// A Secret, as `--configmap` gives a ConfigMap.
     #[arg(long = "secret", value_name = "NAME=PATH", value_parser = name_and_path)]
-    pub secrets: Vec<(String, PathBuf)>,
+    pub(crate) secrets: Vec<(String, PathBuf)>,
     /// What the image's entrypoint is, for a container without a `command`
     /// (a spec with `imageEntrypoint = true`): its words, separated by
     /// spaces, e.g. `--entrypoint "python3 /app/train.py"`; the container's
     /// args follow them.
     #[arg(long, value_name = "WORDS")]
-    pub entrypoint: Option<String>,
+    pub(crate) entrypoint: Option<String>,
     /// Stop the job after this long (`90s`, `10m`), besides its own deadline.
     #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// Run containers as plain processes even where user namespaces are
     /// available: mount paths and pod names are rewritten to local
     /// directories and 127.0.0.1.
     #[arg(long)]
-    pub no_namespaces: bool,
+    pub(crate) no_namespaces: bool,
     #[command(flatten)]
-    pub compose: ComposeArgs,
+    pub(crate) compose: ComposeArgs,
     #[command(flatten)]
-    pub generate: GenerateArgs,
+    pub(crate) generate: GenerateArgs,
 }
 
 /// `NAME=PATH`.
@@ -204,93 +204,93 @@ fn name_and_path(text: &str) -> Result<(String, PathBuf), String> {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s), or directories
     /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Write one spec per job into this directory, named after the job
     /// (`<name>.toml`); needed when the input holds more than one job.
     #[arg(long, value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
+    pub(crate) output_dir: Option<PathBuf>,
     /// With `--output-dir`: replace specs already there.
     #[arg(long, requires = "output_dir")]
-    pub force: bool,
+    pub(crate) force: bool,
     /// How to write the specs: TOML, the bare spec as YAML, or the KRM
     /// `TrainSpec` for kustomize and kpt.
     #[arg(long, value_enum, default_value_t = ImportFormat::Toml)]
-    pub format: ImportFormat,
+    pub(crate) format: ImportFormat,
     /// Treat every warning (a field the spec does not carry) as an error.
     #[arg(long)]
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// The Kubeflow Trainer release the TrainJobs were written for (default:
     /// v2.0 or v2.1 by their patch field, else v2.3 and later).
     #[arg(long, value_enum, value_name = "LEVEL")]
-    pub api_level: Option<ApiLevelArg>,
+    pub(crate) api_level: Option<ApiLevelArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImportFormat {
+pub(crate) enum ImportFormat {
     Toml,
     Yaml,
     Krm,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s), or directories
     /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// The Kubeflow Trainer release of the cluster, for TrainJobs (default: v2.3 and later).
     #[arg(long, value_enum, value_name = "LEVEL")]
-    pub api_level: Option<ApiLevelArg>,
+    pub(crate) api_level: Option<ApiLevelArg>,
     /// The cluster's runtimes (`kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`):
     /// a TrainJob whose runtime the files do not hold is checked against these.
     #[arg(long, value_name = "FILE")]
-    pub runtimes: Option<PathBuf>,
+    pub(crate) runtimes: Option<PathBuf>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
-    pub require_schemas: bool,
+    pub(crate) require_schemas: bool,
 }
 
 /// What to generate for, for `build` and `check` (which checks what `build` builds).
 #[derive(Debug, Clone, clap::Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// Generate for this target instead of the spec's `target`.
     #[arg(long, value_enum)]
-    pub target: Option<TargetArg>,
+    pub(crate) target: Option<TargetArg>,
     /// For a TrainJob: the Trainer API of the cluster, instead of `[trainjob] apiLevel`.
     #[arg(long, value_enum, value_name = "LEVEL")]
-    pub api_level: Option<ApiLevelArg>,
+    pub(crate) api_level: Option<ApiLevelArg>,
     /// Check the objects against the operators' strict schemas and webhook rules.
     #[arg(long)]
-    pub verify: bool,
+    pub(crate) verify: bool,
 }
 
 /// What goes on top of a spec, for `build` and `check`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ComposeArgs {
+pub(crate) struct ComposeArgs {
     /// An overlay (a partial spec, TOML or YAML) merged over the spec; repeat to apply several in order.
     #[arg(short = 'O', long = "overlay", value_name = "FILE")]
-    pub overlays: Vec<PathBuf>,
+    pub(crate) overlays: Vec<PathBuf>,
     /// A template variable, over the spec's `[vars]`; repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub(crate) sets: Vec<(String, String)>,
     /// Where `[code]` files may be read from (default: the spec's directory).
     /// A file outside it, or a link leading out of it, is an error.
     #[arg(long, value_name = "DIR")]
-    pub code_root: Option<PathBuf>,
+    pub(crate) code_root: Option<PathBuf>,
     /// For a TrainJob: the cluster's runtimes, as `kubectl get
     /// clustertrainingruntimes,trainingruntimes -A -o yaml` prints them
     /// (instead of `[trainjob] runtimesFile`). The TrainJob is checked against
     /// the runtime it names.
     #[arg(long, value_name = "FILE")]
-    pub runtimes: Option<PathBuf>,
+    pub(crate) runtimes: Option<PathBuf>,
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {
@@ -310,29 +310,29 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The spec (TOML or YAML); `-` reads standard input.
     #[arg(value_name = "SPEC")]
-    pub spec: PathBuf,
+    pub(crate) spec: PathBuf,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
-    pub output: OutputFormat,
+    pub(crate) output: OutputFormat,
     /// Write one file per object into DIR (created if missing) instead of
     /// stdout, replacing the files an earlier build of this job wrote there.
     #[arg(long, value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
+    pub(crate) output_dir: Option<PathBuf>,
     /// With --output-dir: write even when DIR holds manifests trainc did not
     /// write (they are left as they are).
     #[arg(long, requires = "output_dir")]
-    pub force: bool,
+    pub(crate) force: bool,
     #[command(flatten)]
-    pub compose: ComposeArgs,
+    pub(crate) compose: ComposeArgs,
     #[command(flatten)]
-    pub generate: GenerateArgs,
+    pub(crate) generate: GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PluginCommand {
+pub(crate) enum PluginCommand {
     /// Link trainc as kustomize's exec plugin for `kind: TrainSpec`.
     Install {
         /// The kustomize plugin root. Default: $XDG_CONFIG_HOME/kustomize/plugin.
@@ -351,29 +351,29 @@ pub enum PluginCommand {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// Where to write it: `.toml`, or `.yaml`/`.yml` for YAML; `-` writes to stdout.
     #[arg(value_name = "FILE", default_value = "trainspec.toml")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Write the KRM form (`kind: TrainSpec`) for kustomize and kpt (YAML).
     #[arg(long)]
-    pub krm: bool,
+    pub(crate) krm: bool,
     /// The job's name (a DNS-1035 label). Default: the current directory's name.
     #[arg(long)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// What the spec is for.
     #[arg(long, value_enum, default_value_t = TargetArg::Pytorchjob)]
-    pub target: TargetArg,
+    pub(crate) target: TargetArg,
     /// Start from a GPU job: one GPU per pod, a process per GPU, /dev/shm, the GPU toleration.
     #[arg(long)]
-    pub gpu: bool,
+    pub(crate) gpu: bool,
     /// Overwrite FILE if it exists.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TargetArg {
+pub(crate) enum TargetArg {
     /// Kubeflow Training Operator PyTorchJob.
     Pytorchjob,
     /// Kubeflow Trainer v2 TrainJob.
@@ -383,7 +383,7 @@ pub enum TargetArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApiLevelArg {
+pub(crate) enum ApiLevelArg {
     /// Trainer v2.3 and later: `runtimePatches`.
     #[value(name = "v2.3")]
     V2_3,
@@ -399,7 +399,7 @@ pub enum ApiLevelArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// Multi-document YAML.
     Yaml,
     /// A `v1 List` in JSON.
@@ -407,7 +407,7 @@ pub enum OutputFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Source snippets with labels, on standard error.
     Human,
     /// One JSON object per diagnostic and line, on standard output.
@@ -419,7 +419,7 @@ pub enum Format {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
+pub(crate) enum Shell {
     Bash,
     Zsh,
     Fish,

@@ -9,6 +9,8 @@
 //! compose   compose     overlays deep-merged in order, command-line settings on top;
 //!           template    then `{{ }}` templates rendered
 //! validate  validate    JSON Schema (every violation), then semantic rules
+//! bind      bind        what a valid spec names outside itself: the `[code]` files
+//!           (code), a TrainJob's runtime (runtimes, trainer) and its rules
 //! resolve   resolve     typed spec + defaults -> Model, nothing left to decide
 //! render    render      Model -> objects in apply order (PVCs, Services, the job)
 //! verify    verify      (--verify) objects against the strict upstream schemas
@@ -17,14 +19,14 @@
 //!
 //! Each stage collects every problem it finds; the pipeline stops between
 //! stages when one is an error, so a user sees all errors of a stage at once.
-//! The library never prints: it returns [`Diagnostic`]s, and the command layer
-//! (`commands`) decides how to show them.
+//! The library never prints and never sees the command line: it returns
+//! [`Diagnostic`]s, and the binary (`src/main.rs`, with `cli` and
+//! `commands`) parses the command line, decides how to show them, and exits.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod cli;
+pub mod bind;
 pub mod cluster;
 pub mod code;
-pub mod commands;
 pub mod compose;
 pub mod derived;
 pub mod describe;
@@ -38,7 +40,7 @@ pub mod parse;
 pub mod render;
 pub mod resolve;
 // `trainc run` starts processes in Linux namespaces under a subreaper:
-// Linux only. Elsewhere the command says so (commands::run_elsewhere).
+// Linux only. Elsewhere the command says so (the binary's run_elsewhere).
 #[cfg(target_os = "linux")]
 pub mod run;
 pub mod runtimes;
@@ -313,31 +315,18 @@ fn compose_and_validate(
     let whole = validated.spec.is_some();
     if let Some(spec) = validated.spec.take().or(validated.partial.take()) {
         let root = code::Root::of(options.code_root.as_deref(), sources, tree.span.source);
-        if whole {
-            let (files, mut unreadable) = code::load(&spec, &tree, sources, &root);
-            validated.code = files;
-            validated.diagnostics.append(&mut unreadable);
-        }
         // A runtime name already found wrong names nothing to look up.
         let named = !validated
             .diagnostics
             .iter()
             .any(|d| d.is_error() && d.code == codes::TRAINJOB_RUNTIME);
-        let (bound, mut found) = if named {
-            runtimes::load(&spec, &tree, sources, &root, runtimes)
-        } else {
-            (None, Vec::new())
-        };
-        validated.diagnostics.append(&mut found);
-        if let Some(bound) = &bound {
-            validated
-                .diagnostics
-                .extend(validate::rules::check_runtime(&spec, &tree, bound));
-        }
+        let bound = bind::bind(&spec, &tree, sources, &root, runtimes, whole, named);
+        validated.diagnostics.extend(bound.diagnostics);
+        validated.code = bound.code;
+        validated.runtime = bound.runtime;
         if whole && !validated.diagnostics.iter().any(Diagnostic::is_error) {
             validated.spec = Some(spec);
         }
-        validated.runtime = bound;
     }
     template::explain(
         &mut validated.diagnostics,

@@ -1,4 +1,12 @@
+//! The `trainc` binary: the command line (`cli`, clap's types) and the
+//! commands (`commands`), which read the inputs, call the library, print
+//! what it returns and decide the exit status. The library (`lib.rs`) never
+//! sees the command line and never prints.
+
 use std::process::ExitCode;
+
+mod cli;
+mod commands;
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -11,5 +19,5 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(trainc::run::sandbox::helper());
     }
-    trainc::commands::main(args).into()
+    commands::main(args).into()
 }

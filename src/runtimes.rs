@@ -1,8 +1,7 @@
-//! The runtime stage, for a TrainJob, after validation: read the cluster's
+//! For the bind stage ([`crate::bind`]), a TrainJob's runtime: read the cluster's
 //! runtimes file (`--runtimes FILE`, else `[trainjob] runtimesFile`) and
 //! find the runtime the TrainJob names there or in the catalogue of the
-//! Trainer release ([`crate::trainer::bind`]). The rules that depend on the
-//! runtime then run against it (`validate::rules::check_runtime`).
+//! Trainer release ([`crate::trainer::bind`]).
 //!
 //! A file the spec names is read by the rule of [`crate::code::Root`]: only
 //! inside the spec's directory (or `--code-root`), so a package trainc did

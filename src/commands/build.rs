@@ -2,9 +2,9 @@
 
 use super::{Status, read_input, read_overlays, report, write_stderr, write_stdout};
 use crate::cli::{BuildArgs, OutputFormat};
-use crate::diagnostic;
-use crate::emit::{self, Format};
-use crate::source::Sources;
+use trainc::diagnostic;
+use trainc::emit::{self, Format};
+use trainc::source::Sources;
 
 pub(super) fn run(args: &BuildArgs) -> Status {
     let mut sources = Sources::new();
@@ -28,7 +28,7 @@ pub(super) fn run(args: &BuildArgs) -> Status {
         }
     };
     let options = super::options(&args.compose, &args.generate);
-    let built = crate::build(&mut sources, &input, &options);
+    let built = trainc::build(&mut sources, &input, &options);
     let mut diagnostics = built.diagnostics;
     diagnostic::sort(&mut diagnostics);
     report(&sources, &diagnostics);

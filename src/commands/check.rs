@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::{Status, read_input, read_overlays, rendered, write_rendered, write_stdout};
 use crate::cli::{CheckArgs, Format};
-use crate::diagnostic::{self, Diagnostic};
-use crate::source::Sources;
+use trainc::diagnostic::{self, Diagnostic};
+use trainc::source::Sources;
 
 pub(super) fn run(args: &CheckArgs) -> Status {
     let mut sources = Sources::new();
@@ -82,7 +82,7 @@ const FILES_PER_THREAD: usize = 32;
 /// Checks `files` in order, into `sources` and `diagnostics`.
 fn check_files(
     args: &CheckArgs,
-    options: &crate::Options,
+    options: &trainc::Options,
     sources: &mut Sources,
     overlays: &super::Shared,
     files: &[std::path::PathBuf],
@@ -92,14 +92,14 @@ fn check_files(
     for path in files {
         match read_input(sources, path, overlays, diagnostics) {
             Ok(Some(input)) if args.as_overlay => {
-                diagnostics.extend(crate::check_overlay(sources, input.spec));
+                diagnostics.extend(trainc::check_overlay(sources, input.spec));
             }
             // `--verify` checks the objects too, so it builds them.
             Ok(Some(input)) if options.verify => {
-                diagnostics.extend(crate::build(sources, &input, options).diagnostics);
+                diagnostics.extend(trainc::build(sources, &input, options).diagnostics);
             }
             Ok(Some(input)) => {
-                diagnostics.extend(crate::check_input(sources, &input, options).diagnostics);
+                diagnostics.extend(trainc::check_input(sources, &input, options).diagnostics);
             }
             Ok(None) => {}
             Err(failed) => status = failed,

@@ -2,7 +2,7 @@
 
 use super::{Status, read_input, read_overlays, report, write_stdout};
 use crate::cli::DescribeArgs;
-use crate::source::Sources;
+use trainc::source::Sources;
 
 pub(super) fn run(args: &DescribeArgs) -> Status {
     let mut sources = Sources::new();
@@ -21,7 +21,7 @@ pub(super) fn run(args: &DescribeArgs) -> Status {
             return status;
         }
     };
-    let (text, diagnostics) = crate::describe(
+    let (text, diagnostics) = trainc::describe(
         &mut sources,
         &input,
         &options,
@@ -31,13 +31,13 @@ pub(super) fn run(args: &DescribeArgs) -> Status {
     // Warnings are part of the description; errors go to stderr as in `check`.
     let errors: Vec<_> = diagnostics
         .into_iter()
-        .filter(crate::Diagnostic::is_error)
+        .filter(trainc::Diagnostic::is_error)
         .collect();
     report(&sources, &errors);
     match text {
         // Values from the spec (args, labels, names) reach a terminal: escaped.
         Some(text) => super::written(
-            write_stdout(&crate::diagnostic::escape_lines_for_terminal(&text)),
+            write_stdout(&trainc::diagnostic::escape_lines_for_terminal(&text)),
             Status::Ok,
         ),
         None => Status::Invalid,
@@ -68,5 +68,5 @@ fn build_command(args: &DescribeArgs) -> String {
         let level = clap::ValueEnum::to_possible_value(&level).expect("no skipped values");
         words.extend(["--api-level".to_owned(), level.get_name().to_owned()]);
     }
-    crate::syntax::shell::join(words.iter().map(String::as_str))
+    trainc::syntax::shell::join(words.iter().map(String::as_str))
 }

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use super::atomic::{self, Existing};
 use super::{Status, read_input, report, write_stdout};
 use crate::cli::{ImportArgs, ImportFormat};
-use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::import::write::{self, Format};
-use crate::source::{Sources, Span};
-use crate::trainer::runtime::Kind;
+use trainc::diagnostic::{Diagnostic, Severity, codes};
+use trainc::import::write::{self, Format};
+use trainc::source::{Sources, Span};
+use trainc::trainer::runtime::Kind;
 
 pub(super) fn run(args: &ImportArgs) -> Status {
     let format = match args.format {
@@ -41,7 +41,7 @@ pub(super) fn run(args: &ImportArgs) -> Status {
         } else {
             format!("`{}`", path.display())
         };
-        let imported = crate::import::import(&sources, id, super::api_level(args.api_level));
+        let imported = trainc::import::import(&sources, id, super::api_level(args.api_level));
         diagnostics.extend(imported.diagnostics);
         for mut job in imported.jobs {
             // Checked as written but for the runtimes file, which is not
@@ -68,7 +68,7 @@ pub(super) fn run(args: &ImportArgs) -> Status {
             d.severity = Severity::Error;
         }
     }
-    crate::diagnostic::sort(&mut diagnostics);
+    trainc::diagnostic::sort(&mut diagnostics);
     if diagnostics.iter().any(Diagnostic::is_error) || status != Status::Ok {
         report(&sources, &diagnostics);
         return status.max(Status::Invalid);
@@ -114,7 +114,7 @@ fn self_check(
         format!("{name}.{} (imported)", format.extension()),
         text.to_owned(),
     );
-    let validated = crate::check(sources, id);
+    let validated = trainc::check(sources, id);
     validated
         .diagnostics
         .into_iter()
@@ -137,7 +137,7 @@ fn self_check(
 const RUNTIMES_FILE: &str = "runtimes.yaml";
 
 /// A job that names a runtime of the input, imported to standard output.
-fn runtimes_left(job: &crate::import::ImportedJob) -> Diagnostic {
+fn runtimes_left(job: &trainc::import::ImportedJob) -> Diagnostic {
     let names: Vec<String> = job
         .runtimes
         .iter()
@@ -158,7 +158,7 @@ fn runtimes_left(job: &crate::import::ImportedJob) -> Diagnostic {
 /// The runtimes as one YAML stream, each once.
 fn runtimes_text(runtimes: &[serde_json::Value]) -> String {
     let mut seen = std::collections::HashSet::new();
-    let objects: Vec<crate::render::Object> = runtimes
+    let objects: Vec<trainc::render::Object> = runtimes
         .iter()
         .filter(|r| {
             seen.insert((
@@ -167,11 +167,11 @@ fn runtimes_text(runtimes: &[serde_json::Value]) -> String {
                 r["metadata"]["name"].as_str().map(str::to_owned),
             ))
         })
-        .map(|r| crate::render::Object {
+        .map(|r| trainc::render::Object {
             kind: r["kind"]
                 .as_str()
                 .and_then(Kind::from_kind)
-                .map_or(crate::render::trainingruntime::KIND, Kind::as_str),
+                .map_or(trainc::render::trainingruntime::KIND, Kind::as_str),
             name: r["metadata"]["name"].as_str().unwrap_or("").to_owned(),
             value: r.clone(),
         })
@@ -179,7 +179,7 @@ fn runtimes_text(runtimes: &[serde_json::Value]) -> String {
     let header = "# The runtimes the imported TrainJobs run on, written by `trainc import`:\n# the specs name this file (`[trainjob] runtimesFile`); apply it with them.\n";
     format!(
         "{header}{}",
-        crate::emit::stream(&objects, crate::emit::Format::Yaml)
+        trainc::emit::stream(&objects, trainc::emit::Format::Yaml)
     )
 }
 
@@ -201,7 +201,7 @@ fn write_files(
         format!(
             "cannot create `{}`: {}",
             dir.display(),
-            crate::source::io_reason(&e)
+            trainc::source::io_reason(&e)
         )
     })?;
     let runtimes_text = (!runtimes.is_empty()).then(|| runtimes_text(runtimes));
@@ -243,7 +243,7 @@ fn write_files(
             format!(
                 "cannot write `{}`: {}; nothing was written",
                 path.display(),
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             )
         }
     })?;

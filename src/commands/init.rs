@@ -2,9 +2,9 @@
 
 use super::{Status, write_stderr};
 use crate::cli::{InitArgs, TargetArg};
-use crate::spec::Target;
-use crate::starter::{self, Starter, StarterFormat};
-use crate::syntax::names;
+use trainc::spec::Target;
+use trainc::starter::{self, Starter, StarterFormat};
+use trainc::syntax::names;
 
 pub(super) fn run(args: &InitArgs) -> Status {
     let name = args.name.clone().unwrap_or_else(default_name);
@@ -13,8 +13,8 @@ pub(super) fn run(args: &InitArgs) -> Status {
             .better
             .map(|s| format!("; try `--name {s}`"))
             .unwrap_or_default();
-        let name = crate::diagnostic::escape_for_terminal(&name);
-        let why = crate::diagnostic::escape_for_terminal(&bad.why);
+        let name = trainc::diagnostic::escape_for_terminal(&name);
+        let why = trainc::diagnostic::escape_for_terminal(&bad.why);
         write_stderr(&format!(
             "error: `{name}` cannot be a job name: {why}{hint}\n"
         ));
@@ -26,7 +26,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
         TargetArg::Job => Target::Job,
     };
     let to_stdout = args.file.as_os_str() == "-";
-    let shown = crate::diagnostic::escape_for_terminal(&args.file.display().to_string());
+    let shown = trainc::diagnostic::escape_for_terminal(&args.file.display().to_string());
     if shown != args.file.display().to_string() {
         write_stderr(&format!(
             "error: the file name `{shown}` holds a control character; name the spec plainly, e.g. `trainspec.toml`\n"
@@ -68,7 +68,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
             write_stderr(&format!(
                 "wrote {}; check it with `trainc check {}`\n",
                 path.display(),
-                crate::syntax::shell::quote(&path.display().to_string())
+                trainc::syntax::shell::quote(&path.display().to_string())
             ));
             Status::Ok
         }
@@ -83,7 +83,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
             write_stderr(&format!(
                 "error: cannot write `{}`: {}\n",
                 path.display(),
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             ));
             Status::Usage
         }

@@ -43,7 +43,7 @@ pub(super) fn man(dir: Option<&Path>) -> Status {
         write_stderr(&format!(
             "error: cannot make the directory {}: {}\n",
             dir.display(),
-            crate::source::io_reason(&error)
+            trainc::source::io_reason(&error)
         ));
         return Status::Usage;
     }
@@ -64,7 +64,7 @@ pub(super) fn man(dir: Option<&Path>) -> Status {
             write_stderr(&format!(
                 "error: cannot write {}: {}; no page was written\n",
                 path.display(),
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             ));
             Status::Usage
         }

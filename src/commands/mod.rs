@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use crate::cli::{Cli, ColorArg, Command};
-use crate::diagnostic::Style;
+use trainc::diagnostic::Style;
 
 mod atomic;
 mod build;
@@ -27,7 +27,7 @@ mod verify;
 /// 2 usage or I/O error; `trainc run` adds 3, the job failed, and 130,
 /// interrupted (as a shell reports SIGINT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Status {
+pub(crate) enum Status {
     Ok = 0,
     Invalid = 1,
     Usage = 2,
@@ -44,7 +44,7 @@ impl From<Status> for ExitCode {
 /// Runs trainc as invoked: as the kustomize plugin when its name is
 /// `TrainSpec`, as a KRM function when it has no arguments and stdin is not a
 /// terminal, else as the command line says.
-pub fn main(args: Vec<std::ffi::OsString>) -> Status {
+pub(crate) fn main(args: Vec<std::ffi::OsString>) -> Status {
     let invoked_as = args
         .first()
         .map(std::path::Path::new)
@@ -83,7 +83,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> Status {
                     Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                         write_stderr(&format!(
                             "error: cannot write to stdout: {}\n",
-                            crate::source::io_reason(&e)
+                            trainc::source::io_reason(&e)
                         ));
                         Status::Usage
                     }
@@ -117,7 +117,7 @@ fn color_choice(args: &[std::ffi::OsString]) -> ColorArg {
     choice
 }
 
-pub fn run(cli: Cli) -> Status {
+pub(crate) fn run(cli: Cli) -> Status {
     // The one process-wide preference: set once, before anything is printed.
     let _ = COLOR.set(cli.color);
     match cli.command {
@@ -138,18 +138,19 @@ pub fn run(cli: Cli) -> Status {
         Command::Plugin(crate::cli::PluginCommand::Install { dir, dev }) => {
             plugin::install(dir, dev)
         }
-        Command::Plugin(crate::cli::PluginCommand::Config) => {
-            written(write_stdout(&crate::kustomize::configuration()), Status::Ok)
-        }
+        Command::Plugin(crate::cli::PluginCommand::Config) => written(
+            write_stdout(&trainc::kustomize::configuration()),
+            Status::Ok,
+        ),
         Command::Completions { shell } => written(write_stdout(&completions(shell)), Status::Ok),
         Command::Man { dir } => man::man(dir.as_deref()),
         Command::Schema { overlay, krm } => {
             // The committed files, which tests lock to the spec types.
             let schema = match (overlay, krm) {
-                (false, false) => crate::spec::SPEC_SCHEMA,
-                (true, false) => crate::spec::OVERLAY_SCHEMA,
-                (false, true) => crate::spec::KRM_SCHEMA,
-                (true, true) => crate::spec::KRM_PATCH_SCHEMA,
+                (false, false) => trainc::spec::SPEC_SCHEMA,
+                (true, false) => trainc::spec::OVERLAY_SCHEMA,
+                (false, true) => trainc::spec::KRM_SCHEMA,
+                (true, true) => trainc::spec::KRM_PATCH_SCHEMA,
             };
             written(write_stdout(schema), Status::Ok)
         }
@@ -160,10 +161,10 @@ pub fn run(cli: Cli) -> Status {
 fn options(
     compose: &crate::cli::ComposeArgs,
     generate: &crate::cli::GenerateArgs,
-) -> crate::Options {
+) -> trainc::Options {
     use crate::cli::TargetArg;
-    use crate::spec::Target;
-    crate::Options {
+    use trainc::spec::Target;
+    trainc::Options {
         target: generate.target.map(|t| match t {
             TargetArg::Pytorchjob => Target::Pytorchjob,
             TargetArg::Trainjob => Target::Trainjob,
@@ -176,9 +177,9 @@ fn options(
     }
 }
 
-fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<crate::spec::ApiLevel> {
+fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<trainc::spec::ApiLevel> {
     use crate::cli::ApiLevelArg;
-    use crate::spec::ApiLevel;
+    use trainc::spec::ApiLevel;
     level.map(|level| match level {
         ApiLevelArg::V2_3 => ApiLevel::V2_3,
         ApiLevelArg::V2_2 => ApiLevel::V2_2,
@@ -191,13 +192,13 @@ fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<crate::spec::ApiL
 /// reported here and gives `Err(Status::Usage)`; a file that cannot be a spec
 /// (too large, not UTF-8) comes back as a diagnostic.
 fn read_input(
-    sources: &mut crate::Sources,
+    sources: &mut trainc::Sources,
     path: &std::path::Path,
     shared: &Shared,
-    diagnostics: &mut Vec<crate::Diagnostic>,
-) -> Result<Option<crate::Input>, Status> {
-    let id = read_source(sources, path, crate::source::MAX_SOURCE_BYTES, diagnostics)?;
-    Ok(id.map(|id| crate::Input {
+    diagnostics: &mut Vec<trainc::Diagnostic>,
+) -> Result<Option<trainc::Input>, Status> {
+    let id = read_source(sources, path, trainc::source::MAX_SOURCE_BYTES, diagnostics)?;
+    Ok(id.map(|id| trainc::Input {
         spec: id,
         overlays: shared.overlays.clone(),
         runtimes: shared.runtimes,
@@ -208,18 +209,18 @@ fn read_input(
 /// does: `Err(Status::Usage)` when it cannot be read, `Ok(None)` when it
 /// cannot be a source; either way with its diagnostic.
 fn read_source(
-    sources: &mut crate::Sources,
+    sources: &mut trainc::Sources,
     path: &std::path::Path,
     limit: u64,
-    diagnostics: &mut Vec<crate::Diagnostic>,
-) -> Result<Option<crate::SourceId>, Status> {
-    match crate::source::read_limited(sources, path, limit) {
+    diagnostics: &mut Vec<trainc::Diagnostic>,
+) -> Result<Option<trainc::SourceId>, Status> {
+    match trainc::source::read_limited(sources, path, limit) {
         Ok(id) => Ok(Some(id)),
-        Err(crate::source::ReadError::Io { name, error }) => {
+        Err(trainc::source::ReadError::Io { name, error }) => {
             diagnostics.push(unreadable(sources, &name, &error));
             Err(Status::Usage)
         }
-        Err(crate::source::ReadError::Invalid(unusable)) => {
+        Err(trainc::source::ReadError::Invalid(unusable)) => {
             diagnostics.push(unusable.into());
             Ok(None)
         }
@@ -230,15 +231,15 @@ fn read_source(
 /// `check` counts it and `--format json` lists it; the exit status says
 /// I/O error.
 fn unreadable(
-    sources: &mut crate::Sources,
+    sources: &mut trainc::Sources,
     name: &str,
     error: &std::io::Error,
-) -> crate::Diagnostic {
+) -> trainc::Diagnostic {
     let id = sources.add(name, String::new());
-    crate::Diagnostic::error(
-        crate::diagnostic::codes::SOURCE_UNREADABLE,
-        crate::source::Span::new(id, 0, 0),
-        format!("cannot read `{name}`: {}", crate::source::io_reason(error)),
+    trainc::Diagnostic::error(
+        trainc::diagnostic::codes::SOURCE_UNREADABLE,
+        trainc::source::Span::new(id, 0, 0),
+        format!("cannot read `{name}`: {}", trainc::source::io_reason(error)),
     )
 }
 
@@ -246,15 +247,15 @@ fn unreadable(
 /// runtimes file.
 #[derive(Debug, Clone, Default)]
 struct Shared {
-    overlays: Vec<crate::SourceId>,
-    runtimes: Option<crate::SourceId>,
+    overlays: Vec<trainc::SourceId>,
+    runtimes: Option<trainc::SourceId>,
 }
 
 /// Reads every overlay and the runtimes file once; the same apply to every spec.
 fn read_overlays(
-    sources: &mut crate::Sources,
+    sources: &mut trainc::Sources,
     args: &crate::cli::ComposeArgs,
-    diagnostics: &mut Vec<crate::Diagnostic>,
+    diagnostics: &mut Vec<trainc::Diagnostic>,
 ) -> Result<Shared, Status> {
     let mut shared = Shared::default();
     for path in &args.overlays {
@@ -270,15 +271,15 @@ fn read_overlays(
 }
 
 /// Every diagnostic rendered for people, in order, each followed by a blank line.
-fn rendered(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) -> String {
+fn rendered(sources: &trainc::Sources, diagnostics: &[trainc::Diagnostic]) -> String {
     let style = stderr_style();
-    let mut shown = std::collections::BTreeMap::<crate::SourceId, usize>::new();
+    let mut shown = std::collections::BTreeMap::<trainc::SourceId, usize>::new();
     let mut out = String::new();
     for d in diagnostics {
         let count = shown.entry(d.primary.span.source).or_default();
         *count += 1;
         if *count <= MAX_SHOWN_PER_FILE {
-            out.push_str(&crate::diagnostic::render(d, sources, style));
+            out.push_str(&trainc::diagnostic::render(d, sources, style));
             out.push('\n');
         }
     }
@@ -287,7 +288,7 @@ fn rendered(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) -> Stri
             out,
             "{} more problems in {} are not shown; `--format json` lists them all\n",
             count - MAX_SHOWN_PER_FILE,
-            crate::diagnostic::escape_for_terminal(&sources.get(id).name),
+            trainc::diagnostic::escape_for_terminal(&sources.get(id).name),
         );
     }
     out
@@ -299,12 +300,12 @@ fn rendered(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) -> Stri
 const MAX_SHOWN_PER_FILE: usize = 50;
 
 /// Diagnostics for people, on stderr, with a closing tally; nothing when there are none.
-fn report(sources: &crate::Sources, diagnostics: &[crate::Diagnostic]) {
+fn report(sources: &trainc::Sources, diagnostics: &[trainc::Diagnostic]) {
     if diagnostics.is_empty() {
         return;
     }
     let mut out = rendered(sources, diagnostics);
-    out.push_str(&crate::diagnostic::summary(diagnostics));
+    out.push_str(&trainc::diagnostic::summary(diagnostics));
     out.push('\n');
     write_rendered(&out);
 }
@@ -367,7 +368,7 @@ fn write_stdout(text: &str) -> Result<(), Status> {
         Err(error) => {
             write_stderr(&format!(
                 "error: cannot write to stdout: {}\n",
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             ));
             Err(Status::Usage)
         }
@@ -385,7 +386,7 @@ fn written(write: Result<(), Status>, status: Status) -> Status {
 /// A message for people on stderr, every line escaped: whatever of the
 /// input it names (a path, a job's name) cannot act on the terminal.
 fn write_stderr(text: &str) {
-    write_rendered(&crate::diagnostic::escape_lines_for_terminal(text));
+    write_rendered(&trainc::diagnostic::escape_lines_for_terminal(text));
 }
 
 /// `trainc run` on a system other than Linux: it needs Linux's namespaces

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
-use crate::source::io_reason;
+use trainc::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
+use trainc::source::io_reason;
 
 /// What `kubectl apply -f DIR` reads.
 const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
@@ -38,7 +38,7 @@ const MAX_OURS_BYTES: u64 = 4 * 1024 * 1024;
 fn owner(path: &Path, job: &str) -> Owner {
     use std::io::Read as _;
     // Not followed, not waited on, not read past what trainc writes.
-    let Ok(file) = crate::source::open_no_wait(path) else {
+    let Ok(file) = trainc::source::open_no_wait(path) else {
         return Owner::Foreign;
     };
     let regular = file
@@ -57,7 +57,7 @@ fn owner(path: &Path, job: &str) -> Owner {
         serde_json::from_str(&text).ok()
     } else {
         // trainc's own reader, with its limits on nesting and aliases.
-        crate::parse::parse_yaml_document(crate::SourceId(0), &text, 64)
+        trainc::parse::parse_yaml_document(trainc::SourceId(0), &text, 64)
             .ok()
             .map(|node| node.to_json())
     };

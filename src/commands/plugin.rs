@@ -22,7 +22,7 @@ pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
         Err(error) => {
             write_stderr(&format!(
                 "error: cannot find trainc's own path: {}\n",
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             ));
             return Status::Usage;
         }
@@ -65,7 +65,7 @@ pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
             write_stderr(&format!(
                 "error: cannot install `{}`: {}\n",
                 link.display(),
-                crate::source::io_reason(&error)
+                trainc::source::io_reason(&error)
             ));
             Status::Usage
         }

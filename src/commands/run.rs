@@ -9,11 +9,11 @@ use serde_json::Value as Json;
 
 use super::{Status, read_input, read_overlays, report, write_stderr};
 use crate::cli::RunArgs;
-use crate::emit::{self, Format};
-use crate::run::RunError;
-use crate::run::supervise::{self, Outcome};
-use crate::run::workdir::WorkDir;
-use crate::source::{SourceId, Sources};
+use trainc::emit::{self, Format};
+use trainc::run::RunError;
+use trainc::run::supervise::{self, Outcome};
+use trainc::run::workdir::WorkDir;
+use trainc::source::{SourceId, Sources};
 
 pub(super) fn run(args: &RunArgs) -> Status {
     let mut sources = Sources::new();
@@ -25,8 +25,8 @@ pub(super) fn run(args: &RunArgs) -> Status {
     // it already (an error there stopped the build).
     let runtimes = match runtimes_file {
         Some(id) => {
-            let (found, problems) = crate::trainer::file::read(&sources, id);
-            if problems.iter().any(crate::Diagnostic::is_error) {
+            let (found, problems) = trainc::trainer::file::read(&sources, id);
+            if problems.iter().any(trainc::Diagnostic::is_error) {
                 report(&sources, &problems);
                 return Status::Invalid;
             }
@@ -39,27 +39,27 @@ pub(super) fn run(args: &RunArgs) -> Status {
     // either: a name or path would be a path of this machine's, a value of
     // the wrong type a pod nobody could make. Refused before anything is
     // written.
-    let verified = crate::verify::manifests::verify_file(
+    let verified = trainc::verify::manifests::verify_file(
         &sources,
         text_id,
         level,
         &runtimes,
-        crate::verify::manifests::Options::default(),
+        trainc::verify::manifests::Options::default(),
     );
-    let refused: Vec<crate::Diagnostic> = verified
+    let refused: Vec<trainc::Diagnostic> = verified
         .diagnostics
         .into_iter()
-        .filter(crate::Diagnostic::is_error)
+        .filter(trainc::Diagnostic::is_error)
         .collect();
     if !refused.is_empty() {
         report(&sources, &refused);
         return Status::Invalid;
     }
-    let workload = match crate::cluster::workload(&objects, &runtimes, level.release()) {
+    let workload = match trainc::cluster::workload(&objects, &runtimes, level.release()) {
         Ok(workload) => workload,
         Err(message) => return fail(&RunError::invalid(message)),
     };
-    if let Err(error) = crate::run::plan::fits(&workload) {
+    if let Err(error) = trainc::run::plan::fits(&workload) {
         return fail(&error);
     }
     match options(args, &workload) {
@@ -72,8 +72,8 @@ pub(super) fn run(args: &RunArgs) -> Status {
 /// own time limit.
 fn options(
     args: &RunArgs,
-    workload: &crate::cluster::Workload,
-) -> Result<(crate::run::Options, Option<Duration>), RunError> {
+    workload: &trainc::cluster::Workload,
+) -> Result<(trainc::run::Options, Option<Duration>), RunError> {
     if args.entrypoint.is_some() && !runs_an_image_entrypoint(workload) {
         return Err(RunError::invalid(
             "`--entrypoint` says what an image's entrypoint is, but every container here has a `command`",
@@ -83,7 +83,7 @@ fn options(
     let timeout = match args
         .timeout
         .as_deref()
-        .map(crate::syntax::duration::parse_seconds)
+        .map(trainc::syntax::duration::parse_seconds)
     {
         None => None,
         Some(Ok(seconds)) => Some(Duration::from_secs(seconds)),
@@ -115,7 +115,7 @@ fn options(
             dir.display()
         )));
     }
-    let options = crate::run::Options {
+    let options = trainc::run::Options {
         python,
         maps,
         claims,
@@ -126,21 +126,21 @@ fn options(
             .iter()
             .flat_map(|words| words.split_whitespace().map(str::to_owned))
             .collect(),
-        isolate: !args.no_namespaces && crate::run::sandbox::namespaces_available(),
+        isolate: !args.no_namespaces && trainc::run::sandbox::namespaces_available(),
     };
     Ok((options, timeout))
 }
 
 fn run_plan(
     objects: &[Json],
-    workload: &crate::cluster::Workload,
-    options: &crate::run::Options,
+    workload: &trainc::cluster::Workload,
+    options: &trainc::run::Options,
     timeout: Option<Duration>,
 ) -> Status {
     let python_bin = options.python.parent().unwrap_or(Path::new("/"));
-    let plan = match crate::run::plan::plan(objects, workload, options)
+    let plan = match trainc::run::plan::plan(objects, workload, options)
         .and_then(|plan| plan.check_programs(python_bin).map(|()| plan))
-        .and_then(|plan| crate::run::ports::check(&plan).map(|()| plan))
+        .and_then(|plan| trainc::run::ports::check(&plan).map(|()| plan))
     {
         Ok(plan) => plan,
         Err(error) => return fail(&error),
@@ -155,14 +155,14 @@ fn run_plan(
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = std::fs::remove_dir_all(&path);
-        crate::run::reaper::sweep();
+        trainc::run::reaper::sweep();
         previous(info);
     }));
     let laid = match work.lay(&plan) {
         Ok(laid) => laid,
         Err(error) => return fail(&error),
     };
-    write_stderr(&crate::diagnostic::escape_lines_for_terminal(&plan.header));
+    write_stderr(&trainc::diagnostic::escape_lines_for_terminal(&plan.header));
     let interrupted = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -172,8 +172,8 @@ fn run_plan(
     ] {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
-    let job = crate::diagnostic::escape_for_terminal(&plan.job);
-    let run = crate::run::launches(&plan, laid, options.isolate);
+    let job = trainc::diagnostic::escape_for_terminal(&plan.job);
+    let run = trainc::run::launches(&plan, laid, options.isolate);
     let outcome = supervise::run(
         run,
         timeout,
@@ -190,7 +190,7 @@ fn run_plan(
         Outcome::Failed(message) => {
             write_stderr(&format!(
                 "trainc run: {job} failed: {}\n",
-                crate::diagnostic::escape_for_terminal(&message)
+                trainc::diagnostic::escape_for_terminal(&message)
             ));
             Status::Failed
         }
@@ -239,9 +239,9 @@ fn objects(
         input.spec
     } else {
         let options = super::options(&args.compose, &args.generate);
-        let built = crate::build(sources, &input, &options);
+        let built = trainc::build(sources, &input, &options);
         let mut diagnostics = built.diagnostics;
-        crate::diagnostic::sort(&mut diagnostics);
+        trainc::diagnostic::sort(&mut diagnostics);
         report(sources, &diagnostics);
         let Some(objects) = built.objects else {
             return Err(Status::Invalid);
@@ -249,22 +249,22 @@ fn objects(
         sources.add("(the built objects)", emit::stream(&objects, Format::Yaml))
     };
     let text = sources.get(text_id).text.clone();
-    let documents = crate::parse::parse_yaml_stream(
+    let documents = trainc::parse::parse_yaml_stream(
         text_id,
         &text,
-        crate::verify::manifests::MAX_DEPTH,
-        crate::verify::manifests::MAX_DOCUMENTS,
+        trainc::verify::manifests::MAX_DEPTH,
+        trainc::verify::manifests::MAX_DOCUMENTS,
     )
     .map_err(|d| {
         report(sources, &d);
         Status::Invalid
     })?;
-    let (found, not_objects) = crate::parse::stream_objects(&documents);
-    let problems = crate::parse::not_objects_errors(
+    let (found, not_objects) = trainc::parse::stream_objects(&documents);
+    let problems = trainc::parse::not_objects_errors(
         not_objects,
-        crate::diagnostic::codes::VERIFY_SCHEMA,
+        trainc::diagnostic::codes::VERIFY_SCHEMA,
         "",
-        crate::verify::manifests::ONE_OBJECT_EACH,
+        trainc::verify::manifests::ONE_OBJECT_EACH,
     );
     if !problems.is_empty() {
         report(sources, &problems);
@@ -280,23 +280,23 @@ fn objects(
 /// The Trainer API level: `--api-level`, else what the TrainJob's patch
 /// field says (v2.0 `podSpecOverrides`, v2.1 `podTemplateOverrides`), else
 /// v2.3.
-fn api_level(args: &RunArgs, objects: &[Json]) -> crate::spec::ApiLevel {
+fn api_level(args: &RunArgs, objects: &[Json]) -> trainc::spec::ApiLevel {
     let written = || {
         let trainjob = objects.iter().find(|o| o["kind"] == "TrainJob")?;
-        Some(crate::import::written_level(&trainjob["spec"]))
+        Some(trainc::import::written_level(&trainjob["spec"]))
     };
     super::api_level(args.generate.api_level)
         .or_else(written)
-        .unwrap_or(crate::spec::ApiLevel::V2_3)
+        .unwrap_or(trainc::spec::ApiLevel::V2_3)
 }
 
 /// The Python standing in for the image: `--python`, else `python3` on PATH.
 fn python(given: Option<&PathBuf>) -> Result<PathBuf, String> {
     let path = match given {
         Some(path) if path.components().count() > 1 => absolute(path),
-        Some(name) => crate::run::on_path(&name.display().to_string())
+        Some(name) => trainc::run::on_path(&name.display().to_string())
             .ok_or_else(|| format!("--python {}: not found on PATH", name.display()))?,
-        None => crate::run::on_path("python3").ok_or(
+        None => trainc::run::on_path("python3").ok_or(
             "no python3 on PATH: give the Python environment that stands in for the image with --python",
         )?,
     };
@@ -315,7 +315,7 @@ fn absolute(path: &std::path::Path) -> PathBuf {
 /// Whether a container of the pods (as their controller makes them: a
 /// TrainJob's trainer with its runtime's command) has no `command`, so runs
 /// its image's entrypoint.
-fn runs_an_image_entrypoint(workload: &crate::cluster::Workload) -> bool {
+fn runs_an_image_entrypoint(workload: &trainc::cluster::Workload) -> bool {
     workload.pods.iter().any(|pod| {
         [false, true]
             .into_iter()

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::Status;
 use crate::cli::VerifyArgs;
-use crate::diagnostic::{Diagnostic, codes};
-use crate::source::{self, Sources, Span};
-use crate::verify::manifests::{Options, verify_file};
+use trainc::diagnostic::{Diagnostic, codes};
+use trainc::source::{self, Sources, Span};
+use trainc::verify::manifests::{Options, verify_file};
 
 pub(super) fn run(args: &VerifyArgs) -> Status {
-    let level = super::api_level(args.api_level).unwrap_or(crate::spec::ApiLevel::V2_3);
+    let level = super::api_level(args.api_level).unwrap_or(trainc::spec::ApiLevel::V2_3);
     let mut sources = Sources::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut status = Status::Ok;
@@ -19,7 +19,7 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     if let Some(path) = &args.runtimes
         && let Some(id) = read(&mut sources, path, &mut diagnostics, &mut status)
     {
-        let (found, problems) = crate::trainer::file::read(&sources, id);
+        let (found, problems) = trainc::trainer::file::read(&sources, id);
         runtimes = found;
         diagnostics.extend(problems);
     }
@@ -66,7 +66,7 @@ fn read(
     path: &Path,
     diagnostics: &mut Vec<Diagnostic>,
     status: &mut Status,
-) -> Option<crate::SourceId> {
+) -> Option<trainc::SourceId> {
     super::read_source(sources, path, source::MAX_MANIFEST_BYTES, diagnostics).unwrap_or_else(
         |failed| {
             *status = (*status).max(failed);
@@ -207,13 +207,13 @@ fn summary(objects: usize, files: usize, unchecked: &BTreeMap<(String, String), 
     let mut what = format!(
         "verified {checked} in {files} file{} against Kubernetes {}",
         plural(files),
-        crate::verify::kubernetes::KUBERNETES,
+        trainc::verify::kubernetes::KUBERNETES,
     );
     if !unchecked.is_empty() {
         let kinds: Vec<String> = unchecked
             .iter()
             .map(|((api_version, kind), count)| {
-                crate::diagnostic::escape_controls(format!("{count} {kind} ({api_version})"))
+                trainc::diagnostic::escape_controls(format!("{count} {kind} ({api_version})"))
             })
             .collect();
         what.push_str("; not checked: ");

@@ -34,8 +34,7 @@ mod pod;
 mod ports;
 mod pytorchjob;
 mod trainjob;
-#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // read by `trainc run` only
-pub(crate) use trainjob::written_level;
+pub use trainjob::written_level;
 mod volumes;
 pub mod write;
 

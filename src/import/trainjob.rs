@@ -279,7 +279,7 @@ fn level(job: &mut Job<'_>, spec: &Json, requested: Option<ApiLevel>) -> ApiLeve
 /// The Trainer API a TrainJob's patch field is written for (or, without
 /// one, a `numProcPerNode` only v2.0 and v2.1 take); `trainc run` reads a
 /// manifest's TrainJob by it too.
-pub(crate) fn written_level(spec: &Json) -> ApiLevel {
+pub fn written_level(spec: &Json) -> ApiLevel {
     // runtimePatches: v2.2 or later, imported as the default (v2.3).
     if spec.get("runtimePatches").is_some() {
         ApiLevel::V2_3
