@@ -20,8 +20,9 @@ use std::collections::{HashMap, HashSet};
 use crate::diagnostic::suggest;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
+use crate::spec::schema_lookup;
+use crate::tree::field_path;
 use crate::tree::{Entry, Node, Value};
-use crate::validate::{field_path, schema_lookup};
 
 /// The overlay-only key that lists paths to remove.
 pub const UNSET: &str = "unset";

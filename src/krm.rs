@@ -15,7 +15,7 @@ use serde_json::{Value as Json, json};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::source::{self, Sources, Span};
 use crate::tree::Node;
-use crate::validate::field_path;
+use crate::tree::field_path;
 use crate::yaml::{Body, Raw};
 
 pub const API_VERSIONS: [&str; 2] = ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1"];

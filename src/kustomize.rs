@@ -21,7 +21,8 @@
 
 use std::fmt::Write as _;
 
-use crate::render::{pytorchjob, trainingruntime, trainjob};
+use crate::cluster::{pytorchjob, trainjob};
+use crate::render::trainingruntime;
 
 /// Where each kind keeps the pods trainc writes, from the object's root:
 /// (group, kind, path, whether the path is a whole pod template with
@@ -232,8 +233,6 @@ pub fn configuration() -> String {
     out
 }
 
-/// The annotation that carries a plugin build's warnings on the job.
-pub const WARNINGS_ANNOTATION: &str = "trainc.dev/warnings";
 /// At most this many warnings, each at most this many characters: an
 /// annotation, not a log.
 const MAX_WARNINGS: usize = 20;
@@ -285,7 +284,7 @@ pub fn annotate_warnings(objects: &mut [crate::render::Object], diagnostics: &[c
         .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
     if let Some(map) = annotations.as_object_mut() {
         map.insert(
-            WARNINGS_ANNOTATION.to_owned(),
+            crate::spec::defaults::WARNINGS_ANNOTATION.to_owned(),
             serde_json::Value::String(text),
         );
         map.sort_keys();

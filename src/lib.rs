@@ -10,12 +10,19 @@
 //!           template    then `{{ }}` templates rendered
 //! validate  validate    JSON Schema (every violation), then semantic rules
 //! bind      bind        what a valid spec names outside itself: the `[code]` files
-//!           (code), a TrainJob's runtime (runtimes, trainer) and its rules
+//!                       and a TrainJob's runtime, then the rules that need it
 //! resolve   resolve     typed spec + defaults -> Model, nothing left to decide
 //! render    render      Model -> objects in apply order (PVCs, Services, the job)
 //! verify    verify      (--verify) objects against the strict upstream schemas
 //! emit      emit        objects -> YAML, JSON, or one file per object
 //! ```
+//!
+//! Under the stages lie the shared foundations (`source`, `diagnostic`,
+//! `syntax`, `tree`, `yaml`, `schema_verdict`) and the knowledge every stage
+//! reads: what the spec means (`spec`, with its defaults, and `code`) and
+//! what each operator does (`trainer`, `cluster`). A module imports only
+//! its own layer and those below (CONTRIBUTING.md, "Which module may import
+//! which"; `tests/layering.rs` holds the code to it).
 //!
 //! Each stage collects every problem it finds; the pipeline stops between
 //! stages when one is an error, so a user sees all errors of a stage at once.
@@ -43,7 +50,6 @@ pub mod resolve;
 // Linux only. Elsewhere the command says so (the binary's run_elsewhere).
 #[cfg(target_os = "linux")]
 pub mod run;
-pub mod runtimes;
 pub mod schema_verdict;
 pub mod source;
 pub mod spec;
@@ -58,15 +64,35 @@ pub mod yaml;
 
 pub use diagnostic::Diagnostic;
 pub use source::{SourceId, Sources};
-pub use validate::Validated;
 
 use diagnostic::codes;
 use render::Object;
 use source::Span;
 use spec::{ApiLevel, Target};
 
-/// The front end for one spec already read into `sources`: parse, then validate.
-pub fn check(sources: &Sources, id: SourceId) -> Validated {
+/// What the front end made of a spec: the typed spec when there was no
+/// error, what it was bound to, and every diagnostic (warnings included).
+#[derive(Debug)]
+pub struct Checked {
+    pub spec: Option<spec::Spec>,
+    pub bindings: bind::Bindings,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    /// The problems that stopped a stage before bind.
+    fn stopped(diagnostics: Vec<Diagnostic>) -> Checked {
+        Checked {
+            spec: None,
+            bindings: bind::Bindings::default(),
+            diagnostics,
+        }
+    }
+}
+
+/// The front end for one spec already read into `sources`: parse, then
+/// validate and bind.
+pub fn check(sources: &Sources, id: SourceId) -> Checked {
     front_end(&mut sources.clone(), &Input::spec(id), &Options::default())
 }
 
@@ -102,7 +128,7 @@ pub struct Options {
     /// `--verify`: check the objects against the upstream schemas and webhook rules.
     pub verify: bool,
     /// `--code-root DIR`: where `[code]` files may be read from, instead of
-    /// the spec's directory (see [`code::Root`]).
+    /// the spec's directory (see [`bind::Root`]).
     pub code_root: Option<std::path::PathBuf>,
 }
 
@@ -116,8 +142,8 @@ pub struct Built {
 
 /// The whole pipeline up to emit, for one spec already read into `sources`.
 /// The front end with overlays and command-line settings: parse, compose,
-/// render templates, validate.
-pub fn check_input(sources: &mut Sources, input: &Input, options: &Options) -> Validated {
+/// render templates, validate, bind.
+pub fn check_input(sources: &mut Sources, input: &Input, options: &Options) -> Checked {
     front_end(sources, input, options)
 }
 
@@ -143,48 +169,47 @@ pub fn describe(
     build: &str,
     with_pods: bool,
 ) -> (Option<String>, Vec<Diagnostic>) {
-    let validated = front_end(sources, input, options);
-    let spec = validated
+    let checked = front_end(sources, input, options);
+    let spec = checked
         .spec
-        .filter(|_| !validated.diagnostics.iter().any(Diagnostic::is_error));
+        .filter(|_| !checked.diagnostics.iter().any(Diagnostic::is_error));
     let Some(spec) = spec else {
-        return (None, validated.diagnostics);
+        return (None, checked.diagnostics);
     };
-    let model = resolve::resolve(&spec, &validated.code, validated.runtime.as_ref());
-    let warnings: Vec<Diagnostic> = validated
+    let bound = &checked.bindings;
+    let model = resolve::resolve(&spec, &bound.code, bound.runtime.as_ref());
+    let warnings: Vec<Diagnostic> = checked
         .diagnostics
         .iter()
         .filter(|d| !d.is_error())
         .cloned()
         .collect();
     let text = describe::describe(&model, &warnings, sources, build, with_pods);
-    (Some(text), validated.diagnostics)
+    (Some(text), checked.diagnostics)
 }
 
 /// The whole pipeline up to emit.
 pub fn build(sources: &mut Sources, input: &Input, options: &Options) -> Built {
-    let validated = front_end(sources, input, options);
-    back_end(validated, Span::new(input.spec, 0, 0), options)
+    let checked = front_end(sources, input, options);
+    back_end(checked, Span::new(input.spec, 0, 0), options)
 }
 
 /// The whole pipeline for a spec already parsed (such as a ResourceList's
 /// `functionConfig`), with no overlays: compose, validate, resolve, render.
 pub fn build_parsed(sources: &mut Sources, tree: tree::Node, options: &Options) -> Built {
     let start = Span::new(tree.span.source, tree.span.start, tree.span.start);
-    let validated = compose_and_validate(sources, tree, Vec::new(), Vec::new(), None, options);
-    back_end(validated, start, options)
+    let checked = compose_and_validate(sources, tree, Vec::new(), Vec::new(), None, options);
+    back_end(checked, start, options)
 }
 
-/// Resolve, render and (with `--verify`) verify a validated spec; `start` is
+/// Resolve, render and (with `--verify`) verify a checked spec; `start` is
 /// where problems with the output itself are reported.
-fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
-    let Validated {
+fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
+    let Checked {
         spec,
-        code,
-        runtime,
-        partial: _,
+        bindings: bind::Bindings { code, runtime },
         mut diagnostics,
-    } = validated;
+    } = checked;
     let Some(spec) = spec else {
         return Built {
             objects: None,
@@ -225,7 +250,7 @@ fn back_end(validated: Validated, start: Span, options: &Options) -> Built {
     }
 }
 
-fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validated {
+fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked {
     let parsed = |id: SourceId| parse::parse(id, sources.get(id));
     let mut problems = Vec::new();
     let tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
@@ -239,12 +264,13 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Validat
         .filter_map(|&id| parsed(id).map_err(|d| problems.extend(d)).ok())
         .collect();
     let Some(tree) = tree.filter(|_| !problems.iter().any(Diagnostic::is_error)) else {
-        return Validated::stopped(problems);
+        return Checked::stopped(problems);
     };
     compose_and_validate(sources, tree, overlays, problems, input.runtimes, options)
 }
 
-/// Overlays and command-line settings on top of `tree`, templates, validation.
+/// Overlays and command-line settings on top of `tree`, templates,
+/// validation, bind.
 fn compose_and_validate(
     sources: &mut Sources,
     mut tree: tree::Node,
@@ -252,7 +278,7 @@ fn compose_and_validate(
     mut problems: Vec<Diagnostic>,
     runtimes: Option<SourceId>,
     options: &Options,
-) -> Validated {
+) -> Checked {
     // `--set` first: a name given both ways is said once, as the `--set`.
     let mut required: Vec<template::Required> = options
         .sets
@@ -309,52 +335,54 @@ fn compose_and_validate(
         .any(|d| d.is_error() && d.code != codes::TEMPLATE_UNUSED_SET);
     problems.extend(rendered.problems);
     if unrendered {
-        return Validated::stopped(problems);
+        return Checked::stopped(problems);
     }
-    let mut validated = validate::validate(&tree, sources);
+    let validated = validate::validate(&tree, sources);
+    let mut diagnostics = validated.diagnostics;
     let whole = validated.spec.is_some();
-    if let Some(spec) = validated.spec.take().or(validated.partial.take()) {
-        let root = code::Root::of(options.code_root.as_deref(), sources, tree.span.source);
+    let mut checked_spec = None;
+    let mut bindings = bind::Bindings::default();
+    if let Some(spec) = validated.spec.or(validated.partial) {
+        let root = bind::Root::of(options.code_root.as_deref(), sources, tree.span.source);
         // A runtime name already found wrong names nothing to look up.
-        let named = !validated
-            .diagnostics
+        let named = !diagnostics
             .iter()
             .any(|d| d.is_error() && d.code == codes::TRAINJOB_RUNTIME);
-        let bound = bind::bind(&spec, &tree, sources, &root, runtimes, whole, named);
-        validated.diagnostics.extend(bound.diagnostics);
-        validated.code = bound.code;
-        validated.runtime = bound.runtime;
-        if whole && !validated.diagnostics.iter().any(Diagnostic::is_error) {
-            validated.spec = Some(spec);
+        let (bound, mut found) = bind::bind(&spec, &tree, sources, &root, runtimes, whole, named);
+        diagnostics.append(&mut found);
+        bindings = bound;
+        if whole && !diagnostics.iter().any(Diagnostic::is_error) {
+            checked_spec = Some(spec);
         }
     }
-    template::explain(
-        &mut validated.diagnostics,
-        &rendered.strings,
+    template::explain(&mut diagnostics, &rendered.strings, &tree, sources);
+    problems.append(&mut diagnostics);
+    warnings_as_errors(
         &tree,
-        sources,
-    );
-    problems.append(&mut validated.diagnostics);
-    validated.diagnostics = problems;
-    warnings_as_errors(&tree, validated)
+        Checked {
+            spec: checked_spec,
+            bindings,
+            diagnostics: problems,
+        },
+    )
 }
 
 /// `warnings = "error"`: one error that makes the warnings fail the check
 /// and the build, at the setting, when there is any warning and no error
 /// already; the spec is then not built.
-fn warnings_as_errors(tree: &tree::Node, mut validated: Validated) -> Validated {
+fn warnings_as_errors(tree: &tree::Node, mut checked: Checked) -> Checked {
     let Some(setting) = tree.get("warnings") else {
-        return validated;
+        return checked;
     };
-    let count = validated.diagnostics.len();
+    let count = checked.diagnostics.len();
     if setting.value.value != tree::Value::String("error".to_owned())
         || count == 0
-        || validated.diagnostics.iter().any(Diagnostic::is_error)
+        || checked.diagnostics.iter().any(Diagnostic::is_error)
     {
-        return validated;
+        return checked;
     }
-    validated.spec = None;
-    validated.diagnostics.push(
+    checked.spec = None;
+    checked.diagnostics.push(
         Diagnostic::error(
             codes::WARNINGS_AS_ERRORS,
             setting.value.span,
@@ -366,5 +394,5 @@ fn warnings_as_errors(tree: &tree::Node, mut validated: Validated) -> Validated 
         )
         .with_help("fix what the warnings say; `warnings = \"report\"` (the default) lets the build go on with them"),
     );
-    validated
+    checked
 }

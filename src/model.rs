@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::code::Code;
 
-use crate::spec::{ApiLevel, Target};
+use crate::spec::{ApiLevel, NProc, Target};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
@@ -55,7 +55,7 @@ pub struct Model {
     /// Local code: the ConfigMap that carries it, mounted at [`Code::MOUNT`].
     pub code: Option<Code>,
     /// The spec's `[podTemplate]`, merged into every pod template last; its
-    /// training container is [`TRAINER_CONTAINER`].
+    /// training container is [`crate::spec::defaults::TRAINER_CONTAINER`].
     pub pod_template: Option<serde_json::Value>,
 }
 
@@ -70,10 +70,6 @@ pub struct Master {
     pub nproc: NProc,
     pub restart_policy: String,
 }
-
-/// The training container's name in `[podTemplate]`, on every target (the
-/// operators call it `pytorch` and `node`).
-pub const TRAINER_CONTAINER: &str = "trainer";
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pod {
@@ -170,41 +166,6 @@ impl Nodes {
         match self {
             Nodes::Fixed(n) => n,
             Nodes::Elastic { min, .. } => min,
-        }
-    }
-}
-
-/// Processes per pod, as far as trainc can know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NProc {
-    Count(u32),
-    /// torchrun decides on the node (the GPU count, else the host's CPU count).
-    Auto,
-    /// torchrun starts one process per host CPU.
-    Cpu,
-}
-
-impl NProc {
-    /// `nProcPerNode` as written, on a pod with `gpus` GPUs: `"gpu"` and
-    /// no count at all are one process per GPU, and 1 without GPUs.
-    pub fn of(written: Option<&crate::spec::NProcPerNode>, gpus: u32) -> NProc {
-        use crate::spec::{NProcKeyword, NProcPerNode};
-        match written {
-            Some(NProcPerNode::Count(n)) => NProc::Count(*n),
-            Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) => NProc::Count(gpus.max(1)),
-            Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => NProc::Auto,
-            Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => NProc::Cpu,
-            None if gpus > 0 => NProc::Count(gpus),
-            None => NProc::Count(1),
-        }
-    }
-
-    /// As torchrun and the operators spell it: `"8"`, `"auto"`, `"cpu"`.
-    pub fn text(self) -> String {
-        match self {
-            NProc::Count(n) => n.to_string(),
-            NProc::Auto => "auto".to_owned(),
-            NProc::Cpu => "cpu".to_owned(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! typed spec can still point at the exact characters the user wrote.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use crate::source::{Sources, Span};
@@ -298,9 +299,53 @@ fn reads_back(value: &Value, written: &str) -> bool {
     }
 }
 
+/// A JSON pointer as users write the field: `/scheduling/tolerations/0/key` →
+/// `scheduling.tolerations[0].key`; keys that are not identifiers are quoted.
+pub fn field_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment_key(segment);
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = write!(out, "[{segment}]");
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        if !segment.is_empty()
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            out.push_str(&segment);
+        } else {
+            let _ = write!(out, "{segment:?}");
+        }
+    }
+    if out.is_empty() {
+        "the spec".to_owned()
+    } else {
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_paths_read_like_the_spec() {
+        assert_eq!(
+            field_path("/scheduling/tolerations/0/key"),
+            "scheduling.tolerations[0].key"
+        );
+        assert_eq!(
+            field_path("/labels/app.kubernetes.io~1name"),
+            "labels.\"app.kubernetes.io/name\""
+        );
+        assert_eq!(field_path(""), "the spec");
+    }
+
     use crate::source::SourceId;
 
     fn span(start: usize, end: usize) -> Span {

@@ -265,7 +265,7 @@ fn job_environment(
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|e| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
+            .filter(|e| trainc::cluster::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
             .map(|e| {
                 let value = e["value"].as_str().map_or_else(
                     || {
@@ -292,7 +292,7 @@ fn job_environment(
     }
     assert_eq!(
         container["env"][0]["name"],
-        trainc::render::job::COMPLETION_INDEX_ENV,
+        trainc::cluster::job::COMPLETION_INDEX_ENV,
         "{name}"
     );
     if command

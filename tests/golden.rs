@@ -422,7 +422,7 @@ fn job_run(job: &Value, claims: Vec<Value>) -> Run {
         .unwrap_or_default();
     let env: Vec<Value> = container["env"].as_array().cloned().unwrap_or_default();
     let trainc_env =
-        |e: &Value| trainc::render::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap());
+        |e: &Value| trainc::cluster::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap());
     let (command, nproc) = if words.first().is_some_and(|w| w == "torchrun") {
         let nproc = words[2].trim_start_matches("--nproc_per_node=").to_owned();
         assert_eq!(words[1..7], flags(&nproc)[..], "{words:?}");

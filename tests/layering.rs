@@ -384,3 +384,111 @@ fn the_repository_map_names_every_source_file_and_no_other() {
     );
     assert!(files.len() > 100, "{} files named", files.len());
 }
+
+/// The binary's modules: a crate of their own, which imports `trainc::`.
+const BINARY: [&str; 2] = ["cli", "commands"];
+
+/// Which library file imports which (the binary's modules left out).
+fn library_imports() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    imports(&modules())
+        .into_iter()
+        .filter(|(m, _)| m.first().is_none_or(|top| !BINARY.contains(&top.as_str())))
+        .collect()
+}
+
+/// CONTRIBUTING.md's table of layers, lowest first: each row's modules (the
+/// top-level modules of `src/`), by the row's index.
+fn layers() -> BTreeMap<String, (usize, String)> {
+    let text = std::fs::read_to_string(root().join("CONTRIBUTING.md")).unwrap();
+    let section = text
+        .split("\n## Which module may import which\n")
+        .nth(1)
+        .expect("CONTRIBUTING.md has a section \"Which module may import which\"");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut layers = BTreeMap::new();
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| layer"));
+    for (rank, row) in rows.enumerate() {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (name, modules) = (cells[1], cells[2]);
+        for module in modules.split('`').skip(1).step_by(2) {
+            let earlier = layers.insert(module.to_owned(), (rank, name.to_owned()));
+            assert!(earlier.is_none(), "`{module}` is in two layers");
+        }
+    }
+    assert!(layers.len() > 20, "{} modules in the layers", layers.len());
+    layers
+}
+
+/// The imports that go up: from a module to one of a higher layer, as
+/// `from -> to` with the layers' names.
+fn imports_up(
+    graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    layers: &BTreeMap<String, (usize, String)>,
+) -> Vec<String> {
+    let mut up = Vec::new();
+    for (module, targets) in graph {
+        let Some(top) = module.first() else { continue }; // lib.rs chains them all
+        let (from, from_name) = &layers[top];
+        for target in targets {
+            let Some(to_top) = target.first() else {
+                continue;
+            };
+            let (to, to_name) = &layers[to_top];
+            if to > from {
+                up.push(format!(
+                    "src/{} ({from_name}) imports src/{} ({to_name})",
+                    module.join("/"),
+                    target.join("/")
+                ));
+            }
+        }
+    }
+    up
+}
+
+#[test]
+fn every_module_imports_only_its_own_layer_and_those_below() {
+    let layers = layers();
+    let modules = modules();
+    let unplaced: BTreeSet<&String> = modules
+        .keys()
+        .filter_map(|m| m.first())
+        .filter(|top| !layers.contains_key(*top) && !BINARY.contains(&top.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "CONTRIBUTING.md's layers leave out {unplaced:?}: put each in the row of what it imports"
+    );
+    let gone: Vec<&String> = layers
+        .keys()
+        .filter(|m| !modules.contains_key(&vec![(*m).clone()]))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "CONTRIBUTING.md's layers name {gone:?}, which are no module"
+    );
+    let up = imports_up(&library_imports(), &layers);
+    assert!(
+        up.is_empty(),
+        "imports that go up a layer (move the piece down to where both can import it):\n{}",
+        up.join("\n")
+    );
+}
+
+/// The layer check sees an import that goes up.
+#[test]
+fn the_layer_check_sees_an_import_up() {
+    let layers = layers();
+    let mut graph = library_imports();
+    let key = |s: &str| s.split('/').map(str::to_owned).collect::<Vec<String>>();
+    graph
+        .get_mut(&key("validate/rules/env"))
+        .unwrap()
+        .insert(key("render/pod"));
+    assert_eq!(
+        imports_up(&graph, &layers),
+        ["src/validate/rules/env (validate) imports src/render/pod (render)"]
+    );
+}

@@ -11,6 +11,10 @@
 //! [`job`] (Kubernetes' Job controller), [`pytorchjob`] (the Training
 //! Operator), [`trainjob`] (Kubeflow Trainer and JobSet), and [`kubelet`]
 //! (what the kubelet does with a container's env, command and args).
+//! Each controller's file also holds its names, read by every stage that
+//! writes or checks its objects (render, the rules, verify, describe,
+//! import): API version and kind, the container and port it looks for, the
+//! labels it puts on pods, the env it reserves.
 
 pub mod job;
 pub mod kubelet;
@@ -204,9 +208,9 @@ pub fn workload(
     // A job is one of an API version its controller serves: a `Job` of
     // another group is no Job to the cluster.
     let served = [
-        (crate::render::job::API_VERSION, "Job"),
-        (crate::render::pytorchjob::API_VERSION, "PyTorchJob"),
-        (crate::render::trainjob::API_VERSION, "TrainJob"),
+        (crate::cluster::job::API_VERSION, "Job"),
+        (crate::cluster::pytorchjob::API_VERSION, "PyTorchJob"),
+        (crate::cluster::trainjob::API_VERSION, "TrainJob"),
     ];
     let jobs: Vec<&Json> = objects
         .iter()

@@ -38,13 +38,25 @@
 use serde_json::Value as Json;
 
 use super::{Pod, Success, Workload};
-use crate::render::pytorchjob::{
-    CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT_NAME,
-};
+
+pub const API_VERSION: &str = "kubeflow.org/v1";
+pub const KIND: &str = "PyTorchJob";
+/// The container the operator looks for.
+pub const CONTAINER: &str = "pytorch";
+/// The operator's rendezvous port and its required name: `MASTER_PORT` and
+/// `PET_MASTER_PORT` on a job with a Master, the `PET_RDZV_ENDPOINT` port of an
+/// elastic one (kubeflow/trainer v1.9.4, `pkg/apis/kubeflow.org/v1/pytorch_types.go`
+/// and `pkg/controller.v1/pytorch/{master,elastic}.go`).
+pub const PORT_NAME: &str = "pytorchjob-port";
+pub const PORT: u16 = 23456;
+pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
+pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
+pub const LABEL_REPLICA_TYPE: &str = "training.kubeflow.org/replica-type";
+pub const LABEL_REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
 
 /// The port the webhook gives the `pytorch` container when it has none
 /// named `pytorchjob-port`.
-const DEFAULT_PORT: u64 = crate::render::pytorchjob::PORT as u64;
+const DEFAULT_PORT: u64 = PORT as u64;
 
 /// The pods of a PyTorchJob.
 pub fn workload(job: &Json) -> Result<Workload, String> {

@@ -33,13 +33,36 @@
 
 use serde_json::Value as Json;
 
+use super::job::COMPLETION_INDEX_FIELD;
 use super::{Success, Workload};
-use crate::render::job::COMPLETION_INDEX_FIELD;
-use crate::render::trainjob::{
-    LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE, TRAINER_PORT,
-};
 use crate::trainer::Release;
 use crate::trainer::runtime::{ANCESTOR_LABEL, Runtime};
+
+pub const API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
+pub const KIND: &str = "TrainJob";
+/// The replicated job and container of the torch runtime that patches target.
+pub const NODE: &str = "node";
+/// The torch runtime's `ContainerTrainerPort`: `PET_MASTER_PORT`, where rank 0
+/// serves the TCPStore, and the port it adds to the `node` container
+/// (kubeflow/trainer v2.0.0–v2.3.0, `pkg/constants/constants.go` and
+/// `pkg/runtime/framework/plugins/torch/torch.go`).
+pub const TRAINER_PORT: u16 = 29500;
+/// The env the torch runtime sets on the `node` container itself; its webhook
+/// rejects a TrainJob whose `trainer.env` sets one (`TorchRunReservedEnvNames`,
+/// kubeflow/trainer v2.0.0–v2.3.0, `pkg/constants/constants.go`).
+pub const RESERVED_ENV: &[&str] = &[
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+];
+/// Labels JobSet puts on every pod it creates.
+pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
+pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";
+pub const LABEL_JOB_INDEX: &str = "jobset.sigs.k8s.io/job-index";
+/// Set by Kubernetes on the pods of an Indexed Job (the `node` job is one).
+pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
 
 /// The trainer's port (`ContainerTrainerPort`).
 const PORT: u64 = TRAINER_PORT as u64;
@@ -207,7 +230,7 @@ fn runtime(
         .unwrap_or("ClusterTrainingRuntime");
     let namespaced = kind == "TrainingRuntime";
     let in_objects = objects.iter().find(|o| {
-        o["apiVersion"] == crate::render::trainjob::API_VERSION
+        o["apiVersion"] == crate::cluster::trainjob::API_VERSION
             && o["kind"] == kind
             && o["metadata"]["name"] == wanted
             && (!namespaced || super::namespace_of(o) == namespace)

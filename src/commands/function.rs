@@ -2,7 +2,7 @@
 //! on stdin, ResourceList on stdout) and the kustomize legacy exec plugin
 //! (`TrainSpec CONFIG-FILE`, objects on stdout). In both the config carries the
 //! whole spec: trainc reads no other file but the `[code]` files it lists,
-//! and those only inside the working directory (`trainc::code::Root`).
+//! and those only inside the working directory (`trainc::bind::Root`).
 
 use std::io::Read;
 use std::path::Path;

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
+use crate::cluster::{job, pytorchjob, trainjob};
 use crate::model::{Model, Nodes};
-use crate::render::{job, pytorchjob, trainjob};
 use crate::spec::Target;
 
 /// The kubectl commands to run the job and follow rank 0.

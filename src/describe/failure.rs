@@ -59,7 +59,7 @@ fn join_wait(model: &Model) -> Option<String> {
     let (seconds, whose) = match model.policy.join_timeout_seconds {
         Some(seconds) => (seconds, "policy.joinTimeout"),
         None => (
-            crate::resolve::defaults::TORCHRUN_JOIN_TIMEOUT_SECONDS,
+            crate::spec::defaults::TORCHRUN_JOIN_TIMEOUT_SECONDS,
             "torchrun's default",
         ),
     };
@@ -86,7 +86,7 @@ fn jobset_failure(model: &Model) -> String {
         t["replicatedJobs"]
             .as_array()?
             .iter()
-            .find(|j| j["name"] == crate::render::trainjob::NODE)
+            .find(|j| j["name"] == crate::cluster::trainjob::NODE)
     });
     // A runtime trainc writes takes the spec's policy.
     let written = model.trainjob.write_runtime;

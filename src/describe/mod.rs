@@ -5,10 +5,11 @@
 
 use std::fmt::Write as _;
 
+use crate::cluster::{job, pytorchjob, trainjob};
 use crate::diagnostic::Diagnostic;
-use crate::model::{EnvValue, Model, NProc, Nodes, VolumeSource};
-use crate::render::{job, pytorchjob, trainjob};
+use crate::model::{EnvValue, Model, Nodes, VolumeSource};
 use crate::source::Sources;
+use crate::spec::NProc;
 use crate::spec::{ApiLevel, Target};
 
 mod commands;
@@ -389,7 +390,7 @@ fn scheduling(model: &Model) -> Vec<String> {
         // `pkg/apis/core/v1/defaults.go` `defaultHostNetworkPorts`).
         lines.push(format!(
             "one pod per node: on the host network the operator's port {} is a host port",
-            crate::render::pytorchjob::PORT
+            crate::cluster::pytorchjob::PORT
         ));
     }
     if let Some(account) = &s.service_account_name {

@@ -16,9 +16,9 @@ use serde_json::Value as Json;
 
 use crate::cluster::kubelet::{self, Data, Fields, Store};
 use crate::cluster::torchrun::{self, Launch};
+use crate::cluster::trainjob;
 use crate::cluster::{Service, Workload};
 use crate::model::Model;
-use crate::render::trainjob;
 
 /// The pods section.
 pub(super) fn describe(model: &Model) -> String {
@@ -79,7 +79,7 @@ impl Store for Unread {
 fn distributed(name: &str) -> bool {
     name.starts_with("PET_")
         || name.starts_with("TORCHELASTIC_")
-        || crate::render::job::RESERVED_ENV.contains(&name)
+        || crate::cluster::job::RESERVED_ENV.contains(&name)
         || [
             "LOCAL_RANK",
             "LOCAL_WORLD_SIZE",

@@ -5,8 +5,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::volumes::quantity;
 use super::{Job, text};
-use crate::resolve::defaults;
 use crate::spec::NO_LIMIT;
+use crate::spec::defaults;
 use crate::syntax::names::is_gpu_resource as is_gpu;
 
 /// Container fields the spec carries; the rest go to the `trainer` container

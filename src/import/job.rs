@@ -162,7 +162,10 @@ impl<'a> Job<'a> {
         }
         if !self.trainer_rest.is_empty() {
             let mut trainer = Map::new();
-            trainer.insert("name".into(), Json::from(crate::model::TRAINER_CONTAINER));
+            trainer.insert(
+                "name".into(),
+                Json::from(crate::spec::defaults::TRAINER_CONTAINER),
+            );
             trainer.extend(std::mem::take(&mut self.trainer_rest));
             let containers = self
                 .template_spec

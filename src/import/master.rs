@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::{Job, container, volumes};
-use crate::render::pytorchjob::CONTAINER;
-use crate::resolve::defaults;
+use crate::cluster::pytorchjob::CONTAINER;
+use crate::spec::defaults;
 
 /// The Master's and the Workers' replicas, with where the Workers' is.
 pub(super) struct Pair<'a> {

@@ -61,7 +61,7 @@ pub(super) fn import(job: &mut Job<'_>, metadata: &Json, pod: Option<(&Json, &st
     // not a setting.
     let job_annotations: Map<String, Json> = strings(&metadata["annotations"])
         .into_iter()
-        .filter(|(k, _)| k != LAST_APPLIED && k != crate::kustomize::WARNINGS_ANNOTATION)
+        .filter(|(k, _)| k != LAST_APPLIED && k != crate::spec::defaults::WARNINGS_ANNOTATION)
         .collect();
     split(job, "annotations", &job_annotations, pod, &|k, v| {
         k == ISTIO.0 && v == ISTIO.1

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::{Job, Others, Pod, text};
-use crate::resolve::defaults;
+use crate::spec::defaults;
 
 /// Pod-spec fields a spec field carries; the rest go to `[podTemplate.spec]`.
 const POD_FIELDS: &[&str] = &[

@@ -10,13 +10,14 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::{Job, Others, Pod, master, pod};
-use crate::render::pytorchjob::{
+use crate::cluster::pytorchjob::{
     CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT,
     PORT_NAME,
 };
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
+use crate::spec::defaults;
 
-pub(super) const API_VERSION: &str = crate::render::pytorchjob::API_VERSION;
+pub(super) const API_VERSION: &str = crate::cluster::pytorchjob::API_VERSION;
 
 pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '_>) {
     let spec = &object["spec"];

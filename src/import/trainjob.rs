@@ -13,16 +13,17 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::{Job, Others, Pod, pod};
-use crate::render::trainingruntime::BASE_ANNOTATION;
-use crate::render::trainjob::{
+use crate::cluster::trainjob::{
     LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,
 };
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
+use crate::render::trainingruntime::BASE_ANNOTATION;
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
 use crate::spec::ApiLevel;
+use crate::spec::defaults;
 use crate::trainer::runtime::Runtime;
 use crate::trainer::torch::Procs;
 
-pub(super) const API_VERSION: &str = crate::render::trainjob::API_VERSION;
+pub(super) const API_VERSION: &str = crate::cluster::trainjob::API_VERSION;
 
 const SPEC_FIELDS: &[&str] = &[
     "runtimeRef",
@@ -53,7 +54,7 @@ pub(super) fn import<'a>(
     job.set("/target", json!("trainjob"));
     let trainer = &spec["trainer"];
     let level = level(job, spec, requested);
-    if level != crate::resolve::defaults::TRAINJOB_API_LEVEL {
+    if level != crate::spec::defaults::TRAINJOB_API_LEVEL {
         job.set("/trainjob/apiLevel", json!(level.as_str()));
     }
     let written = written_runtime(job, &spec["runtimeRef"], others);

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Job, Others, Pod, warn_at};
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME, defaults};
+use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
+use crate::spec::defaults;
 
 /// Where trainc mounts its memory-backed emptyDir, and the volume it adds
 /// for a read-only root filesystem.

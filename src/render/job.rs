@@ -44,41 +44,13 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::pod::{self, PodShape};
 use super::{Object, metadata, own_pods};
-use crate::model::{Model, NProc};
-use crate::resolve::defaults::JOB_RENDEZVOUS_PORT;
-
-pub const API_VERSION: &str = "batch/v1";
-pub const KIND: &str = "Job";
-/// The training container: the name `[podTemplate]` uses on every target.
-pub const CONTAINER: &str = crate::model::TRAINER_CONTAINER;
-/// The rendezvous port's name on the container and the Service.
-pub const PORT_NAME: &str = "rendezvous";
-/// The label the Job controller puts on pod `i` (from Kubernetes 1.28,
-/// `PodIndexLabel`), and the variable it sets in every container.
-pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
-pub const LABEL_JOB_NAME: &str = "batch.kubernetes.io/job-name";
-pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
-/// Where a pod's completion index can be read from (a `fieldRef`): the
-/// annotation, which every Kubernetes version sets.
-pub const COMPLETION_INDEX_FIELD: &str =
-    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
-
-/// What trainc sets in the training container of a `command` on a Job, and
-/// what the Job controller sets in every one: a spec that set one of these
-/// would change the topology under torchrun's feet.
-pub const RESERVED_ENV: &[&str] = &[
-    COMPLETION_INDEX_ENV,
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "WORLD_SIZE",
-    "RANK",
-    "NODE_RANK",
-    "PET_NNODES",
-    "PET_NPROC_PER_NODE",
-    "PET_NODE_RANK",
-    "PET_MASTER_ADDR",
-    "PET_MASTER_PORT",
-];
+use crate::cluster::job::{
+    COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, CONTAINER, KIND, LABEL_COMPLETION_INDEX,
+    PORT_NAME,
+};
+use crate::model::Model;
+use crate::spec::NProc;
+use crate::spec::defaults::JOB_RENDEZVOUS_PORT;
 
 /// Labels that select pod 0, the rank-0 pod.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {

@@ -90,7 +90,9 @@ pub(super) fn for_target(fragment: &Json, container: &str) -> Json {
         .and_then(Json::as_array_mut)
     {
         for c in containers {
-            if c.get("name").and_then(Json::as_str) == Some(crate::model::TRAINER_CONTAINER) {
+            if c.get("name").and_then(Json::as_str)
+                == Some(crate::spec::defaults::TRAINER_CONTAINER)
+            {
                 c["name"] = Json::from(container);
             }
         }

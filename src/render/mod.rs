@@ -94,14 +94,14 @@ pub fn render(model: &Model) -> Vec<Object> {
 fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_json::Value) {
     match model.target {
         Target::Job => {
-            let fragment = merge::for_target(fragment, job::CONTAINER);
+            let fragment = merge::for_target(fragment, crate::cluster::job::CONTAINER);
             if let Some(template) = job.pointer_mut("/spec/template") {
                 merge::merge(template, &fragment);
                 merge::sort_keys(template, None);
             }
         }
         Target::Pytorchjob => {
-            let fragment = merge::for_target(fragment, pytorchjob::CONTAINER);
+            let fragment = merge::for_target(fragment, crate::cluster::pytorchjob::CONTAINER);
             if let Some(replicas) = job
                 .pointer_mut("/spec/pytorchReplicaSpecs")
                 .and_then(serde_json::Value::as_object_mut)
@@ -115,7 +115,7 @@ fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_jso
         // A runtime trainc writes took the fragment (`trainingruntime`).
         Target::Trainjob if model.trainjob.write_runtime => {}
         Target::Trainjob => {
-            let fragment = merge::for_target(fragment, trainjob::NODE);
+            let fragment = merge::for_target(fragment, crate::cluster::trainjob::NODE);
             let (place, whole) = match model.trainjob.api_level {
                 crate::spec::ApiLevel::V2_2 | crate::spec::ApiLevel::V2_3 => (
                     "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template",

@@ -20,22 +20,10 @@ use serde_json::Value;
 
 use super::pod::{self, PodShape, Role};
 use super::{Object, metadata};
+use crate::cluster::pytorchjob::{
+    API_VERSION, CONTAINER, KIND, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT, PORT_NAME,
+};
 use crate::model::{Model, Nodes};
-
-pub const API_VERSION: &str = "kubeflow.org/v1";
-pub const KIND: &str = "PyTorchJob";
-/// The container the operator looks for.
-pub const CONTAINER: &str = "pytorch";
-/// The operator's rendezvous port and its required name: `MASTER_PORT` and
-/// `PET_MASTER_PORT` on a job with a Master, the `PET_RDZV_ENDPOINT` port of an
-/// elastic one (kubeflow/trainer v1.9.4, `pkg/apis/kubeflow.org/v1/pytorch_types.go`
-/// and `pkg/controller.v1/pytorch/{master,elastic}.go`).
-pub const PORT_NAME: &str = "pytorchjob-port";
-pub const PORT: u16 = 23456;
-pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
-pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
-pub const LABEL_REPLICA_TYPE: &str = "training.kubeflow.org/replica-type";
-pub const LABEL_REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

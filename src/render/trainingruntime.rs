@@ -16,8 +16,8 @@
 use serde_json::{Value, json};
 
 use super::pod::{self, PodShape};
-use super::trainjob::{API_VERSION, NODE};
 use super::{Object, merge, metadata};
+use crate::cluster::trainjob::{API_VERSION, NODE};
 use crate::model::Model;
 use crate::trainer::{PodGroup, VOLCANO_SCHEDULER, pod_group};
 

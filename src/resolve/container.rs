@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{defaults, spelled};
-use crate::model::{Container, EnvFrom, EnvValue, EnvVar, Master, NProc, Policy, Security};
+use super::spelled;
+use crate::model::{Container, EnvFrom, EnvValue, EnvVar, Master, Policy, Security};
+use crate::spec::NProc;
+use crate::spec::defaults;
 use crate::spec::{self, Spec};
 
 /// The Master of `[master]`: the Workers' container with its own image,

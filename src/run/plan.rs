@@ -283,7 +283,7 @@ fn check_pod(pod: &Pod) -> Result<(), RunError> {
 
 /// `/volumes/0/name` as `.volumes[0].name`.
 fn field_path(pointer: &str) -> String {
-    let path = crate::validate::field_path(pointer);
+    let path = crate::tree::field_path(pointer);
     if path.starts_with('[') {
         path
     } else {

@@ -105,7 +105,7 @@ fn read_local(path: &Path) -> Result<Data, String> {
             if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
-            let bytes = crate::code::read_within(&file, path, MAX_DATA)
+            let bytes = crate::bind::read::read_within(&file, path, MAX_DATA)
                 .map_err(|why| format!("`{}`: {why}", file.display()))?;
             names::config_map_key(&key).map_err(|why| {
                 format!(
@@ -124,8 +124,9 @@ fn read_local(path: &Path) -> Result<Data, String> {
         }
         return Ok(data);
     }
-    let bytes = crate::code::read_within(path, path.parent().unwrap_or(Path::new("/")), MAX_DATA)
-        .map_err(|why| format!("{shown}: {why}"))?;
+    let bytes =
+        crate::bind::read::read_within(path, path.parent().unwrap_or(Path::new("/")), MAX_DATA)
+            .map_err(|why| format!("{shown}: {why}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))?;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_start();

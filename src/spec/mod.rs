@@ -454,10 +454,46 @@ pub struct PodTemplate {
     pub spec: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// Processes per pod, as far as trainc can know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NProc {
+    Count(u32),
+    /// torchrun decides on the node (the GPU count, else the host's CPU count).
+    Auto,
+    /// torchrun starts one process per host CPU.
+    Cpu,
+}
+
+impl NProc {
+    /// `nProcPerNode` as written, on a pod with `gpus` GPUs: `"gpu"` and
+    /// no count at all are one process per GPU, and 1 without GPUs.
+    pub fn of(written: Option<&NProcPerNode>, gpus: u32) -> NProc {
+        match written {
+            Some(NProcPerNode::Count(n)) => NProc::Count(*n),
+            Some(NProcPerNode::Keyword(NProcKeyword::Gpu)) => NProc::Count(gpus.max(1)),
+            Some(NProcPerNode::Keyword(NProcKeyword::Auto)) => NProc::Auto,
+            Some(NProcPerNode::Keyword(NProcKeyword::Cpu)) => NProc::Cpu,
+            None if gpus > 0 => NProc::Count(gpus),
+            None => NProc::Count(1),
+        }
+    }
+
+    /// As torchrun and the operators spell it: `"8"`, `"auto"`, `"cpu"`.
+    pub fn text(self) -> String {
+        match self {
+            NProc::Count(n) => n.to_string(),
+            NProc::Auto => "auto".to_owned(),
+            NProc::Cpu => "cpu".to_owned(),
+        }
+    }
+}
+
 mod container;
+pub mod defaults;
 mod master;
 mod run;
 mod schema;
+pub mod schema_lookup;
 
 pub use container::{Code, DnsPolicy, EnvFrom, ImagePullPolicy, SecurityContext};
 pub use master::{LIMITED, Master, Origin, PodQuantity};

@@ -360,7 +360,7 @@ fn is_whole_expression(text: &str) -> bool {
 /// takes, where the spec's schema allows one there; otherwise the text.
 fn typed(rendered: &str, pointer: &str) -> Value {
     let as_text = || Value::String(rendered.to_owned());
-    let types = crate::validate::schema_lookup::types_at(pointer);
+    let types = crate::spec::schema_lookup::types_at(pointer);
     let has = |t: &str| types.contains(&t);
     let trimmed = rendered.trim();
     if (has("integer") || has("number"))
@@ -423,7 +423,7 @@ fn unused_vars(tree: &Node, required: &[Required], used: &Used, problems: &mut V
         let mut help = crate::diagnostic::suggest(name, used.names.iter().map(String::as_str))
             .map(|close| format!("did you mean `{}`? ", var.written_as(close)))
             .unwrap_or_default();
-        if matches!(var, Required::Set(_)) && crate::validate::schema_lookup::is_spec_key(name) {
+        if matches!(var, Required::Set(_)) && crate::spec::schema_lookup::is_spec_key(name) {
             help = spec_field_help(name);
         } else if read.is_empty() {
             help.push_str("no template reads any var: use it as `{{ vars.NAME }}` in a string");

@@ -6,8 +6,6 @@
 //! ([`rules`]) run: value formats, cross-field and target-specific rules, each
 //! reported at the span the user wrote. Warnings never stop the pipeline.
 
-use std::fmt::Write as _;
-
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
 use crate::spec::Spec;
@@ -17,7 +15,6 @@ mod kubernetes_forms;
 mod pod_template;
 pub mod rules;
 pub mod schema;
-pub mod schema_lookup;
 mod whole_numbers;
 
 /// The outcome of validation: the typed spec when there were no errors, and
@@ -28,25 +25,7 @@ pub struct Validated {
     /// When there were errors, the spec the rules read (the invalid values
     /// set aside), so that the rules of later stages still find their problems.
     pub partial: Option<Spec>,
-    /// The `[code]` files, read once the spec is valid (see [`crate::code`]).
-    pub code: crate::code::Files,
-    /// For a TrainJob, the runtime it names and what trainc knows of it
-    /// (see [`crate::runtimes`]).
-    pub runtime: Option<crate::trainer::bind::Bound>,
     pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Validated {
-    /// Nothing to validate: the problems that stopped an earlier stage.
-    pub fn stopped(diagnostics: Vec<Diagnostic>) -> Validated {
-        Validated {
-            spec: None,
-            partial: None,
-            code: crate::code::Files::new(),
-            runtime: None,
-            diagnostics,
-        }
-    }
 }
 
 /// Runs both passes over one composed document.
@@ -87,8 +66,6 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     Validated {
         spec,
         partial,
-        code: crate::code::Files::new(),
-        runtime: None,
         diagnostics,
     }
 }
@@ -125,53 +102,5 @@ fn remove_pointers<'p>(json: &mut serde_json::Value, pointers: impl Iterator<Ite
             }
             _ => {}
         }
-    }
-}
-
-/// A JSON pointer as users write the field: `/scheduling/tolerations/0/key` →
-/// `scheduling.tolerations[0].key`; keys that are not identifiers are quoted.
-pub fn field_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for segment in pointer.split('/').skip(1) {
-        let segment = crate::tree::segment_key(segment);
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            let _ = write!(out, "[{segment}]");
-            continue;
-        }
-        if !out.is_empty() {
-            out.push('.');
-        }
-        if !segment.is_empty()
-            && segment
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            out.push_str(&segment);
-        } else {
-            let _ = write!(out, "{segment:?}");
-        }
-    }
-    if out.is_empty() {
-        "the spec".to_owned()
-    } else {
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn field_paths_read_like_the_spec() {
-        assert_eq!(
-            field_path("/scheduling/tolerations/0/key"),
-            "scheduling.tolerations[0].key"
-        );
-        assert_eq!(
-            field_path("/labels/app.kubernetes.io~1name"),
-            "labels.\"app.kubernetes.io/name\""
-        );
-        assert_eq!(field_path(""), "the spec");
     }
 }

@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::field_path;
-use super::schema_lookup::takes_only_integers;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::Sources;
+use crate::spec::schema_lookup::takes_only_integers;
+use crate::tree::field_path;
 use crate::tree::{Node, Value, push_segment};
 
 /// `replicas = 2.0`: JSON Schema counts a whole float as an integer, but the

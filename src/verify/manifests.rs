@@ -17,7 +17,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::spec::ApiLevel;
 use crate::tree::Node;
-use crate::validate::field_path;
+use crate::tree::field_path;
 
 /// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
 /// about 12 levels down; CRDs with embedded templates go further).

@@ -11,7 +11,8 @@
 
 use serde_json::Value;
 
-use crate::render::{Object, pytorchjob, trainjob};
+use crate::cluster::{pytorchjob, trainjob};
+use crate::render::Object;
 use crate::spec::ApiLevel;
 
 mod apiserver;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Problem, id};
-use crate::render::{job, pytorchjob, trainjob};
+use crate::cluster::{job, pytorchjob, trainjob};
 
 pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
     let of_kind = |kind: &str| -> Vec<&Value> {

@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use super::{Problem, id};
-use crate::render::trainjob;
+use crate::cluster::trainjob;
 use crate::spec::ApiLevel;
 use crate::trainer::bind::{Bound, bind};
 use crate::trainer::runtime::{Framework, Kind, Runtime};

@@ -9,7 +9,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::Problem;
-use crate::render::trainjob;
+use crate::cluster::trainjob;
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::spec::ApiLevel;
 

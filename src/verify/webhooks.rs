@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::Problem;
-use crate::render::{pytorchjob, trainjob};
+use crate::cluster::{pytorchjob, trainjob};
 use crate::syntax::names;
 
 /// Both operators want the job name to be a DNS-1035 label.

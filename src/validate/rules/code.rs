@@ -1,5 +1,5 @@
 //! Rules on `[code]` that need no file system: paths, the function, the
-//! packages. Reading the files is [`crate::code::load`]'s, after these pass.
+//! packages. Reading the files is [`crate::bind::code::load`]'s, after these pass.
 
 use super::Rules;
 use std::collections::HashMap;

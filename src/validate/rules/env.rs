@@ -1,12 +1,12 @@
 //! Rules on environment variables: names, what the target reserves, secrets
 //! written as literals, and value sources.
 
-use crate::validate::field_path;
+use crate::tree::field_path;
 
 use super::injected::{RENDEZVOUS_HELP, pytorchjob_sets};
 use super::{Rules, at};
+use crate::cluster::trainjob;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::render::trainjob;
 use crate::spec::{EnvSource, EnvValue, Target};
 use crate::syntax::names;
 
@@ -78,7 +78,7 @@ fn reserved(r: &mut Rules<'_>, target: Target, name: &str, pointer: &str) {
             "remove it: the runtime derives it from `replicas` and `nProcPerNode`",
         ),
         Target::Job => (
-            crate::render::job::RESERVED_ENV,
+            crate::cluster::job::RESERVED_ENV,
             format!(
                 "`{name}` is part of the topology trainc and the Job controller give each pod on target `job`; a spec may not set it"
             ),

@@ -25,8 +25,8 @@ use indexmap::IndexMap;
 
 use super::Rules;
 use super::injected::pytorchjob_sets;
+use crate::cluster::{job, trainjob};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::render::{job, trainjob};
 use crate::spec::{EnvValue, Target};
 
 pub(super) fn check(

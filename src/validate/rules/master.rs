@@ -20,7 +20,7 @@
 use super::Rules;
 use super::nproc::{Starter, starter};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::model::NProc;
+use crate::spec::NProc;
 use crate::spec::{Master, RestartPolicy, Target};
 
 pub(super) fn check(r: &mut Rules<'_>) {

@@ -45,13 +45,13 @@ pub(super) fn check(r: &mut Rules<'_>) {
         }
     }
     if let Some(annotations) = &spec.annotations {
-        if annotations.contains_key(crate::kustomize::WARNINGS_ANNOTATION) {
-            let pointer = at("/annotations", crate::kustomize::WARNINGS_ANNOTATION);
+        if annotations.contains_key(crate::spec::defaults::WARNINGS_ANNOTATION) {
+            let pointer = at("/annotations", crate::spec::defaults::WARNINGS_ANNOTATION);
             r.push(
                 Diagnostic::error(
                     codes::METADATA_RESERVED,
                     r.key(&pointer),
-                    format!("annotation `{}` is trainc's: as a kustomize plugin it writes there the warnings of the build", crate::kustomize::WARNINGS_ANNOTATION),
+                    format!("annotation `{}` is trainc's: as a kustomize plugin it writes there the warnings of the build", crate::spec::defaults::WARNINGS_ANNOTATION),
                 )
                 .with_help("remove it; to make warnings fail the build, set `warnings = \"error\"`"),
             );
@@ -72,7 +72,7 @@ pub(super) fn check(r: &mut Rules<'_>) {
         // k8s.io/apimachinery/pkg/api/validation/objectmeta.go
         // `TotalAnnotationSizeLimitB`).
         let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
-        let added: usize = crate::resolve::defaults::POD_ANNOTATIONS
+        let added: usize = crate::spec::defaults::POD_ANNOTATIONS
             .iter()
             .filter(|(k, _)| !annotations.contains_key(*k))
             .map(|(k, v)| k.len() + v.len())
@@ -180,7 +180,7 @@ fn image_reference(r: &mut Rules<'_>) {
 
 /// The image reference `reference`, written at `at`: valid, and pinned.
 pub(super) fn reference_at(r: &mut Rules<'_>, reference: &str, at: &str) {
-    let field = crate::validate::field_path(at);
+    let field = crate::tree::field_path(at);
     match image::parse(reference) {
         Err(why) => {
             let mut d = Diagnostic::error(

@@ -117,7 +117,7 @@ impl Rules<'_> {
             .trainjob
             .as_ref()
             .and_then(|t| t.api_level)
-            .unwrap_or(crate::resolve::defaults::TRAINJOB_API_LEVEL)
+            .unwrap_or(crate::spec::defaults::TRAINJOB_API_LEVEL)
     }
 
     /// Whether trainc writes the TrainingRuntime the TrainJob runs on

@@ -265,7 +265,7 @@ fn keyword(r: &mut Rules<'_>) {
     let Some(level) = level else { return };
     let gpu_resource = resources
         .and_then(|res| res.gpu_resource.clone())
-        .unwrap_or_else(|| crate::resolve::defaults::GPU_RESOURCE.to_owned());
+        .unwrap_or_else(|| crate::spec::defaults::GPU_RESOURCE.to_owned());
     let counted_as_gpus = gpus > 0 && gpu_resource.to_ascii_lowercase().contains("gpu");
     if auto && counted_as_gpus {
         return; // `auto` reaches torchrun: one process per GPU

@@ -3,9 +3,9 @@
 
 use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::resolve::defaults;
 use crate::spec::DnsPolicy;
 use crate::spec::Resources;
+use crate::spec::defaults;
 use crate::syntax::names;
 
 /// Linux capabilities (capabilities(7), Linux 6.x) as Kubernetes names them,
@@ -143,7 +143,7 @@ fn extended_of(r: &mut Rules<'_>, table: &str, written: &Resources, pod: &Resour
                 r.key(&pointer),
                 format!(
                     "`{name}` is the GPU resource, already requested by `{}`",
-                    crate::validate::field_path(&gpus)
+                    crate::tree::field_path(&gpus)
                 ),
             )
             .with_secondary(r.entry(&gpus), "GPUs are requested here")

@@ -8,7 +8,7 @@ use super::{Rules, at};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{ApiLevel, Target};
 
-use crate::model::TRAINER_CONTAINER as TRAINER;
+use crate::spec::defaults::TRAINER_CONTAINER as TRAINER;
 
 /// Pod fields the spec owns: (pod spec key, spec pointer, whether the spec sets it).
 fn pod_owned(r: &Rules<'_>) -> Vec<(&'static str, &'static str)> {
@@ -157,7 +157,7 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
             trainer(r, container, base);
             continue;
         }
-        if name == crate::render::pytorchjob::CONTAINER || name == crate::render::trainjob::NODE {
+        if name == crate::cluster::pytorchjob::CONTAINER || name == crate::cluster::trainjob::NODE {
             r.push(
                 Diagnostic::error(
                     codes::POD_TEMPLATE,
@@ -434,8 +434,8 @@ fn conflict(r: &mut Rules<'_>, theirs: &str, ours: &str) {
             r.key(theirs),
             format!(
                 "`{}` sets what `{}` already sets",
-                crate::validate::field_path(theirs),
-                crate::validate::field_path(ours)
+                crate::tree::field_path(theirs),
+                crate::tree::field_path(ours)
             ),
         )
         .with_secondary(r.entry(ours), "set here")

@@ -208,7 +208,7 @@ pub(super) fn checked(
 ) -> Option<f64> {
     let text = q.text();
     // Spelled out only for a diagnostic.
-    let field = || crate::validate::field_path(pointer);
+    let field = || crate::tree::field_path(pointer);
     match quantity::parse(&text) {
         Err(error) => {
             r.push(

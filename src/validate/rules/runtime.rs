@@ -9,9 +9,9 @@
 //! what was not checked.
 
 use super::Rules;
+use crate::cluster::trainjob::NODE;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::model::TRAINER_CONTAINER;
-use crate::render::trainjob::NODE;
+use crate::spec::defaults::TRAINER_CONTAINER;
 use crate::trainer::bind::Bound;
 use crate::trainer::catalogue;
 use crate::trainer::runtime::{Framework, Kind, Runtime};

@@ -2,8 +2,8 @@
 
 use super::metadata::label_map;
 use super::{Rules, at};
+use crate::cluster::{job, pytorchjob, trainjob};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::render::{pytorchjob, trainjob};
 use crate::spec::{Duration, RestartPolicy, TaintEffect, Target, TolerationOperator};
 use crate::syntax::{duration, names};
 
@@ -224,8 +224,8 @@ fn ports(r: &mut Rules<'_>) {
             "the Training Operator's rendezvous port",
         ),
         Target::Job => (
-            crate::resolve::defaults::JOB_RENDEZVOUS_PORT,
-            crate::render::job::PORT_NAME,
+            crate::spec::defaults::JOB_RENDEZVOUS_PORT,
+            job::PORT_NAME,
             "the rendezvous port at pod 0 on target `job` (torchrun's `--master_port`)",
         ),
         // The runtime declares its port without a name.

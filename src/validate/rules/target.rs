@@ -47,7 +47,7 @@ fn runtime(r: &mut Rules<'_>) {
             .trainjob
             .as_ref()
             .and_then(|t| t.runtime_kind)
-            .unwrap_or(crate::resolve::defaults::TRAINJOB_RUNTIME_KIND);
+            .unwrap_or(crate::spec::defaults::TRAINJOB_RUNTIME_KIND);
         let help = match bad.better {
             Some(better) => format!("runtime names are lowercase, such as `{better}`"),
             None => "runtime names are lowercase letters, digits, `-` and `.`, such as `torch-distributed`".to_owned(),
@@ -239,7 +239,7 @@ fn trainjob_gang(r: &mut Rules<'_>) {
     ];
     for (set, pointer, help) in fields {
         if set {
-            let field = format!("`{}`", crate::validate::field_path(pointer));
+            let field = format!("`{}`", crate::tree::field_path(pointer));
             cannot_express(r, pointer, &field, help);
         }
     }
@@ -346,7 +346,7 @@ fn trainjob_unsupported(r: &mut Rules<'_>) {
         if set {
             let field = match pointer {
                 "/replicas" => "elastic `replicas`".to_owned(),
-                _ => format!("`{}`", crate::validate::field_path(pointer)),
+                _ => format!("`{}`", crate::tree::field_path(pointer)),
             };
             cannot_express(r, pointer, &field, help);
         }

@@ -130,7 +130,7 @@ fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
                     r.value(&at(pointer, "emptyDir")),
                     format!(
                         "`{}` is `true` or a size limit, found `{text}`",
-                        crate::validate::field_path(&at(pointer, "emptyDir"))
+                        crate::tree::field_path(&at(pointer, "emptyDir"))
                     ),
                 )
                 .with_help("write `emptyDir = true` for a scratch directory, or a size limit such as `emptyDir = \"50Gi\"`"),

@@ -7,10 +7,10 @@ use serde_json::Value as Json;
 use super::{Context, join_pointer};
 use crate::diagnostic::suggest;
 use crate::diagnostic::{Diagnostic, codes};
+use crate::spec::schema_lookup::schema_at;
 use crate::tree::Value;
-use crate::validate::field_path;
+use crate::tree::field_path;
 use crate::validate::kubernetes_forms;
-use crate::validate::schema_lookup::schema_at;
 
 /// The keys a table may have, where each of its sub-tables' keys belong,
 /// and where each key the user wrote is.

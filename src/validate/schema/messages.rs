@@ -6,9 +6,9 @@ use jsonschema::{JsonType, ValidationError};
 use serde_json::Value as Json;
 
 use crate::diagnostic::Diagnostic;
+use crate::spec::schema_lookup::description;
+use crate::tree::field_path;
 use crate::tree::{Node, Value};
-use crate::validate::field_path;
-use crate::validate::schema_lookup::description;
 
 /// Adds the field's documentation as help: it says what the field takes.
 pub(super) fn with_description(d: Diagnostic, pointer: &str) -> Diagnostic {

@@ -22,12 +22,12 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value as Json;
 
-use super::field_path;
-use super::schema_lookup::{description, schema, schema_at};
 use crate::diagnostic::suggest;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::source::Sources;
+use crate::spec::schema_lookup::{description, schema, schema_at};
+use crate::tree::field_path;
 use crate::tree::{Node, Value, pointer_segment};
 
 fn validator() -> &'static Validator {

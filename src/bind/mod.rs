@@ -1,30 +1,37 @@
 //! Stage 4b, bind: what a valid spec names outside itself, read once the
-//! spec is valid: the `[code]` files ([`crate::code::load`]) and, for a
-//! TrainJob, the runtime it runs on ([`crate::runtimes::load`]), against
-//! which the rules that need a runtime then run
-//! ([`crate::validate::rules::check_runtime`]). The only stage after reading
-//! that opens files, and only inside the code root.
+//! spec is valid: the `[code]` files ([`code::load`]) and, for a TrainJob,
+//! the runtime it runs on ([`runtime::load`]), against which the rules that
+//! need a runtime then run ([`crate::validate::rules::check_runtime`]). The
+//! only stage after reading that opens files, and only inside the code root
+//! ([`Root`]), by the one rule of [`read`].
 
-use crate::code::{self, Root};
+pub mod code;
+pub mod read;
+mod root;
+pub mod runtime;
+
+pub use root::{Root, RootOrigin};
+
 use crate::diagnostic::Diagnostic;
 use crate::source::{SourceId, Sources};
 use crate::spec::Spec;
 use crate::trainer::bind::Bound;
 use crate::tree::Node;
 
-/// What a spec was bound to, and the problems found on the way.
+/// What a spec was bound to.
+#[derive(Debug, Default)]
 pub struct Bindings {
     /// The `[code]` files; none when the spec is not valid as a whole.
-    pub code: code::Files,
+    pub code: crate::code::Files,
     /// For a TrainJob, the runtime it names and what trainc knows of it.
     pub runtime: Option<Bound>,
-    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Binds `spec` (its `tree` for spans). `read_code`: the spec is valid as a
 /// whole, so its `[code]` files are read; `look_up_runtime`: its runtime
 /// name is not already wrong, so there is one to look up. `runtimes` is the
-/// runtimes file of the command line, already read.
+/// runtimes file of the command line, already read. Returns what was bound
+/// and the problems found on the way.
 pub fn bind(
     spec: &Spec,
     tree: &Node,
@@ -33,17 +40,17 @@ pub fn bind(
     runtimes: Option<SourceId>,
     read_code: bool,
     look_up_runtime: bool,
-) -> Bindings {
+) -> (Bindings, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let code = if read_code {
         let (files, mut unreadable) = code::load(spec, tree, sources, root);
         diagnostics.append(&mut unreadable);
         files
     } else {
-        code::Files::new()
+        crate::code::Files::new()
     };
     let (runtime, mut found) = if look_up_runtime {
-        crate::runtimes::load(spec, tree, sources, root, runtimes)
+        runtime::load(spec, tree, sources, root, runtimes)
     } else {
         (None, Vec::new())
     };
@@ -51,9 +58,5 @@ pub fn bind(
     if let Some(bound) = &runtime {
         diagnostics.extend(crate::validate::rules::check_runtime(spec, tree, bound));
     }
-    Bindings {
-        code,
-        runtime,
-        diagnostics,
-    }
+    (Bindings { code, runtime }, diagnostics)
 }

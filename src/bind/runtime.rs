@@ -1,16 +1,16 @@
-//! For the bind stage ([`crate::bind`]), a TrainJob's runtime: read the cluster's
+//! For the bind stage, a TrainJob's runtime: read the cluster's
 //! runtimes file (`--runtimes FILE`, else `[trainjob] runtimesFile`) and
 //! find the runtime the TrainJob names there or in the catalogue of the
 //! Trainer release ([`crate::trainer::bind`]).
 //!
-//! A file the spec names is read by the rule of [`crate::code::Root`]: only
+//! A file the spec names is read by the rule of [`Root`]: only
 //! inside the spec's directory (or `--code-root`), so a package trainc did
 //! not write cannot make it read elsewhere.
 
-use crate::code::Root;
+use super::Root;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::resolve::defaults;
 use crate::source::{SourceId, Sources};
+use crate::spec::defaults;
 use crate::spec::{RuntimeKind, Spec, Target};
 use crate::trainer::bind::{Bound, bind};
 use crate::trainer::runtime::{Kind, Runtime};
@@ -84,7 +84,7 @@ fn named_file(
 ) -> Result<SourceId, Box<Diagnostic>> {
     let at = tree.span_at(FIELD);
     let base = sources.get(at.source).dir.clone();
-    match crate::code::read_named("the runtimes file", path, base.as_deref(), root, MAX_BYTES) {
+    match super::read::read_named("the runtimes file", path, base.as_deref(), root, MAX_BYTES) {
         Ok((text, full)) => {
             let id = sources.add(full.display().to_string(), text);
             sources.set_dir(id, full.parent().map(std::path::Path::to_path_buf));

@@ -1,7 +1,7 @@
-//! Local code (`[code]`): the one stage besides reading the spec that touches
-//! the file system. After validation, the files `[code] files` names are read
-//! (size-limited, UTF-8) into the ConfigMap that ships them; resolve then
-//! runs them under torchrun from where that ConfigMap is mounted.
+//! Local code (`[code]`): what it means, without reading a file. The bind
+//! stage reads the files `[code] files` names ([`crate::bind::code`]) into the
+//! ConfigMap that ships them, under the names and limits set here; resolve
+//! then runs them under torchrun from where that ConfigMap is mounted.
 //!
 //! This is the Kubeflow SDK's `train_func` + `packages_to_install`, written
 //! down: the SDK serialises a function into the container's command; trainc
@@ -10,18 +10,9 @@
 //! generator does, so that changing the code makes a new name and so a new job.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, codes, escape_for_terminal};
-use crate::source::Sources;
 use crate::spec::{self, Spec};
 use crate::syntax::{sha256, shell};
-use crate::tree::Node;
-
-mod read;
-
-use read::{Loaded, Refusal, read};
-pub use read::{read_named, read_within};
 
 /// Local code in a ConfigMap whose name carries a hash of its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,167 +49,6 @@ pub type Files = BTreeMap<String, String>;
 /// Most files `[code]` may list: each is a key of one ConfigMap, mounted by
 /// name; more than this is a project to build into an image.
 pub const MAX_FILES: usize = 1000;
-
-/// The directory `[code]` files must lie in, and how to name it to a user.
-///
-/// The rule, the same in every mode: a file is read only when its real path
-/// (every link resolved) is inside the root, it is a regular file (not a
-/// directory, FIFO, socket or device, nothing under `/proc`, `/sys` or
-/// `/dev`), and it is UTF-8 text without NUL. The root is `--code-root` when
-/// given, else the directory of the spec being built; for `trainc fn` and the
-/// kustomize plugin, which have no spec file, it is the working directory,
-/// where kustomize and kpt run functions (the kustomization's or package's
-/// directory). A package a user did not write can so never ship
-/// `../../etc/shadow`, `/proc/self/environ` or a link to either.
-#[derive(Debug, Clone)]
-pub struct Root {
-    pub dir: PathBuf,
-    pub origin: RootOrigin,
-}
-
-/// Where the [`Root`] came from, for the help of a refusal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootOrigin {
-    /// `--code-root DIR`.
-    Flag,
-    /// The spec file's directory.
-    Spec,
-    /// The working directory: a spec on stdin, `trainc fn`, the kustomize plugin.
-    WorkingDirectory,
-}
-
-impl Root {
-    /// The root for a spec read from `source`, unless `flag` names one.
-    pub fn of(flag: Option<&Path>, sources: &Sources, spec: crate::SourceId) -> Root {
-        match (flag, &sources.get(spec).dir) {
-            (Some(dir), _) => Root {
-                dir: dir.to_path_buf(),
-                origin: RootOrigin::Flag,
-            },
-            (None, Some(dir)) => Root {
-                dir: if dir.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    dir.clone()
-                },
-                origin: RootOrigin::Spec,
-            },
-            (None, None) => Root {
-                dir: PathBuf::from("."),
-                origin: RootOrigin::WorkingDirectory,
-            },
-        }
-    }
-
-    /// How to fix a refusal of `what` (`[code]` files, the runtimes file).
-    fn help(&self, what: &str) -> String {
-        let shown = escape_for_terminal(&self.dir.display().to_string());
-        match self.origin {
-            RootOrigin::Flag => format!(
-                "{what} must be inside `{shown}` (`--code-root`); move the file there or pass a `--code-root` that holds it"
-            ),
-            RootOrigin::Spec => format!(
-                "{what} must be inside the spec's directory `{shown}`; keep it beside the spec, or pass `--code-root DIR` with a directory that holds both"
-            ),
-            RootOrigin::WorkingDirectory => format!(
-                "as a KRM function or kustomize plugin (or with the spec on stdin), {what} must be inside the working directory, where kustomize and kpt run trainc: the kustomization's or package's directory"
-            ),
-        }
-    }
-}
-
-/// Reads every file of `spec.code` that [`Root`] allows; each problem is
-/// located at the path as written. Returns the files only when all of them
-/// could be read.
-pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files, Vec<Diagnostic>) {
-    let mut files = Files::new();
-    let mut problems = Vec::new();
-    let Some(code) = &spec.code else {
-        return (files, problems);
-    };
-    if code.files.len() > MAX_FILES {
-        return (files, problems); // reported by the rules
-    }
-    let real_root = std::fs::canonicalize(&root.dir).and_then(|real| {
-        if real.is_dir() {
-            Ok(real)
-        } else {
-            Err(std::io::Error::other("it is not a directory"))
-        }
-    });
-    let real_root = match real_root {
-        Ok(real) => real,
-        Err(error) => {
-            problems.push(Diagnostic::error(
-                codes::CODE_FILE,
-                tree.key_span_at("/code/files"),
-                format!(
-                    "cannot read the code root `{}`: {}",
-                    escape_for_terminal(&root.dir.display().to_string()),
-                    crate::source::io_reason(&error)
-                ),
-            ));
-            return (files, problems);
-        }
-    };
-    let mut total = 0usize;
-    for (i, path) in code.files.iter().enumerate() {
-        let span = tree.span_at(&format!("/code/files/{i}"));
-        let base = sources.get(span.source).dir.clone();
-        let full = base.map_or_else(|| PathBuf::from(path), |dir| dir.join(path));
-        let Some(name) = mounted_name(path) else {
-            continue; // reported by the rules
-        };
-        let remaining = MAX_BYTES.saturating_sub(total);
-        match read(&full, &real_root, remaining, MAX_BYTES) {
-            Ok(Loaded::Text(text)) => {
-                total += text.len();
-                files.insert(name.to_owned(), text);
-            }
-            Ok(Loaded::Over(size)) => total = total.saturating_add(size),
-            Err(why) => {
-                let help = match why {
-                    Refusal::Outside(_) => root.help("`[code]` files"),
-                    Refusal::TooLarge(_) => {
-                        "`[code]` ships source code in a ConfigMap; data, weights and large files belong in the image or a volume the job mounts (`[volumes]`)".to_owned()
-                    }
-                    Refusal::NotText(_) | Refusal::Nul(_) => {
-                        "save source code as UTF-8 (`iconv -t utf-8`); binary data belongs in the image or a volume the job mounts (`[volumes]`)".to_owned()
-                    }
-                    _ => format!(
-                        "paths are relative to the file that lists them; this one is read from `{}`",
-                        escape_for_terminal(&full.display().to_string())
-                    ),
-                };
-                problems.push(
-                    Diagnostic::error(
-                        codes::CODE_FILE,
-                        span,
-                        format!("cannot ship `{path}`: {why}"),
-                    )
-                    .with_help(help),
-                );
-            }
-        }
-    }
-    if let Some(launcher) = launcher_for(code) {
-        total += launcher.len();
-        files.insert(LAUNCHER.to_owned(), launcher);
-    }
-    if problems.is_empty() && total > MAX_BYTES {
-        problems.push(
-            Diagnostic::error(
-                codes::CODE_TOO_LARGE,
-                tree.key_span_at("/code/files"),
-                format!(
-                    "`[code]` files hold {total} bytes; a ConfigMap holds at most {MAX_BYTES} (1 MiB)"
-                ),
-            )
-            .with_help("build an image with the code (`COPY` it in a Dockerfile) and run it with `script` or `module`"),
-        );
-    }
-    (files, problems)
-}
 
 /// The name a file is mounted under: its file name, when that is a valid
 /// ConfigMap key.
@@ -302,7 +132,7 @@ pub fn split_function(function: &str) -> Option<(&str, &str)> {
 }
 
 /// The launcher for `code.function`, when it reads as `FILE:FUNCTION`.
-fn launcher_for(code: &spec::Code) -> Option<String> {
+pub fn launcher_for(code: &spec::Code) -> Option<String> {
     let (file, name) = split_function(code.function.as_ref()?)?;
     Some(launcher(mounted_name(file)?, name))
 }

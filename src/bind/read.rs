@@ -6,7 +6,8 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use super::{MAX_BYTES, Root};
+use super::Root;
+use crate::code::MAX_BYTES;
 use crate::diagnostic::escape_for_terminal;
 
 /// Another file a spec names (`what`: the runtimes file), `path` as written in the

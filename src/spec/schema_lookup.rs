@@ -7,13 +7,13 @@ use std::sync::OnceLock;
 use serde_json::Value as Json;
 
 /// The spec's schema, as committed; parsed once per process.
-pub(super) fn schema() -> &'static Json {
+pub fn schema() -> &'static Json {
     static SCHEMA: OnceLock<Json> = OnceLock::new();
     crate::schema_verdict::embedded_json(&SCHEMA, crate::spec::SPEC_SCHEMA)
 }
 
 /// The first sentence of a field's description (a `.` before a capital letter ends it).
-pub(super) fn description(pointer: &str) -> Option<String> {
+pub fn description(pointer: &str) -> Option<String> {
     let text = property_schema(schema(), pointer)?
         .get("description")?
         .as_str()?;
@@ -39,7 +39,7 @@ pub fn schema_at_pointer(pointer: &str) -> Option<&'static Json> {
 
 /// The object schema that describes the value at `pointer`, following `$ref`,
 /// `properties`, `additionalProperties`, `items` and object branches of `anyOf`.
-pub(super) fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
+pub fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
     let resolve = |mut node: &'a Json| -> Option<&'a Json> {
         for _ in 0..16 {
             if let Some(reference) = node.get("$ref").and_then(Json::as_str) {
@@ -70,7 +70,7 @@ pub(super) fn schema_at<'a>(root: &'a Json, pointer: &str) -> Option<&'a Json> {
 
 /// Whether the field at `pointer` takes whole numbers and no other numbers
 /// (`replicas`, but not a quantity such as `cpu`, which also takes `0.5`).
-pub(super) fn takes_only_integers(pointer: &str) -> bool {
+pub fn takes_only_integers(pointer: &str) -> bool {
     let root = schema();
     let resolve = |node: &'static Json| -> &'static Json {
         node.get("$ref")
