@@ -12,7 +12,7 @@ use crate::code::Code;
 
 use crate::spec::{ApiLevel, NProc, Target};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Model {
     /// The job's name; every object name derives from it.
     pub name: String,
@@ -61,7 +61,7 @@ pub struct Model {
 
 /// The Master of a PyTorchJob, where it differs from the Workers: the pod
 /// of [`Model::container`] and [`Model::shm`] with these in their place.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Master {
     /// The Workers' container with the Master's image, resources and
     /// processes (torchrun's `--nproc_per_node`).
@@ -78,24 +78,6 @@ pub struct Pod {
     pub fs_group: Option<i64>,
 }
 
-/// The training container's security context.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Security {
-    pub capabilities: Vec<String>,
-    pub privileged: Option<bool>,
-    pub run_as_user: Option<i64>,
-    pub run_as_group: Option<i64>,
-    pub run_as_non_root: Option<bool>,
-    pub allow_privilege_escalation: Option<bool>,
-    pub read_only_root_filesystem: Option<bool>,
-}
-
-impl Security {
-    pub fn is_empty(&self) -> bool {
-        *self == Security::default()
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvFrom {
     /// `true`: a Secret; `false`: a ConfigMap.
@@ -105,7 +87,7 @@ pub struct EnvFrom {
     pub optional: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Container {
     /// `None` only on a TrainJob that runs its runtime's image.
     pub image: Option<String>,
@@ -118,7 +100,9 @@ pub struct Container {
     pub env: Vec<EnvVar>,
     pub env_from: Vec<EnvFrom>,
     pub image_pull_policy: Option<String>,
-    pub security: Security,
+    /// The training container's security context, as Kubernetes spells
+    /// it; `None` when the spec sets none of its fields.
+    pub security: Option<k8s_openapi::api::core::v1::SecurityContext>,
     /// Resource name to quantity; empty when the spec names no resources.
     pub requests: BTreeMap<String, String>,
     pub limits: BTreeMap<String, String>,
@@ -133,17 +117,17 @@ pub struct EnvVar {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvValue {
     Literal(String),
-    Secret {
-        name: String,
-        key: String,
-        optional: Option<bool>,
-    },
-    ConfigMap {
-        name: String,
-        key: String,
-        optional: Option<bool>,
-    },
+    Key(KeyRef),
     Field(String),
+}
+
+/// One key of a Secret (`secret`) or of a ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRef {
+    pub secret: bool,
+    pub name: String,
+    pub key: String,
+    pub optional: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

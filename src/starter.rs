@@ -68,13 +68,8 @@ impl Val {
 
 enum Item {
     Blank,
-    /// A field of the current table; `off` writes it commented out.
-    Field {
-        key: &'static str,
-        value: Val,
-        comment: Option<&'static str>,
-        off: bool,
-    },
+    /// A field of the current table.
+    Field(Field),
     /// A table: the fields that follow, up to the next table, are its.
     Table {
         path: &'static [&'static str],
@@ -84,23 +79,36 @@ enum Item {
     },
 }
 
+/// A field; `off` writes it commented out.
+struct Field {
+    key: &'static str,
+    value: Val,
+    comment: Option<&'static str>,
+    off: bool,
+}
+
 /// A field; `""` for no comment.
 fn field(key: &'static str, value: Val, comment: &'static str) -> Item {
-    Item::Field {
+    Item::Field(Field {
         key,
         value,
         comment: (!comment.is_empty()).then_some(comment),
         off: false,
-    }
+    })
 }
 
 /// A field written commented out: a suggestion.
 fn off(key: &'static str, value: Val, comment: &'static str) -> Item {
     let mut item = field(key, value, comment);
-    if let Item::Field { off, .. } = &mut item {
-        *off = true;
+    if let Item::Field(field) = &mut item {
+        field.off = true;
     }
     item
+}
+
+/// What comments a line out, when `off`.
+fn hash(off: bool) -> &'static str {
+    if off { "# " } else { "" }
 }
 
 fn table(path: &'static [&'static str], comment: &'static str) -> Item {
@@ -169,10 +177,10 @@ pub fn render(starter: &Starter) -> String {
                 .filter(|i| {
                     !matches!(
                         i,
-                        Item::Field {
+                        Item::Field(Field {
                             key: "name" | "namespace",
                             ..
-                        }
+                        })
                     )
                 })
                 .collect();
@@ -186,20 +194,14 @@ fn toml(out: &mut Lines, items: &[Item]) {
     for item in items {
         match item {
             Item::Blank => out.line(""),
-            Item::Field {
-                key,
-                value,
-                comment,
-                off,
-            } => {
-                let hash = if *off { "# " } else { "" };
-                out.entry_opt(&format!("{hash}{key} = {}", value.inline(false)), *comment);
+            Item::Field(f) => {
+                let line = format!("{}{} = {}", hash(f.off), f.key, f.value.inline(false));
+                out.entry_opt(&line, f.comment);
             }
             Item::Table { path, comment, off } => {
                 // Active even with all its fields commented out: an
                 // uncommented field must land in this table, not the one before.
-                let hash = if *off { "# " } else { "" };
-                out.entry_opt(&format!("{hash}[{}]", path.join(".")), *comment);
+                out.entry_opt(&format!("{}[{}]", hash(*off), path.join(".")), *comment);
             }
         }
     }
@@ -215,7 +217,7 @@ fn table_is_off(items: &[Item], table: &Item) -> bool {
     items[start..]
         .iter()
         .take_while(|i| !matches!(i, Item::Table { .. }))
-        .all(|i| !matches!(i, Item::Field { off: false, .. }))
+        .all(|i| !matches!(i, Item::Field(Field { off: false, .. })))
 }
 
 fn yaml(out: &mut Lines, items: &[Item], indent: usize) {
@@ -223,25 +225,13 @@ fn yaml(out: &mut Lines, items: &[Item], indent: usize) {
     for item in items {
         match item {
             Item::Blank => out.line(""),
-            Item::Field {
-                key,
-                value,
-                comment,
-                off,
-            } => {
+            Item::Field(f) => {
                 let pad = " ".repeat(indent + 2 * depth);
-                let hash = if *off { "# " } else { "" };
-                out.entry_opt(
-                    &format!("{pad}{hash}{key}: {}", value.inline(true)),
-                    *comment,
-                );
+                let line = format!("{pad}{}{}: {}", hash(f.off), f.key, f.value.inline(true));
+                out.entry_opt(&line, f.comment);
             }
             Item::Table { path, comment, off } => {
-                let hash = if *off || table_is_off(items, item) {
-                    "# "
-                } else {
-                    ""
-                };
+                let hash = hash(*off || table_is_off(items, item));
                 for (level, key) in path.iter().enumerate() {
                     let pad = " ".repeat(indent + 2 * level);
                     let text = format!("{pad}{hash}{key}:");

@@ -310,14 +310,15 @@ fn env(model: &Model) -> Vec<String> {
                 )
             }
             EnvValue::Literal(value) => format!("{}={value}", var.name),
-            EnvValue::Secret { name, key, .. } => {
+            EnvValue::Key(from) if from.secret => format!(
+                "{} from Secret {}, key {} (value not shown)",
+                var.name, from.name, from.key
+            ),
+            EnvValue::Key(from) => {
                 format!(
-                    "{} from Secret {name}, key {key} (value not shown)",
-                    var.name
+                    "{} from ConfigMap {}, key {}",
+                    var.name, from.name, from.key
                 )
-            }
-            EnvValue::ConfigMap { name, key, .. } => {
-                format!("{} from ConfigMap {name}, key {key}", var.name)
             }
             EnvValue::Field(path) => format!("{} from the pod's {path}", var.name),
         })

@@ -100,20 +100,7 @@ pub(super) fn pod_security(model: &Model) -> Option<core::PodSecurityContext> {
 
 /// The training container's security context.
 pub(super) fn security(model: &Model) -> Option<core::SecurityContext> {
-    let s = &model.container.security;
-    (!s.is_empty()).then(|| core::SecurityContext {
-        capabilities: non_empty_vec(s.capabilities.clone()).map(|add| core::Capabilities {
-            add: Some(add),
-            drop: None,
-        }),
-        privileged: s.privileged,
-        run_as_user: s.run_as_user,
-        run_as_group: s.run_as_group,
-        run_as_non_root: s.run_as_non_root,
-        allow_privilege_escalation: s.allow_privilege_escalation,
-        read_only_root_filesystem: s.read_only_root_filesystem,
-        ..Default::default()
-    })
+    model.container.security.clone()
 }
 
 pub(super) fn env_from(model: &Model) -> Vec<core::EnvFromSource> {
@@ -194,41 +181,38 @@ pub(super) fn field_var(name: &str, path: &str) -> core::EnvVar {
     }
 }
 
+/// Where a variable read from one key of a Secret or ConfigMap comes from.
+fn key_source(from: &crate::model::KeyRef) -> core::EnvVarSource {
+    let (name, key, optional) = (from.name.clone(), from.key.clone(), from.optional);
+    if from.secret {
+        let selector = core::SecretKeySelector {
+            name,
+            key,
+            optional,
+        };
+        core::EnvVarSource {
+            secret_key_ref: Some(selector),
+            ..Default::default()
+        }
+    } else {
+        let selector = core::ConfigMapKeySelector {
+            name,
+            key,
+            optional,
+        };
+        core::EnvVarSource {
+            config_map_key_ref: Some(selector),
+            ..Default::default()
+        }
+    }
+}
+
 pub(super) fn env_vars(vars: &[crate::model::EnvVar]) -> Vec<core::EnvVar> {
     vars.iter()
         .map(|var| {
             let (value, value_from) = match &var.value {
                 EnvValue::Literal(text) => (Some(text.clone()), None),
-                EnvValue::Secret {
-                    name,
-                    key,
-                    optional,
-                } => (
-                    None,
-                    Some(core::EnvVarSource {
-                        secret_key_ref: Some(core::SecretKeySelector {
-                            name: name.clone(),
-                            key: key.clone(),
-                            optional: *optional,
-                        }),
-                        ..Default::default()
-                    }),
-                ),
-                EnvValue::ConfigMap {
-                    name,
-                    key,
-                    optional,
-                } => (
-                    None,
-                    Some(core::EnvVarSource {
-                        config_map_key_ref: Some(core::ConfigMapKeySelector {
-                            name: name.clone(),
-                            key: key.clone(),
-                            optional: *optional,
-                        }),
-                        ..Default::default()
-                    }),
-                ),
+                EnvValue::Key(from) => (None, Some(key_source(from))),
                 EnvValue::Field(path) => return field_var(&var.name, path),
             };
             core::EnvVar {

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::spelled;
-use crate::model::{Container, EnvFrom, EnvValue, EnvVar, Master, Policy, Security};
+use crate::model::{Container, EnvFrom, EnvValue, EnvVar, KeyRef, Master, Policy};
 use crate::spec::NProc;
 use crate::spec::defaults;
 use crate::spec::{self, Spec};
+use k8s_openapi::api::core::v1 as core;
 
 /// The Master of `[master]`: the Workers' container with its own image,
 /// resources and count, and its own restart policy.
@@ -107,13 +108,32 @@ fn requests_and_limits(
     (requests, limits)
 }
 
+/// The training container's security context (`fsGroup` is the pod's):
+/// `None` when the spec sets none of its fields.
+fn security(s: &spec::SecurityContext) -> Option<core::SecurityContext> {
+    let capabilities = s.capabilities.clone().filter(|add| !add.is_empty());
+    let context = core::SecurityContext {
+        capabilities: capabilities.map(|add| core::Capabilities {
+            add: Some(add),
+            drop: None,
+        }),
+        privileged: s.privileged,
+        run_as_user: s.run_as_user,
+        run_as_group: s.run_as_group,
+        run_as_non_root: s.run_as_non_root,
+        allow_privilege_escalation: s.allow_privilege_escalation,
+        read_only_root_filesystem: s.read_only_root_filesystem,
+        ..Default::default()
+    };
+    (context != core::SecurityContext::default()).then_some(context)
+}
+
 pub(super) fn container(
     spec: &Spec,
     resources: Option<&spec::Resources>,
     command: Vec<String>,
 ) -> Container {
     let (requests, limits) = requests_and_limits(resources);
-    let s = spec.security_context.clone().unwrap_or_default();
     Container {
         image_pull_policy: spec.image_pull_policy.map(|p| spelled(&p)),
         env_from: spec
@@ -131,15 +151,7 @@ pub(super) fn container(
                 optional: e.optional,
             })
             .collect(),
-        security: Security {
-            capabilities: s.capabilities.unwrap_or_default(),
-            privileged: s.privileged,
-            run_as_user: s.run_as_user,
-            run_as_group: s.run_as_group,
-            run_as_non_root: s.run_as_non_root,
-            allow_privilege_escalation: s.allow_privilege_escalation,
-            read_only_root_filesystem: s.read_only_root_filesystem,
-        },
+        security: spec.security_context.as_ref().and_then(security),
         image: spec.image.clone(),
         verbatim: spec.runs_as_written(),
         command,
@@ -165,20 +177,13 @@ pub(super) fn env_vars(env: Option<&indexmap::IndexMap<String, spec::EnvValue>>)
 }
 
 fn env_source(source: &spec::EnvSource) -> EnvValue {
-    let key = source.key.clone().unwrap_or_default();
-    if let Some(name) = &source.secret {
-        EnvValue::Secret {
+    match source.secret.as_ref().or(source.config_map.as_ref()) {
+        Some(name) => EnvValue::Key(KeyRef {
+            secret: source.secret.is_some(),
             name: name.clone(),
-            key,
+            key: source.key.clone().unwrap_or_default(),
             optional: source.optional,
-        }
-    } else if let Some(name) = &source.config_map {
-        EnvValue::ConfigMap {
-            name: name.clone(),
-            key,
-            optional: source.optional,
-        }
-    } else {
-        EnvValue::Field(source.field.clone().unwrap_or_default())
+        }),
+        None => EnvValue::Field(source.field.clone().unwrap_or_default()),
     }
 }

@@ -45,26 +45,15 @@ pub(super) fn install(env: &mut Environment<'_>) {
     env.add_filter("replace", replace);
     env.add_filter("indent", indent);
     env.add_filter("format", format);
-    env.add_filter("slice", |state: &State<'_, '_>, value, count, fill| {
-        counted(
-            "`slice`",
-            minijinja::filters::slice,
-            state,
-            value,
-            count,
-            fill,
-        )
-    });
-    env.add_filter("batch", |state: &State<'_, '_>, value, count, fill| {
-        counted(
-            "`batch`",
-            minijinja::filters::batch,
-            state,
-            value,
-            count,
-            fill,
-        )
-    });
+    let split: [(&'static str, Split); 2] = [
+        ("slice", minijinja::filters::slice),
+        ("batch", minijinja::filters::batch),
+    ];
+    for (name, filter) in split {
+        env.add_filter(name, move |state: &State<'_, '_>, value, count, fill| {
+            counted(name, filter, state, value, count, fill)
+        });
+    }
     env.add_function(
         "range",
         |lower: i64, upper: Option<i64>, step: Option<i64>| {
@@ -86,16 +75,20 @@ pub(super) fn install(env: &mut Environment<'_>) {
 }
 
 /// `slice` or `batch`, refusing to make more than [`MAX_ITEMS`] groups.
+/// A filter that splits a sequence into `count` parts (`slice`) or parts of
+/// `count` items (`batch`).
+type Split = fn(&State<'_, '_>, Value, usize, Option<Value>) -> Result<Value, Error>;
+
 fn counted(
     name: &str,
-    filter: fn(&State<'_, '_>, Value, usize, Option<Value>) -> Result<Value, Error>,
+    filter: Split,
     state: &State<'_, '_>,
     value: Value,
     count: usize,
     fill: Option<Value>,
 ) -> Result<Value, Error> {
     if count > MAX_ITEMS {
-        return Err(too_many(name));
+        return Err(too_many(&format!("`{name}`")));
     }
     filter(state, value, count, fill)
 }
