@@ -56,9 +56,13 @@ fn tree(sources: &Sources, id: trainc::SourceId) -> trainc::tree::Node {
 fn objects(example: &str) -> (Vec<Object>, ApiLevel) {
     let (mut sources, input) = read(example);
     let input = Input::spec(input.spec);
-    let validated = trainc::check_input(&mut sources, &input, &Options::default());
-    let spec = validated.spec.expect("examples are valid");
-    let model = trainc::resolve::resolve(&spec, &validated.code, validated.runtime.as_ref());
+    let checked = trainc::check_input(&mut sources, &input, &Options::default());
+    let spec = checked.spec.expect("examples are valid");
+    let model = trainc::resolve::resolve(
+        &spec,
+        &checked.bindings.code,
+        checked.bindings.runtime.as_ref(),
+    );
     let level = model.trainjob.api_level;
     (trainc::render::render(&model), level)
 }
@@ -94,14 +98,13 @@ fn validate(bencher: Bencher<'_, '_>, example: &str) {
 #[divan::bench(args = EXAMPLES)]
 fn resolve(bencher: Bencher<'_, '_>, example: &str) {
     let (mut sources, input) = read(example);
-    let validated =
-        trainc::check_input(&mut sources, &Input::spec(input.spec), &Options::default());
-    let spec = validated.spec.expect("examples are valid");
+    let checked = trainc::check_input(&mut sources, &Input::spec(input.spec), &Options::default());
+    let spec = checked.spec.expect("examples are valid");
     bencher.bench(|| {
         trainc::resolve::resolve(
             black_box(&spec),
-            &validated.code,
-            validated.runtime.as_ref(),
+            &checked.bindings.code,
+            checked.bindings.runtime.as_ref(),
         )
     });
 }
@@ -109,12 +112,11 @@ fn resolve(bencher: Bencher<'_, '_>, example: &str) {
 #[divan::bench(args = EXAMPLES)]
 fn render(bencher: Bencher<'_, '_>, example: &str) {
     let (mut sources, input) = read(example);
-    let validated =
-        trainc::check_input(&mut sources, &Input::spec(input.spec), &Options::default());
+    let checked = trainc::check_input(&mut sources, &Input::spec(input.spec), &Options::default());
     let model = trainc::resolve::resolve(
-        &validated.spec.expect("examples are valid"),
-        &validated.code,
-        validated.runtime.as_ref(),
+        &checked.spec.expect("examples are valid"),
+        &checked.bindings.code,
+        checked.bindings.runtime.as_ref(),
     );
     bencher.bench(|| trainc::render::render(black_box(&model)));
 }

@@ -38,21 +38,21 @@ impl Code {
 /// Most bytes a ConfigMap's data may hold: Kubernetes rejects a larger one
 /// (`MaxSecretSize`, shared by ConfigMaps; k8s.io/kubernetes
 /// `pkg/apis/core/validation/validation.go`, `ValidateConfigMap`).
-pub const MAX_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_BYTES: usize = 1024 * 1024;
 /// The generated script that calls `function`; user files may not take its name.
-pub const LAUNCHER: &str = "trainc_main.py";
+pub(crate) const LAUNCHER: &str = "trainc_main.py";
 
 /// The files of `[code]` by the name they are mounted under, with the
 /// launcher trainc generates for `function`: the ConfigMap's data.
-pub type Files = BTreeMap<String, String>;
+pub(crate) type Files = BTreeMap<String, String>;
 
 /// Most files `[code]` may list: each is a key of one ConfigMap, mounted by
 /// name; more than this is a project to build into an image.
-pub const MAX_FILES: usize = 1000;
+pub(crate) const MAX_FILES: usize = 1000;
 
 /// The name a file is mounted under: its file name, when that is a valid
 /// ConfigMap key.
-pub fn mounted_name(path: &str) -> Option<&str> {
+pub(crate) fn mounted_name(path: &str) -> Option<&str> {
     let name = path.rsplit(['/', '\\']).next()?;
     let valid = !name.is_empty()
         && name.len() <= 253
@@ -67,7 +67,7 @@ pub fn mounted_name(path: &str) -> Option<&str> {
 /// The ConfigMap's name: the job's, `-code-`, and the first 10 hex digits of
 /// a SHA-256 over every key and value (lengths included, so no two different
 /// file sets hash the same bytes).
-pub fn config_map_name(job: &str, data: &Files) -> String {
+pub(crate) fn config_map_name(job: &str, data: &Files) -> String {
     let mut bytes = Vec::new();
     for (key, value) in data {
         for part in [key, value] {
@@ -80,7 +80,7 @@ pub fn config_map_name(job: &str, data: &Files) -> String {
 
 /// The ConfigMap's data and how it runs: the files, plus the launcher when a
 /// function is called.
-pub fn resolve(spec: &Spec, files: &Files) -> Option<Code> {
+pub(crate) fn resolve(spec: &Spec, files: &Files) -> Option<Code> {
     let code = spec.code.as_ref()?;
     Some(Code {
         config_map: config_map_name(&spec.name, files),
@@ -127,12 +127,12 @@ fn python_str(text: &str) -> String {
 }
 
 /// `FILE:FUNCTION` as its two parts (the rules check each).
-pub fn split_function(function: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_function(function: &str) -> Option<(&str, &str)> {
     function.rsplit_once(':')
 }
 
 /// The launcher for `code.function`, when it reads as `FILE:FUNCTION`.
-pub fn launcher_for(code: &spec::Code) -> Option<String> {
+pub(crate) fn launcher_for(code: &spec::Code) -> Option<String> {
     let (file, name) = split_function(code.function.as_ref()?)?;
     Some(launcher(mounted_name(file)?, name))
 }
@@ -140,7 +140,7 @@ pub fn launcher_for(code: &spec::Code) -> Option<String> {
 /// The container command: `torchrun` (the words the target's launch takes,
 /// from [`crate::resolve`]) on the script (the launcher, or the first file),
 /// through `sh -c` only when packages are installed first.
-pub fn entrypoint(spec: &Spec, mut torchrun: Vec<String>) -> Vec<String> {
+pub(crate) fn entrypoint(spec: &Spec, mut torchrun: Vec<String>) -> Vec<String> {
     let Some(code) = &spec.code else {
         return Vec::new();
     };

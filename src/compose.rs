@@ -25,7 +25,7 @@ use crate::tree::field_path;
 use crate::tree::{Entry, Node, Value};
 
 /// The overlay-only key that lists paths to remove.
-pub const UNSET: &str = "unset";
+pub(crate) const UNSET: &str = "unset";
 
 /// Merges `overlay` over `base`; returns the problems with its `unset` list.
 pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
@@ -41,7 +41,7 @@ pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
 }
 
 /// The problems with an overlay's `unset` list, without applying it.
-pub fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
+pub(crate) fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     if let Value::Table(entries) = &overlay.value
         && let Some(unset) = entries.iter().find(|e| e.key == UNSET)
@@ -250,7 +250,7 @@ fn remove_under(
 /// Sets the value at `path` (`["trainjob", "apiLevel"]`) to the string
 /// `value`, as written right after `flag` (`"--api-level "`, `"--set tag="`),
 /// replacing what the spec said and creating tables on the way as needed.
-pub fn set_from_command_line(
+pub(crate) fn set_from_command_line(
     tree: &mut Node,
     sources: &mut Sources,
     flag: &str,

@@ -33,12 +33,12 @@ use crate::spec::Target;
 use crate::syntax::names::MAX_LABEL;
 
 /// What Kubernetes appends to a pod name it generates: `-` and 5 characters.
-pub const RANDOM_POD_SUFFIX: &str = "-xxxxx";
+pub(crate) const RANDOM_POD_SUFFIX: &str = "-xxxxx";
 /// The longest DNS-1123 subdomain (PersistentVolumeClaim names).
-pub const MAX_SUBDOMAIN: usize = 253;
+pub(crate) const MAX_SUBDOMAIN: usize = 253;
 
 /// The Service trainc creates for `[ports]`.
-pub fn ports_service(job: &str) -> String {
+pub(crate) fn ports_service(job: &str) -> String {
     format!("{job}-ports")
 }
 
@@ -46,23 +46,23 @@ pub fn ports_service(job: &str) -> String {
 /// the Job controller names an Indexed Job's pod `<job>-<index>` as a host
 /// (kubernetes `pkg/controller/job/job_controller.go` `manageJob`,
 /// `template.Spec.Hostname`), and the pod's `subdomain` is the Service.
-pub fn job_host(job: &str, index: u32) -> String {
+pub(crate) fn job_host(job: &str, index: u32) -> String {
     format!("{job}-{index}.{job}")
 }
 
 /// Where a Job's ranks meet: pod 0 (see [`job_host`]).
-pub fn job_rank0(job: &str) -> String {
+pub(crate) fn job_rank0(job: &str) -> String {
     job_host(job, 0)
 }
 
 /// The PersistentVolumeClaim trainc creates for a volume with a `size`.
-pub fn claim(job: &str, volume: &str) -> String {
+pub(crate) fn claim(job: &str, volume: &str) -> String {
     format!("{job}-{volume}")
 }
 
 /// One name derived from the job name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Derived {
+pub(crate) struct Derived {
     /// The name as it will be, `-xxxxx` standing for a random suffix.
     pub name: String,
     /// What it names, e.g. `the last worker pod and its Service`.
@@ -74,19 +74,19 @@ pub struct Derived {
 }
 
 impl Derived {
-    pub fn excess(&self) -> usize {
+    pub(crate) fn excess(&self) -> usize {
         self.name.len().saturating_sub(self.limit)
     }
 
     /// Whether the name ends in a suffix Kubernetes generates at random.
-    pub fn has_random_suffix(&self) -> bool {
+    pub(crate) fn has_random_suffix(&self) -> bool {
         self.name.ends_with(RANDOM_POD_SUFFIX)
     }
 }
 
 /// What the derived names depend on.
 #[derive(Debug, Clone, Copy)]
-pub struct Shape<'a> {
+pub(crate) struct Shape<'a> {
     pub job: &'a str,
     pub target: Target,
     /// The most pods the job runs.
@@ -99,7 +99,10 @@ pub struct Shape<'a> {
 
 /// Every name derived from `shape.job`, and the claims for `volumes` (the
 /// names of the spec's volumes with a `size`).
-pub fn names<'v>(shape: Shape<'_>, volumes: impl IntoIterator<Item = &'v str>) -> Vec<Derived> {
+pub(crate) fn names<'v>(
+    shape: Shape<'_>,
+    volumes: impl IntoIterator<Item = &'v str>,
+) -> Vec<Derived> {
     let job = shape.job;
     let mut out = Vec::new();
     match shape.target {
@@ -163,7 +166,7 @@ pub fn names<'v>(shape: Shape<'_>, volumes: impl IntoIterator<Item = &'v str>) -
 }
 
 /// The derived name that exceeds its limit by the most, if any does.
-pub fn too_long<'v>(
+pub(crate) fn too_long<'v>(
     shape: Shape<'_>,
     volumes: impl IntoIterator<Item = &'v str>,
 ) -> Option<Derived> {

@@ -33,10 +33,10 @@
 
 pub mod bind;
 pub mod cluster;
-pub mod code;
+pub(crate) mod code;
 pub mod compose;
-pub mod derived;
-pub mod describe;
+pub(crate) mod derived;
+pub(crate) mod describe;
 pub mod diagnostic;
 pub mod emit;
 pub mod import;

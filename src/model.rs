@@ -168,6 +168,7 @@ pub struct Elastic {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::struct_field_names)] // named as Kubernetes spells the fields
 pub struct Policy {
     pub restart_policy: String,
     pub backoff_limit: Option<u32>,
@@ -198,6 +199,7 @@ pub struct Scheduling {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::struct_field_names)] // named as Kubernetes spells the fields
 pub struct Toleration {
     pub key: Option<String>,
     pub operator: Option<String>,

@@ -14,7 +14,12 @@ use crate::tree::Node;
 /// Reads every file of `spec.code` that [`Root`] allows; each problem is
 /// located at the path as written. Returns the files only when all of them
 /// could be read.
-pub fn load(spec: &Spec, tree: &Node, sources: &Sources, root: &Root) -> (Files, Vec<Diagnostic>) {
+pub(crate) fn load(
+    spec: &Spec,
+    tree: &Node,
+    sources: &Sources,
+    root: &Root,
+) -> (Files, Vec<Diagnostic>) {
     let mut files = Files::new();
     let mut problems = Vec::new();
     let Some(code) = &spec.code else {

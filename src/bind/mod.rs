@@ -5,12 +5,12 @@
 //! only stage after reading that opens files, and only inside the code root
 //! ([`Root`]), by the one rule of [`read`].
 
-pub mod code;
-pub mod read;
+pub(crate) mod code;
+pub(crate) mod read;
 mod root;
-pub mod runtime;
+pub(crate) mod runtime;
 
-pub use root::{Root, RootOrigin};
+pub(crate) use root::Root;
 
 use crate::diagnostic::Diagnostic;
 use crate::source::{SourceId, Sources};
@@ -32,7 +32,7 @@ pub struct Bindings {
 /// name is not already wrong, so there is one to look up. `runtimes` is the
 /// runtimes file of the command line, already read. Returns what was bound
 /// and the problems found on the way.
-pub fn bind(
+pub(crate) fn bind(
     spec: &Spec,
     tree: &Node,
     sources: &mut Sources,

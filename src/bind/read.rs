@@ -14,7 +14,7 @@ use crate::diagnostic::escape_for_terminal;
 /// file `base` is the directory of, read by the rule of [`Root`] and at most
 /// `max` bytes: its text and the path it was read from, or why not and how
 /// to fix it.
-pub fn read_named(
+pub(crate) fn read_named(
     what: &str,
     path: &str,
     base: Option<&Path>,
@@ -115,7 +115,7 @@ pub(super) fn read(
 /// `dir` as the root (a regular file whose real path is inside `dir`, not
 /// a file of the kernel), when at most `max` bytes; else why not, in words.
 /// `trainc run` reads the directories of `--configmap` and `--secret` so.
-pub fn read_within(path: &Path, dir: &Path, max: usize) -> Result<Vec<u8>, String> {
+pub(crate) fn read_within(path: &Path, dir: &Path, max: usize) -> Result<Vec<u8>, String> {
     let real_root = std::fs::canonicalize(dir).map_err(|e| crate::source::io_reason(&e))?;
     match read_bytes(path, &real_root, max, max) {
         Ok(Ok(bytes)) => Ok(bytes),

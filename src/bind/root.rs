@@ -17,14 +17,14 @@ use crate::source::Sources;
 /// directory). A package a user did not write can so never ship
 /// `../../etc/shadow`, `/proc/self/environ` or a link to either.
 #[derive(Debug, Clone)]
-pub struct Root {
+pub(crate) struct Root {
     pub dir: PathBuf,
     pub origin: RootOrigin,
 }
 
 /// Where the [`Root`] came from, for the help of a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootOrigin {
+pub(crate) enum RootOrigin {
     /// `--code-root DIR`.
     Flag,
     /// The spec file's directory.
@@ -35,7 +35,7 @@ pub enum RootOrigin {
 
 impl Root {
     /// The root for a spec read from `source`, unless `flag` names one.
-    pub fn of(flag: Option<&Path>, sources: &Sources, spec: crate::SourceId) -> Root {
+    pub(crate) fn of(flag: Option<&Path>, sources: &Sources, spec: crate::SourceId) -> Root {
         match (flag, &sources.get(spec).dir) {
             (Some(dir), _) => Root {
                 dir: dir.to_path_buf(),

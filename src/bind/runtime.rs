@@ -26,7 +26,7 @@ const FIELD: &str = "/trainjob/runtimesFile";
 /// runtimes file of the command line, already read. Problems of the file are
 /// errors (a file given must be right); a runtime that neither the file nor
 /// the catalogue knows is left to the rules, which warn.
-pub fn load(
+pub(crate) fn load(
     spec: &Spec,
     tree: &Node,
     sources: &mut Sources,

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use trainc::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
 use trainc::source::io_reason;
+use trainc::spec::defaults::{LABEL_MANAGED_BY, LABEL_NAME};
 
 /// What `kubectl apply -f DIR` reads.
 const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];

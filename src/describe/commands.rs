@@ -72,9 +72,9 @@ pub(super) fn commands(model: &Model, build: &str) -> String {
 fn own_objects(model: &Model) -> String {
     format!(
         "{}={},{}=trainc",
-        crate::resolve::LABEL_NAME,
+        crate::spec::defaults::LABEL_NAME,
         model.name,
-        crate::resolve::LABEL_MANAGED_BY
+        crate::spec::defaults::LABEL_MANAGED_BY
     )
 }
 

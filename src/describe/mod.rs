@@ -40,7 +40,7 @@ const LABEL: usize = 14;
 
 /// The description of `model`; `warnings` are listed with their place.
 /// `build` is the command that builds the objects, for the commands.
-pub fn describe(
+pub(crate) fn describe(
     model: &Model,
     warnings: &[Diagnostic],
     sources: &Sources,

@@ -5,7 +5,9 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::Job;
-use crate::resolve::{LABEL_KUEUE_PRIORITY, LABEL_KUEUE_QUEUE, LABEL_MANAGED_BY, LABEL_NAME};
+use crate::spec::defaults::{
+    LABEL_KUEUE_PRIORITY, LABEL_KUEUE_QUEUE, LABEL_MANAGED_BY, LABEL_NAME,
+};
 
 /// Fields the API server sets: what `kubectl get -o yaml` prints, never intent.
 const SERVER_SET: &[&str] = &[

@@ -236,7 +236,7 @@ fn unsupported_version(object: &Object<'_>, kind: &str, api_version: &str) -> Di
 
 fn not_imported(object: &Object<'_>, no_job: bool) -> Diagnostic {
     let trainc_code = object.kind() == "ConfigMap"
-        && object.json["metadata"]["labels"][crate::resolve::LABEL_MANAGED_BY] == "trainc";
+        && object.json["metadata"]["labels"][crate::spec::defaults::LABEL_MANAGED_BY] == "trainc";
     let what = match object.kind() {
         "ConfigMap" if trainc_code => {
             "it holds the local code (`[code]`) of a trainc job, whose files import cannot put back where they came from; add `[code]` to the spec again"

@@ -14,8 +14,7 @@ use crate::cluster::pytorchjob::{
     CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT,
     PORT_NAME,
 };
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
-use crate::spec::defaults;
+use crate::spec::defaults::{self, LABEL_MANAGED_BY, LABEL_NAME};
 
 pub(super) const API_VERSION: &str = crate::cluster::pytorchjob::API_VERSION;
 

@@ -17,9 +17,9 @@ use crate::cluster::trainjob::{
     LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB, NODE,
 };
 use crate::render::trainingruntime::BASE_ANNOTATION;
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
 use crate::spec::ApiLevel;
 use crate::spec::defaults;
+use crate::spec::defaults::{LABEL_MANAGED_BY, LABEL_NAME};
 use crate::trainer::runtime::Runtime;
 use crate::trainer::torch::Procs;
 

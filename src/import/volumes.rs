@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Job, Others, Pod, warn_at};
-use crate::resolve::{LABEL_MANAGED_BY, LABEL_NAME};
-use crate::spec::defaults;
+use crate::spec::defaults::{self, LABEL_MANAGED_BY, LABEL_NAME};
 
 /// Where trainc mounts its memory-backed emptyDir, and the volume it adds
 /// for a read-only root filesystem.

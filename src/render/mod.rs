@@ -51,10 +51,13 @@ impl Object {
 /// a label value (kubernetes-sigs/kustomize kustomize/v5.5.0,
 /// api/filters/prefixsuffix: `metadata/name` only), so the pods keep these.
 pub(super) fn own_pods(model: &Model) -> BTreeMap<String, String> {
-    [crate::resolve::LABEL_NAME, crate::resolve::LABEL_MANAGED_BY]
-        .iter()
-        .filter_map(|key| Some(((*key).to_owned(), model.labels.get(*key)?.clone())))
-        .collect()
+    [
+        crate::spec::defaults::LABEL_NAME,
+        crate::spec::defaults::LABEL_MANAGED_BY,
+    ]
+    .iter()
+    .filter_map(|key| Some(((*key).to_owned(), model.labels.get(*key)?.clone())))
+    .collect()
 }
 
 /// Every object of the model, in apply order.

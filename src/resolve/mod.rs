@@ -11,17 +11,14 @@ use crate::model::{
     Claim, Elastic, Initializer, Model, Nodes, Pod, Policy, Port, Scheduling, Toleration, TrainJob,
     Volume, VolumeSource,
 };
-use crate::spec::defaults;
+use crate::spec::defaults::{
+    self, LABEL_KUEUE_PRIORITY, LABEL_KUEUE_QUEUE, LABEL_MANAGED_BY, LABEL_NAME,
+};
 use crate::spec::{self, EmptyDir, NProc, Replicas, Spec, Target};
 
 mod container;
 
 use container::{container, env_vars, master};
-
-pub const LABEL_NAME: &str = "app.kubernetes.io/name";
-pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
-pub const LABEL_KUEUE_PRIORITY: &str = "kueue.x-k8s.io/priority-class";
 
 pub fn resolve(
     spec: &Spec,
@@ -253,7 +250,7 @@ fn entrypoint(
 ///   replicas, which this target refuses.
 ///   Ranks are the completion indexes, so rank 0's log is pod 0's.
 /// - The spellings with `_` are the ones every torchrun accepts.
-pub fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
+pub(crate) fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
     vec![
         format!("--nnodes={}", nodes.max()),
         format!("--nproc_per_node={}", nproc.text()),
@@ -423,7 +420,7 @@ fn join_timeout(spec: &Spec, target: Target, nodes: Nodes, set: Option<u64>) -> 
 /// torchrun's flag for its static rendezvous' join timeout: the `timeout`
 /// key of `--rdzv_conf`, which the static handler reads (pytorch
 /// `static_tcp_rendezvous.py` `create_rdzv_handler`, torch 1.9 and later).
-pub fn join_timeout_flag(seconds: u64) -> String {
+pub(crate) fn join_timeout_flag(seconds: u64) -> String {
     format!("--rdzv_conf=timeout={seconds}")
 }
 

@@ -51,3 +51,10 @@ pub const POD_ANNOTATIONS: &[(&str, &str)] = &[("sidecar.istio.io/inject", "fals
 pub const TRAINER_CONTAINER: &str = "trainer";
 /// The annotation that carries a kustomize plugin build's warnings on the job.
 pub const WARNINGS_ANNOTATION: &str = "trainc.dev/warnings";
+/// The labels trainc writes on every object it builds (Kubernetes'
+/// recommended labels), and Kueue's, from `[scheduling] queue` and
+/// `priorityClass`.
+pub const LABEL_NAME: &str = "app.kubernetes.io/name";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const LABEL_KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+pub const LABEL_KUEUE_PRIORITY: &str = "kueue.x-k8s.io/priority-class";

@@ -22,19 +22,19 @@ mod guard;
 mod written;
 
 use errors::{diagnostic, overflowed, spent};
-pub use written::keep_written;
+pub(crate) use written::keep_written;
 
 /// Enough for any real template (a few dozen steps), small enough that a
 /// runaway loop stops within milliseconds.
-pub const FUEL: u64 = 50_000;
+pub(crate) const FUEL: u64 = 50_000;
 /// Steps for all the templates of one spec together, each string costing
 /// [`STRING_COST`] on top of its own steps: a spec of 100,000 template
 /// strings stops as surely as one long loop.
-pub const TOTAL_FUEL: u64 = 1_000_000;
+pub(crate) const TOTAL_FUEL: u64 = 1_000_000;
 const STRING_COST: u64 = 20;
 /// What all the templates of one spec may render to together: the size of
 /// the largest spec file.
-pub const MAX_TOTAL_OUTPUT: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_OUTPUT: usize = 4 * 1024 * 1024;
 
 /// The spec fields templates see, in the order they are rendered: each may
 /// use those before it (and `vars`), so every later string sees its
@@ -161,7 +161,7 @@ pub fn render(tree: &mut Node, required: &[Required]) -> Rendered {
 /// Says, on each diagnostic about a rendered string, what the vars it read
 /// were and where they were set (`--set nodes=four`, or the file and line):
 /// the value the diagnostic is about was not written where it points.
-pub fn explain(
+pub(crate) fn explain(
     diagnostics: &mut [Diagnostic],
     strings: &[(Span, Vec<String>)],
     tree: &Node,

@@ -9,7 +9,7 @@ use crate::tree::{self, Node};
 
 /// Turns each number under `vars` whose written text is not what it reads
 /// back as into that text.
-pub fn keep_written(tree: &mut Node, sources: &Sources) {
+pub(crate) fn keep_written(tree: &mut Node, sources: &Sources) {
     let Some(vars) = tree
         .as_table_mut()
         .and_then(|t| t.iter_mut().find(|e| e.key == "vars"))

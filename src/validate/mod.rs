@@ -13,8 +13,8 @@ use crate::tree::Node;
 
 mod kubernetes_forms;
 mod pod_template;
-pub mod rules;
-pub mod schema;
+pub(crate) mod rules;
+pub(crate) mod schema;
 mod whole_numbers;
 
 /// The outcome of validation: the typed spec when there were no errors, and
@@ -71,7 +71,7 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
 }
 
 /// An overlay on its own: its keys and value types (`trainc check --as-overlay`).
-pub fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
+pub(crate) fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
     schema::check_overlay(tree, &tree.to_json(), sources)
 }
 

@@ -29,7 +29,7 @@ mod text;
 mod volumes;
 
 /// Runs every rule; returns errors and warnings in no particular order.
-pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
+pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     let mut rules = Rules {
         spec,
         tree,
@@ -54,7 +54,7 @@ pub fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
 
 /// The rules that read the runtime a TrainJob runs on, once it is known
 /// (see [`crate::runtimes`]).
-pub fn check_runtime(
+pub(crate) fn check_runtime(
     spec: &Spec,
     tree: &Node,
     bound: &crate::trainer::bind::Bound,

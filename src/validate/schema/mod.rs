@@ -66,7 +66,7 @@ fn overlay_validator() -> &'static Validator {
 /// An overlay on its own, against the overlay schema (the spec's with nothing
 /// required, plus `unset`). A value holding a template (`{{ n }}`) is left
 /// out: its type is known only once `[vars]` and `--set` fill it in.
-pub fn check_overlay(tree: &Node, instance: &Json, sources: &Sources) -> Vec<Diagnostic> {
+pub(crate) fn check_overlay(tree: &Node, instance: &Json, sources: &Sources) -> Vec<Diagnostic> {
     if schema_verdict::verdict(quick_schema(true), instance, Draft::Draft2020) == Verdict::Valid {
         return Vec::new();
     }
@@ -85,7 +85,7 @@ pub fn check_overlay(tree: &Node, instance: &Json, sources: &Sources) -> Vec<Dia
 }
 
 /// What the schema pass found.
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Every violation, as diagnostics.
     pub diagnostics: Vec<Diagnostic>,
     /// JSON pointers of the values at fault (unknown keys, wrong types), so
@@ -94,7 +94,7 @@ pub struct Outcome {
 }
 
 /// All schema violations of `tree`, whose JSON form is `instance`.
-pub fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
+pub(crate) fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     super::whole_numbers::check(tree, sources, &mut out, &mut invalid);
