@@ -21,7 +21,7 @@ pub mod sarif;
 mod text;
 
 pub use text::{
-    escape_controls, escape_for_terminal, escape_lines_for_terminal, quoted_value, suggest,
+    escape_controls, escape_for_terminal, escape_lines_for_terminal, listed, quoted_value, suggest,
 };
 use text::{escape_github_data, escape_github_property, printable};
 

@@ -114,6 +114,7 @@ pub fn run(input: Vec<u8>) -> Output {
         Err(diagnostics) => crate::Built {
             objects: None,
             diagnostics,
+            trainjob: None,
         },
     };
     if let Some(warning) = context.applied_spec(&items, &config) {

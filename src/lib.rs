@@ -138,6 +138,10 @@ pub struct Options {
 pub struct Built {
     pub objects: Option<Vec<Object>>,
     pub diagnostics: Vec<Diagnostic>,
+    /// What a TrainJob among the objects runs on, for `trainc run`: the
+    /// Trainer API level they were built for and the runtime, when trainc
+    /// knows it (the runtimes file's or the release's).
+    pub trainjob: Option<(ApiLevel, Option<trainer::runtime::Runtime>)>,
 }
 
 /// The whole pipeline up to emit, for one spec already read into `sources`.
@@ -214,6 +218,7 @@ fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
         return Built {
             objects: None,
             diagnostics,
+            trainjob: None,
         };
     };
     let model = resolve::resolve(&spec, &code, runtime.as_ref());
@@ -244,9 +249,14 @@ fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
         }
     }
     let failed = diagnostics.iter().any(Diagnostic::is_error);
+    let trainjob = (model.target == Target::Trainjob).then(|| {
+        let runtime = runtime.as_ref().and_then(|b| b.runtime().cloned());
+        (model.trainjob.api_level, runtime)
+    });
     Built {
         objects: (!failed).then_some(objects),
         diagnostics,
+        trainjob,
     }
 }
 

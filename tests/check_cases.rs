@@ -92,8 +92,9 @@ fn every_code_has_a_failing_case() {
         "trainc::verify::schema",    // verify::tests (unit): trainc's own output never fails them
         "trainc::verify::webhook",   // the same
         "trainc::verify::operator",  // the same
+        "trainc::verify::admitted", // verify::the_pytorchjob_webhook_rules_are_the_operators, verify::runtimes_are_checked_by_the_webhook_of_their_release
         "trainc::verify::apiserver", // the same; and tests/adversarial (run-* cases)
-        "trainc::run::invalid",      // tests/adversarial (run-* cases): `run` has no check case
+        "trainc::run::invalid",     // tests/adversarial (run-* cases): `run` has no check case
         "trainc::run::cannot_start", // the same; run::a_port_another_process_holds_is_named_before_the_run_starts
         "trainc::run::usage",        // run::each_class_of_error_has_its_code_and_exit_status
         "trainc::run::io",           // the same

@@ -369,7 +369,7 @@ fn run_of(yaml: &str) -> Run {
                 .or_else(|| job.pointer("/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec"))
                 .or_else(|| job.pointer("/spec/podTemplateOverrides/0/spec"))
                 .or_else(|| job.pointer("/spec/podSpecOverrides/0"))
-                .unwrap();
+                .unwrap_or(&Value::Null);
             let nproc = &trainer["numProcPerNode"];
             Run {
                 image: trainer["image"].clone(),

@@ -25,6 +25,7 @@ mod purity;
 mod run;
 mod schema_lock;
 mod schema_verdict;
+mod story;
 mod support;
 mod upstream;
 mod verify;

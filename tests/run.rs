@@ -27,7 +27,9 @@ fn fake_env(name: &str) -> PathBuf {
     dir
 }
 
-fn run(env: &Path, args: &[&str]) -> (i32, String) {
+/// `trainc run --python ENV/python3 --timeout 60s ARGS`: its exit status and
+/// all it said.
+pub(crate) fn run(env: &Path, args: &[&str]) -> (i32, String) {
     let python = env.join("python3");
     let mut all = vec![
         "run",

@@ -161,3 +161,79 @@ fn training_operator_v1_9_2_examples_verify_as_a_directory() {
         "{stderr}"
     );
 }
+
+/// The field a `verify` message names: `PyTorchJob/test, `spec.x`: …`.
+fn field_of(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once(", `")?;
+    let (field, after) = rest.split_once('`')?;
+    after.starts_with(':').then_some(field)
+}
+
+/// Every create-time case of the operators' own webhook unit tests, as a
+/// manifest with its upstream verdict (`tests/upstream/webhooks/*/`):
+/// `trainc verify` accepts what the webhook accepts, and rejects or warns
+/// at each field the webhook names.
+#[test]
+fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
+    let base = root().join("tests/upstream/webhooks");
+    let mut checked = 0;
+    for dir in std::fs::read_dir(&base).unwrap().map(|e| e.unwrap().path()) {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        for file in files {
+            let manifest = std::fs::read_to_string(&file).unwrap();
+            let verdict = manifest
+                .lines()
+                .find_map(|l| l.strip_prefix("# verdict: "))
+                .unwrap_or_else(|| panic!("{}: no `# verdict:` line", file.display()));
+            let output = trainc(
+                &dir,
+                &["verify", "--format", "json", file.to_str().unwrap()],
+            );
+            let found: Vec<(String, Option<String>)> = text(&output.stdout)
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|d| d["severity"] == "error" || d["severity"] == "warning")
+                .map(|d| {
+                    let message = d["message"].as_str().unwrap_or_default();
+                    (
+                        d["severity"].as_str().unwrap_or_default().to_owned(),
+                        field_of(message).map(str::to_owned),
+                    )
+                })
+                .collect();
+            let name = file.display();
+            if verdict == "accept" {
+                assert!(
+                    found.is_empty(),
+                    "{name}: the webhook accepts it, trainc says {found:?}"
+                );
+            }
+            let mut rejects = false;
+            for expected in verdict.split(", ").filter(|v| *v != "accept") {
+                let (word, field) = expected.split_once(' ').unwrap();
+                let severity = match word {
+                    "reject" => {
+                        rejects = true;
+                        "error"
+                    }
+                    "warn" => "warning",
+                    other => panic!("{name}: verdict word {other}"),
+                };
+                assert!(
+                    found
+                        .iter()
+                        .any(|(s, f)| s == severity && f.as_deref() == Some(field)),
+                    "{name}: the webhook's {word} at `{field}`, trainc says {found:?}"
+                );
+            }
+            assert_eq!(output.status.success(), !rejects, "{name}: {found:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 11, "{checked} cases");
+}

@@ -1,7 +1,7 @@
 //! `trainc verify`: manifests written by anyone, against the strict schemas
 //! and the operators' rules, each problem at its line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::support::{root, run_with_stdin, temp_dir, text, trainc};
 
@@ -317,22 +317,20 @@ fn a_volume_mounted_twice_in_a_patch_and_torchrun_on_an_mpi_runtime_are_caught()
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\nspec:\n  runtimeRef: {name: mpi-distributed, apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime}\n  trainer: {numNodes: 1, command: [torchrun, t.py]}\n  podSpecOverrides:\n  - targetJobs: [{name: node}]\n    containers:\n    - name: node\n      volumeMounts: [{name: d, mountPath: /a}, {name: d, mountPath: /b}]\n    volumes: [{name: d, emptyDir: {}}]\n",
     )
     .unwrap();
-    let output = trainc(
-        &dir,
-        &[
-            "verify",
-            "--format",
-            "json",
-            "--api-level",
-            "v2.0",
-            "j.yaml",
-        ],
-    );
+    let output = verify_json(&dir, "v2.0", "j.yaml");
     assert_eq!(output.status.code(), Some(1));
     says_all(
         &output.stdout,
         &["mounted twice in one container", "has no `torch` ML policy"],
     );
+}
+
+/// `trainc verify --format json --api-level LEVEL FILE` in `dir`.
+fn verify_json(dir: &Path, level: &str, file: &str) -> std::process::Output {
+    trainc(
+        dir,
+        &["verify", "--format", "json", "--api-level", level, file],
+    )
 }
 
 /// Each of `expected` is in the message of one of the JSON diagnostics.
@@ -471,4 +469,165 @@ fn the_same_object_twice_is_a_warning() {
         lines[0]["message"],
         "document 3: Secret/s (namespace a) again (first in document 1): applied, this one replaces that one"
     );
+}
+
+/// The Training Operator's webhook (kubeflow/trainer v1.9.2,
+/// `pkg/webhooks/pytorch/pytorchjob_webhook.go`) and what its pods would
+/// be: each rule on a job of its own, with the field it names.
+#[test]
+fn the_pytorchjob_webhook_rules_are_the_operators() {
+    let dir = temp_dir("verify-pytorchjob-webhook");
+    let job = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: {name}}}\nspec:\n{spec}---\n"
+        )
+    };
+    let replica = |kind: &str, extra: &str, image: &str| {
+        format!(
+            "    {kind}:\n      replicas: 1\n{extra}      template: {{spec: {{containers: [{{name: pytorch{image}}}]}}}}\n"
+        )
+    };
+    let ok_master = replica("Master", "", ", image: i");
+    let manifests = [
+        job("no-image", &format!("  pytorchReplicaSpecs:\n{}", replica("Master", "", ", image: ''"))),
+        job("elastic-alone", &format!("  elasticPolicy: {{minReplicas: 1, maxReplicas: 2}}\n  pytorchReplicaSpecs:\n{ok_master}")),
+        job("no-workers", &format!("  pytorchReplicaSpecs:\n{ok_master}    Worker:\n      replicas: 0\n      template: {{spec: {{containers: [{{name: pytorch, image: i}}]}}}}\n")),
+        job("managed", &format!("  runPolicy: {{managedBy: example.com/mine}}\n  pytorchReplicaSpecs:\n{ok_master}")),
+        job("deprecated", &format!("  elasticPolicy: {{nProcPerNode: 2}}\n  pytorchReplicaSpecs:\n{}", replica("Worker", "", ", image: i"))),
+        job("both", &format!("  nprocPerNode: '2'\n  elasticPolicy: {{nProcPerNode: 2}}\n  pytorchReplicaSpecs:\n{}", replica("Worker", "", ", image: i"))),
+        job("lowercase", &format!("  pytorchReplicaSpecs:\n{}", replica("Master", "      restartPolicy: onFailure\n", ", image: i"))),
+        "apiVersion: kubeflow.org/v1beta1\nkind: PyTorchJob\nmetadata: {name: old}\nspec: {}\n".to_owned(),
+    ]
+    .concat();
+    std::fs::write(dir.join("jobs.yaml"), manifests).unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "jobs.yaml"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let found: Vec<(String, String, String)> = json_lines(&output.stdout)
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap_or("").to_owned(),
+                d["code"].as_str().unwrap_or("").to_owned(),
+                d["message"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let has = |severity: &str, code: &str, needle: &str| {
+        assert!(
+            found
+                .iter()
+                .any(|(s, c, m)| s == severity && c == code && m.contains(needle)),
+            "no {severity} {code} with {needle:?} in {found:#?}"
+        );
+    };
+    let webhook = "trainc::verify::webhook";
+    has(
+        "error",
+        webhook,
+        "PyTorchJob/no-image, `spec.pytorchReplicaSpecs.Master.template.spec.containers[0].image`: every container must have an `image`",
+    );
+    has(
+        "error",
+        webhook,
+        "PyTorchJob/elastic-alone, `spec.pytorchReplicaSpecs.Worker`: an elastic job",
+    );
+    has(
+        "error",
+        webhook,
+        "PyTorchJob/no-workers, `spec.pytorchReplicaSpecs.Worker.replicas`: Workers must have `replicas` of at least 1",
+    );
+    has(
+        "error",
+        webhook,
+        "PyTorchJob/managed, `spec.runPolicy.managedBy`: `managedBy` `example.com/mine` is not supported",
+    );
+    has(
+        "warning",
+        "trainc::verify::admitted",
+        "PyTorchJob/deprecated, `spec.elasticPolicy.nProcPerNode`: the webhook warns",
+    );
+    has(
+        "error",
+        webhook,
+        "PyTorchJob/both, `spec.elasticPolicy.nProcPerNode`: `elasticPolicy.nProcPerNode` must not be used with `nprocPerNode`",
+    );
+    has(
+        "error",
+        "trainc::verify::operator",
+        "PyTorchJob/lowercase, `spec.pytorchReplicaSpecs.Master.restartPolicy`: the operator copies `restartPolicy` `onFailure`",
+    );
+    has(
+        "warning",
+        "trainc::verify::unserved",
+        "PyTorchJob/old, `apiVersion`: the Training Operator (v1.7 to v1.9) serves `PyTorchJob` as `kubeflow.org/v1` only, not `kubeflow.org/v1beta1`",
+    );
+    // The deprecated field alone is a warning, not a rejection.
+    assert!(
+        !found
+            .iter()
+            .any(|(s, _, m)| s == "error" && m.starts_with("PyTorchJob/deprecated")),
+        "{found:#?}"
+    );
+}
+
+/// Trainer's runtime webhook by release (kubeflow/trainer
+/// `pkg/webhooks/trainingruntime_webhook.go`), a count of 0 processes and a
+/// misspelt device resource: what a cluster admits but cannot run is a
+/// warning.
+#[test]
+fn runtimes_are_checked_by_the_webhook_of_their_release() {
+    let dir = temp_dir("verify-runtime-webhook");
+    let runtime = |name: &str, replicas: u32, container: &str, nproc: &str, gpu: &str| {
+        format!(
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {{name: {name}}}\nspec:\n  mlPolicy: {{numNodes: 1, torch: {{numProcPerNode: {nproc}}}}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        replicas: {replicas}\n        template:\n          metadata: {{labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}}}\n          spec: {{template: {{spec: {{containers: [{{name: {container}, image: i, resources: {{limits: {{{gpu}: 1}}}}}}]}}}}}}\n---\n"
+        )
+    };
+    let manifests = [
+        runtime("two", 2, "node", "auto", "nvidia.com/gpu"),
+        runtime("renamed", 1, "trainer", "auto", "nvidia.com/gpu"),
+        runtime("zero", 1, "node", "0", "nvidia.com/gpu"),
+        runtime("typo", 1, "node", "auto", "nvidia.com/gpus"),
+    ]
+    .concat();
+    std::fs::write(dir.join("runtimes.yaml"), manifests).unwrap();
+    let messages = |level: &str| {
+        let output = verify_json(&dir, level, "runtimes.yaml");
+        json_lines(&output.stdout)
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d["severity"].as_str().unwrap_or(""),
+                    d["message"].as_str().unwrap_or("")
+                )
+            })
+            .collect::<Vec<String>>()
+    };
+    let v2_0 = messages("v2.0");
+    let v2_3 = messages("v2.3");
+    for found in [&v2_0, &v2_3] {
+        assert!(
+            found.iter().any(|m| m.starts_with("error ")
+                && m.contains(
+                    "ClusterTrainingRuntime/two, `spec.template.spec.replicatedJobs[0].replicas`"
+                )
+                && m.contains("\"always must be 1\"")),
+            "{found:#?}"
+        );
+        assert!(found.iter().any(|m| m.starts_with("warning ") && m.contains("ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: 0 processes per node")), "{found:#?}");
+        assert!(
+            found.iter().any(|m| m.starts_with("warning ")
+                && m.contains("ClusterTrainingRuntime/typo")
+                && m.contains("did you mean `nvidia.com/gpu`?")),
+            "{found:#?}"
+        );
+    }
+    // The required `node` container came with v2.1.0.
+    let renamed = |found: &[String]| {
+        found.iter().any(|m| {
+            m.contains("ClusterTrainingRuntime/renamed") && m.contains("no container `node`")
+        })
+    };
+    assert!(!renamed(&v2_0), "{v2_0:#?}");
+    assert!(renamed(&v2_3), "{v2_3:#?}");
 }

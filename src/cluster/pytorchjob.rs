@@ -49,6 +49,18 @@ pub const CONTAINER: &str = "pytorch";
 /// and `pkg/controller.v1/pytorch/{master,elastic}.go`).
 pub const PORT_NAME: &str = "pytorchjob-port";
 pub const PORT: u16 = 23456;
+/// On a job with a Master, every Worker gets the operator's `init-pytorch`
+/// init container, which looks the Master's name (`<job>-master-0`) up at
+/// most this many times, this many seconds apart, and fails when it never
+/// resolves (kubeflow/trainer v1.7.0–v1.9.4,
+/// `pkg/controller.v1/pytorch/initcontainer.go` `setInitContainer`,
+/// `pkg/config/config.go` `PyTorchInitContainerMaxTriesDefault`, the
+/// operator's `--pytorch-init-container-max-tries`). The Master's headless
+/// Service does not publish pods that are not Ready
+/// (`pkg/controller.v1/common/service.go`), so the name resolves only once
+/// the Master is Ready: a Worker waits about 200 s for it.
+pub const MASTER_LOOKUPS: u32 = 100;
+pub const MASTER_LOOKUP_INTERVAL_SECONDS: u32 = 2;
 pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
 pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
 pub const LABEL_REPLICA_TYPE: &str = "training.kubeflow.org/replica-type";

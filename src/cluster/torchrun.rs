@@ -16,6 +16,18 @@
 //! torchrun is found as the command itself, as `python -m
 //! torch.distributed.run`, or as a word of a `sh -c` script's line.
 
+/// torchrun's `--local-addr` (torch 2.0 and later) as its environment
+/// variable. A c10d or etcd rendezvous publishes rank 0's address for the
+/// workers' process group: `local_addr`, else `socket.getfqdn()`
+/// (torch `distributed/elastic/rendezvous/api.py`
+/// `RendezvousStoreInfo.build`, `dynamic_rendezvous.py`
+/// `_NodeDescGenerator.generate`). On the host network the fully qualified
+/// name is the node's, which cluster DNS (`ClusterFirstWithHostNet`) does
+/// not know, so the other pods' workers time out; the pod's IP, which is the
+/// node's there, always connects. Without the host network the name is the
+/// pod's own, which its headless Service resolves.
+pub const LOCAL_ADDR_ENV: &str = "PET_LOCAL_ADDR";
+
 /// How torchrun on one node joins the job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {

@@ -25,8 +25,9 @@
 //!   path, other lists replaced.
 //! - JobSet (kubernetes-sigs/jobset v0.8–v0.12, `jobset_controller.go`
 //!   `constructJob`, `GenJobName`): job `i` of replicated job `r` is
-//!   `<job>-<r>-<i>`, Indexed, its pods' subdomain the TrainJob's name, with
-//!   a headless Service of that name selecting
+//!   `<job>-<r>-<i>`, Indexed, its pods' subdomain the TrainJob's name (or
+//!   the runtime's `network.subdomain`; none with `enableDNSHostnames:
+//!   false`, [`pod_domain`]), with a headless Service of that name selecting
 //!   `jobset.sigs.k8s.io/jobset-name`; a replicated job with `dependsOn`
 //!   starts when those jobs are `Complete` (or `Ready`). The JobSet
 //!   succeeds when every job does (the default `successPolicy`).
@@ -66,6 +67,36 @@ pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-ind
 
 /// The trainer's port (`ContainerTrainerPort`).
 const PORT: u64 = TRAINER_PORT as u64;
+
+/// Where the torch plugin points torchrun's rendezvous: pod 0 of the first
+/// `node` job under the TrainJob's own name, whatever the runtime's JobSet
+/// network says (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/torch/torch.go` `EnforceMLPolicy`:
+/// `<trainjob>-node-0-0.<trainjob>`).
+pub fn master_addr(name: &str) -> String {
+    format!("{name}-{NODE}-0-0.{name}")
+}
+
+/// The DNS subdomain JobSet gives the pods of the JobSet `name` made from a
+/// runtime's `spec` (and the name of the headless Service it creates for
+/// them): `network.subdomain` when set, else the JobSet's name; `None` when
+/// `network.enableDNSHostnames` is `false`, which JobSet's webhook defaults
+/// to `true` (kubernetes-sigs/jobset v0.8–v0.12,
+/// `pkg/controllers/jobset_controller.go` `GetSubdomain` and
+/// `constructJob`, `pkg/webhooks/jobset_webhook.go` `Default`).
+pub fn pod_domain(name: &str, runtime_spec: &Json) -> Option<String> {
+    let network = &runtime_spec["template"]["spec"]["network"];
+    if network["enableDNSHostnames"] == false {
+        return None;
+    }
+    Some(
+        network["subdomain"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(name)
+            .to_owned(),
+    )
+}
 
 /// The pods of a TrainJob on its runtime.
 pub fn workload(
@@ -111,6 +142,7 @@ pub fn workload(
         let count = super::count(&rjob["template"], "/spec/completions", 1)?;
         total = total.saturating_add(copies.saturating_mul(count));
     }
+    let domain = pod_domain(name, &runtime.object["spec"]);
     let mut base = 0u64;
     for (rjob, stage) in replicated.iter().zip(stages) {
         let rname = rjob["name"].as_str().unwrap_or_default();
@@ -121,22 +153,13 @@ pub fn workload(
         for at in super::made(base, all, total) {
             let (copy, index) = (at / count, at % count);
             let job_name = format!("{name}-{rname}-{copy}");
-            let mut template = job_template["spec"]["template"].clone();
-            template["spec"]["subdomain"] = Json::String(name.to_owned());
-            let labels = template["metadata"]["labels"]
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            let mut labels = labels;
-            super::add_meta(
-                &mut labels,
-                &[
-                    (LABEL_JOBSET_NAME, name.to_owned()),
-                    (LABEL_REPLICATED_JOB, rname.to_owned()),
-                    (LABEL_JOB_INDEX, copy.to_string()),
-                ],
+            let template = jobset_pod(
+                &job_template["spec"]["template"],
+                name,
+                rname,
+                copy,
+                domain.as_deref(),
             );
-            template["metadata"]["labels"] = Json::Object(labels);
             let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
             pod.role = format!("{rname} job {copy}, index {index}");
             pods.push(pod);
@@ -166,14 +189,50 @@ pub fn workload(
         total,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
-        services: vec![super::Service {
-            name: name.to_owned(),
-            namespace: namespace.to_owned(),
-            selector: vec![(LABEL_JOBSET_NAME.to_owned(), name.to_owned())],
-            headless: true,
-        }],
+        services: domain
+            .into_iter()
+            .map(|domain| super::Service {
+                name: domain,
+                namespace: namespace.to_owned(),
+                selector: vec![(LABEL_JOBSET_NAME.to_owned(), name.to_owned())],
+                headless: true,
+            })
+            .collect(),
         notes: said,
     })
+}
+
+/// A pod template of replicated job `rname`, copy `copy`, as JobSet makes
+/// it: the pods' DNS subdomain ([`pod_domain`]), JobSet's labels, and the
+/// restart policy its webhook defaults.
+fn jobset_pod(template: &Json, name: &str, rname: &str, copy: u64, domain: Option<&str>) -> Json {
+    let mut template = template.clone();
+    if let Some(domain) = domain {
+        template["spec"]["subdomain"] = Json::String(domain.to_owned());
+    }
+    // JobSet's webhook defaults an unset restart policy to `OnFailure`
+    // (kubernetes-sigs/jobset v0.8–v0.12, `pkg/webhooks/jobset_webhook.go`
+    // `Default`).
+    if template["spec"]["restartPolicy"]
+        .as_str()
+        .is_none_or(str::is_empty)
+    {
+        template["spec"]["restartPolicy"] = Json::from("OnFailure");
+    }
+    let mut labels = template["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    super::add_meta(
+        &mut labels,
+        &[
+            (LABEL_JOBSET_NAME, name.to_owned()),
+            (LABEL_REPLICATED_JOB, rname.to_owned()),
+            (LABEL_JOB_INDEX, copy.to_string()),
+        ],
+    );
+    template["metadata"]["labels"] = Json::Object(labels);
+    template
 }
 
 /// The trainer's job of the runtime (`rjob`, when it is the `trainer`
@@ -198,7 +257,7 @@ fn enforce_trainer(rjob: &mut Json, name: &str, trainer: &Json, nodes: u64, proc
             super::env_value("PET_NNODES", &nodes.to_string()),
             super::env_value("PET_NPROC_PER_NODE", procs),
             super::env_field("PET_NODE_RANK", COMPLETION_INDEX_FIELD),
-            super::env_value("PET_MASTER_ADDR", &format!("{name}-node-0-0.{name}")),
+            super::env_value("PET_MASTER_ADDR", &master_addr(name)),
             super::env_value("PET_MASTER_PORT", &PORT.to_string()),
         ] {
             super::upsert_env(node, var);

@@ -17,7 +17,12 @@ use trainc::source::{SourceId, Sources};
 
 pub(super) fn run(args: &RunArgs) -> Status {
     let mut sources = Sources::new();
-    let (objects, text_id, runtimes_file) = match objects(args, &mut sources) {
+    let Read {
+        objects,
+        text_id,
+        runtimes_file,
+        built,
+    } = match objects(args, &mut sources) {
         Ok(read) => read,
         Err(status) => return status,
     };
@@ -32,9 +37,15 @@ pub(super) fn run(args: &RunArgs) -> Status {
             }
             found
         }
-        None => Vec::new(),
+        // Built from a spec: the runtime the build bound, which may come
+        // from `[trainjob] runtimesFile`.
+        None => built
+            .as_ref()
+            .and_then(|(_, runtime)| runtime.clone())
+            .into_iter()
+            .collect(),
     };
-    let level = api_level(args, &objects);
+    let level = api_level(args, &objects, built.as_ref().map(|(level, _)| *level));
     // What the API server or an operator would reject does not run here
     // either: a name or path would be a path of this machine's, a value of
     // the wrong type a pod nobody could make. Refused before anything is
@@ -214,13 +225,25 @@ fn fail(error: &RunError) -> Status {
     }
 }
 
+/// What there is to run.
+struct Read {
+    objects: Vec<Json>,
+    /// Their text, as `kubectl apply` would read it.
+    text_id: SourceId,
+    /// `--runtimes`.
+    runtimes_file: Option<SourceId>,
+    /// Built from a spec with a TrainJob: the API level it was built for and
+    /// the runtime trainc bound it to.
+    built: Option<(
+        trainc::spec::ApiLevel,
+        Option<trainc::trainer::runtime::Runtime>,
+    )>,
+}
+
 /// The objects to run: the spec's build, written and read back as
 /// `kubectl apply` reads it, or the manifest's; with the runtimes file
 /// (`--runtimes`).
-fn objects(
-    args: &RunArgs,
-    sources: &mut Sources,
-) -> Result<(Vec<Json>, SourceId, Option<SourceId>), Status> {
+fn objects(args: &RunArgs, sources: &mut Sources) -> Result<Read, Status> {
     let mut diagnostics = Vec::new();
     let shared = read_overlays(sources, &args.compose, &mut diagnostics)
         .inspect_err(|_| report(sources, &diagnostics))?;
@@ -235,6 +258,7 @@ fn objects(
             return Err(failed);
         }
     };
+    let mut trainjob = None;
     let text_id = if args.manifests {
         input.spec
     } else {
@@ -246,6 +270,7 @@ fn objects(
         let Some(objects) = built.objects else {
             return Err(Status::Invalid);
         };
+        trainjob = built.trainjob;
         sources.add("(the built objects)", emit::stream(&objects, Format::Yaml))
     };
     let text = sources.get(text_id).text.clone();
@@ -270,22 +295,28 @@ fn objects(
         report(sources, &problems);
         return Err(Status::Invalid);
     }
-    Ok((
-        found.iter().map(|o| o.node.to_json()).collect(),
+    Ok(Read {
+        objects: found.iter().map(|o| o.node.to_json()).collect(),
         text_id,
-        shared.runtimes,
-    ))
+        runtimes_file: shared.runtimes,
+        built: trainjob,
+    })
 }
 
-/// The Trainer API level: `--api-level`, else what the TrainJob's patch
-/// field says (v2.0 `podSpecOverrides`, v2.1 `podTemplateOverrides`), else
-/// v2.3.
-fn api_level(args: &RunArgs, objects: &[Json]) -> trainc::spec::ApiLevel {
+/// The Trainer API level: `--api-level`, else the level the spec was built
+/// for (`built`), else what a manifest's TrainJob's patch field says (v2.0
+/// `podSpecOverrides`, v2.1 `podTemplateOverrides`), else v2.3.
+fn api_level(
+    args: &RunArgs,
+    objects: &[Json],
+    built: Option<trainc::spec::ApiLevel>,
+) -> trainc::spec::ApiLevel {
     let written = || {
         let trainjob = objects.iter().find(|o| o["kind"] == "TrainJob")?;
         Some(trainc::import::written_level(&trainjob["spec"]))
     };
     super::api_level(args.generate.api_level)
+        .or(built)
         .or_else(written)
         .unwrap_or(trainc::spec::ApiLevel::V2_3)
 }

@@ -34,6 +34,7 @@ pub(super) fn failure(model: &Model) -> String {
             parts.push(format!("up to {limit} retries"));
         }
     }
+    parts.extend(master_wait(model));
     if let Some(join) = join_wait(model) {
         parts.push(join);
     }
@@ -65,6 +66,27 @@ fn join_wait(model: &Model) -> Option<String> {
     };
     Some(format!(
         "pods wait {} for every pod to join ({whose}), then fail",
+        duration(seconds)
+    ))
+}
+
+/// On a PyTorchJob with a Master and Workers, the Workers first wait for
+/// the Master to be Ready, for a bounded time
+/// ([`crate::cluster::pytorchjob::MASTER_LOOKUPS`]).
+fn master_wait(model: &Model) -> Option<String> {
+    use crate::cluster::pytorchjob::{MASTER_LOOKUP_INTERVAL_SECONDS, MASTER_LOOKUPS};
+    // An elastic job has Workers alone: no Master to wait for.
+    if model.target != Target::Pytorchjob || model.elastic.is_some() || model.nodes.max() < 2 {
+        return None;
+    }
+    let seconds = u64::from(MASTER_LOOKUPS * MASTER_LOOKUP_INTERVAL_SECONDS);
+    let then = if model.policy.restart_policy == "Never" {
+        "or fail the job (restart policy Never)"
+    } else {
+        "or restart and wait again"
+    };
+    Some(format!(
+        "Workers wait about {} for the Master to be Ready (the operator's init container), {then}",
         duration(seconds)
     ))
 }

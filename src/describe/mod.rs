@@ -16,6 +16,7 @@ mod commands;
 mod failure;
 mod pods;
 mod quantities;
+mod scheduling;
 
 use quantities::Pods;
 
@@ -52,14 +53,31 @@ pub(crate) fn describe(
     let _ = writeln!(out, "{headline}");
     field(&mut out, "operator", &operator);
     field(&mut out, "nodes", &nodes(model));
-    let pods = |count| Pods::of(&model.container, model.shm.as_deref(), count);
+    // A TrainJob that sets no resources runs with its runtime's `node`
+    // container's (kubeflow/trainer v2.0.0–v2.3.0, the jobset plugin's
+    // `Trainer` sets them only from `resourcesPerNode`).
+    let runtime_maps = runtime_resources(model);
+    let container = match &runtime_maps {
+        Some((requests, limits)) => crate::model::Container {
+            requests: requests.clone(),
+            limits: limits.clone(),
+            ..model.container.clone()
+        },
+        None => model.container.clone(),
+    };
+    let pods = |count| Pods::of(&container, model.shm.as_deref(), count);
     let all = if let Some(master) = &model.master {
         let master = Pods::of(&master.container, master.shm.as_deref(), 1);
         field(&mut out, "the Master", &master.text());
         field(&mut out, "per worker", &pods(1).text());
         vec![pods(model.nodes.max() - 1), master]
     } else {
-        field(&mut out, "per node", &pods(1).text());
+        let whose = if runtime_maps.is_some() {
+            " (the runtime's `node` container's)"
+        } else {
+            ""
+        };
+        field(&mut out, "per node", &format!("{}{whose}", pods(1).text()));
         vec![pods(model.nodes.max())]
     };
     if model.nodes.max() > 1 {
@@ -93,7 +111,7 @@ pub(crate) fn describe(
     for (i, line) in env(model).iter().enumerate() {
         field(&mut out, if i == 0 { "env" } else { "" }, line);
     }
-    for (i, line) in scheduling(model).iter().enumerate() {
+    for (i, line) in scheduling::scheduling(model).iter().enumerate() {
         field(&mut out, if i == 0 { "scheduling" } else { "" }, line);
     }
     field(&mut out, "on failure", &failure::failure(model));
@@ -339,68 +357,43 @@ fn env(model: &Model) -> Vec<String> {
     lines
 }
 
-fn scheduling(model: &Model) -> Vec<String> {
-    let s = &model.scheduling;
-    let mut lines = Vec::new();
-    if let Some(queue) = &s.queue {
-        lines.push(format!(
-            "Kueue LocalQueue {queue} (the job waits suspended until admitted)"
-        ));
+/// The requests and limits of the runtime's `node` container, for a
+/// TrainJob that sets none of its own, when trainc knows the runtime and
+/// the container has some.
+fn runtime_resources(
+    model: &Model,
+) -> Option<(
+    std::collections::BTreeMap<String, String>,
+    std::collections::BTreeMap<String, String>,
+)> {
+    let own = &model.container;
+    if model.target != Target::Trainjob || !own.requests.is_empty() || !own.limits.is_empty() {
+        return None;
     }
-    if let Some(queue) = &s.volcano_queue {
-        lines.push(format!("Volcano queue {queue}"));
-    }
-    if s.gang {
-        lines.push(format!(
-            "gang: no pod starts until {} can (with the operator's gang scheduler)",
-            model.nodes.min()
-        ));
-    }
-    if let Some(class) = &s.priority_class_name {
-        lines.push(format!("priority class {class}"));
-    }
-    if let Some(scheduler) = &s.scheduler_name {
-        lines.push(format!("scheduler {scheduler}"));
-    }
-    if !s.node_selector.is_empty() {
-        let pairs: Vec<String> = s
-            .node_selector
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        lines.push(format!("nodes with {}", pairs.join(", ")));
-    }
-    for t in &s.tolerations {
-        let what = match (&t.key, &t.value) {
-            (Some(k), Some(v)) => format!("{k}={v}"),
-            (Some(k), None) => k.clone(),
-            _ => "every taint".to_owned(),
-        };
-        lines.push(format!(
-            "tolerates {what}{}",
-            t.effect
-                .as_deref()
-                .map_or_else(String::new, |e| format!(" ({e})"))
-        ));
-    }
-    if s.spread_across_nodes {
-        lines.push("one pod per node".to_owned());
-    } else if model.pod.host_network && model.target == Target::Pytorchjob {
-        // The operator declares its `pytorchjob-port` on every pod, which on
-        // the host network becomes a hostPort (kubernetes
-        // `pkg/apis/core/v1/defaults.go` `defaultHostNetworkPorts`).
-        lines.push(format!(
-            "one pod per node: on the host network the operator's port {} is a host port",
-            crate::cluster::pytorchjob::PORT
-        ));
-    }
-    if let Some(account) = &s.service_account_name {
-        lines.push(format!("service account {account}"));
-    }
-    if lines.is_empty() {
-        lines.push("the cluster's default scheduler, any node".to_owned());
-    }
-    lines
+    let runtime = model.trainjob.bound.as_ref()?.runtime()?;
+    let resources = &runtime.trainer_container()?.resources;
+    let map = |list: &serde_json::Value| -> std::collections::BTreeMap<String, String> {
+        list.as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => return None,
+                };
+                Some((k.clone(), text))
+            })
+            .collect()
+    };
+    let (requests, limits) = (map(&resources["requests"]), map(&resources["limits"]));
+    // Kubernetes gives a container with limits alone requests equal to them.
+    let requests = if requests.is_empty() {
+        limits.clone()
+    } else {
+        requests
+    };
+    (!requests.is_empty() || !limits.is_empty()).then_some((requests, limits))
 }
 
 /// `text` wrapped at spaces (never inside a word) to `width` columns.

@@ -162,6 +162,8 @@ codes! {
         "`restartPolicy = \"Always\"`, which restarts finished training forever.";
     POLICY_JOIN_TIMEOUT = "trainc::policy::join_timeout"
         "A join timeout for a rendezvous trainc does not launch (an elastic job, a `command`).";
+    POLICY_MASTER_WAIT = "trainc::policy::master_wait"
+        "`restartPolicy = \"Never\"` on a PyTorchJob with Workers: a Master not Ready within the init container's lookups fails the job.";
     POLICY_BACKOFF_WITHOUT_RESTARTS = "trainc::policy::backoff_without_restarts"
         "A backoff limit on a job that never restarts pods.";
     ENV_INVALID_NAME = "trainc::env::invalid_name"
@@ -250,6 +252,10 @@ codes! {
         "A toleration Kubernetes rejects.";
     SCHEDULING_KUEUE_TOLERATIONS = "trainc::scheduling::kueue_tolerations"
         "Tolerations on a TrainJob that Kueue's admission patch replaces when the admitting ResourceFlavor has tolerations.";
+    SCHEDULING_KUEUE_ADMISSION = "trainc::scheduling::kueue_admission"
+        "A queued TrainJob that the Kueue of its Trainer release would never start.";
+    SCHEDULING_GANG_WAITS = "trainc::scheduling::gang_waits"
+        "Gang scheduling on a runtime whose jobs wait for each other (`dependsOn`): its PodGroup can never fill.";
     SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue"
         "A Volcano queue on a job that Volcano does not schedule.";
     // verify
@@ -265,6 +271,8 @@ codes! {
         "An object of a built-in API group whose kind or version Kubernetes 1.30 does not serve (a removed `batch/v1beta1` CronJob, a misspelt kind).";
     VERIFY_WEBHOOK = "trainc::verify::webhook"
         "A generated object fails a rule of the operator's admission webhook.";
+    VERIFY_ADMITTED = "trainc::verify::admitted"
+        "Admitted by the API server and the webhooks, but it will not run as written (or the webhook warns).";
     VERIFY_OPERATOR = "trainc::verify::operator"
         "Generated objects that the operators would treat differently from the spec.";
     // run

@@ -102,6 +102,15 @@ pub(super) fn escape_github_property(text: &str) -> String {
         .replace(',', "%2C")
 }
 
+/// Items as a sentence lists them: `a`, `a and b`, `a, b and c`.
+pub fn listed(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// The candidate closest to `word`, if one is close enough to be a likely typo:
 /// same letters ignoring case, `_` and `-` (`n_proc_per_node` → `nProcPerNode`),
 /// or a small edit distance.

@@ -128,6 +128,12 @@ fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_jso
                 // No pod metadata: the pod spec's fields sit beside `targetJobs`.
                 crate::spec::ApiLevel::V2_0 => ("/spec/podSpecOverrides/0", false),
             };
+            // At v2.0 an override is written only when it carries something;
+            // the fragment's pod spec may be all it carries.
+            let pod_spec = fragment.get("spec").and_then(serde_json::Value::as_object);
+            if !whole && job.pointer(place).is_none() && pod_spec.is_some_and(|s| !s.is_empty()) {
+                job["spec"]["podSpecOverrides"] = serde_json::json!([{ "targetJobs": [{ "name": crate::cluster::trainjob::NODE }] }]);
+            }
             if let Some(patch) = job.pointer_mut(place) {
                 if whole {
                     merge::merge(patch, &fragment);

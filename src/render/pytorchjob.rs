@@ -23,6 +23,7 @@ use super::{Object, metadata};
 use crate::cluster::pytorchjob::{
     API_VERSION, CONTAINER, KIND, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT, PORT_NAME,
 };
+use crate::cluster::torchrun::LOCAL_ADDR_ENV;
 use crate::model::{Model, Nodes};
 
 #[derive(Serialize)]
@@ -114,18 +115,6 @@ struct ReplicaSpec {
     restart_policy: String,
     // The template is moved in after the job is serialised (see `render`).
 }
-
-/// torchrun's `--local-addr` (torch 2.0 and later) as its environment
-/// variable. A c10d or etcd rendezvous publishes rank 0's address for the
-/// workers' process group: `local_addr`, else `socket.getfqdn()`
-/// (torch `distributed/elastic/rendezvous/api.py`
-/// `RendezvousStoreInfo.build`, `dynamic_rendezvous.py`
-/// `_NodeDescGenerator.generate`). On the host network the fully qualified
-/// name is the node's, which cluster DNS (`ClusterFirstWithHostNet`) does
-/// not know, so the other pods' workers time out; the pod's IP, which is the
-/// node's there, always connects. Without the host network the name is the
-/// pod's own, which its headless Service resolves.
-pub const LOCAL_ADDR_ENV: &str = "PET_LOCAL_ADDR";
 
 /// Labels that select the rank-0 pod: the Master, or worker 0 of an elastic
 /// job, by the replica type and index every supported operator version

@@ -19,7 +19,7 @@ use super::pod::{self, PodShape};
 use super::{Object, merge, metadata};
 use crate::cluster::trainjob::{API_VERSION, NODE};
 use crate::model::Model;
-use crate::trainer::{PodGroup, VOLCANO_SCHEDULER, pod_group};
+use crate::trainer::{PodGroup, VOLCANO_SCHEDULER, written_pod_group};
 
 pub const KIND: &str = "TrainingRuntime";
 /// The annotation of the runtime's JobSet template Trainer's Volcano plugin
@@ -71,15 +71,12 @@ pub(super) fn render(model: &Model) -> Option<Object> {
     // Gang scheduling: the PodGroup plugin, and the scheduler that honours
     // its PodGroup (validation made sure there is one).
     let s = &model.scheduling;
-    let group = if s.gang || s.volcano_queue.is_some() {
-        pod_group(
-            model.trainjob.api_level.release(),
-            s.volcano_queue.is_some(),
-            s.scheduler_name.as_deref(),
-        )
-    } else {
-        None
-    };
+    let group = written_pod_group(
+        model.trainjob.api_level.release(),
+        s.gang,
+        s.volcano_queue.is_some(),
+        s.scheduler_name.as_deref(),
+    );
     if group == Some(PodGroup::Volcano) && s.scheduler_name.is_none() {
         pod["spec"]["schedulerName"] = json!(VOLCANO_SCHEDULER);
     }
@@ -103,6 +100,19 @@ pub(super) fn render(model: &Model) -> Option<Object> {
             job["template"]["spec"]["backoffLimit"] = json!(limit);
         }
         let template = &mut job["template"]["spec"]["template"];
+        // The image's own entrypoint runs only where the `node` container
+        // has no command: the written runtime leaves out the base's
+        // (kubeflow/trainer v2.0.0 ships `torch-distributed` with one).
+        if model.container.verbatim && model.container.command.is_empty() {
+            let node = template["spec"]["containers"]
+                .as_array_mut()
+                .and_then(|c| c.iter_mut().find(|c| c["name"] == NODE))
+                .and_then(Value::as_object_mut);
+            if let Some(container) = node {
+                container.remove("command");
+                container.remove("args");
+            }
+        }
         merge::merge(template, &pod);
         merge::sort_keys(template, None);
     }

@@ -206,6 +206,19 @@ struct PodSpecPatch {
     volumes: Option<Vec<core::Volume>>,
 }
 
+impl PodSpecPatch {
+    fn is_empty(&self) -> bool {
+        self.affinity.is_none()
+            && self.containers.is_none()
+            && self.image_pull_secrets.is_none()
+            && self.node_selector.is_none()
+            && self.service_account_name.is_none()
+            && self.security_context.is_none()
+            && self.tolerations.is_none()
+            && self.volumes.is_none()
+    }
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ContainerPatch {
@@ -341,7 +354,10 @@ fn initializers(model: &Model) -> Option<Initializers> {
     })
 }
 
-/// Puts the pod patch where the TrainJob's API level takes it.
+/// Puts the pod patch where the TrainJob's API level takes it; a patch
+/// that carries nothing is not written. An empty override is not harmless:
+/// at Trainer v2.0 it alone makes Kueue's admission fail (see the rule in
+/// `validate/rules/kueue.rs`).
 fn place_pod_patch(
     spec: &mut Spec,
     model: &Model,
@@ -349,7 +365,19 @@ fn place_pod_patch(
     patch: PodSpecPatch,
 ) {
     let target_jobs = || vec![TargetJob { name: NODE }];
-    match model.trainjob.api_level {
+    let level = model.trainjob.api_level;
+    if level == ApiLevel::V2_0 {
+        // No pod metadata: `spec.labels`/`spec.annotations` become the
+        // JobSet's own (kubeflow/trainer v2.0.0, pkg/runtime/core/
+        // trainingruntime.go `newRuntimeInfo`, plugins/jobset/jobset.go `Build`).
+        spec.labels = non_empty(&model.labels);
+        spec.annotations = non_empty(&model.annotations);
+    }
+    let metadata = pod_metadata.filter(|_| level != ApiLevel::V2_0);
+    if patch.is_empty() && metadata.is_none() {
+        return;
+    }
+    match level {
         ApiLevel::V2_2 | ApiLevel::V2_3 => {
             spec.runtime_patches = Some(vec![RuntimePatch {
                 manager: MANAGER,
@@ -361,7 +389,7 @@ fn place_pod_patch(
                                 template: JobTemplate {
                                     spec: JobSpec {
                                         template: PodPatch {
-                                            metadata: pod_metadata,
+                                            metadata,
                                             spec: patch,
                                         },
                                     },
@@ -375,16 +403,11 @@ fn place_pod_patch(
         ApiLevel::V2_1 => {
             spec.pod_template_overrides = Some(vec![PodTemplateOverride {
                 target_jobs: target_jobs(),
-                metadata: pod_metadata,
+                metadata,
                 spec: patch,
             }]);
         }
         ApiLevel::V2_0 => {
-            // No pod metadata: `spec.labels`/`spec.annotations` become the
-            // JobSet's own (kubeflow/trainer v2.0.0, pkg/runtime/core/
-            // trainingruntime.go `newRuntimeInfo`, plugins/jobset/jobset.go `Build`).
-            spec.labels = non_empty(&model.labels);
-            spec.annotations = non_empty(&model.annotations);
             spec.pod_spec_overrides = Some(vec![PodSpecOverride {
                 target_jobs: target_jobs(),
                 spec: patch,

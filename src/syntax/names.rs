@@ -301,6 +301,34 @@ pub fn looks_secret(name: &str) -> bool {
         || ["TOKEN", "PASSWORD", "SECRET"].contains(&upper.as_str())
 }
 
+/// The accelerator resources the common device plugins advertise
+/// (NVIDIA's and AMD's `k8s-device-plugin`, Intel's
+/// `intel-device-plugins-for-kubernetes`, Habana's, AWS Neuron's, GKE's
+/// TPUs): a name one letter from one of these is a typo no node has.
+pub const DEVICE_RESOURCES: [&str; 8] = [
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+    "habana.ai/gaudi",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "google.com/tpu",
+];
+
+/// The device plugin resource `name` looks like a misspelling of, when it
+/// is none itself (`nvidia.com/gpus` for `nvidia.com/gpu`); MIG profiles
+/// (`nvidia.com/mig-…`) and other names are taken as they are.
+pub fn misspelt_device(name: &str) -> Option<&'static str> {
+    if DEVICE_RESOURCES.contains(&name) || name.contains("/mig-") {
+        return None;
+    }
+    let near = crate::diagnostic::suggest(name, DEVICE_RESOURCES)?;
+    // Only the same domain: `example.com/gpu` is somebody's own plugin.
+    let domain = |n: &str| n.split_once('/').map(|(d, _)| d.to_owned());
+    (domain(name) == domain(near)).then_some(near)
+}
+
 /// Whether `name` is a device plugin's GPU resource: `nvidia.com/gpu`,
 /// `amd.com/gpu`, `nvidia.com/mig-1g.10gb`, `gpu.intel.com/i915`.
 pub fn is_gpu_resource(name: &str) -> bool {

@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod file;
 pub mod runtime;
 pub mod torch;
+pub mod webhook;
 
 /// A Kubeflow Trainer release trainc knows the runtimes of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -95,4 +96,17 @@ pub fn pod_group(
     } else {
         scheduler.map(|_| PodGroup::Coscheduling)
     }
+}
+
+/// The PodGroup plugin of the runtime trainc writes: one only when the spec
+/// asks for gang scheduling (`gang`) or a Volcano queue, by [`pod_group`].
+pub fn written_pod_group(
+    release: Release,
+    gang: bool,
+    volcano_queue: bool,
+    scheduler: Option<&str>,
+) -> Option<PodGroup> {
+    (gang || volcano_queue)
+        .then(|| pod_group(release, volcano_queue, scheduler))
+        .flatten()
 }

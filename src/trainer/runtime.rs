@@ -153,6 +153,40 @@ impl Runtime {
     pub fn trainer_container(&self) -> Option<&Container> {
         self.trainer_job()?.container("node")
     }
+
+    /// Whether the runtime gangs its pods (`spec.podGroupPolicy`).
+    pub fn has_pod_group_policy(&self) -> bool {
+        !self.object["spec"]["podGroupPolicy"].is_null()
+    }
+
+    /// The pods of each job that the PodGroup of a TrainJob with `nodes`
+    /// nodes counts, in the runtime's order: the trainer job's `nodes`, any
+    /// other job its `parallelism` (1 when unset). Trainer's PodGroup
+    /// plugins sum every job's count into `minMember`, whatever the jobs'
+    /// `dependsOn` (kubeflow/trainer v2.0.0–v2.3.0,
+    /// `pkg/runtime/core/trainingruntime.go` `newRuntimeInfo`: a PodSet's
+    /// count is the job's parallelism; `plugins/torch/torch.go`: the trainer's
+    /// is `numNodes`; `plugins/coscheduling/coscheduling.go` and
+    /// `plugins/volcano/volcano.go` `Build`: `minMember` is their sum).
+    pub fn pod_group_members(&self, nodes: u32) -> Vec<(&str, u64)> {
+        let templates = self.object["spec"]["template"]["spec"]["replicatedJobs"].as_array();
+        self.jobs
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                let count = if job.ancestor.as_deref() == Some("trainer") {
+                    u64::from(nodes)
+                } else {
+                    templates
+                        .and_then(|t| t.get(i))
+                        .and_then(|t| t["template"]["spec"]["parallelism"].as_u64())
+                        .unwrap_or(1)
+                        .max(1)
+                };
+                (job.name.as_str(), count)
+            })
+            .collect()
+    }
 }
 
 /// Why a runtime cannot run a TrainJob's `dataset` or `model` initializer.

@@ -86,6 +86,7 @@ pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
         }
     }
     for (at, spec, extent) in pod_specs(group, kind, value) {
+        devices(id, &at, spec, problems);
         let custom = !kubernetes_group(group);
         for problem in pod::check(spec, extent) {
             let message = if custom {
@@ -101,6 +102,34 @@ pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
                 &format!("{at}{}", problem.at),
                 message,
             ));
+        }
+    }
+}
+
+/// A container asking for a device resource no plugin advertises, one
+/// letter from one that does ([`names::misspelt_device`]): admitted, and
+/// Pending forever.
+fn devices(id: &str, at: &str, spec: &Value, problems: &mut Vec<Problem>) {
+    for list in ["containers", "initContainers"] {
+        for (c, container) in spec[list].as_array().into_iter().flatten().enumerate() {
+            for which in ["limits", "requests"] {
+                let names = container["resources"][which]
+                    .as_object()
+                    .into_iter()
+                    .flatten();
+                for (name, _) in names {
+                    if let Some(near) = names::misspelt_device(name) {
+                        problems.push(Problem::admitted(
+                            id,
+                            &format!(
+                                "{at}/{list}/{c}/resources/{which}/{}",
+                                crate::tree::pointer_segment(name)
+                            ),
+                            format!("no device plugin advertises `{name}` (did you mean `{near}`?): the pod would wait for a node that has it forever"),
+                        ));
+                    }
+                }
+            }
         }
     }
 }

@@ -154,6 +154,9 @@ pub fn verify_file(
                 };
             }
         }
+        if problem.contract == "admitted" {
+            diagnostic.severity = crate::diagnostic::Severity::Warning;
+        }
         if let Some(value) = value {
             errors.insert(value, diagnostics.len());
         }
@@ -259,6 +262,7 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
             "the operator's admission webhook rejects this when the object is created".to_owned()
         }
         "operator" => "the operator would create or reach other objects than these say".to_owned(),
+        "admitted" => "the cluster accepts this object as it is; fix it so the job runs as written".to_owned(),
         "apiserver" => "the API server validates names and paths beyond the schema: a node turns them into paths of its own".to_owned(),
         "unchecked" => UNCHECKED_HELP.to_owned(),
         "unserved" => "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked".to_owned(),

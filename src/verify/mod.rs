@@ -52,7 +52,9 @@ pub struct Problem {
     pub message: String,
     /// Which contract the object breaks: `schema`, `apiserver` (its
     /// validation beyond the schema: names and paths), `webhook`, or `operator`
-    /// (what a controller does with the objects together); or why it was
+    /// (what a controller does with the objects together); `admitted` (a
+    /// warning: the cluster takes the object, but it will not run as written,
+    /// or the webhook returns a warning); or why it was
     /// not checked: `unchecked` (no schema for its kind) or `unserved` (a
     /// built-in group's kind or version Kubernetes does not serve).
     pub contract: &'static str,
@@ -73,6 +75,7 @@ impl Problem {
         match self.contract {
             "webhook" => crate::diagnostic::codes::VERIFY_WEBHOOK,
             "operator" => crate::diagnostic::codes::VERIFY_OPERATOR,
+            "admitted" => crate::diagnostic::codes::VERIFY_ADMITTED,
             "apiserver" => crate::diagnostic::codes::VERIFY_APISERVER,
             "unchecked" => crate::diagnostic::codes::VERIFY_UNCHECKED,
             "unserved" => crate::diagnostic::codes::VERIFY_UNSERVED,
@@ -86,6 +89,15 @@ impl Problem {
 
     fn webhook(object: &str, path: &str, message: String) -> Problem {
         Problem::new("webhook", object, path, message)
+    }
+
+    fn admitted(object: &str, path: &str, message: String) -> Problem {
+        Problem::new("admitted", object, path, message)
+    }
+
+    /// Whether the cluster would refuse the object (else it is a warning).
+    pub fn refused(&self) -> bool {
+        !matches!(self.contract, "admitted" | "unchecked" | "unserved")
     }
 
     fn apiserver(object: &str, path: &str, message: String) -> Problem {
@@ -137,6 +149,9 @@ pub fn verify_with_runtimes(
             (trainjob::API_VERSION, trainjob::KIND) => {
                 webhooks::trainjob(&id, value, &mut problems);
             }
+            (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
+                webhooks::runtime(&id, value, level, &mut problems);
+            }
             _ => {}
         }
     }
@@ -145,10 +160,37 @@ pub fn verify_with_runtimes(
     problems
 }
 
+/// The operator that serves `kind` of `group`, and the one version it
+/// serves it in (kubeflow/trainer v1.7.0–v1.9.4 and v2.0.0–v2.3.0,
+/// `manifests/base/crds`: one served version each).
+fn operator_version(group: &str, kind: &str) -> Option<(&'static str, &'static str)> {
+    match (group, kind) {
+        ("kubeflow.org", pytorchjob::KIND) => Some((
+            "the Training Operator (v1.7 to v1.9)",
+            pytorchjob::API_VERSION,
+        )),
+        ("trainer.kubeflow.org", trainjob::KIND | "TrainingRuntime" | "ClusterTrainingRuntime") => {
+            Some(("Kubeflow Trainer (v2.0 to v2.3)", trainjob::API_VERSION))
+        }
+        _ => None,
+    }
+}
+
 /// Why an object of a kind without a schema was not checked.
 fn unchecked(id: &str, value: &Value) -> Problem {
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    if let Some((operator, served)) = operator_version(group, kind)
+        && served != api_version
+    {
+        return Problem::new(
+            "unserved",
+            id,
+            "/apiVersion",
+            format!("{operator} serves `{kind}` as `{served}` only, not `{api_version}`"),
+        );
+    }
     if kubernetes::built_in_group(api_version) {
         let instead = kubernetes::served_instead(api_version, kind)
             .map_or_else(String::new, |s| format!("; {s}"));

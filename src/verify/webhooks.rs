@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::Problem;
 use crate::cluster::{pytorchjob, trainjob};
+use crate::spec::ApiLevel;
 use crate::syntax::names;
 
 /// Both operators want the job name to be a DNS-1035 label.
@@ -19,18 +20,66 @@ fn job_name(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     }
 }
 
+/// The `runPolicy.managedBy` values the Training Operator v1.9 accepts
+/// (kubeflow/trainer v1.9.2, `pkg/apis/kubeflow.org/v1/common_types.go`
+/// `KubeflowJobsController`, `MultiKueueController`).
+const MANAGERS: [&str; 2] = [
+    "kubeflow.org/training-operator",
+    "kueue.x-k8s.io/multikueue",
+];
+
+/// The webhook's rules on the job's spec, beside its replicas
+/// (kubeflow/trainer v1.9.2, `pkg/webhooks/pytorch/pytorchjob_webhook.go`
+/// `validateSpec`; `pkg/common/util/webhooks.go` `ValidateRunPolicy`;
+/// v1.8 lacks the two marked v1.9).
+fn pytorchjob_spec(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    let mut reject =
+        |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
+    if let Some(manager) = job
+        .pointer("/spec/runPolicy/managedBy")
+        .and_then(Value::as_str)
+        && !MANAGERS.contains(&manager)
+    {
+        reject(
+            "/spec/runPolicy/managedBy",
+            format!(
+                "`managedBy` `{manager}` is not supported: the Training Operator v1.9 accepts {}",
+                MANAGERS.map(|m| format!("`{m}`")).join(" or ")
+            ),
+        );
+    }
+    let elastic = job
+        .pointer("/spec/elasticPolicy")
+        .is_some_and(|p| !p.is_null());
+    if elastic && job.pointer("/spec/pytorchReplicaSpecs/Worker").is_none() {
+        reject(
+            "/spec/pytorchReplicaSpecs/Worker",
+            "an elastic job (`elasticPolicy`) must have Workers (the Training Operator v1.9 requires `pytorchReplicaSpecs.Worker`)".to_owned(),
+        );
+    }
+    if job.pointer("/spec/elasticPolicy/nProcPerNode").is_some() {
+        if job.pointer("/spec/nprocPerNode").is_some() {
+            reject(
+                "/spec/elasticPolicy/nProcPerNode",
+                "`elasticPolicy.nProcPerNode` must not be used with `nprocPerNode`".to_owned(),
+            );
+        }
+        problems.push(Problem::admitted(
+            id,
+            "/spec/elasticPolicy/nProcPerNode",
+            "the webhook warns that `elasticPolicy.nProcPerNode` is deprecated: use `spec.nprocPerNode`".to_owned(),
+        ));
+    }
+}
+
 /// What the Training Operator's webhook rejects.
 pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
+    pytorchjob_spec(id, job, problems);
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    let mut unmade = Vec::new();
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
-    let name = job["metadata"]["name"].as_str().unwrap_or("");
-    if job.pointer("/spec/elasticPolicy/nProcPerNode").is_some() {
-        reject(
-            "/spec/elasticPolicy/nProcPerNode",
-            "the deprecated elasticPolicy.nProcPerNode is set".to_owned(),
-        );
-    }
     let Some(replicas) = job
         .pointer("/spec/pytorchReplicaSpecs")
         .and_then(Value::as_object)
@@ -56,9 +105,39 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                 },
             );
         }
+        // The operator copies a replica's restart policy to its pods
+        // (`ExitCode` as `Never`; kubeflow/trainer v1.7.0–v1.9.4
+        // `pkg/core/pod.go` `SetRestartPolicy`), where the API server takes
+        // only `Always`, `OnFailure` or `Never`: the CRD has no enum there.
+        if let Some(policy) = spec["restartPolicy"].as_str()
+            && !policy.is_empty()
+            && !["Always", "OnFailure", "Never", "ExitCode"].contains(&policy)
+        {
+            unmade.push(Problem::operator(
+                id,
+                &format!("{path}/restartPolicy"),
+                format!(
+                    "the operator copies `restartPolicy` `{policy}` to every pod, and the API server rejects a pod whose restart policy is not `Always`, `OnFailure` or `Never`: no pod would ever be made (the replica also takes `ExitCode`)"
+                ),
+            ));
+        }
+        if kind == "Worker" && count.is_some_and(|n| n < 1) {
+            reject(
+                &format!("{path}/replicas"),
+                "Workers must have `replicas` of at least 1".to_owned(),
+            );
+        }
         let containers = spec
             .pointer("/template/spec/containers")
             .and_then(Value::as_array);
+        for (i, container) in containers.into_iter().flatten().enumerate() {
+            if container["image"].as_str().is_none_or(str::is_empty) {
+                reject(
+                    &format!("{path}/template/spec/containers/{i}/image"),
+                    "every container must have an `image`".to_owned(),
+                );
+            }
+        }
         if !containers
             .into_iter()
             .flatten()
@@ -81,12 +160,14 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
             );
         }
     }
+    problems.append(&mut unmade);
 }
 
 /// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
 pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
     unique_mounts(id, job, problems);
+    zero_procs(id, job, "/spec/trainer/numProcPerNode", problems);
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
@@ -162,6 +243,35 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                 );
             }
         }
+    }
+}
+
+/// A process count of 0 per node: the CRDs of Trainer v2.0.0–v2.3.0 take
+/// it (`int32`, no minimum on the torch policy's or the TrainJob's), but
+/// torchrun refuses it (pytorch `torch/distributed/elastic/agent/server/
+/// api.py` `WorkerSpec.__post_init__`: `assert self.local_world_size > 0`),
+/// so every pod fails; Trainer's
+/// main branch adds the CEL rule `self >= 1` (kubeflow/trainer pull 3809).
+fn zero_procs(id: &str, value: &Value, path: &str, problems: &mut Vec<Problem>) {
+    if value.pointer(path).and_then(Value::as_i64) == Some(0) {
+        problems.push(Problem::admitted(
+            id,
+            path,
+            "0 processes per node: the cluster takes it, but torchrun refuses to start none, so every pod fails".to_owned(),
+        ));
+    }
+}
+
+/// What Trainer's runtime webhook rejects ([`crate::trainer::webhook`]).
+pub(super) fn runtime(id: &str, runtime: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
+    zero_procs(id, runtime, "/spec/mlPolicy/torch/numProcPerNode", problems);
+    let release = level.release();
+    for rejection in crate::trainer::webhook::runtime_rejections(runtime, release) {
+        problems.push(Problem::webhook(
+            id,
+            &rejection.path,
+            format!("Trainer {}: {}", release.tag(), rejection.message),
+        ));
     }
 }
 

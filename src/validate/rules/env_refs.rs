@@ -156,6 +156,17 @@ impl Later {
 /// expanded on this target; `None` when it is (or may be) declared before.
 fn injected_later(r: &Rules<'_>, name: &str) -> Option<Later> {
     match r.target() {
+        // trainc's own, on an elastic job on the host network (see
+        // `render::pytorchjob`): after `[env]`.
+        Target::Pytorchjob
+            if name == crate::cluster::torchrun::LOCAL_ADDR_ENV
+                && r.is_elastic()
+                && r.spec.host_network == Some(true) =>
+        {
+            Some(Later::Declared(format!(
+                "trainc sets `{name}` (the pod's IP, for torchrun on the host network) after the spec's env"
+            )))
+        }
         Target::Pytorchjob => pytorchjob_sets(r, name).map(|(situation, _)| {
             Later::Declared(format!(
                 "the Training Operator sets `{name}` on {situation}, after the spec's env"

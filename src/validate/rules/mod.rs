@@ -16,6 +16,7 @@ mod env_refs;
 mod initializer;
 mod injected;
 mod job;
+mod kueue;
 mod master;
 mod metadata;
 mod nproc;
@@ -46,6 +47,7 @@ pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     volumes::check(&mut rules);
     metadata::check(&mut rules);
     scheduling::check(&mut rules);
+    kueue::check(&mut rules);
     target::check(&mut rules);
     initializer::check(&mut rules);
     text::check(&mut rules);
@@ -53,7 +55,7 @@ pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
 }
 
 /// The rules that read the runtime a TrainJob runs on, once it is known
-/// (see [`crate::runtimes`]).
+/// (see [`crate::bind::runtime`]).
 pub(crate) fn check_runtime(
     spec: &Spec,
     tree: &Node,

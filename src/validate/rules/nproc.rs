@@ -258,6 +258,12 @@ fn keyword(r: &mut Rules<'_>) {
         Some(ApiLevel::V2_0) => !has_resources,
         Some(_) => false,
     };
+    // From v2.1 a TrainJob without resources runs with its runtime's `node`
+    // container's, which the torch plugin counts: `keyword_on_runtime`,
+    // once the runtime is bound.
+    if level.is_some_and(|l| l != ApiLevel::V2_0) && !has_resources {
+        return;
+    }
     if torchrun_decides {
         torchrun_keyword(r, keyword, span, gpus);
         return;
@@ -312,6 +318,52 @@ fn keyword(r: &mut Rules<'_>) {
     r.push(
         Diagnostic::warning(codes::NPROC_TRAINER_CPU, span, message)
             .with_help("set an explicit number of processes, or `\"gpu\"` for one per GPU"),
+    );
+}
+
+/// `auto` or `cpu` on a TrainJob from v2.1 that sets no resources: the torch
+/// plugin counts its runtime's `node` container's
+/// ([`crate::trainer::torch::procs_per_node`]), which are also the pods'.
+pub(super) fn keyword_on_runtime(r: &mut Rules<'_>, runtime: &crate::trainer::runtime::Runtime) {
+    let Some(NProcPerNode::Keyword(keyword @ (NProcKeyword::Auto | NProcKeyword::Cpu))) =
+        r.spec.n_proc_per_node
+    else {
+        return;
+    };
+    let level = r.api_level();
+    let sets_resources = r.spec.resources.as_ref().is_some_and(|res| {
+        res.cpu.is_some()
+            || res.memory.is_some()
+            || res.ephemeral_storage.is_some()
+            || res.gpus.is_some_and(|g| g > 0)
+            || res.limits.is_some()
+    });
+    if level == ApiLevel::V2_0 || sets_resources || unseen_starter(r).is_some() {
+        return;
+    }
+    let word = if keyword == NProcKeyword::Auto {
+        "auto"
+    } else {
+        "cpu"
+    };
+    let trainer = serde_json::json!({ "numProcPerNode": word });
+    let procs = crate::trainer::torch::procs_per_node(level.release(), &trainer, Some(runtime));
+    let own = runtime.trainer_container().is_some_and(|c| {
+        c.resources["requests"].get("cpu").is_some() || c.resources["limits"].get("cpu").is_some()
+    });
+    if procs != crate::trainer::torch::Procs::Count(1) || own {
+        return; // one per GPU or per CPU of the runtime's container, as the spec reads
+    }
+    r.push(
+        Diagnostic::warning(
+            codes::NPROC_TRAINER_CPU,
+            r.value("/nProcPerNode"),
+            format!(
+                "`nProcPerNode = \"{word}\"` starts 1 process per pod on Trainer {}: the spec sets no resources, so the pods have those of the runtime's `node` container, which has no GPU and no CPU request",
+                level.as_str()
+            ),
+        )
+        .with_help("set an explicit number of processes, or `resources.cpu` (one process per CPU) or `resources.gpus`"),
     );
 }
 

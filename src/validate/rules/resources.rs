@@ -91,6 +91,18 @@ fn written(r: &mut Rules<'_>, table: &str, resources: &Resources) {
         }
     }
     if let Some(name) = &resources.gpu_resource
+        && let Some(near) = names::misspelt_device(name)
+    {
+        r.push(
+            Diagnostic::warning(
+                codes::GPU_RESOURCE_INVALID,
+                r.value(&format!("{table}/gpuResource")),
+                format!("no device plugin advertises `{name}`: the pods would wait for a node that has it forever"),
+            )
+            .with_help(format!("did you mean `{near}`?")),
+        );
+    }
+    if let Some(name) = &resources.gpu_resource
         && let Err(why) = names::extended_resource(name)
     {
         r.push(

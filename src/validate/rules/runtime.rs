@@ -9,7 +9,7 @@
 //! what was not checked.
 
 use super::Rules;
-use crate::cluster::trainjob::NODE;
+use crate::cluster::trainjob::{self, NODE};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::defaults::TRAINER_CONTAINER;
 use crate::trainer::bind::Bound;
@@ -32,6 +32,143 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     policy(r, bound, runtime);
     patch_targets(r, bound, runtime);
     entrypoint(r, bound, runtime);
+    gang_waits(r, bound, runtime);
+    network(r, bound, runtime);
+    webhook(r, bound, runtime);
+    super::nproc::keyword_on_runtime(r, runtime);
+}
+
+/// A runtime Trainer's webhook rejects at the spec's release
+/// ([`crate::trainer::webhook`]): one trainc writes from it would be
+/// rejected; one the cluster has was made under another release, or the
+/// cluster runs another (`apiLevel`).
+fn webhook(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    let release = r.api_level().release();
+    let rejections = crate::trainer::webhook::runtime_rejections(&runtime.object, release);
+    let Some(first) = rejections.first() else {
+        return;
+    };
+    let what = format!(
+        "Trainer {}'s runtime webhook rejects {} at `{}`: {}",
+        release.tag(),
+        bound.describe(),
+        crate::tree::field_path(&first.path),
+        first.message
+    );
+    let d = if r.writes_runtime() {
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            r.key("/trainjob/writeRuntime"),
+            format!("the TrainingRuntime trainc would write is rejected: {what}"),
+        )
+        .with_secondary(at_runtime(r), "the base runtime")
+        .with_help("write the runtime from one that passes (`torch-distributed`), or fix the base runtime in the runtimes file")
+    } else {
+        Diagnostic::warning(codes::TRAINJOB_RUNTIME, at_runtime(r), what).with_help(
+            "the cluster could not have admitted this runtime at this release: check `apiLevel` against the cluster's Trainer, and the runtimes file against the cluster",
+        )
+    };
+    r.push(d);
+}
+
+/// The torch plugin points every pod at `<trainjob>-node-0-0.<trainjob>`
+/// ([`trainjob::master_addr`]), which resolves only in the JobSet's
+/// default network: a runtime whose JobSet names its pods' domain
+/// otherwise (`network.subdomain`), or gives them none
+/// (`enableDNSHostnames: false`), leaves the address unresolved
+/// ([`trainjob::pod_domain`]), and torchrun waits for it until the join
+/// timeout, then fails.
+fn network(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    if !matches!(runtime.policy.framework, Framework::Torch { .. }) {
+        return;
+    }
+    let name = &r.spec.name;
+    let domain = trainjob::pod_domain(name, &runtime.object["spec"]);
+    if domain.as_deref() == Some(name.as_str()) {
+        return;
+    }
+    let why = match &domain {
+        Some(domain) => format!("puts its pods under the domain `{domain}` (`network.subdomain`)"),
+        None => "gives its pods no DNS names (`network.enableDNSHostnames: false`)".to_owned(),
+    };
+    let message = format!(
+        "the pods of this TrainJob would never find each other: Trainer's torch plugin points torchrun at `{}`, but {} {why}",
+        trainjob::master_addr(name),
+        bound.describe(),
+    );
+    // A command run as written may find its peers its own way.
+    let d = if r.spec.runs_as_written() {
+        Diagnostic::warning(
+            codes::TRAINJOB_RUNTIME,
+            at_runtime(r),
+            format!("{message}, unless the command finds its peers another way"),
+        )
+    } else {
+        Diagnostic::error(codes::TRAINJOB_RUNTIME, at_runtime(r), message)
+    };
+    r.push(d.with_help("use a runtime whose JobSet keeps its default network (no `network.subdomain`, DNS hostnames on), such as `torch-distributed`"));
+}
+
+/// A PodGroup on a runtime whose jobs wait for each other never fills: its
+/// `minMember` counts the pods of every job
+/// ([`Runtime::pod_group_members`]), but a job with `dependsOn` is created
+/// only once the jobs it names are ready or complete (kubernetes-sigs/jobset
+/// v0.8–v0.12, `pkg/controllers/depends_on.go`), and the scheduler holds
+/// every pod of the group until all `minMember` exist (scheduler-plugins
+/// coscheduling `PreFilter`; Volcano's gang plugin): the first jobs' pods
+/// wait for pods that only their completion would create.
+fn gang_waits(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    let waiting: Vec<&crate::trainer::runtime::Job> = runtime
+        .jobs
+        .iter()
+        .filter(|j| !j.depends_on.is_empty())
+        .collect();
+    let Some(first) = waiting.first() else { return };
+    let s = r.spec.scheduling.as_ref();
+    let gang = s.is_some_and(|s| s.gang == Some(true));
+    let volcano_queue = s.is_some_and(|s| s.volcano_queue.is_some());
+    // trainc writes a PodGroup only with a scheduler that honours it
+    // (otherwise `target.rs` refuses the field).
+    let written = r.writes_runtime()
+        && crate::trainer::written_pod_group(
+            r.api_level().release(),
+            gang,
+            volcano_queue,
+            s.and_then(|s| s.scheduler_name.as_deref()),
+        )
+        .is_some();
+    let asked = match (written, gang) {
+        (false, _) => None,
+        (true, true) => Some("/scheduling/gang"),
+        (true, false) => Some("/scheduling/volcanoQueue"),
+    };
+    if asked.is_none() && !runtime.has_pod_group_policy() {
+        return;
+    }
+    let members = runtime.pod_group_members(r.max_replicas());
+    let total: u64 = members.iter().map(|(_, n)| n).sum();
+    let counts: Vec<String> = members
+        .iter()
+        .map(|(job, n)| format!("{job} {n}"))
+        .collect();
+    let message = format!(
+        "gang scheduling would never start this TrainJob: the PodGroup of {} counts the pods of all its jobs ({} = {total}), but `{}` is created only after `{}`, so {total} pods never exist together and the scheduler holds them all forever",
+        bound.describe(),
+        counts.join(" + "),
+        first.name,
+        first.depends_on.join("` and `"),
+    );
+    let d = match asked {
+        Some(pointer) => Diagnostic::error(codes::SCHEDULING_GANG_WAITS, r.key(pointer), message)
+            .with_secondary(at_runtime(r), "the base runtime")
+            .with_help(format!(
+                "remove `{}`: with `scheduling.queue`, Kueue admits all the TrainJob's pods at once without a PodGroup; or write the runtime from one whose jobs do not wait for each other (`torch-distributed`)",
+                crate::tree::field_path(pointer)
+            )),
+        None => Diagnostic::warning(codes::SCHEDULING_GANG_WAITS, at_runtime(r), message)
+            .with_help("the runtime's `podGroupPolicy` and its `dependsOn` cannot work together: ask the cluster's admins to drop one, or use a runtime without them"),
+    };
+    r.push(d);
 }
 
 /// A TrainJob with no `command` runs its `node` container's: the image's
@@ -40,7 +177,9 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
 /// `pkg/runtime/framework/plugins/jobset/builder.go` `Trainer` sets the
 /// container's command only from the TrainJob's).
 fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
-    if !r.spec.runs_image_entrypoint() {
+    // A runtime trainc writes leaves out the base's command
+    // (`render::trainingruntime`).
+    if !r.spec.runs_image_entrypoint() || r.writes_runtime() {
         return;
     }
     let Some(command) = runtime
@@ -64,7 +203,9 @@ fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
             ),
         )
         .with_secondary(at_runtime(r), "the runtime")
-        .with_help("give the entrypoint as `command`, or use a runtime whose trainer container has no command (`torch-distributed`)"),
+        .with_help(
+            "give the entrypoint as `command`, or set `[trainjob] writeRuntime = true`: trainc writes the runtime without that command, so the image's entrypoint runs",
+        ),
     );
 }
 

@@ -82,37 +82,6 @@ fn scheduling(r: &mut Rules<'_>) {
         label_map(r, "/scheduling/nodeSelector", selector, "nodeSelector");
     }
     tolerations(r);
-    kueue_tolerations(r);
-}
-
-/// Kueue admits a TrainJob by adding a runtime patch of its own with the
-/// admitting ResourceFlavor's node selector and tolerations (kubernetes-sigs/
-/// kueue v0.14.0–v0.19.2 `pkg/controller/jobs/trainjob/
-/// trainjob_controller.go` `RunWithPodSetsInfo`: `info.Tolerations`, the
-/// flavor's alone). The Trainer applies the patches in order by strategic
-/// merge (kubeflow/trainer v2.0.0 `pkg/runtime/core/trainingruntime.go`
-/// `mergePodSpecOverrides`, v2.2.0–v2.3.0 `mergeRuntimePatches`), in which a
-/// pod's `tolerations` have no merge key: the later list replaces the
-/// earlier. So when the flavor has any toleration, the spec's (in trainc's
-/// patch or a runtime trainc writes) are gone. On a PyTorchJob or a Job,
-/// Kueue adds the flavor's to the pods' own.
-fn kueue_tolerations(r: &mut Rules<'_>) {
-    let Some(s) = &r.spec.scheduling else { return };
-    if r.target() != Target::Trainjob
-        || s.queue.is_none()
-        || s.tolerations.as_ref().is_none_or(Vec::is_empty)
-    {
-        return;
-    }
-    r.push(
-        Diagnostic::warning(
-            codes::SCHEDULING_KUEUE_TOLERATIONS,
-            r.key("/scheduling/tolerations"),
-            "with Kueue (v0.14–v0.19) these tolerations are lost when the ResourceFlavor that admits the TrainJob has tolerations: Kueue's admission patch carries the flavor's list, and a TrainJob's patches replace tolerations as one list",
-        )
-        .with_secondary(r.entry("/scheduling/queue"), "queued by Kueue here")
-        .with_help("if the flavors of the queue's ClusterQueue have tolerations, add these tolerations to those ResourceFlavors too (`spec.tolerations`) and remove them here; if they have none, these are kept. On `target = \"pytorchjob\"` or `\"job\"` Kueue adds the flavor's tolerations to these"),
-    );
 }
 
 /// Each toleration's key, operator, value and effect.
@@ -294,6 +263,31 @@ pub(super) fn restart_always(r: &mut Rules<'_>, at: &str) {
     );
 }
 
+/// With `restartPolicy = "Never"`, a Worker whose `init-pytorch` container
+/// gives up on the Master ([`pytorchjob::MASTER_LOOKUPS`]) fails, and a
+/// failed replica under `Never` fails the job (kubeflow/trainer
+/// v1.7.0–v1.9.4, `pytorchjob_controller.go` `UpdateJobStatus`). Under
+/// `OnFailure` the kubelet retries the init container until the Master is up.
+fn master_wait(r: &mut Rules<'_>) {
+    let never = r.spec.policy.as_ref().and_then(|p| p.restart_policy) == Some(RestartPolicy::Never);
+    if !never || r.target() != Target::Pytorchjob || r.is_elastic() || r.max_replicas() < 2 {
+        return;
+    }
+    let seconds = pytorchjob::MASTER_LOOKUPS * pytorchjob::MASTER_LOOKUP_INTERVAL_SECONDS;
+    r.push(
+        Diagnostic::warning(
+            codes::POLICY_MASTER_WAIT,
+            r.value("/policy/restartPolicy"),
+            format!(
+                "with `restartPolicy = \"Never\"` the job fails when its Master is not Ready within about {seconds} s: the Training Operator gives every Worker an init container that looks the Master up {} times, {} s apart, and the Master's name resolves only once it is Ready (a large image pulled on a new node, or a Master waiting for a GPU, takes longer)",
+                pytorchjob::MASTER_LOOKUPS,
+                pytorchjob::MASTER_LOOKUP_INTERVAL_SECONDS,
+            ),
+        )
+        .with_help("use `restartPolicy = \"OnFailure\"` (or `\"ExitCode\"`): the kubelet then retries the init container until the Master is up, and `policy.joinTimeout` bounds the wait; keep `Never` only where the Master is sure to be Ready within minutes"),
+    );
+}
+
 fn policy(r: &mut Rules<'_>) {
     let Some(policy) = &r.spec.policy else { return };
     join_timeout(r);
@@ -320,6 +314,7 @@ fn policy(r: &mut Rules<'_>) {
             .with_help("for retries, use `restartPolicy = \"OnFailure\"` or `\"ExitCode\"`; otherwise remove `backoffLimit`"),
         );
     }
+    master_wait(r);
     // runPolicy.ttlSecondsAfterFinished is an int32 and activeDeadlineSeconds an
     // int64, in the PyTorchJob CRD (kubeflow/trainer v1.9.4,
     // manifests/base/crds/kubeflow.org_pytorchjobs.yaml) as in the TrainJob's

@@ -1,0 +1,162 @@
+//! What Trainer's TrainingRuntime and ClusterTrainingRuntime webhook
+//! rejects, by release (kubeflow/trainer v2.0.0–v2.3.0,
+//! `pkg/webhooks/trainingruntime_webhook.go` `validateReplicatedJobs`, run
+//! on create for both kinds). `verify` applies it to the runtimes among the
+//! objects, and the rules to the runtime a TrainJob runs on, which trainc
+//! may write from it.
+
+use serde_json::Value as Json;
+
+use super::Release;
+use super::runtime::ANCESTOR_LABEL;
+
+/// What the webhook requires of a job labelled with each ancestor step: a
+/// container of this name (from v2.1.0; `expectedContainerNames`).
+const ANCESTORS: [(&str, &str); 3] = [
+    ("trainer", "node"),
+    ("dataset-initializer", "dataset-initializer"),
+    ("model-initializer", "model-initializer"),
+];
+
+/// One rejection: where in the runtime, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub path: String,
+    pub message: String,
+}
+
+/// Every rejection of the runtime `object` by the webhook of `release`.
+/// A replicated job's `replicas` is JobSet's default 1 when unset.
+pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {
+    let mut out = Vec::new();
+    let jobs = object
+        .pointer("/spec/template/spec/replicatedJobs")
+        .and_then(Json::as_array);
+    for (i, job) in jobs.into_iter().flatten().enumerate() {
+        let at = format!("/spec/template/spec/replicatedJobs/{i}");
+        let replicas = job.get("replicas").map_or(Some(1), Json::as_i64);
+        let single = |out: &mut Vec<Rejection>, what: &str| {
+            if replicas != Some(1) {
+                out.push(Rejection {
+                    path: format!("{at}/replicas"),
+                    message: format!(
+                        "{what} must have `replicas: 1` (\"always must be 1\"), found {}",
+                        job["replicas"]
+                    ),
+                });
+            }
+        };
+        // v2.0.0 also holds the MPI launcher to one replica.
+        if release == Release::V2_0 && job["name"] == "launcher" {
+            single(&mut out, "the `launcher` job");
+        }
+        let Some(ancestor) = job
+            .pointer("/template/metadata/labels")
+            .and_then(|l| l.get(ANCESTOR_LABEL))
+            .and_then(Json::as_str)
+        else {
+            continue;
+        };
+        let Some((_, container)) = ANCESTORS.iter().find(|(a, _)| *a == ancestor) else {
+            continue;
+        };
+        single(&mut out, &format!("the `{ancestor}` job"));
+        let containers = job
+            .pointer("/template/spec/template/spec/containers")
+            .and_then(Json::as_array);
+        let has = containers
+            .into_iter()
+            .flatten()
+            .any(|c| c["name"] == *container);
+        if release >= Release::V2_1 && !has {
+            out.push(Rejection {
+                path: format!("{at}/template/spec/template/spec/containers"),
+                message: format!(
+                    "the `{ancestor}` job (labelled `{ANCESTOR_LABEL}: {ancestor}`) has no container `{container}` (\"must contain the required container for the ancestor: {ancestor}\")"
+                ),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime(jobs: &Json) -> Json {
+        serde_json::json!({
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": "r"},
+            "spec": {"template": {"spec": {"replicatedJobs": jobs}}}
+        })
+    }
+
+    fn job(name: &str, ancestor: Option<&str>, replicas: Option<i64>, container: &str) -> Json {
+        let mut job = serde_json::json!({
+            "name": name,
+            "template": {"spec": {"template": {"spec": {"containers": [{"name": container}]}}}}
+        });
+        if let Some(a) = ancestor {
+            job["template"]["metadata"] = serde_json::json!({"labels": {ANCESTOR_LABEL: a}});
+        }
+        if let Some(n) = replicas {
+            job["replicas"] = n.into();
+        }
+        job
+    }
+
+    #[test]
+    fn ancestor_jobs_have_one_replica_at_every_release() {
+        let r = runtime(&serde_json::json!([job(
+            "node",
+            Some("trainer"),
+            Some(2),
+            "node"
+        )]));
+        for release in Release::ALL {
+            let found = runtime_rejections(&r, release);
+            assert_eq!(found.len(), 1, "{release:?}: {found:?}");
+            assert_eq!(
+                found[0].path,
+                "/spec/template/spec/replicatedJobs/0/replicas"
+            );
+        }
+        // Unset is JobSet's default 1; a job without the label is not checked.
+        let r = runtime(&serde_json::json!([
+            job("node", Some("trainer"), None, "node"),
+            job("workers", None, Some(4), "w")
+        ]));
+        assert!(runtime_rejections(&r, Release::V2_3).is_empty());
+    }
+
+    #[test]
+    fn the_required_container_is_checked_from_v2_1() {
+        let r = runtime(&serde_json::json!([job(
+            "node",
+            Some("trainer"),
+            None,
+            "trainer"
+        )]));
+        assert!(runtime_rejections(&r, Release::V2_0).is_empty());
+        for release in [Release::V2_1, Release::V2_2, Release::V2_3] {
+            let found = runtime_rejections(&r, release);
+            assert_eq!(
+                found[0].path,
+                "/spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers"
+            );
+            assert!(
+                found[0].message.contains("no container `node`"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn v2_0_holds_the_launcher_to_one_replica() {
+        let r = runtime(&serde_json::json!([job("launcher", None, Some(2), "l")]));
+        assert_eq!(runtime_rejections(&r, Release::V2_0).len(), 1);
+        assert!(runtime_rejections(&r, Release::V2_1).is_empty());
+    }
+}
