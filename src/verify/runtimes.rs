@@ -16,7 +16,7 @@ use super::{Problem, id};
 use crate::cluster::trainjob;
 use crate::spec::ApiLevel;
 use crate::trainer::bind::{Bound, bind};
-use crate::trainer::runtime::{Framework, Kind, Runtime};
+use crate::trainer::runtime::{ANCESTOR_LABEL, Framework, Kind, Runtime};
 
 pub(super) fn check(
     values: &[&Value],
@@ -98,7 +98,15 @@ fn together(
             format!("{named} has no `torch` ML policy: Trainer sets none of the `PET_*` variables torchrun forms its world from"),
         ));
     }
-    if job.pointer("/spec/trainer/image").is_none() && bound.image().is_none() {
+    if runtime.trainer_job().is_none() {
+        problems.push(Problem::operator(
+            id,
+            "/spec/trainer",
+            format!(
+                "no job of {named} is labelled as the trainer's (`{ANCESTOR_LABEL}: trainer`): Trainer puts this `trainer` on none of its pods"
+            ),
+        ));
+    } else if job.pointer("/spec/trainer/image").is_none() && bound.image().is_none() {
         problems.push(Problem::operator(
             id,
             "/spec/trainer",

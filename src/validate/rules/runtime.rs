@@ -14,7 +14,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::defaults::TRAINER_CONTAINER;
 use crate::trainer::bind::Bound;
 use crate::trainer::catalogue;
-use crate::trainer::runtime::{Framework, Kind, Runtime};
+use crate::trainer::runtime::{ANCESTOR_LABEL, Framework, Kind, Runtime};
 
 /// How to give trainc the cluster's runtimes.
 pub(crate) const HOW_TO_SUPPLY: &str = "give trainc the cluster's runtimes: `kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml > runtimes.yaml`, then `--runtimes runtimes.yaml` or `[trainjob] runtimesFile = \"runtimes.yaml\"`";
@@ -28,7 +28,11 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
         }
         return;
     };
-    image(r, bound);
+    if runtime.trainer_job().is_none() {
+        no_trainer_job(r, bound);
+    } else {
+        image(r, bound);
+    }
     policy(r, bound, runtime);
     patch_targets(r, bound, runtime);
     entrypoint(r, bound, runtime);
@@ -281,6 +285,26 @@ fn cannot_write(r: &mut Rules<'_>, bound: &Bound) {
         .with_help(format!(
             "name a runtime Kubeflow ships (`torch-distributed`), or {HOW_TO_SUPPLY}"
         )),
+    );
+}
+
+/// Trainer puts the TrainJob's `trainer` (image, command, args, resources)
+/// on the `node` container of the job labelled as the trainer's, and the
+/// torch plugin its `PET_*` variables there (kubeflow/trainer
+/// v2.0.0–v2.3.0, `pkg/runtime/framework/plugins/jobset/builder.go`
+/// `Trainer`, `plugins/torch/torch.go`): in a runtime without one, none of
+/// what the spec says runs.
+fn no_trainer_job(r: &mut Rules<'_>, bound: &Bound) {
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            at_runtime(r),
+            format!(
+                "no job of {} is labelled as the trainer's (`{ANCESTOR_LABEL}: trainer`): Trainer puts the TrainJob's image, command, args, resources and environment on none of its pods, so what the spec says to run would not run",
+                bound.describe()
+            ),
+        )
+        .with_help("label the runtime's `node` job template with `trainer.kubeflow.org/trainjob-ancestor-step: trainer`, as every runtime Kubeflow ships does, or use one of those"),
     );
 }
 
