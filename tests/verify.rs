@@ -631,3 +631,55 @@ fn runtimes_are_checked_by_the_webhook_of_their_release() {
     assert!(!renamed(&v2_0), "{v2_0:#?}");
     assert!(renamed(&v2_3), "{v2_3:#?}");
 }
+
+/// Each ML policy's plugin refuses the variables it sets itself, from the
+/// release that added the rule (kubeflow/trainer `pkg/constants/
+/// constants.go`: `XGBoostReservedEnvNames` from v2.2.0,
+/// `MPIReservedEnvNames` from v2.3.0), and only on its own runtimes.
+#[test]
+fn reserved_variables_follow_the_runtimes_ml_policy() {
+    let dir = temp_dir("verify-reserved-env");
+    let runtime = |name: &str, policy: &str| {
+        format!(
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {{name: {name}}}\nspec:\n  mlPolicy: {{numNodes: 1, {policy}: {{}}}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {{labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}}}\n          spec: {{template: {{spec: {{containers: [{{name: node, image: i}}]}}}}}}\n---\n"
+        )
+    };
+    let job = |name: &str, runtime: &str, var: &str| {
+        format!(
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {{name: {name}}}\nspec:\n  runtimeRef: {{name: {runtime}}}\n  trainer: {{env: [{{name: {var}, value: x}}]}}\n---\n"
+        )
+    };
+    let manifests = [
+        runtime("mpi", "mpi"),
+        runtime("xgb", "xgboost"),
+        runtime("torch", "torch"),
+        job("mpi-job", "mpi", "OMPI_MCA_plm_rsh_args"),
+        job("xgb-job", "xgb", "DMLC_NUM_WORKER"),
+        job("torch-job", "torch", "PET_NNODES"),
+        job("mpi-pet", "mpi", "PET_NNODES"),
+    ]
+    .concat();
+    std::fs::write(dir.join("all.yaml"), manifests).unwrap();
+    let refused = |level: &str| {
+        let output = verify_json(&dir, level, "all.yaml");
+        let mut jobs: Vec<String> = json_lines(&output.stdout)
+            .iter()
+            .filter_map(|d| {
+                let message = d["message"].as_str()?;
+                message.contains("is reserved for").then(|| {
+                    message
+                        .split("TrainJob/")
+                        .nth(1)
+                        .and_then(|m| m.split(',').next())
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+            })
+            .collect();
+        jobs.sort();
+        jobs
+    };
+    assert_eq!(refused("v2.1"), ["torch-job"]);
+    assert_eq!(refused("v2.2"), ["torch-job", "xgb-job"]);
+    assert_eq!(refused("v2.3"), ["mpi-job", "torch-job", "xgb-job"]);
+}

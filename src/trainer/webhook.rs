@@ -8,7 +8,7 @@
 use serde_json::Value as Json;
 
 use super::Release;
-use super::runtime::ANCESTOR_LABEL;
+use super::runtime::{ANCESTOR_LABEL, Framework};
 
 /// What the webhook requires of a job labelled with each ancestor step: a
 /// container of this name (from v2.1.0; `expectedContainerNames`).
@@ -78,6 +78,31 @@ pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {
         }
     }
     out
+}
+
+/// The variables the ML policy's plugin sets itself, which its `Validate`
+/// refuses in `trainer.env` (kubeflow/trainer `pkg/constants/constants.go`
+/// and each plugin's `Validate`): torch's `PET_*` at every release,
+/// XGBoost's `DMLC_*` from v2.2.0, MPI's `OMPI_MCA_*` from v2.3.0. `None`
+/// (a runtime trainc does not know) is taken as torch, the runtime trainc
+/// builds for.
+pub fn reserved_env(framework: Option<&Framework>, release: Release) -> &'static [&'static str] {
+    match framework {
+        None | Some(Framework::Torch { .. }) => crate::cluster::trainjob::RESERVED_ENV,
+        Some(Framework::Mpi) if release >= Release::V2_3 => &[
+            "OMPI_MCA_orte_default_hostfile",
+            "OMPI_MCA_plm_rsh_args",
+            "OMPI_MCA_orte_keep_fqdn_hostnames",
+            "OMPI_MCA_orte_set_default_slots",
+        ],
+        Some(Framework::Other(name)) if name == "xgboost" && release >= Release::V2_2 => &[
+            "DMLC_TRACKER_URI",
+            "DMLC_TRACKER_PORT",
+            "DMLC_TASK_ID",
+            "DMLC_NUM_WORKER",
+        ],
+        Some(_) => &[],
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ pub(super) fn check(
         };
         let namespace = job["metadata"]["namespace"].as_str();
         let bound = bind(kind, name, namespace, release, Some(&given));
+        let framework = bound.runtime().map(|r| &r.policy.framework);
+        super::webhooks::reserved_env(&id(job), job, framework, level, problems);
         if let Some(runtime) = bound.runtime() {
             together(&id(job), job, &bound, runtime, level, problems);
         }

@@ -192,21 +192,6 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
             ),
         );
     }
-    for (i, var) in job
-        .pointer("/spec/trainer/env")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let var_name = var["name"].as_str().unwrap_or("");
-        if trainjob::RESERVED_ENV.contains(&var_name) {
-            reject(
-                &format!("/spec/trainer/env/{i}"),
-                format!("`{var_name}` is reserved for the torch runtime"),
-            );
-        }
-    }
     for (i, patch) in job
         .pointer("/spec/runtimePatches")
         .and_then(Value::as_array)
@@ -259,6 +244,35 @@ fn zero_procs(id: &str, value: &Value, path: &str, problems: &mut Vec<Problem>) 
             path,
             "0 processes per node: the cluster takes it, but torchrun refuses to start none, so every pod fails".to_owned(),
         ));
+    }
+}
+
+/// `trainer.env` against the variables the runtime's ML policy reserves
+/// ([`crate::trainer::webhook::reserved_env`]; `framework` is `None` for
+/// a runtime trainc does not know).
+pub(super) fn reserved_env(
+    id: &str,
+    job: &Value,
+    framework: Option<&crate::trainer::runtime::Framework>,
+    level: ApiLevel,
+    problems: &mut Vec<Problem>,
+) {
+    let reserved = crate::trainer::webhook::reserved_env(framework, level.release());
+    let plugin = match framework {
+        Some(crate::trainer::runtime::Framework::Mpi) => "MPI",
+        Some(crate::trainer::runtime::Framework::Other(name)) => name.as_str(),
+        _ => "torch",
+    };
+    let vars = job.pointer("/spec/trainer/env").and_then(Value::as_array);
+    for (i, var) in vars.into_iter().flatten().enumerate() {
+        let var_name = var["name"].as_str().unwrap_or("");
+        if reserved.contains(&var_name) {
+            problems.push(Problem::webhook(
+                id,
+                &format!("/spec/trainer/env/{i}"),
+                format!("`{var_name}` is reserved for the {plugin} runtime, which sets it"),
+            ));
+        }
     }
 }
 

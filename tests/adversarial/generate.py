@@ -466,7 +466,9 @@ case("run-job-unserved.yaml", None, None, 1, "Job/demo is of `batcLh/v1`, which 
 TJ = GOOD + 'target = "trainjob"\n[trainjob]\nruntimesFile = "%s"\n'
 write("runtimes/ok.yaml", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
       "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n"
-      "      replicatedJobs:\n      - name: node\n        template:\n          spec:\n            template:\n"
+      "      replicatedJobs:\n      - name: node\n        template:\n"
+      "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+      "          spec:\n            template:\n"
       "              spec:\n                containers: [{name: node, image: 'ghcr.io/acme/base:1'}]\n")
 case("runtimes/good.toml", TJ % "ok.yaml", "build", 0, "kind: TrainJob", cwd="runtimes")
 case("runtimes/escape.toml", TJ % ESCAPE, "check", 1, "cannot read the runtimes file", "outside the code root",
@@ -509,10 +511,11 @@ case("env-nested-refs.toml", env_levels, "check", 1, "`L3` expands to 1 MiB", "t
 case("env-nested-refs-describe.toml", env_levels, None, 1, "`L3` expands to 1 MiB",
      args=["describe", "--pods", "FILE"])
 chain = "".join(
-    "      - name: %s\n%s        template:\n          spec:\n            template:\n              spec:\n"
+    "      - name: %s\n%s        template:\n%s          spec:\n            template:\n              spec:\n"
     "                containers: [{name: %s, image: 'ghcr.io/acme/base:1'}]\n"
     % ("node" if i == 799 else "j%d" % i,
        "" if i == 0 else "        dependsOn: [{name: j%d, status: Complete}]\n" % (i - 1),
+       "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" if i == 799 else "",
        "node" if i == 799 else "c")
     for i in range(800))
 write("runtimes/chain.yaml", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
