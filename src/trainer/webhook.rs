@@ -8,7 +8,7 @@
 use serde_json::Value as Json;
 
 use super::Release;
-use super::runtime::{ANCESTOR_LABEL, Framework};
+use super::runtime::{ANCESTOR_LABEL, Framework, Runtime};
 
 /// What the webhook requires of a job labelled with each ancestor step: a
 /// container of this name (from v2.1.0; `expectedContainerNames`).
@@ -75,6 +75,63 @@ pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {
                     "the `{ancestor}` job (labelled `{ANCESTOR_LABEL}: {ancestor}`) has no container `{container}` (\"must contain the required container for the ancestor: {ancestor}\")"
                 ),
             });
+        }
+    }
+    out
+}
+
+/// What the ML policy plugins' `Validate` refuse in a TrainJob (`job`) on
+/// `runtime`, beyond its env ([`reserved_env`]):
+/// - MPI (v2.0.0–v2.3.0, `plugins/mpi/mpi.go`): `numNodes` of 2 or more
+///   with `runLauncherAsNode` on a runtime without both a `launcher` and a
+///   `node` job.
+/// - Flux (from v2.2.0, `plugins/flux/flux.go`): fewer than 1 process per
+///   node (the runtime's `numProcPerNode`, from v2.3.0 the TrainJob's when
+///   it sets one), and a `flux-installer` init container in the `node` job
+///   (Flux's own).
+pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec<Rejection> {
+    let mut out = Vec::new();
+    let trainer = &job["spec"]["trainer"];
+    let policy = &runtime.object["spec"]["mlPolicy"];
+    let reject = |out: &mut Vec<Rejection>, path: &str, message: &str| {
+        out.push(Rejection {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        });
+    };
+    if policy["mpi"]["runLauncherAsNode"] == true
+        && trainer["numNodes"].as_i64().unwrap_or(1) >= 2
+        && (runtime.job("launcher").is_none() || runtime.job("node").is_none())
+    {
+        reject(
+            &mut out,
+            "/spec/trainer/numNodes",
+            "must be 1 on an MPI runtime that runs the launcher as a node (`runLauncherAsNode`) without both a `launcher` and a `node` job",
+        );
+    }
+    if policy["flux"].is_object() && release >= Release::V2_2 {
+        let own = trainer["numProcPerNode"]
+            .as_i64()
+            .filter(|_| release >= Release::V2_3);
+        if own
+            .or(policy["flux"]["numProcPerNode"].as_i64())
+            .is_some_and(|n| n < 1)
+        {
+            reject(
+                &mut out,
+                "/spec/trainer/numProcPerNode",
+                "a Flux TrainJob needs at least 1 process per node",
+            );
+        }
+        let installer = runtime
+            .job("node")
+            .is_some_and(|j| j.init_containers.iter().any(|c| c.name == "flux-installer"));
+        if installer {
+            reject(
+                &mut out,
+                "/spec/trainer/initContainers",
+                "the runtime's `node` job has an init container `flux-installer`, a name Flux reserves for its own",
+            );
         }
     }
     out

@@ -51,6 +51,10 @@ pub(super) fn check(
         let bound = bind(kind, name, namespace, release, Some(&given));
         let framework = bound.runtime().map(|r| &r.policy.framework);
         super::webhooks::reserved_env(&id(job), job, framework, level, problems);
+        // torchrun's, on a torch runtime (or one trainc does not know).
+        if matches!(framework, None | Some(Framework::Torch { .. })) {
+            super::webhooks::zero_procs(&id(job), job, "/spec/trainer/numProcPerNode", problems);
+        }
         if let Some(runtime) = bound.runtime() {
             together(&id(job), job, &bound, runtime, level, problems);
         }
@@ -67,6 +71,9 @@ fn together(
 ) {
     let release = level.release();
     let named = bound.describe();
+    for rejection in crate::trainer::webhook::plugin_rejections(job, runtime, release) {
+        problems.push(Problem::webhook(id, &rejection.path, rejection.message));
+    }
     for kind in ["dataset", "model"] {
         let Some(init) = job.pointer(&format!("/spec/initializer/{kind}")) else {
             continue;

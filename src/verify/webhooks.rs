@@ -167,7 +167,6 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
 pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
     unique_mounts(id, job, problems);
-    zero_procs(id, job, "/spec/trainer/numProcPerNode", problems);
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
@@ -237,7 +236,7 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
 /// api.py` `WorkerSpec.__post_init__`: `assert self.local_world_size > 0`),
 /// so every pod fails; Trainer's
 /// main branch adds the CEL rule `self >= 1` (kubeflow/trainer pull 3809).
-fn zero_procs(id: &str, value: &Value, path: &str, problems: &mut Vec<Problem>) {
+pub(super) fn zero_procs(id: &str, value: &Value, path: &str, problems: &mut Vec<Problem>) {
     if value.pointer(path).and_then(Value::as_i64) == Some(0) {
         problems.push(Problem::admitted(
             id,
@@ -264,15 +263,31 @@ pub(super) fn reserved_env(
         _ => "torch",
     };
     let vars = job.pointer("/spec/trainer/env").and_then(Value::as_array);
-    for (i, var) in vars.into_iter().flatten().enumerate() {
-        let var_name = var["name"].as_str().unwrap_or("");
-        if reserved.contains(&var_name) {
-            problems.push(Problem::webhook(
-                id,
-                &format!("/spec/trainer/env/{i}"),
-                format!("`{var_name}` is reserved for the {plugin} runtime, which sets it"),
-            ));
-        }
+    let mut names: Vec<&str> = vars
+        .into_iter()
+        .flatten()
+        .filter_map(|var| var["name"].as_str())
+        .filter(|name| reserved.contains(name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    // One problem for the list, as the plugins' `Validate` say it.
+    let (verb, pronoun) = if names.len() == 1 {
+        ("is", "it")
+    } else {
+        ("are", "them")
+    };
+    if !names.is_empty() {
+        problems.push(Problem::webhook(
+            id,
+            "/spec/trainer/env",
+            format!(
+                "{} {verb} reserved for the {plugin} runtime, which sets {pronoun}",
+                crate::diagnostic::listed(
+                    &names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>()
+                )
+            ),
+        ));
     }
 }
 
