@@ -188,6 +188,7 @@ fn describe_and_run_tell_the_same_story() {
         format!("--map=/opt/pytorch-mnist={}", image.display()),
         format!("--map=/app={}", image.join("app").display()),
         format!("--claim=mnist-data={}", data.display()),
+        format!("--claim=resnet-checkpoints={}", data.display()),
     ];
     let cases: &[(&str, &[&str])] = &[
         ("examples/cpu-minimal.toml", &[]),
@@ -198,6 +199,8 @@ fn describe_and_run_tell_the_same_story() {
             &["--target", "trainjob", "--api-level", "v2.0"],
         ),
         ("examples/master-worker.toml", &[]),
+        ("examples/elastic.toml", &[]),
+        ("examples/kueue-volcano.toml", &[]),
         ("examples/trainjob-v2.0.toml", &[]),
         ("examples/trainjob-v2.1.toml", &[]),
         ("tests/check/policy-warn-master-wait.toml", &[]),

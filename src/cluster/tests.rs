@@ -195,3 +195,49 @@ fn a_huge_job_is_counted_not_made() {
     assert_eq!(w.pods.len(), super::MADE_AT_MOST);
     assert_eq!(w.total, 2_147_483_647);
 }
+
+#[test]
+fn jobsets_network_claims_and_restart_policy_shape_a_trainjobs_pods() {
+    let runtime = |network: Json| {
+        json!({
+            "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": "r"},
+            "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {
+                "network": network,
+                "volumeClaimPolicies": [{"templates": [{"metadata": {"name": "initializer"}}]}],
+                "replicatedJobs": [{"name": "node", "template": {
+                    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                    "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "i",
+                        "volumeMounts": [{"name": "initializer", "mountPath": "/workspace"}]}]}}}}}]}}}
+        })
+    };
+    let job = json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "t"},
+        "spec": {"runtimeRef": {"name": "r"}, "trainer": {"numNodes": 2}}
+    });
+    let named = runtime(json!({"subdomain": "peers"}));
+    let w = workload(&[job.clone(), named], &[], Release::V2_3).unwrap();
+    let pod = &w.pods[1];
+    // The JobSet's domain and Service follow `network.subdomain`; the torch
+    // plugin's address does not.
+    assert_eq!(pod.spec["subdomain"], "peers");
+    assert_eq!(w.services[0].name, "peers");
+    assert_eq!(env(pod)[3].1, "t-node-0-0.t");
+    // The claim of `volumeClaimPolicies`, named after the JobSet.
+    assert_eq!(pod.spec["volumes"][0]["name"], "initializer");
+    assert_eq!(
+        pod.spec["volumes"][0]["persistentVolumeClaim"]["claimName"],
+        "initializer-t"
+    );
+    // JobSet's webhook defaults the restart policy.
+    assert_eq!(pod.spec["restartPolicy"], "OnFailure");
+    // No DNS names at all.
+    let w = workload(
+        &[job, runtime(json!({"enableDNSHostnames": false}))],
+        &[],
+        Release::V2_3,
+    )
+    .unwrap();
+    assert!(w.services.is_empty());
+    assert!(w.pods[0].spec.get("subdomain").is_none());
+}

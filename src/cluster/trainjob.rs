@@ -143,6 +143,7 @@ pub fn workload(
         total = total.saturating_add(copies.saturating_mul(count));
     }
     let domain = pod_domain(name, &runtime.object["spec"]);
+    let claims = claim_templates(&runtime.object["spec"]);
     let mut base = 0u64;
     for (rjob, stage) in replicated.iter().zip(stages) {
         let rname = rjob["name"].as_str().unwrap_or_default();
@@ -159,6 +160,7 @@ pub fn workload(
                 rname,
                 copy,
                 domain.as_deref(),
+                &claims,
             );
             let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
             pod.role = format!("{rname} job {copy}, index {index}");
@@ -202,11 +204,67 @@ pub fn workload(
     })
 }
 
+/// The names of the claim templates of the runtime's JobSet
+/// (`volumeClaimPolicies[].templates[].metadata.name`).
+fn claim_templates(runtime_spec: &Json) -> Vec<&str> {
+    runtime_spec["template"]["spec"]["volumeClaimPolicies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["templates"].as_array().into_iter().flatten())
+        .filter_map(|t| t["metadata"]["name"].as_str())
+        .collect()
+}
+
 /// A pod template of replicated job `rname`, copy `copy`, as JobSet makes
 /// it: the pods' DNS subdomain ([`pod_domain`]), JobSet's labels, and the
 /// restart policy its webhook defaults.
-fn jobset_pod(template: &Json, name: &str, rname: &str, copy: u64, domain: Option<&str>) -> Json {
+fn jobset_pod(
+    template: &Json,
+    name: &str,
+    rname: &str,
+    copy: u64,
+    domain: Option<&str>,
+    claims: &[&str],
+) -> Json {
     let mut template = template.clone();
+    // `volumeClaimPolicies` (JobSet v0.11 and later, `volume_claim_policy.go`
+    // `addVolumes`): a pod that mounts a template's name gets the claim
+    // `<template>-<jobset>` under it.
+    let mounted = |volume: &str| {
+        ["containers", "initContainers"].iter().any(|list| {
+            template["spec"][*list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c["volumeMounts"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|m| m["name"] == volume)
+                })
+        })
+    };
+    let added: Vec<Json> = claims
+        .iter()
+        .filter(|claim| mounted(claim))
+        .map(|claim| {
+            serde_json::json!({
+                "name": claim,
+                "persistentVolumeClaim": { "claimName": format!("{claim}-{name}") }
+            })
+        })
+        .collect();
+    if !added.is_empty() {
+        let volumes = &mut template["spec"]["volumes"];
+        if !volumes.is_array() {
+            *volumes = Json::Array(Vec::new());
+        }
+        if let Some(list) = volumes.as_array_mut() {
+            list.extend(added);
+        }
+    }
     if let Some(domain) = domain {
         template["spec"]["subdomain"] = Json::String(domain.to_owned());
     }

@@ -82,6 +82,7 @@ pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {
 
 /// What the ML policy plugins' `Validate` refuse in a TrainJob (`job`) on
 /// `runtime`, beyond its env ([`reserved_env`]):
+/// - Torch (v2.3.0): an `envInjection` target container the runtime lacks.
 /// - MPI (v2.0.0–v2.3.0, `plugins/mpi/mpi.go`): `numNodes` of 2 or more
 ///   with `runLauncherAsNode` on a runtime without both a `launcher` and a
 ///   `node` job.
@@ -108,6 +109,31 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
             "/spec/trainer/numNodes",
             "must be 1 on an MPI runtime that runs the launcher as a node (`runLauncherAsNode`) without both a `launcher` and a `node` job",
         );
+    }
+    // Torch (v2.3.0, `plugins/torch/torch.go` `validateEnvInjectionTargets`):
+    // every container `envInjection` names must be in the runtime.
+    let targets = policy["torch"]["envInjection"]["targets"].as_array();
+    for target in targets
+        .into_iter()
+        .flatten()
+        .filter(|_| release >= Release::V2_3)
+    {
+        let job_name = target["jobName"].as_str().unwrap_or_default();
+        let containers = target["containerNames"].as_array().into_iter().flatten();
+        for name in containers.filter_map(Json::as_str) {
+            let found = runtime
+                .job(job_name)
+                .is_some_and(|j| j.container(name).is_some());
+            if !found {
+                reject(
+                    &mut out,
+                    "/spec/runtimeRef",
+                    &format!(
+                        "the runtime's torch `envInjection` names the container `{name}` of the job `{job_name}`, which the runtime does not have"
+                    ),
+                );
+            }
+        }
     }
     if policy["flux"].is_object() && release >= Release::V2_2 {
         let own = trainer["numProcPerNode"]
