@@ -235,10 +235,17 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
                     "warn" => "warning",
                     other => panic!("{name}: verdict word {other}"),
                 };
+                // At the field, or inside it (trainc may name the item of
+                // a list the webhook names whole).
+                let within = |f: &str| {
+                    f == field
+                        || f.starts_with(&format!("{field}."))
+                        || f.starts_with(&format!("{field}["))
+                };
                 assert!(
                     found
                         .iter()
-                        .any(|(s, f)| s == severity && f.as_deref() == Some(field)),
+                        .any(|(s, f)| s == severity && f.as_deref().is_some_and(within)),
                     "{name}: the webhook's {word} at `{field}`, trainc says {found:?}"
                 );
             }
@@ -246,5 +253,5 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
             checked += 1;
         }
     }
-    assert!(checked >= 42, "{checked} cases");
+    assert!(checked >= 59, "{checked} cases");
 }

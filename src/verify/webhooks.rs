@@ -329,10 +329,12 @@ pub(super) fn pod_patches(job: &Value) -> Vec<PodPatch<'_>> {
             let base = format!(
                 "/spec/runtimePatches/{i}/trainingRuntimeSpec/template/spec/replicatedJobs/{j}"
             );
-            if let (Some(pod), Some(name)) = (
-                rjob.pointer("/template/spec/template/spec"),
-                rjob["name"].as_str(),
-            ) {
+            // A job patched without a pod still names a job the runtime
+            // must have.
+            if let Some(name) = rjob["name"].as_str() {
+                let pod = rjob
+                    .pointer("/template/spec/template/spec")
+                    .unwrap_or(&Value::Null);
                 pods.push(PodPatch {
                     at: format!("{base}/template/spec/template/spec"),
                     jobs: vec![(format!("{base}/name"), name.to_owned())],
