@@ -25,6 +25,25 @@ pub struct Rejection {
     pub message: String,
 }
 
+/// The label that marks a ClusterTrainingRuntime as deprecated, and the
+/// policy Trainer's warnings point to (kubeflow/trainer v2.1.0–v2.3.0,
+/// `pkg/constants/constants.go` `LabelSupport`, `SupportDeprecated`,
+/// `RuntimeDeprecationPolicyURL`).
+pub const SUPPORT_LABEL: &str = "trainer.kubeflow.org/support";
+pub const DEPRECATION_POLICY: &str =
+    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy";
+
+/// Whether Trainer warns that the runtime `object` is deprecated: a
+/// ClusterTrainingRuntime labelled `trainer.kubeflow.org/support:
+/// deprecated`, from v2.1.0, when it is created and when a TrainJob names
+/// it (`pkg/webhooks/clustertrainingruntime_webhook.go`,
+/// `pkg/runtime/core/clustertrainingruntime.go`).
+pub fn deprecated(object: &Json, release: Release) -> bool {
+    release >= Release::V2_1
+        && object["kind"] == "ClusterTrainingRuntime"
+        && object["metadata"]["labels"][SUPPORT_LABEL] == "deprecated"
+}
+
 /// Every rejection of the runtime `object` by the webhook of `release`.
 /// A replicated job's `replicas` is JobSet's default 1 when unset.
 pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {

@@ -56,6 +56,17 @@ pub(super) fn check(
             super::webhooks::zero_procs(&id(job), job, "/spec/trainer/numProcPerNode", problems);
         }
         if let Some(runtime) = bound.runtime() {
+            if crate::trainer::webhook::deprecated(&runtime.object, release) {
+                problems.push(Problem::admitted(
+                    &id(job),
+                    "/spec/runtimeRef",
+                    format!(
+                        "Trainer warns that {} is deprecated and will be removed in a future release of Kubeflow Trainer ({})",
+                        bound.describe(),
+                        crate::trainer::webhook::DEPRECATION_POLICY
+                    ),
+                ));
+            }
             together(&id(job), job, &bound, runtime, level, problems);
         }
     }

@@ -295,6 +295,19 @@ pub(super) fn reserved_env(
 pub(super) fn runtime(id: &str, runtime: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
     zero_procs(id, runtime, "/spec/mlPolicy/torch/numProcPerNode", problems);
     let release = level.release();
+    if crate::trainer::webhook::deprecated(runtime, release) {
+        problems.push(Problem::admitted(
+            id,
+            &format!(
+                "/metadata/labels/{}",
+                crate::tree::pointer_segment(crate::trainer::webhook::SUPPORT_LABEL)
+            ),
+            format!(
+                "Trainer's webhook warns that this runtime is deprecated and will be removed in a future release of Kubeflow Trainer ({})",
+                crate::trainer::webhook::DEPRECATION_POLICY
+            ),
+        ));
+    }
     for rejection in crate::trainer::webhook::runtime_rejections(runtime, release) {
         problems.push(Problem::webhook(
             id,

@@ -39,6 +39,23 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     gang_waits(r, bound, runtime);
     network(r, bound, runtime);
     webhook(r, bound, runtime);
+    if crate::trainer::webhook::deprecated(&runtime.object, r.api_level().release()) {
+        r.push(
+            Diagnostic::warning(
+                codes::TRAINJOB_RUNTIME,
+                at_runtime(r),
+                format!(
+                    "{} is deprecated (`{}: deprecated`) and will be removed in a future release of Kubeflow Trainer",
+                    bound.describe(),
+                    crate::trainer::webhook::SUPPORT_LABEL
+                ),
+            )
+            .with_help(format!(
+                "move to a runtime the cluster supports; the policy: {}",
+                crate::trainer::webhook::DEPRECATION_POLICY
+            )),
+        );
+    }
     super::nproc::keyword_on_runtime(r, runtime);
 }
 
