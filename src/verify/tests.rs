@@ -134,7 +134,7 @@ fn trainjob_webhook_rules_are_found() {
         &[
             "`PET_NNODES` is reserved",
             "not a domain-prefixed path",
-            "belongs in trainer.env",
+            "belongs in `trainer.env`",
             "longer than 63",
         ],
     );

@@ -167,6 +167,7 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
 pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
     unique_mounts(id, job, problems);
+    reserved_containers(id, job, problems);
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     let name = job["metadata"]["name"].as_str().unwrap_or("");
@@ -207,25 +208,6 @@ pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                 &format!("/spec/runtimePatches/{i}/manager"),
                 format!("manager `{manager}` is not a domain-prefixed path"),
             );
-        }
-        let jobs = patch
-            .pointer("/trainingRuntimeSpec/template/spec/replicatedJobs")
-            .and_then(Value::as_array);
-        for job in jobs.into_iter().flatten() {
-            let containers = job
-                .pointer("/template/spec/template/spec/containers")
-                .and_then(Value::as_array);
-            if containers
-                .into_iter()
-                .flatten()
-                .any(|c| c["name"] == trainjob::NODE && c.get("env").is_some())
-            {
-                reject(
-                    &format!("/spec/runtimePatches/{i}"),
-                    "env is patched into the `node` container; it belongs in trainer.env"
-                        .to_owned(),
-                );
-            }
         }
     }
 }
@@ -314,6 +296,28 @@ pub(super) fn runtime(id: &str, runtime: &Value, level: ApiLevel, problems: &mut
             &rejection.path,
             format!("Trainer {}: {}", release.tag(), rejection.message),
         ));
+    }
+}
+
+/// The containers whose env Trainer sets itself: a patch of any form may
+/// not give them env (kubeflow/trainer v2.0.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/jobset/jobset.go` `Validate`: "must not
+/// have envs for the dataset-initializer, model-initializer, node
+/// containers"); the trainer's env is `trainer.env`.
+fn reserved_containers(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+    const RESERVED: [&str; 3] = ["dataset-initializer", "model-initializer", trainjob::NODE];
+    for PodPatch { at, pod, .. } in pod_patches(job) {
+        let containers = pod["containers"].as_array().into_iter().flatten();
+        for (c, container) in containers.enumerate() {
+            let name = container["name"].as_str().unwrap_or_default();
+            if RESERVED.contains(&name) && container.get("env").is_some() {
+                problems.push(Problem::webhook(
+                    id,
+                    &format!("{at}/containers/{c}/env"),
+                    format!("env is patched into the `{name}` container, whose env Trainer sets; the trainer's belongs in `trainer.env`"),
+                ));
+            }
+        }
     }
 }
 
