@@ -683,3 +683,33 @@ fn reserved_variables_follow_the_runtimes_ml_policy() {
     assert_eq!(refused("v2.2"), ["torch-job", "xgb-job"]);
     assert_eq!(refused("v2.3"), ["mpi-job", "torch-job", "xgb-job"]);
 }
+
+/// Trainer v2.0.0 and v2.1.0's torch plugin checks the env only when the
+/// TrainJob sets `numProcPerNode` (`plugins/torch/torch.go` `Validate`
+/// returns first): without it a reserved variable is admitted, and the
+/// plugin writes its own over it — a warning, not a rejection.
+#[test]
+fn old_torch_plugins_check_the_env_only_with_a_process_count() {
+    let dir = temp_dir("verify-old-torch-env");
+    std::fs::write(
+        dir.join("j.yaml"),
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {image: i, env: [{name: PET_NNODES, value: '3'}]}\n",
+    )
+    .unwrap();
+    let severity = |level: &str| {
+        let output = verify_json(&dir, level, "j.yaml");
+        json_lines(&output.stdout)
+            .iter()
+            .filter(|d| {
+                d["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("`PET_NNODES` is reserved")
+            })
+            .map(|d| d["severity"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(severity("v2.0"), ["warning"]);
+    assert_eq!(severity("v2.1"), ["warning"]);
+    assert_eq!(severity("v2.2"), ["error"]);
+}

@@ -30,8 +30,7 @@ pub struct Rejection {
 /// `pkg/constants/constants.go` `LabelSupport`, `SupportDeprecated`,
 /// `RuntimeDeprecationPolicyURL`).
 pub const SUPPORT_LABEL: &str = "trainer.kubeflow.org/support";
-pub const DEPRECATION_POLICY: &str =
-    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy";
+pub const DEPRECATION_POLICY: &str = "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy";
 
 /// Whether Trainer warns that the runtime `object` is deprecated: a
 /// ClusterTrainingRuntime labelled `trainer.kubeflow.org/support:
@@ -129,6 +128,22 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
             "must be 1 on an MPI runtime that runs the launcher as a node (`runLauncherAsNode`) without both a `launcher` and a `node` job",
         );
     }
+    // Torch v2.0.0–v2.1.0 (`plugins/torch/torch.go` `Validate`): a
+    // `numProcPerNode` word must be `auto`, `cpu` or `gpu`.
+    if policy["torch"].is_object()
+        && release <= Release::V2_1
+        && let Some(word) = trainer["numProcPerNode"].as_str()
+        && !["auto", "cpu", "gpu"].contains(&word)
+    {
+        reject(
+            &mut out,
+            "/spec/trainer/numProcPerNode",
+            &format!(
+                "`{word}` is no process count: Trainer {} takes a number, `auto`, `cpu` or `gpu`",
+                release.tag()
+            ),
+        );
+    }
     // Torch (v2.3.0, `plugins/torch/torch.go` `validateEnvInjectionTargets`):
     // every container `envInjection` names must be in the runtime.
     let targets = policy["torch"]["envInjection"]["targets"].as_array();
@@ -188,6 +203,14 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
 /// XGBoost's `DMLC_*` from v2.2.0, MPI's `OMPI_MCA_*` from v2.3.0. `None`
 /// (a runtime trainc does not know) is taken as torch, the runtime trainc
 /// builds for.
+/// Whether the torch plugin of `release` checks the TrainJob `trainer`'s
+/// env at all: v2.0.0 and v2.1.0 return before their checks when it sets
+/// no `numProcPerNode` (`plugins/torch/torch.go` `Validate`), and admit
+/// what the plugin then overwrites.
+pub fn torch_checks_env(trainer: &Json, release: Release) -> bool {
+    release >= Release::V2_2 || !trainer["numProcPerNode"].is_null()
+}
+
 pub fn reserved_env(framework: Option<&Framework>, release: Release) -> &'static [&'static str] {
     match framework {
         None | Some(Framework::Torch { .. }) => crate::cluster::trainjob::RESERVED_ENV,

@@ -259,18 +259,32 @@ pub(super) fn reserved_env(
     } else {
         ("are", "them")
     };
-    if !names.is_empty() {
-        problems.push(Problem::webhook(
+    if names.is_empty() {
+        return;
+    }
+    let listed =
+        crate::diagnostic::listed(&names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>());
+    let torch = matches!(
+        framework,
+        None | Some(crate::trainer::runtime::Framework::Torch { .. })
+    );
+    if torch && !crate::trainer::webhook::torch_checks_env(&job["spec"]["trainer"], level.release())
+    {
+        problems.push(Problem::admitted(
             id,
             "/spec/trainer/env",
             format!(
-                "{} {verb} reserved for the {plugin} runtime, which sets {pronoun}",
-                crate::diagnostic::listed(
-                    &names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>()
-                )
+                "{listed} {verb} reserved for the torch runtime, which sets {pronoun} over these values; Trainer {} checks that only when `numProcPerNode` is set",
+                level.release().tag()
             ),
         ));
+        return;
     }
+    problems.push(Problem::webhook(
+        id,
+        "/spec/trainer/env",
+        format!("{listed} {verb} reserved for the {plugin} runtime, which sets {pronoun}"),
+    ));
 }
 
 /// What Trainer's runtime webhook rejects ([`crate::trainer::webhook`]).
