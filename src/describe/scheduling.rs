@@ -9,7 +9,7 @@ use crate::spec::Target;
 /// Gang scheduling: a PyTorchJob's PodGroup (the operator's, when it runs
 /// with a gang scheduler) counts its pods; a TrainJob's is its runtime's,
 /// which counts the pods of every job of the runtime
-/// ([`crate::trainer::runtime::Runtime::pod_group_members`]).
+/// ([`crate::trainer::runtime::Runtime::pod_group_sum`]).
 fn gang(model: &Model) -> Option<String> {
     let s = &model.scheduling;
     if model.target != Target::Trainjob {
@@ -42,15 +42,9 @@ fn gang(model: &Model) -> Option<String> {
             "gang: no pod starts until {nodes} can (the runtime's PodGroup)"
         ));
     };
-    let members = runtime.pod_group_members(nodes);
-    let total: u64 = members.iter().map(|(_, n)| n).sum();
-    let counts: Vec<String> = members
-        .iter()
-        .map(|(job, n)| format!("{job} {n}"))
-        .collect();
+    let (total, terms) = runtime.pod_group_sum(nodes);
     Some(format!(
-        "gang: no pod starts until all {total} can ({}: the runtime's PodGroup counts every job's pods)",
-        counts.join(" + ")
+        "gang: no pod starts until all {total} can ({terms}: the runtime's PodGroup counts every job's pods)"
     ))
 }
 

@@ -168,7 +168,7 @@ impl Runtime {
     /// count is the job's parallelism; `plugins/torch/torch.go`: the trainer's
     /// is `numNodes`; `plugins/coscheduling/coscheduling.go` and
     /// `plugins/volcano/volcano.go` `Build`: `minMember` is their sum).
-    pub fn pod_group_members(&self, nodes: u32) -> Vec<(&str, u64)> {
+    fn pod_group_members(&self, nodes: u32) -> Vec<(&str, u64)> {
         let templates = self.object["spec"]["template"]["spec"]["replicatedJobs"].as_array();
         self.jobs
             .iter()
@@ -186,6 +186,19 @@ impl Runtime {
                 (job.name.as_str(), count)
             })
             .collect()
+    }
+
+    /// The `minMember` of the PodGroup of a TrainJob with `nodes` nodes
+    /// ([`Runtime::pod_group_members`]), and how it adds up, as
+    /// `dataset-initializer 1 + node 2`.
+    pub fn pod_group_sum(&self, nodes: u32) -> (u64, String) {
+        let members = self.pod_group_members(nodes);
+        let total = members.iter().map(|(_, n)| n).sum();
+        let terms: Vec<String> = members
+            .iter()
+            .map(|(job, n)| format!("{job} {n}"))
+            .collect();
+        (total, terms.join(" + "))
     }
 }
 

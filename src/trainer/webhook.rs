@@ -197,12 +197,6 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
     out
 }
 
-/// The variables the ML policy's plugin sets itself, which its `Validate`
-/// refuses in `trainer.env` (kubeflow/trainer `pkg/constants/constants.go`
-/// and each plugin's `Validate`): torch's `PET_*` at every release,
-/// XGBoost's `DMLC_*` from v2.2.0, MPI's `OMPI_MCA_*` from v2.3.0. `None`
-/// (a runtime trainc does not know) is taken as torch, the runtime trainc
-/// builds for.
 /// Whether the torch plugin of `release` checks the TrainJob `trainer`'s
 /// env at all: v2.0.0 and v2.1.0 return before their checks when it sets
 /// no `numProcPerNode` (`plugins/torch/torch.go` `Validate`), and admit
@@ -211,6 +205,12 @@ pub fn torch_checks_env(trainer: &Json, release: Release) -> bool {
     release >= Release::V2_2 || !trainer["numProcPerNode"].is_null()
 }
 
+/// The variables the ML policy's plugin sets itself, which its `Validate`
+/// refuses in `trainer.env` (kubeflow/trainer `pkg/constants/constants.go`
+/// and each plugin's `Validate`): torch's `PET_*` at every release,
+/// XGBoost's `DMLC_*` from v2.2.0, MPI's `OMPI_MCA_*` from v2.3.0. `None`
+/// (a runtime trainc does not know) is taken as torch, the runtime trainc
+/// builds for.
 pub fn reserved_env(framework: Option<&Framework>, release: Release) -> &'static [&'static str] {
     match framework {
         None | Some(Framework::Torch { .. }) => crate::cluster::trainjob::RESERVED_ENV,

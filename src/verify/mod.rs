@@ -95,11 +95,6 @@ impl Problem {
         Problem::new("admitted", object, path, message)
     }
 
-    /// Whether the cluster would refuse the object (else it is a warning).
-    pub fn refused(&self) -> bool {
-        !matches!(self.contract, "admitted" | "unchecked" | "unserved")
-    }
-
     fn apiserver(object: &str, path: &str, message: String) -> Problem {
         Problem::new("apiserver", object, path, message)
     }

@@ -7,7 +7,7 @@
 
 use super::Rules;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::spec::{ApiLevel, Target};
+use crate::spec::{ApiLevel, Spec, Target};
 
 pub(super) fn check(r: &mut Rules<'_>) {
     let queued = r
@@ -50,48 +50,49 @@ fn kueue_tolerations(r: &mut Rules<'_>) {
     );
 }
 
+/// A field of the spec, and whether the spec sets it to something.
+type Carried = (&'static str, fn(&Spec) -> bool);
+
 /// The fields of the spec that trainc writes into the TrainJob's patch of
 /// the `node` job at Trainer v2.0 (`podSpecOverrides`; see
-/// [`crate::render::trainjob`]): volumes and their mounts (`[volumes]`,
-/// `resources.shm`, `[code]`), the node selector, tolerations and service
-/// account, and the pod spec of `[podTemplate]`. v2.0's override has no affinity, pull secrets or security
-/// contexts, which other rules refuse there.
-const V2_0_PATCHED: [&str; 7] = [
-    "/volumes",
-    "/resources/shm",
-    "/code",
-    "/scheduling/nodeSelector",
-    "/scheduling/tolerations",
-    "/scheduling/serviceAccountName",
-    "/podTemplate",
-];
-
-/// Whether the spec sets the field at `pointer` to something the patch
-/// carries (an empty table or list, or `false`, carries nothing).
-fn carries(r: &Rules<'_>, pointer: &str) -> bool {
-    let spec = r.spec;
-    let scheduling = spec.scheduling.as_ref();
-    match pointer {
-        "/volumes" => spec.volumes.as_ref().is_some_and(|v| !v.is_empty()),
-        "/resources/shm" => spec.resources.as_ref().is_some_and(|r| r.shm.is_some()),
-        "/code" => spec.code.is_some(),
-        "/scheduling/nodeSelector" => {
-            scheduling.is_some_and(|s| s.node_selector.as_ref().is_some_and(|m| !m.is_empty()))
-        }
-        "/scheduling/tolerations" => {
-            scheduling.is_some_and(|s| s.tolerations.as_ref().is_some_and(|t| !t.is_empty()))
-        }
-        "/scheduling/serviceAccountName" => {
-            scheduling.is_some_and(|s| s.service_account_name.is_some())
-        }
-        "/podTemplate" => spec
-            .pod_template
+/// [`crate::render::trainjob`]), each with whether the spec sets it to
+/// something the patch carries (an empty table or list carries nothing):
+/// volumes and their mounts (`[volumes]`, `resources.shm`, `[code]`), the
+/// node selector, tolerations and service account, and the pod spec of
+/// `[podTemplate]`. v2.0's override has no affinity, pull secrets or
+/// security contexts, which other rules refuse there.
+const V2_0_PATCHED: [Carried; 7] = [
+    ("/volumes", |s| {
+        s.volumes.as_ref().is_some_and(|v| !v.is_empty())
+    }),
+    ("/resources/shm", |s| {
+        s.resources.as_ref().is_some_and(|r| r.shm.is_some())
+    }),
+    ("/code", |s| s.code.is_some()),
+    ("/scheduling/nodeSelector", |s| {
+        s.scheduling
+            .as_ref()
+            .and_then(|s| s.node_selector.as_ref())
+            .is_some_and(|m| !m.is_empty())
+    }),
+    ("/scheduling/tolerations", |s| {
+        s.scheduling
+            .as_ref()
+            .and_then(|s| s.tolerations.as_ref())
+            .is_some_and(|t| !t.is_empty())
+    }),
+    ("/scheduling/serviceAccountName", |s| {
+        s.scheduling
+            .as_ref()
+            .is_some_and(|s| s.service_account_name.is_some())
+    }),
+    ("/podTemplate", |s| {
+        s.pod_template
             .as_ref()
             .and_then(|t| t.spec.as_ref())
-            .is_some_and(|s| !s.is_empty()),
-        _ => false,
-    }
-}
+            .is_some_and(|p| !p.is_empty())
+    }),
+];
 
 /// Kueue v0.14.0–v0.14.4, the Kueue of Trainer v2.0, admits a TrainJob by
 /// appending a `podSpecOverride` for each of its jobs, `node` included, and
@@ -107,12 +108,16 @@ fn v2_0_override(r: &mut Rules<'_>) {
     if r.api_level() != ApiLevel::V2_0 || r.writes_runtime() {
         return;
     }
-    let Some(first) = V2_0_PATCHED.into_iter().find(|p| carries(r, p)) else {
+    let patched: Vec<&str> = V2_0_PATCHED
+        .into_iter()
+        .filter(|(_, carried)| carried(r.spec))
+        .map(|(pointer, _)| pointer)
+        .collect();
+    let Some(&first) = patched.first() else {
         return;
     };
-    let fields: Vec<String> = V2_0_PATCHED
-        .into_iter()
-        .filter(|p| carries(r, p))
+    let fields: Vec<String> = patched
+        .iter()
         .map(|p| format!("`{}`", crate::tree::field_path(p)))
         .collect();
     r.push(

@@ -244,15 +244,7 @@ fn keyword(r: &mut Rules<'_>) {
         Target::Trainjob => Some(r.api_level()),
     };
     let resources = r.spec.resources.as_ref();
-    let has_resources = resources.is_some_and(|res| {
-        res.cpu.is_some()
-            || res.memory.is_some()
-            || res.ephemeral_storage.is_some()
-            || res.gpus.is_some_and(|g| g > 0)
-            || res.limits.as_ref().is_some_and(|l| {
-                l.cpu.is_some() || l.memory.is_some() || l.ephemeral_storage.is_some()
-            })
-    });
+    let has_resources = sets_resources(r);
     let torchrun_decides = match level {
         None => true,
         Some(ApiLevel::V2_0) => !has_resources,
@@ -321,6 +313,21 @@ fn keyword(r: &mut Rules<'_>) {
     );
 }
 
+/// Whether the spec gives the training container resources of its own (a
+/// TrainJob then has `resourcesPerNode`): CPU, memory, ephemeral storage
+/// or GPUs, requested or limited.
+fn sets_resources(r: &Rules<'_>) -> bool {
+    r.spec.resources.as_ref().is_some_and(|res| {
+        res.cpu.is_some()
+            || res.memory.is_some()
+            || res.ephemeral_storage.is_some()
+            || res.gpus.is_some_and(|g| g > 0)
+            || res.limits.as_ref().is_some_and(|l| {
+                l.cpu.is_some() || l.memory.is_some() || l.ephemeral_storage.is_some()
+            })
+    })
+}
+
 /// `auto` or `cpu` on a TrainJob from v2.1 that sets no resources: the torch
 /// plugin counts its runtime's `node` container's
 /// ([`crate::trainer::torch::procs_per_node`]), which are also the pods'.
@@ -331,14 +338,7 @@ pub(super) fn keyword_on_runtime(r: &mut Rules<'_>, runtime: &crate::trainer::ru
         return;
     };
     let level = r.api_level();
-    let sets_resources = r.spec.resources.as_ref().is_some_and(|res| {
-        res.cpu.is_some()
-            || res.memory.is_some()
-            || res.ephemeral_storage.is_some()
-            || res.gpus.is_some_and(|g| g > 0)
-            || res.limits.is_some()
-    });
-    if level == ApiLevel::V2_0 || sets_resources || unseen_starter(r).is_some() {
+    if level == ApiLevel::V2_0 || sets_resources(r) || unseen_starter(r).is_some() {
         return;
     }
     let word = if keyword == NProcKeyword::Auto {

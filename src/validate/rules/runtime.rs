@@ -39,24 +39,31 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     gang_waits(r, bound, runtime);
     network(r, bound, runtime);
     webhook(r, bound, runtime);
-    if crate::trainer::webhook::deprecated(&runtime.object, r.api_level().release()) {
-        r.push(
-            Diagnostic::warning(
-                codes::TRAINJOB_RUNTIME,
-                at_runtime(r),
-                format!(
-                    "{} is deprecated (`{}: deprecated`) and will be removed in a future release of Kubeflow Trainer",
-                    bound.describe(),
-                    crate::trainer::webhook::SUPPORT_LABEL
-                ),
-            )
-            .with_help(format!(
-                "move to a runtime the cluster supports; the policy: {}",
-                crate::trainer::webhook::DEPRECATION_POLICY
-            )),
-        );
-    }
+    deprecated(r, bound, runtime);
     super::nproc::keyword_on_runtime(r, runtime);
+}
+
+/// A ClusterTrainingRuntime Trainer warns is deprecated
+/// ([`crate::trainer::webhook::deprecated`]).
+fn deprecated(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
+    if !crate::trainer::webhook::deprecated(&runtime.object, r.api_level().release()) {
+        return;
+    }
+    r.push(
+        Diagnostic::warning(
+            codes::TRAINJOB_RUNTIME,
+            at_runtime(r),
+            format!(
+                "{} is deprecated (`{}: deprecated`) and will be removed in a future release of Kubeflow Trainer",
+                bound.describe(),
+                crate::trainer::webhook::SUPPORT_LABEL
+            ),
+        )
+        .with_help(format!(
+            "move to a runtime the cluster supports; the policy: {}",
+            crate::trainer::webhook::DEPRECATION_POLICY
+        )),
+    );
 }
 
 /// A runtime Trainer's webhook rejects at the spec's release
@@ -132,7 +139,7 @@ fn network(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
 
 /// A PodGroup on a runtime whose jobs wait for each other never fills: its
 /// `minMember` counts the pods of every job
-/// ([`Runtime::pod_group_members`]), but a job with `dependsOn` is created
+/// ([`Runtime::pod_group_sum`]), but a job with `dependsOn` is created
 /// only once the jobs it names are ready or complete (kubernetes-sigs/jobset
 /// v0.8–v0.12, `pkg/controllers/depends_on.go`), and the scheduler holds
 /// every pod of the group until all `minMember` exist (scheduler-plugins
@@ -166,16 +173,10 @@ fn gang_waits(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
     if asked.is_none() && !runtime.has_pod_group_policy() {
         return;
     }
-    let members = runtime.pod_group_members(r.max_replicas());
-    let total: u64 = members.iter().map(|(_, n)| n).sum();
-    let counts: Vec<String> = members
-        .iter()
-        .map(|(job, n)| format!("{job} {n}"))
-        .collect();
+    let (total, terms) = runtime.pod_group_sum(r.max_replicas());
     let message = format!(
-        "gang scheduling would never start this TrainJob: the PodGroup of {} counts the pods of all its jobs ({} = {total}), but `{}` is created only after `{}`, so {total} pods never exist together and the scheduler holds them all forever",
+        "gang scheduling would never start this TrainJob: the PodGroup of {} counts the pods of all its jobs ({terms} = {total}), but `{}` is created only after `{}`, so {total} pods never exist together and the scheduler holds them all forever",
         bound.describe(),
-        counts.join(" + "),
         first.name,
         first.depends_on.join("` and `"),
     );
