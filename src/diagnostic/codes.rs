@@ -238,6 +238,8 @@ codes! {
         "A TrainJob runtime reference that is invalid or does not fit the job.";
     TRAINJOB_RUNTIME_UNKNOWN = "trainc::trainjob::runtime_unknown"
         "A TrainJob runtime trainc does not know, so the checks against it were skipped.";
+    TRAINJOB_TORCHTUNE = "trainc::trainjob::torchtune"
+        "A `tune run` TrainJob that Trainer's torch plugin refuses: a model it does not support, or nodes, devices or args its torchtune recipes cannot run.";
     TRAINJOB_POD_METADATA = "trainc::trainjob::pod_metadata"
         "Pod labels or annotations a TrainJob at this API level cannot carry.";
     PORT_INVALID = "trainc::ports::invalid"

@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod file;
 pub mod runtime;
 pub mod torch;
+pub mod torchtune;
 pub mod webhook;
 
 /// A Kubeflow Trainer release trainc knows the runtimes of.
@@ -35,6 +36,14 @@ impl Release {
 
 #[cfg(test)]
 mod tests;
+
+/// One rejection by a webhook or plugin: where in the object (a JSON
+/// pointer), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub path: String,
+    pub message: String,
+}
 
 /// The `storageUri` schemes Kubeflow's initializer images download from, by
 /// `kind` (`dataset` or `model`): the initializer picks a provider by the

@@ -110,7 +110,7 @@ fn cpus(resources: &Json) -> u64 {
 }
 
 /// The first GPU-like resource of the requests, else of the limits.
-fn gpus(resources: &Json) -> u64 {
+pub fn gpus(resources: &Json) -> u64 {
     let of = |list: &Json| {
         list.as_object()
             .and_then(|m| m.iter().find(|(k, _)| k.to_lowercase().contains("gpu")))

@@ -7,8 +7,8 @@
 
 use serde_json::Value as Json;
 
-use super::Release;
 use super::runtime::{ANCESTOR_LABEL, Framework, Runtime};
+use super::{Rejection, Release};
 
 /// What the webhook requires of a job labelled with each ancestor step: a
 /// container of this name (from v2.1.0; `expectedContainerNames`).
@@ -17,13 +17,6 @@ const ANCESTORS: [(&str, &str); 3] = [
     ("dataset-initializer", "dataset-initializer"),
     ("model-initializer", "model-initializer"),
 ];
-
-/// One rejection: where in the runtime, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    pub path: String,
-    pub message: String,
-}
 
 /// The label that marks a ClusterTrainingRuntime as deprecated, and the
 /// policy Trainer's warnings point to (kubeflow/trainer v2.1.0–v2.3.0,
@@ -100,7 +93,9 @@ pub fn runtime_rejections(object: &Json, release: Release) -> Vec<Rejection> {
 
 /// What the ML policy plugins' `Validate` refuse in a TrainJob (`job`) on
 /// `runtime`, beyond its env ([`reserved_env`]):
-/// - Torch (v2.3.0): an `envInjection` target container the runtime lacks.
+/// - Torch (v2.3.0): an `envInjection` target container the runtime lacks;
+///   at every release, what its torchtune entrypoint cannot run
+///   ([`super::torchtune`]).
 /// - MPI (v2.0.0–v2.3.0, `plugins/mpi/mpi.go`): `numNodes` of 2 or more
 ///   with `runLauncherAsNode` on a runtime without both a `launcher` and a
 ///   `node` job.
@@ -168,6 +163,11 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
                 );
             }
         }
+    }
+    if policy["torch"].is_object()
+        && let Some(tune) = super::torchtune::TuneRun::of_trainjob(job, Some(runtime))
+    {
+        out.extend(tune.rejections(release));
     }
     if policy["flux"].is_object() && release >= Release::V2_2 {
         let own = trainer["numProcPerNode"]

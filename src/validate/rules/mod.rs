@@ -27,6 +27,7 @@ mod runtime;
 mod scheduling;
 mod target;
 mod text;
+mod torchtune;
 mod volumes;
 
 /// Runs every rule; returns errors and warnings in no particular order.
@@ -151,6 +152,15 @@ impl Rules<'_> {
             .as_ref()
             .and_then(|r| r.gpus)
             .unwrap_or(0)
+    }
+
+    /// Where to point at a TrainJob's runtime: its name, else `target`.
+    pub(crate) fn at_runtime(&self) -> Span {
+        if self.tree_has("/trainjob/runtime") {
+            self.value("/trainjob/runtime")
+        } else {
+            self.value("/target")
+        }
     }
 
     pub(crate) fn push(&mut self, diagnostic: Diagnostic) {

@@ -70,7 +70,11 @@ pub(super) fn starter(r: &Rules<'_>) -> Starter {
         return Starter::Image;
     };
     let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
-    let torchrun = has(&["torchrun", "torch.distributed.run"]);
+    // torchtune's `tune run`, which Trainer's torch plugin turns into a
+    // distributed launch that reads `PET_*` as torchrun does
+    // ([`crate::trainer::torchtune`]).
+    let torchrun = has(&["torchrun", "torch.distributed.run"])
+        || crate::trainer::torchtune::is_tune_run(command);
     if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
         return Starter::Plain;
     }
@@ -316,7 +320,7 @@ fn keyword(r: &mut Rules<'_>) {
 /// Whether the spec gives the training container resources of its own (a
 /// TrainJob then has `resourcesPerNode`): CPU, memory, ephemeral storage
 /// or GPUs, requested or limited.
-fn sets_resources(r: &Rules<'_>) -> bool {
+pub(super) fn sets_resources(r: &Rules<'_>) -> bool {
     r.spec.resources.as_ref().is_some_and(|res| {
         res.cpu.is_some()
             || res.memory.is_some()

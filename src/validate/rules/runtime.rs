@@ -41,6 +41,7 @@ pub(super) fn check(r: &mut Rules<'_>, bound: &Bound) {
     webhook(r, bound, runtime);
     deprecated(r, bound, runtime);
     super::nproc::keyword_on_runtime(r, runtime);
+    super::torchtune::check(r, runtime);
 }
 
 /// A ClusterTrainingRuntime Trainer warns is deprecated
@@ -52,7 +53,7 @@ fn deprecated(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
     r.push(
         Diagnostic::warning(
             codes::TRAINJOB_RUNTIME,
-            at_runtime(r),
+            r.at_runtime(),
             format!(
                 "{} is deprecated (`{}: deprecated`) and will be removed in a future release of Kubeflow Trainer",
                 bound.describe(),
@@ -89,10 +90,10 @@ fn webhook(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
             r.key("/trainjob/writeRuntime"),
             format!("the TrainingRuntime trainc would write is rejected: {what}"),
         )
-        .with_secondary(at_runtime(r), "the base runtime")
+        .with_secondary(r.at_runtime(), "the base runtime")
         .with_help("write the runtime from one that passes (`torch-distributed`), or fix the base runtime in the runtimes file")
     } else {
-        Diagnostic::warning(codes::TRAINJOB_RUNTIME, at_runtime(r), what).with_help(
+        Diagnostic::warning(codes::TRAINJOB_RUNTIME, r.at_runtime(), what).with_help(
             "the cluster could not have admitted this runtime at this release: check `apiLevel` against the cluster's Trainer, and the runtimes file against the cluster",
         )
     };
@@ -128,11 +129,11 @@ fn network(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
     let d = if r.spec.runs_as_written() {
         Diagnostic::warning(
             codes::TRAINJOB_RUNTIME,
-            at_runtime(r),
+            r.at_runtime(),
             format!("{message}, unless the command finds its peers another way"),
         )
     } else {
-        Diagnostic::error(codes::TRAINJOB_RUNTIME, at_runtime(r), message)
+        Diagnostic::error(codes::TRAINJOB_RUNTIME, r.at_runtime(), message)
     };
     r.push(d.with_help("use a runtime whose JobSet keeps its default network (no `network.subdomain`, DNS hostnames on), such as `torch-distributed`"));
 }
@@ -182,12 +183,12 @@ fn gang_waits(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
     );
     let d = match asked {
         Some(pointer) => Diagnostic::error(codes::SCHEDULING_GANG_WAITS, r.key(pointer), message)
-            .with_secondary(at_runtime(r), "the base runtime")
+            .with_secondary(r.at_runtime(), "the base runtime")
             .with_help(format!(
                 "remove `{}`: with `scheduling.queue`, Kueue admits all the TrainJob's pods at once without a PodGroup; or write the runtime from one whose jobs do not wait for each other (`torch-distributed`)",
                 crate::tree::field_path(pointer)
             )),
-        None => Diagnostic::warning(codes::SCHEDULING_GANG_WAITS, at_runtime(r), message)
+        None => Diagnostic::warning(codes::SCHEDULING_GANG_WAITS, r.at_runtime(), message)
             .with_help("the runtime's `podGroupPolicy` and its `dependsOn` cannot work together: ask the cluster's admins to drop one, or use a runtime without them"),
     };
     r.push(d);
@@ -224,20 +225,11 @@ fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
                 }
             ),
         )
-        .with_secondary(at_runtime(r), "the runtime")
+        .with_secondary(r.at_runtime(), "the runtime")
         .with_help(
             "give the entrypoint as `command`, or set `[trainjob] writeRuntime = true`: trainc writes the runtime without that command, so the image's entrypoint runs",
         ),
     );
-}
-
-/// Where to point at the runtime: its name, else `target`.
-fn at_runtime(r: &Rules<'_>) -> crate::source::Span {
-    if r.tree_has("/trainjob/runtime") {
-        r.value("/trainjob/runtime")
-    } else {
-        r.value("/target")
-    }
 }
 
 fn unknown(r: &mut Rules<'_>, bound: &Bound) {
@@ -275,7 +267,7 @@ fn unknown(r: &mut Rules<'_>, bound: &Bound) {
     r.push(
         Diagnostic::warning(
             codes::TRAINJOB_RUNTIME_UNKNOWN,
-            at_runtime(r),
+            r.at_runtime(),
             format!(
                 "trainc does not know the {} `{}`: {why}; {what} are not checked",
                 bound.kind.as_str(),
@@ -299,7 +291,7 @@ fn cannot_write(r: &mut Rules<'_>, bound: &Bound) {
                 bound.name
             ),
         )
-        .with_secondary(at_runtime(r), "the base runtime")
+        .with_secondary(r.at_runtime(), "the base runtime")
         .with_help(format!(
             "name a runtime Kubeflow ships (`torch-distributed`), or {HOW_TO_SUPPLY}"
         )),
@@ -316,7 +308,7 @@ fn no_trainer_job(r: &mut Rules<'_>, bound: &Bound) {
     r.push(
         Diagnostic::error(
             codes::TRAINJOB_RUNTIME,
-            at_runtime(r),
+            r.at_runtime(),
             format!(
                 "no job of {} is labelled as the trainer's (`{ANCESTOR_LABEL}: trainer`): Trainer puts the TrainJob's image, command, args, resources and environment on none of its pods, so what the spec says to run would not run",
                 bound.describe()
@@ -342,7 +334,7 @@ fn image(r: &mut Rules<'_>, bound: &Bound) {
                 bound.describe()
             ),
         )
-        .with_secondary(at_runtime(r), "the runtime")
+        .with_secondary(r.at_runtime(), "the runtime")
         .with_help("add `image`: the container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`"),
     );
 }
@@ -363,7 +355,7 @@ fn policy(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
     r.push(
         Diagnostic::error(
             codes::TRAINJOB_RUNTIME,
-            at_runtime(r),
+            r.at_runtime(),
             format!(
                 "{} has the ML policy {policy}, not `torch`: Trainer sets none of the `PET_*` variables torchrun forms its world from",
                 bound.describe()
@@ -381,7 +373,7 @@ fn patch_targets(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
         r.push(
             Diagnostic::error(
                 codes::TRAINJOB_RUNTIME,
-                at_runtime(r),
+                r.at_runtime(),
                 format!(
                     "{} has no replicated job `{NODE}`; trainc's TrainJob patches the trainer's pods there, and Trainer rejects a patch of a job the runtime does not have",
                     bound.describe()
@@ -395,7 +387,7 @@ fn patch_targets(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
         r.push(
             Diagnostic::error(
                 codes::TRAINJOB_RUNTIME,
-                at_runtime(r),
+                r.at_runtime(),
                 format!(
                     "the `{NODE}` job of {} has no `{NODE}` container, which Trainer runs the trainer in",
                     bound.describe()
