@@ -252,6 +252,9 @@ pub(crate) struct VerifyArgs {
     /// a TrainJob whose runtime the files do not hold is checked against these.
     #[arg(long, value_name = "FILE")]
     pub(crate) runtimes: Option<PathBuf>,
+    /// The cluster's Training Operator release, for PyTorchJobs (default: v1.9).
+    #[arg(long, value_enum, value_name = "RELEASE")]
+    pub(crate) training_operator: Option<TrainingOperatorArg>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
@@ -380,6 +383,19 @@ pub(crate) enum TargetArg {
     Trainjob,
     /// An Indexed Job and a headless Service, for a cluster without an operator.
     Job,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TrainingOperatorArg {
+    /// v1.9: the webhook, with `managedBy` and the elastic job's Workers.
+    #[value(name = "v1.9")]
+    V1_9,
+    /// v1.8: the webhook.
+    #[value(name = "v1.8")]
+    V1_8,
+    /// v1.7: no webhook; the controller refuses to run an invalid job.
+    #[value(name = "v1.7")]
+    V1_7,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -194,6 +194,10 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
                 .lines()
                 .find_map(|l| l.strip_prefix("# level: "))
                 .unwrap_or("v2.3");
+            let operator = manifest
+                .lines()
+                .find_map(|l| l.strip_prefix("# operator: "))
+                .unwrap_or("v1.9");
             let output = trainc(
                 &dir,
                 &[
@@ -202,6 +206,8 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
                     "json",
                     "--api-level",
                     level,
+                    "--training-operator",
+                    operator,
                     file.to_str().unwrap(),
                 ],
             );
@@ -253,5 +259,5 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
             checked += 1;
         }
     }
-    assert!(checked >= 158, "{checked} cases");
+    assert!(checked >= 173, "{checked} cases");
 }

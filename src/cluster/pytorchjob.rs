@@ -41,6 +41,42 @@ use super::{Pod, Success, Workload};
 
 pub const API_VERSION: &str = "kubeflow.org/v1";
 pub const KIND: &str = "PyTorchJob";
+
+/// A Training Operator release, for what admission takes: v1.7 validates a
+/// PyTorchJob in its controller only (kubeflow/trainer v1.7.0,
+/// `pkg/apis/kubeflow.org/v1/pytorch_validation.go`
+/// `ValidateV1PyTorchJob`, called from `pytorchjob_controller.go`
+/// `Reconcile`: the API server takes the job, the operator records a
+/// `FailedValidation` event and never makes its pods); v1.8 and v1.9 in a
+/// webhook (`pkg/webhooks/pytorch/pytorchjob_webhook.go`), v1.9 with more
+/// rules (`managedBy`, Workers for an elastic job, Workers' replicas).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Release {
+    V1_7,
+    V1_8,
+    #[default]
+    V1_9,
+}
+
+impl Release {
+    /// The tag its rules were read at.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Release::V1_7 => "v1.7.0",
+            Release::V1_8 => "v1.8.0",
+            Release::V1_9 => "v1.9.2",
+        }
+    }
+
+    /// As a person names it: `v1.7`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Release::V1_7 => "v1.7",
+            Release::V1_8 => "v1.8",
+            Release::V1_9 => "v1.9",
+        }
+    }
+}
 /// The container the operator looks for.
 pub const CONTAINER: &str = "pytorch";
 /// The operator's rendezvous port and its required name: `MASTER_PORT` and

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Status;
-use crate::cli::VerifyArgs;
+use crate::cli::{TrainingOperatorArg, VerifyArgs};
+use trainc::cluster::pytorchjob::Release;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
 use trainc::verify::manifests::{Options, verify_file};
@@ -25,6 +26,11 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     }
     let options = Options {
         require_schemas: args.require_schemas,
+        training_operator: match args.training_operator {
+            Some(TrainingOperatorArg::V1_7) => Release::V1_7,
+            Some(TrainingOperatorArg::V1_8) => Release::V1_8,
+            Some(TrainingOperatorArg::V1_9) | None => Release::V1_9,
+        },
     };
     let mut files = 0;
     let mut objects = 0;

@@ -41,6 +41,8 @@ pub struct Verified {
 pub struct Options {
     /// An object of a kind without a schema is an error, not a note.
     pub require_schemas: bool,
+    /// The cluster's Training Operator, for PyTorchJobs.
+    pub training_operator: crate::cluster::pytorchjob::Release,
 }
 
 /// One object of the file: where it is and what it says.
@@ -124,7 +126,7 @@ pub fn verify_file(
     // Each error by the span of the value it is about (the diagnostic
     // points at the key), to meet the readings of those values below.
     let mut errors: HashMap<Span, usize> = HashMap::new();
-    for problem in super::verify_with_runtimes(&values, level, runtimes) {
+    for problem in super::verify_at(&values, level, options.training_operator, runtimes) {
         let object = by_id.get(problem.object.as_str()).copied();
         let mut diagnostic = locate(&problem, object, id);
         let value = object

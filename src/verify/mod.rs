@@ -126,6 +126,17 @@ pub fn verify_with_runtimes(
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
+    verify_at(values, level, pytorchjob::Release::default(), runtimes)
+}
+
+/// [`verify_with_runtimes`], a PyTorchJob checked for the Training
+/// Operator `operator`.
+pub fn verify_at(
+    values: &[&Value],
+    level: ApiLevel,
+    operator: pytorchjob::Release,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     for value in values {
         let id = id(value);
@@ -139,7 +150,7 @@ pub fn verify_with_runtimes(
             value["kind"].as_str().unwrap_or(""),
         ) {
             (pytorchjob::API_VERSION, pytorchjob::KIND) => {
-                webhooks::pytorchjob(&id, value, &mut problems);
+                webhooks::pytorchjob(&id, value, operator, &mut problems);
             }
             (trainjob::API_VERSION, trainjob::KIND) => {
                 webhooks::trainjob(&id, value, &mut problems);

@@ -86,8 +86,16 @@ fn webhook_rules_are_found() {
             "no container named `pytorch`",
             "`Chief` is neither",
             "elasticPolicy.nProcPerNode",
-            "longer than 63",
         ],
+    );
+    // The pod names the operator derives: no webhook rule, its Service
+    // create fails.
+    assert!(
+        problems(&bad)
+            .iter()
+            .any(|p| p.contract == "operator" && p.message.contains("longer than 63")),
+        "{:?}",
+        problems(&bad)
     );
 }
 
@@ -441,4 +449,41 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
         "metadata": {"name": "system:aggregate-to-edit"}, "rules": []
     });
     assert_eq!(at(&role), []);
+}
+
+#[test]
+fn each_training_operator_release_admits_by_its_own_rules() {
+    use crate::cluster::pytorchjob::Release;
+    let at = |value: &Value, release| verify_at(&[value], ApiLevel::V2_3, release, &[]);
+    // A Master with `replicas` unset: v1.7's controller takes the default,
+    // the webhook of v1.8 and v1.9 wants it written.
+    let mut unset = job();
+    unset["spec"]["pytorchReplicaSpecs"]["Master"]
+        .as_object_mut()
+        .unwrap()
+        .remove("replicas");
+    assert_eq!(at(&unset, Release::V1_7), vec![]);
+    for release in [Release::V1_8, Release::V1_9] {
+        let found = at(&unset, release);
+        assert_eq!(found.len(), 1, "{release:?}: {found:?}");
+        assert_eq!(found[0].contract, "webhook");
+    }
+    // An elastic job without Workers and Workers at 0: v1.9 only.
+    let mut elastic = job();
+    elastic["spec"]["elasticPolicy"] = serde_json::json!({"rdzvBackend": "c10d"});
+    elastic["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 0.into();
+    assert_eq!(at(&elastic, Release::V1_9).len(), 1);
+    elastic["spec"]["pytorchReplicaSpecs"]
+        .as_object_mut()
+        .unwrap()
+        .remove("Worker");
+    assert_eq!(at(&elastic, Release::V1_9).len(), 1);
+    assert_eq!(at(&elastic, Release::V1_8), vec![]);
+    // v1.7 refuses in its controller: the same rule, an `operator` problem.
+    let mut two = job();
+    two["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2.into();
+    let found = at(&two, Release::V1_7);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].contract, "operator");
+    assert!(found[0].message.contains("FailedValidation"), "{found:?}");
 }

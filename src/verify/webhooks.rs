@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::Problem;
-use crate::cluster::{pytorchjob, trainjob};
+use crate::cluster::pytorchjob::{self, Release};
+use crate::cluster::trainjob;
 use crate::spec::ApiLevel;
 use crate::syntax::names;
 
@@ -31,13 +32,16 @@ const MANAGERS: [&str; 2] = [
 /// The webhook's rules on the job's spec, beside its replicas
 /// (kubeflow/trainer v1.9.2, `pkg/webhooks/pytorch/pytorchjob_webhook.go`
 /// `validateSpec`; `pkg/common/util/webhooks.go` `ValidateRunPolicy`;
-/// v1.8 lacks the two marked v1.9).
-fn pytorchjob_spec(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+/// v1.8.0 lacks the two marked v1.9; v1.7.0's controller has only the
+/// `nProcPerNode` pair, and no deprecation warning).
+fn pytorchjob_spec(id: &str, job: &Value, release: Release, problems: &mut Vec<Problem>) {
+    let v1_9 = release >= Release::V1_9;
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
-    if let Some(manager) = job
-        .pointer("/spec/runPolicy/managedBy")
-        .and_then(Value::as_str)
+    if v1_9
+        && let Some(manager) = job
+            .pointer("/spec/runPolicy/managedBy")
+            .and_then(Value::as_str)
         && !MANAGERS.contains(&manager)
     {
         reject(
@@ -51,7 +55,7 @@ fn pytorchjob_spec(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     let elastic = job
         .pointer("/spec/elasticPolicy")
         .is_some_and(|p| !p.is_null());
-    if elastic && job.pointer("/spec/pytorchReplicaSpecs/Worker").is_none() {
+    if v1_9 && elastic && job.pointer("/spec/pytorchReplicaSpecs/Worker").is_none() {
         reject(
             "/spec/pytorchReplicaSpecs/Worker",
             "an elastic job (`elasticPolicy`) must have Workers (the Training Operator v1.9 requires `pytorchReplicaSpecs.Worker`)".to_owned(),
@@ -64,6 +68,9 @@ fn pytorchjob_spec(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                 "`elasticPolicy.nProcPerNode` must not be used with `nprocPerNode`".to_owned(),
             );
         }
+        if release == Release::V1_7 {
+            return;
+        }
         problems.push(Problem::admitted(
             id,
             "/spec/elasticPolicy/nProcPerNode",
@@ -72,10 +79,33 @@ fn pytorchjob_spec(id: &str, job: &Value, problems: &mut Vec<Problem>) {
     }
 }
 
-/// What the Training Operator's webhook rejects.
-pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
+/// What the Training Operator of `release` refuses: its webhook from
+/// v1.8, its controller at v1.7 ([`Release`]), where the API server takes
+/// the job and the operator never runs it.
+pub(super) fn pytorchjob(id: &str, job: &Value, release: Release, problems: &mut Vec<Problem>) {
+    if release > Release::V1_7 {
+        return pytorchjob_rules(id, job, release, problems);
+    }
+    let mut found = Vec::new();
+    pytorchjob_rules(id, job, release, &mut found);
+    for mut problem in found {
+        if problem.contract == "webhook" {
+            problem.contract = "operator";
+            problem.message = super::shortened(
+                format!(
+                    "{}: the Training Operator v1.7 checks this in its controller, which takes the job, records a `FailedValidation` event and never makes its pods",
+                    problem.message
+                ),
+                super::MAX_SHOWN,
+            );
+        }
+        problems.push(problem);
+    }
+}
+
+fn pytorchjob_rules(id: &str, job: &Value, release: Release, problems: &mut Vec<Problem>) {
     job_name(id, job, problems);
-    pytorchjob_spec(id, job, problems);
+    pytorchjob_spec(id, job, release, problems);
     let name = job["metadata"]["name"].as_str().unwrap_or("");
     let mut unmade = Vec::new();
     let mut reject =
@@ -96,7 +126,9 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
             );
         }
         let count = spec["replicas"].as_u64();
-        if kind == "Master" && count != Some(1) {
+        // v1.7.0 takes an unset count (the default, 1).
+        let unset_taken = release == Release::V1_7 && count.is_none();
+        if kind == "Master" && count != Some(1) && !unset_taken {
             reject(
                 &format!("{path}/replicas"),
                 match count {
@@ -121,7 +153,7 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
                 ),
             ));
         }
-        if kind == "Worker" && count.is_some_and(|n| n < 1) {
+        if release >= Release::V1_9 && kind == "Worker" && count.is_some_and(|n| n < 1) {
             reject(
                 &format!("{path}/replicas"),
                 "Workers must have `replicas` of at least 1".to_owned(),
@@ -150,14 +182,16 @@ pub(super) fn pytorchjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
         }
         let last = count.unwrap_or(1).saturating_sub(1);
         let derived = format!("{name}-{}-{last}", kind.to_ascii_lowercase());
+        // Not a webhook rule: the operator's Service create fails.
         if derived.len() > names::MAX_LABEL {
-            reject(
+            unmade.push(Problem::operator(
+                id,
                 "/metadata/name",
                 format!(
-                    "the operator would name a pod and Service `{derived}`, longer than {} characters",
+                    "the operator would name a pod and Service `{derived}`, longer than {} characters: the API server refuses the Service, and the job never runs",
                     names::MAX_LABEL
                 ),
-            );
+            ));
         }
     }
     problems.append(&mut unmade);
