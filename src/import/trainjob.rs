@@ -194,7 +194,7 @@ fn written_runtime<'a>(
     }
     if let Some(queue) = runtime
         .pointer("/spec/template/metadata/annotations")
-        .and_then(|a| a.get(crate::render::trainingruntime::VOLCANO_QUEUE))
+        .and_then(|a| a.get(crate::trainer::VOLCANO_QUEUE))
     {
         job.set("/scheduling/volcanoQueue", queue.clone());
     }

@@ -22,11 +22,6 @@ use crate::model::Model;
 use crate::trainer::{PodGroup, VOLCANO_SCHEDULER, written_pod_group};
 
 pub const KIND: &str = "TrainingRuntime";
-/// The annotation of the runtime's JobSet template Trainer's Volcano plugin
-/// reads the queue from (kubeflow/trainer v2.1.0–v2.3.0,
-/// `pkg/runtime/framework/plugins/volcano/volcano.go`; the template's
-/// annotations are the runtime info's, `pkg/runtime/core/trainingruntime.go`).
-pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 /// The label Kubeflow's runtimes say their framework with; kept from the base.
 const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
 /// Names the base runtime (`<kind>/<name>`), so `trainc import` can say
@@ -87,7 +82,7 @@ pub(super) fn render(model: &Model) -> Option<Object> {
         None => {}
     }
     if let Some(queue) = &s.volcano_queue {
-        spec["template"]["metadata"]["annotations"][VOLCANO_QUEUE] = json!(queue);
+        spec["template"]["metadata"]["annotations"][crate::trainer::VOLCANO_QUEUE] = json!(queue);
     }
     if let Some(seconds) = policy.ttl_seconds_after_finished {
         spec["template"]["spec"]["ttlSecondsAfterFinished"] = json!(seconds);

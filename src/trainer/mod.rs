@@ -88,6 +88,14 @@ pub enum PodGroup {
     Coscheduling,
 }
 
+/// The annotation of the runtime's JobSet template Trainer's Volcano plugin
+/// reads the queue from (kubeflow/trainer v2.1.0–v2.3.0,
+/// `pkg/runtime/framework/plugins/volcano/volcano.go`; the template's
+/// annotations, and from v2.2.0 those of the TrainJob's runtime patches,
+/// are the runtime info's, `pkg/runtime/core/trainingruntime.go`
+/// `newRuntimeInfo`).
+pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
+
 /// Volcano's scheduler name.
 pub const VOLCANO_SCHEDULER: &str = "volcano";
 

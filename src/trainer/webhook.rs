@@ -169,6 +169,21 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
     {
         out.extend(tune.rejections(release));
     }
+    // Volcano (v2.1.0–v2.3.0, `plugins/volcano/volcano.go` `Validate`): a
+    // queue annotation, when there is one, must name a queue.
+    if runtime.object["spec"]["podGroupPolicy"]["volcano"].is_object()
+        && release >= Release::V2_1
+        && volcano_queue(job, runtime).is_some_and(str::is_empty)
+    {
+        reject(
+            &mut out,
+            "/spec/runtimeRef",
+            &format!(
+                "the runtime's JobSet template has an empty Volcano queue annotation (`{}`): Volcano's plugin needs a queue name there, or no annotation",
+                super::VOLCANO_QUEUE
+            ),
+        );
+    }
     if policy["flux"].is_object() && release >= Release::V2_2 {
         let own = trainer["numProcPerNode"]
             .as_i64()
@@ -195,6 +210,25 @@ pub fn plugin_rejections(job: &Json, runtime: &Runtime, release: Release) -> Vec
         }
     }
     out
+}
+
+/// The Volcano queue annotation the runtime info of `job` on `runtime`
+/// has: the runtime's JobSet template's, over which each runtime patch's
+/// template annotations are laid in order.
+fn volcano_queue<'a>(job: &'a Json, runtime: &'a Runtime) -> Option<&'a str> {
+    let key = super::VOLCANO_QUEUE;
+    let patches = job["spec"]["runtimePatches"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    patches
+        .rev()
+        .find_map(|p| {
+            p.pointer("/trainingRuntimeSpec/template/metadata/annotations")?
+                .get(key)
+        })
+        .or_else(|| runtime.object["spec"]["template"]["metadata"]["annotations"].get(key))
+        .and_then(Json::as_str)
 }
 
 /// Whether the torch plugin of `release` checks the TrainJob `trainer`'s

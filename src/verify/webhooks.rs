@@ -314,6 +314,19 @@ pub(super) fn reserved_env(
         ));
         return;
     }
+    // XGBoost's `Validate` names each entry (`plugins/xgboost/xgboost.go`).
+    if plugin == "xgboost" {
+        for (i, var) in vars.into_iter().flatten().enumerate() {
+            if let Some(name) = var["name"].as_str().filter(|n| reserved.contains(n)) {
+                problems.push(Problem::webhook(
+                    id,
+                    &format!("/spec/trainer/env/{i}"),
+                    format!("`{name}` is reserved for the XGBoost runtime, which sets it"),
+                ));
+            }
+        }
+        return;
+    }
     problems.push(Problem::webhook(
         id,
         "/spec/trainer/env",
