@@ -66,6 +66,17 @@ pub(crate) enum Command {
     /// unless `--strict`), 1 when one could not be (nothing is written), 2 on
     /// a usage or I/O error.
     Import(ImportArgs),
+    /// Turn PyTorchJobs into TrainJobs, the objects beside them kept, every behaviour change said.
+    ///
+    /// Reads manifests (files, directories, `-`) and writes the same
+    /// objects in the same order, each PyTorchJob replaced by a TrainJob (and
+    /// the TrainingRuntime it needs, when its patches cannot carry the job);
+    /// the rest passes through byte for byte. Every change in how the job
+    /// runs is a warning at its line (`trainc::migrate::*`). Exit status: 0
+    /// when every PyTorchJob migrated (warnings allowed), 1 when one could
+    /// not be (nothing is written unless `--keep-going`), 2 on a usage or
+    /// I/O error.
+    Migrate(MigrateArgs),
     /// Say what a spec will do on the cluster: nodes, processes, resources,
     /// volumes, env, scheduling, warnings, and the kubectl commands to run it.
     Describe(DescribeArgs),
@@ -227,6 +238,41 @@ pub(crate) struct ImportArgs {
     /// v2.0 or v2.1 by their patch field, else v2.3 and later).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) api_level: Option<ApiLevelArg>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct MigrateArgs {
+    /// Manifest files (YAML or JSON, `---`-separated documents, `v1 List`s), or directories
+    /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) files: Vec<PathBuf>,
+    /// The Kubeflow Trainer release of the cluster: the TrainJob's patch form (default: v2.3 and later).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub(crate) api_level: Option<ApiLevelArg>,
+    /// The runtime every TrainJob names (default: `torch-distributed`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) runtime: Option<String>,
+    /// The cluster's runtimes (`kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`),
+    /// for a runtime Trainer does not ship.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) runtimes: Option<PathBuf>,
+    /// The scheduler that gangs a job's pods (the Training Operator's `--gang-scheduler-name`:
+    /// `volcano`, or a scheduler-plugins scheduler), for gang-scheduled PyTorchJobs that name none.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) gang_scheduler: Option<String>,
+    /// Write into this directory, each input file under its own name
+    /// (with `--spec`, one `<name>.toml` per job) instead of to standard output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) output_dir: Option<PathBuf>,
+    /// With `--output-dir`: replace files already there.
+    #[arg(long, requires = "output_dir")]
+    pub(crate) force: bool,
+    /// Write each job's spec (`target = "trainjob"`) instead of manifests.
+    #[arg(long)]
+    pub(crate) spec: bool,
+    /// Write what migrated even when a PyTorchJob could not be (it is kept as it was); exit 1.
+    #[arg(long)]
+    pub(crate) keep_going: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

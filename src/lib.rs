@@ -42,6 +42,7 @@ pub mod emit;
 pub mod import;
 pub mod krm;
 pub mod kustomize;
+pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod render;

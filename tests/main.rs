@@ -20,6 +20,7 @@ mod kpt;
 mod kustomize;
 mod layering;
 mod linear;
+mod migrate;
 mod properties;
 mod purity;
 mod run;

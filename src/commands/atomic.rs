@@ -107,6 +107,30 @@ fn temporary_for(path: &Path, i: usize, suffix: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.trainc-{}-{i}{suffix}", std::process::id()))
 }
 
+/// [`write_all`], replacing files already there only when `force`; the
+/// error as a sentence that says nothing was written.
+pub(super) fn write_all_or_say(files: &[(PathBuf, &str)], force: bool) -> Result<(), String> {
+    let existing = if force {
+        Existing::Replace
+    } else {
+        Existing::Keep
+    };
+    write_all(files, existing).map_err(|(path, error)| {
+        if error.kind() == std::io::ErrorKind::AlreadyExists {
+            format!(
+                "`{}` exists; pass `--force` to replace it (nothing was written)",
+                path.display()
+            )
+        } else {
+            format!(
+                "cannot write `{}`: {}; nothing was written",
+                path.display(),
+                trainc::source::io_reason(&error)
+            )
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

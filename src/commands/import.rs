@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::atomic::{self, Existing};
+use super::atomic;
 use super::{Status, read_input, report, write_stdout};
 use crate::cli::{ImportArgs, ImportFormat};
 use trainc::diagnostic::{Diagnostic, Severity, codes};
@@ -43,6 +43,7 @@ pub(super) fn run(args: &ImportArgs) -> Status {
         };
         let imported = trainc::import::import(&sources, id, super::api_level(args.api_level));
         diagnostics.extend(imported.diagnostics);
+        diagnostics.extend(imported.left);
         for mut job in imported.jobs {
             // Checked as written but for the runtimes file, which is not
             // written yet.
@@ -228,25 +229,7 @@ fn write_files(
                 .map(|text| (dir.join(RUNTIMES_FILE), text)),
         )
         .collect();
-    let existing = if force {
-        Existing::Replace
-    } else {
-        Existing::Keep
-    };
-    atomic::write_all(&files, existing).map_err(|(path, error)| {
-        if error.kind() == std::io::ErrorKind::AlreadyExists {
-            format!(
-                "`{}` exists; pass `--force` to replace it (nothing was written)",
-                path.display()
-            )
-        } else {
-            format!(
-                "cannot write `{}`: {}; nothing was written",
-                path.display(),
-                trainc::source::io_reason(&error)
-            )
-        }
-    })?;
+    atomic::write_all_or_say(&files, force)?;
     for (path, _) in &files {
         super::write_stderr(&format!("wrote {}\n", path.display()));
     }

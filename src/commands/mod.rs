@@ -17,6 +17,7 @@ mod function;
 mod import;
 mod init;
 mod man;
+mod migrate;
 mod output_dir;
 mod plugin;
 #[cfg(target_os = "linux")]
@@ -124,6 +125,7 @@ pub(crate) fn run(cli: Cli) -> Status {
         Command::Check(args) => check::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
         Command::Describe(args) => describe::run(&args),
         #[cfg(target_os = "linux")]
         Command::Run(args) => run::run(&args),

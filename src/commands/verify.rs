@@ -86,7 +86,7 @@ fn read(
 /// entries (`.git`) are skipped, links to directories are not followed (no
 /// loops), a link to a file outside the directory is not read (a warning
 /// says so), and only regular files are read (a FIFO would wait forever).
-fn manifests(
+pub(super) fn manifests(
     arguments: &[PathBuf],
     sources: &mut Sources,
     diagnostics: &mut Vec<Diagnostic>,

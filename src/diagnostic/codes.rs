@@ -293,4 +293,23 @@ codes! {
         "A manifest `trainc import` cannot turn into a spec (no job, no command, an unsupported API version).";
     IMPORT_DROPPED = "trainc::import::dropped"
         "A field or object of the imported manifest that the spec does not carry, or carries differently.";
+    // migrate
+    MIGRATE = "trainc::migrate::refused"
+        "A PyTorchJob that cannot be a TrainJob (elastic, a Master unlike its Workers, a setting no TrainJob or runtime carries): the build's errors of the spec made of it say why.";
+    MIGRATE_PASSED = "trainc::migrate::passed"
+        "An input with no PyTorchJob: its objects pass through as they are.";
+    MIGRATE_DROPPED = "trainc::migrate::dropped"
+        "A PyTorchJob setting with no TrainJob equivalent, left out.";
+    MIGRATE_RUNTIME = "trainc::migrate::runtime"
+        "A TrainingRuntime written beside the TrainJob, for what its patches cannot carry.";
+    MIGRATE_POD_NAMES = "trainc::migrate::pod_names"
+        "The pods' names and rank 0's address change (`<job>-master-0` to `<job>-node-0-0`).";
+    MIGRATE_WORLD = "trainc::migrate::world"
+        "torchrun's nodes or processes per node differ between the PyTorchJob and the TrainJob.";
+    MIGRATE_ENV = "trainc::migrate::env"
+        "Variables the Training Operator set in the pods that Trainer does not (`MASTER_ADDR`, `WORLD_SIZE`, `RANK`).";
+    MIGRATE_SUCCESS = "trainc::migrate::success"
+        "The job's success changes: the Master's, then every node's.";
+    MIGRATE_SERVICE = "trainc::migrate::service"
+        "A Service that selected the job's pods by the Training Operator's labels: rewritten to the TrainJob's pods, or left selecting none.";
 }

@@ -41,6 +41,10 @@ pub(crate) struct Job<'a> {
     /// The user's own runtimes the job names, found beside it.
     pub(crate) runtimes: Vec<Json>,
     pub(super) diagnostics: Vec<Diagnostic>,
+    /// The spec is for `trainc migrate`, which keeps the objects beside the
+    /// job as they are: a claim is used by name, not created again; Services
+    /// are left to it; and what a rebuilt PyTorchJob would change is not said.
+    pub(super) migrating: bool,
 }
 
 impl<'a> Job<'a> {
@@ -64,6 +68,7 @@ impl<'a> Job<'a> {
             trainer_rest: Map::new(),
             runtimes: Vec::new(),
             diagnostics: Vec::new(),
+            migrating: false,
         }
     }
 

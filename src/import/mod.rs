@@ -50,6 +50,12 @@ const MAX_DOCUMENTS: usize = 10_000;
 pub struct Imported {
     pub jobs: Vec<ImportedJob>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The objects no job used, a warning each (`trainc import` reports
+    /// them; `trainc migrate` passes them through).
+    pub left: Vec<Diagnostic>,
+    /// The jobs of the kinds asked for that the input holds, those refused
+    /// included.
+    pub seen: usize,
 }
 
 #[derive(Debug)]
@@ -62,6 +68,20 @@ pub struct ImportedJob {
     /// TrainingRuntimes of the user's own that the job names, found in the
     /// input: the command writes them to a runtimes file beside the spec.
     pub runtimes: Vec<Json>,
+    /// The job object as read, and where it was written.
+    pub object: Json,
+    pub node: Node,
+}
+
+/// Which jobs to import, and what becomes of the objects beside them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jobs {
+    /// PyTorchJobs and TrainJobs; the spec makes their claims and Services
+    /// again (`trainc import`).
+    All,
+    /// PyTorchJobs only, the objects beside them kept as they are: claims
+    /// used by name, Services named as they were (`trainc migrate`).
+    PyTorchJobsKeepingObjects,
 }
 
 /// One object of the input.
@@ -93,6 +113,16 @@ impl Object<'_> {
 /// `level` when given (a TrainJob's patch field tells v2.0 and v2.1 apart
 /// from later releases, but not v2.2 from v2.3).
 pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLevel>) -> Imported {
+    import_jobs(sources, id, level, Jobs::All)
+}
+
+/// [`import`] of the `which` jobs only.
+pub fn import_jobs(
+    sources: &Sources,
+    id: SourceId,
+    level: Option<crate::spec::ApiLevel>,
+    which_jobs: Jobs,
+) -> Imported {
     let text = &sources.get(id).text;
     let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
         Ok(documents) => documents,
@@ -100,6 +130,8 @@ pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLev
             return Imported {
                 jobs: Vec::new(),
                 diagnostics,
+                left: Vec::new(),
+                seen: 0,
             };
         }
     };
@@ -108,14 +140,18 @@ pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLev
     let mut objects = objects(&documents);
     let mut diagnostics = Vec::new();
     let mut jobs = Vec::new();
+    let mut seen = 0;
     for i in 0..objects.len() {
         let kind = objects[i].kind().to_owned();
         let api_version = objects[i].json["apiVersion"]
             .as_str()
             .unwrap_or("")
             .to_owned();
+        let wanted = kind == "PyTorchJob" || (kind == "TrainJob" && which_jobs == Jobs::All);
+        seen += usize::from(wanted);
         let which = match (kind.as_str(), api_version.as_str()) {
             ("PyTorchJob", pytorchjob::API_VERSION) => Some(true),
+            ("TrainJob", _) if which_jobs == Jobs::PyTorchJobsKeepingObjects => None,
             ("TrainJob", trainjob::API_VERSION) => Some(false),
             ("PyTorchJob" | "TrainJob", _) => {
                 diagnostics.push(unsupported_version(&objects[i], &kind, &api_version));
@@ -125,65 +161,91 @@ pub fn import(sources: &Sources, id: SourceId, level: Option<crate::spec::ApiLev
             _ => None,
         };
         let Some(is_pytorchjob) = which else { continue };
-        objects[i].used = true;
-        let mut job = Job::new(&objects[i]);
-        if job.name.is_empty() {
-            diagnostics.push(
-                Diagnostic::error(
-                    codes::IMPORT,
-                    objects[i].start(),
-                    format!(
-                        "document {}: the {kind} has no `metadata.name`",
-                        objects[i].document
-                    ),
-                )
-                .with_help("a spec is named after its job: give the job a name"),
-            );
-            continue;
-        }
-        // The job's own JSON is needed only here; `Others` looks for claims
-        // and Services, so the job object can give it up.
-        let object = std::mem::take(&mut objects[i].json);
-        job.unknown_keys(
-            &object,
-            "",
-            &["apiVersion", "kind", "metadata", "spec", "status"],
-            &format!("a {kind} has `metadata` and `spec`"),
-        );
-        let mut others = Others {
-            objects: &mut objects,
-        };
-        if is_pytorchjob {
-            pytorchjob::import(&mut job, &object, &mut others);
-        } else {
-            trainjob::import(&mut job, &object, &mut others, level);
-        }
-        let at = job.at;
-        let name = job.name.clone();
-        let runtimes = std::mem::take(&mut job.runtimes);
-        match job.finish() {
-            Ok((spec, mut found)) => {
+        let migrating = which_jobs == Jobs::PyTorchJobsKeepingObjects;
+        match one_job(&mut objects, i, is_pytorchjob, migrating, level) {
+            Ok((job, mut found)) => {
                 diagnostics.append(&mut found);
-                jobs.push(ImportedJob {
-                    name,
-                    spec,
-                    at,
-                    runtimes,
-                });
+                jobs.push(job);
             }
             Err(mut found) => diagnostics.append(&mut found),
         }
     }
-    for object in objects.iter().filter(|o| !o.used) {
-        diagnostics.push(not_imported(object, jobs.is_empty()));
-    }
+    let left = objects
+        .iter()
+        .filter(|o| !o.used)
+        .map(|object| not_imported(object, jobs.is_empty()))
+        .collect();
     if jobs.is_empty() && !diagnostics.iter().any(Diagnostic::is_error) {
         diagnostics.push(
             Diagnostic::error(codes::IMPORT, Span::new(id, 0, 0), "no PyTorchJob or TrainJob to import")
                 .with_help("trainc import reads PyTorchJobs (kubeflow.org/v1) and TrainJobs (trainer.kubeflow.org/v1alpha1), with their PersistentVolumeClaims and Services"),
         );
     }
-    Imported { jobs, diagnostics }
+    Imported {
+        jobs,
+        diagnostics,
+        left,
+        seen,
+    }
+}
+
+/// The job `objects[i]` as a spec, with its warnings; `Err` with the errors
+/// when it cannot be one.
+fn one_job(
+    objects: &mut [Object<'_>],
+    i: usize,
+    is_pytorchjob: bool,
+    migrating: bool,
+    level: Option<crate::spec::ApiLevel>,
+) -> Result<(ImportedJob, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let kind = objects[i].kind().to_owned();
+    objects[i].used = true;
+    let mut job = Job::new(&objects[i]);
+    job.migrating = migrating;
+    if job.name.is_empty() {
+        return Err(vec![
+            Diagnostic::error(
+                codes::IMPORT,
+                objects[i].start(),
+                format!(
+                    "document {}: the {kind} has no `metadata.name`",
+                    objects[i].document
+                ),
+            )
+            .with_help("a spec is named after its job: give the job a name"),
+        ]);
+    }
+    // The job's own JSON is needed only here; `Others` looks for claims
+    // and Services, so the job object can give it up.
+    let object = std::mem::take(&mut objects[i].json);
+    job.unknown_keys(
+        &object,
+        "",
+        &["apiVersion", "kind", "metadata", "spec", "status"],
+        &format!("a {kind} has `metadata` and `spec`"),
+    );
+    let node = objects[i].node.clone();
+    let mut others = Others { objects };
+    if is_pytorchjob {
+        pytorchjob::import(&mut job, &object, &mut others);
+    } else {
+        trainjob::import(&mut job, &object, &mut others, level);
+    }
+    let at = job.at;
+    let name = job.name.clone();
+    let runtimes = std::mem::take(&mut job.runtimes);
+    let (spec, found) = job.finish()?;
+    Ok((
+        ImportedJob {
+            name,
+            spec,
+            at,
+            runtimes,
+            object,
+            node,
+        },
+        found,
+    ))
 }
 
 /// The objects of the documents, a `v1 List`'s items one by one; empty

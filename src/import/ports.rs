@@ -19,7 +19,13 @@ pub(super) fn import(
     let namespace = job.namespace.clone();
     let mut ports = Map::new();
     let derived = crate::derived::ports_service(&job.name);
-    for (service, node) in others.services(rank0, namespace.as_deref()) {
+    // `trainc migrate` rewrites the job's Services itself.
+    let services = if job.migrating {
+        Vec::new()
+    } else {
+        others.services(rank0, namespace.as_deref())
+    };
+    for (service, node) in services {
         let name = service["metadata"]["name"]
             .as_str()
             .unwrap_or_default()

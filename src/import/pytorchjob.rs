@@ -214,9 +214,10 @@ fn elastic(job: &mut Job<'_>, spec: &Json, replicas: &[(String, Json)], fixed: u
         // envvar.go` `setPodEnv`, `master.go` `Generate`): such a job's
         // command finds its peers its own way, and its pods are named
         // `<name>-worker-<i>` from 0.
-        if !replicas
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("master"))
+        if !job.migrating
+            && !replicas
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("master"))
         {
             let name = job.name.clone();
             job.warn(

@@ -197,6 +197,9 @@ fn spec_volume(
             };
             let namespace = job.namespace.clone();
             match others.claim(claim_name, namespace.as_deref()) {
+                Some(_) if job.migrating => {
+                    entry.insert("claim".into(), json!(claim_name));
+                }
                 Some((pvc, node)) => {
                     key = new_claim(job, &mut entry, pod, &pvc, node, name, pointer);
                 }

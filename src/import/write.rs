@@ -27,8 +27,17 @@ impl Format {
 
 /// `spec` in `format`, after a comment saying where it came from.
 pub fn write(spec: &Spec, format: Format, origin: &str) -> String {
+    write_as(
+        spec,
+        format,
+        &format!("Imported by `trainc import` from {origin}."),
+    )
+}
+
+/// `spec` in `format`, after the comment `header`.
+pub fn write_as(spec: &Spec, format: Format, header: &str) -> String {
     let value = serde_json::to_value(spec).expect("a spec always serialises");
-    let mut out = format!("# Imported by `trainc import` from {origin}.\n");
+    let mut out = format!("# {header}\n");
     match format {
         Format::Toml => {
             let _ = writeln!(

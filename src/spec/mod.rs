@@ -125,6 +125,35 @@ impl Spec {
         (self.command.is_some() || self.runs_image_entrypoint()) && self.code.is_none()
     }
 
+    /// What starts the training container's processes.
+    pub fn starter(&self) -> Starter {
+        let spec = self;
+        if !spec.runs_as_written() {
+            return Starter::Trainc;
+        }
+        let Some(command) = &spec.command else {
+            return Starter::Image;
+        };
+        let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
+        // torchtune's `tune run`, which Trainer's torch plugin turns into a
+        // distributed launch that reads `PET_*` as torchrun does
+        // ([`crate::trainer::torchtune`]).
+        let torchrun = has(&["torchrun", "torch.distributed.run"])
+            || crate::trainer::torchtune::is_tune_run(command);
+        if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
+            return Starter::Plain;
+        }
+        Starter::Launcher {
+            torchrun,
+            says_count: has(&[
+                "nproc_per_node",
+                "nproc-per-node",
+                "num_gpus",
+                "num_processes",
+            ]),
+        }
+    }
+
     /// The Master's settings, when `[master]` is written on a target and
     /// job that has a Master (a fixed-size PyTorchJob); validation refuses
     /// it anywhere else.
@@ -346,7 +375,7 @@ pub enum EnvValue {
 }
 
 /// Exactly one of `secret` (with `key`), `configMap` (with `key`) or `field`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnvSource {
     /// Name of a Secret in the job's namespace (secretKeyRef).
@@ -486,6 +515,20 @@ impl NProc {
             NProc::Cpu => "cpu".to_owned(),
         }
     }
+}
+
+/// What starts the processes of the training container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Starter {
+    /// trainc's torchrun (`script`, `module`, `[code]`).
+    Trainc,
+    /// A `command` that runs a launcher: whether it is torchrun (which
+    /// reads `PET_NPROC_PER_NODE`), whether it passes the count.
+    Launcher { torchrun: bool, says_count: bool },
+    /// A `command` with no launcher in it: one process, unless it spawns.
+    Plain,
+    /// The image's entrypoint, which trainc cannot see.
+    Image,
 }
 
 mod container;

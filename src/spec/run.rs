@@ -167,7 +167,7 @@ pub enum TaintEffect {
 }
 
 /// Settings for Kubeflow Trainer v2.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TrainJobOptions {
     /// Name of the training runtime to use: a DNS-1123 subdomain. Default `torch-distributed`.

@@ -47,46 +47,10 @@ pub(super) fn check(r: &mut Rules<'_>) {
     trainjob_world(r);
 }
 
-/// What starts the processes of the training container.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Starter {
-    /// trainc's torchrun (`script`, `module`, `[code]`).
-    Trainc,
-    /// A `command` that runs a launcher: whether it is torchrun (which
-    /// reads `PET_NPROC_PER_NODE`), whether it passes the count.
-    Launcher { torchrun: bool, says_count: bool },
-    /// A `command` with no launcher in it: one process, unless it spawns.
-    Plain,
-    /// The image's entrypoint, which trainc cannot see.
-    Image,
-}
+pub(super) use crate::spec::Starter;
 
 pub(super) fn starter(r: &Rules<'_>) -> Starter {
-    let spec = r.spec;
-    if !spec.runs_as_written() {
-        return Starter::Trainc;
-    }
-    let Some(command) = &spec.command else {
-        return Starter::Image;
-    };
-    let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
-    // torchtune's `tune run`, which Trainer's torch plugin turns into a
-    // distributed launch that reads `PET_*` as torchrun does
-    // ([`crate::trainer::torchtune`]).
-    let torchrun = has(&["torchrun", "torch.distributed.run"])
-        || crate::trainer::torchtune::is_tune_run(command);
-    if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
-        return Starter::Plain;
-    }
-    Starter::Launcher {
-        torchrun,
-        says_count: has(&[
-            "nproc_per_node",
-            "nproc-per-node",
-            "num_gpus",
-            "num_processes",
-        ]),
-    }
+    r.spec.starter()
 }
 
 /// What starts the processes, and its key, where trainc cannot see how
@@ -111,6 +75,14 @@ fn trainjob_world(r: &mut Rules<'_>) {
         return;
     };
     if r.target() != Target::Trainjob || r.max_replicas() <= 1 {
+        return;
+    }
+    // `[env]` that gives them (as `trainc migrate` writes) forms the world.
+    let env = r.spec.env.as_ref();
+    if ["MASTER_ADDR", "WORLD_SIZE", "RANK"]
+        .iter()
+        .all(|v| env.is_some_and(|e| e.contains_key(*v)))
+    {
         return;
     }
     r.push(
