@@ -73,12 +73,31 @@ pub(super) fn import(
             mount,
             &format!("{}/volumes/{v}", pod.base),
         ) {
-            if name.starts_with("trainc-") {
+            if name.starts_with("trainc-") && !job.migrating {
                 job.warn(&mount_ptr, format!("volume `{name}` is not imported: names starting with `trainc-` are trainc's own"), "rename it in the input and import again");
                 continue;
             }
-            to_template(job, volume);
-            rest_mounts.push(mount.clone());
+            // `trainc migrate` keeps the objects beside the job (a `[code]`
+            // job's ConfigMap): the volume that mounts one stays, renamed
+            // out of trainc's own names.
+            let (mut volume, mut mount) = (volume.clone(), mount.clone());
+            if let Some(rest) = name.strip_prefix("trainc-") {
+                let taken = |n: &str| all.iter().any(|v| v["name"] == n);
+                let new = if taken(rest) {
+                    format!("job-{rest}")
+                } else {
+                    rest.to_owned()
+                };
+                job.warn(
+                    &mount_ptr,
+                    format!("volume `{name}` is kept as `{new}`: names starting with `trainc-` are trainc's own"),
+                    "",
+                );
+                volume["name"] = json!(new);
+                mount["name"] = json!(new);
+            }
+            to_template(job, &volume);
+            rest_mounts.push(mount);
         }
     }
     for (v, volume) in all.iter().enumerate() {
