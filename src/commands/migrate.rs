@@ -61,6 +61,11 @@ pub(super) fn run(args: &MigrateArgs) -> Status {
         report(&sources, &diagnostics);
         return status;
     }
+    // An input with nothing to migrate (no object at all) is an error of its own.
+    if failed == 0 && diagnostics.iter().any(Diagnostic::is_error) {
+        report(&sources, &diagnostics);
+        return Status::Invalid;
+    }
     if failed > 0 && !args.keep_going {
         report(&sources, &diagnostics);
         write_stderr(&format!(

@@ -26,6 +26,7 @@ use crate::render::Object;
 use crate::source::{SourceId, Sources};
 use crate::spec::{ApiLevel, Spec, Target, TrainJobOptions};
 
+mod input;
 mod report;
 mod segments;
 mod world;
@@ -84,15 +85,36 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
         failed: imported.seen - imported.jobs.len(),
         ..Migrated::default()
     };
+    let objects = input::objects(id, &text);
+    let objects_found = objects.len();
+    // A PyTorchJob the cluster would refuse is said in `verify`'s words,
+    // and what import says of it gives way.
+    let (refused, invalid) = input::invalid_jobs(sources, id, &objects);
+    let in_refused = |d: &Diagnostic| {
+        d.primary.span.source == id && refused.iter().any(|r| r.contains(&d.primary.span.start))
+    };
     // An input without a job is said once, below.
     let no_job = |d: &Diagnostic| d.code == codes::IMPORT && d.message.starts_with("no PyTorchJob");
-    out.diagnostics
-        .extend(imported.diagnostics.into_iter().filter(|d| !no_job(d)));
+    out.diagnostics.extend(
+        imported
+            .diagnostics
+            .into_iter()
+            .filter(|d| !no_job(d) && !in_refused(d)),
+    );
+    out.diagnostics.extend(invalid);
+    out.diagnostics.extend(input::other_workloads(&objects));
     let segments = segments::split(&text);
-    let services = services(id, &text);
     let mut parts: Vec<String> = segments
         .iter()
         .map(|s| text[s.start..s.end].to_owned())
+        .collect();
+    // The Services a migration may rewrite: whole documents, not a List's items.
+    let services: Vec<(Json, crate::tree::Node)> = objects
+        .into_iter()
+        .filter(|(o, _)| o["kind"] == "Service" && o["apiVersion"] == "v1")
+        .filter(|(_, node)| {
+            segments::holding(&segments, node.span.start).is_some_and(|s| !in_list(&parts[s]))
+        })
         .collect();
     // The jobs of each `v1 List` segment, written again item by item.
     let mut lists: Vec<(usize, Vec<Json>)> = Vec::new();
@@ -100,6 +122,10 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
         let Some(segment) = segments::holding(&segments, job.at.start) else {
             continue;
         };
+        if refused.iter().any(|r| r.contains(&job.node.span.start)) {
+            out.failed += 1;
+            continue;
+        }
         let Some(done) = migrate_job(
             sources,
             &file,
@@ -133,7 +159,18 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             *part = relisted(sources, part, &jobs);
         }
     }
-    if out.jobs == 0 {
+    if objects_found == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
+        // `kubectl get ... | trainc migrate -` where kubectl failed: an
+        // empty stream must not pass as a migrated one.
+        out.diagnostics.push(
+            Diagnostic::error(
+                codes::MIGRATE,
+                crate::source::Span::new(id, 0, 0),
+                "the input holds no Kubernetes object",
+            )
+            .with_help("if a command feeds trainc migrate, check that it succeeded (`set -o pipefail` makes a shell pipeline fail with it)"),
+        );
+    } else if out.jobs == 0 {
         out.diagnostics.push(Diagnostic::note(
             codes::MIGRATE_PASSED,
             crate::source::Span::new(id, 0, 0),
@@ -142,17 +179,6 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     }
     out.text = segments::join(&parts);
     out
-}
-
-/// The input's Services (the top-level documents; a `v1 List`'s items are
-/// left as they are), with where each was written.
-fn services(id: SourceId, text: &str) -> Vec<(Json, crate::tree::Node)> {
-    let documents = crate::parse::parse_yaml_stream(id, text, 64, 10_000).unwrap_or_default();
-    documents
-        .into_iter()
-        .map(|node| (node.to_json(), node))
-        .filter(|(json, _)| json["kind"] == "Service" && json["apiVersion"] == "v1")
-        .collect()
 }
 
 /// Whether a segment is a `v1 List` (whose items import reads one by one).
