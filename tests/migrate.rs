@@ -36,6 +36,15 @@ fn every_case_migrates_as_expected() {
         );
         failures.extend(compare(&case.with_extension("out"), &text(&output.stdout)));
         failures.extend(compare(&case.with_extension("stderr"), &stderr));
+        // What migrated is what the cluster takes.
+        if output.status.success() {
+            let scratch = temp_dir(&format!("migrate-case-{name}"));
+            std::fs::write(scratch.join(name), &output.stdout).unwrap();
+            let verified = trainc(&scratch, &["verify", name]);
+            if !verified.status.success() {
+                failures.push(format!("{name}: {}", text(&verified.stderr)));
+            }
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

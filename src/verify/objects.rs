@@ -25,7 +25,8 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .collect()
     };
     for job in of_kind(trainjob::KIND) {
-        trainjob_services(job, &beside(job), problems);
+        let ports = runtime_port_names(job, values);
+        trainjob_services(job, &beside(job), &ports, problems);
     }
     for job in of_kind(pytorchjob::KIND) {
         pytorchjob_services(job, &beside(job), problems);
@@ -118,13 +119,51 @@ fn template_labels(value: &Value, into: &mut serde_json::Map<String, Value>) {
     }
 }
 
+/// The port names the `node` container of `job`'s runtime declares, when
+/// the runtime is among `values` (a ClusterTrainingRuntime, or a
+/// TrainingRuntime of the job's namespace).
+fn runtime_port_names(job: &Value, values: &[&Value]) -> Vec<String> {
+    let reference = &job["spec"]["runtimeRef"];
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    let runtime = values.iter().find(|v| {
+        v["apiVersion"] == trainjob::API_VERSION
+            && v["kind"] == kind
+            && v["metadata"]["name"] == reference["name"]
+            && (kind != "TrainingRuntime"
+                || v["metadata"]["namespace"] == job["metadata"]["namespace"])
+    });
+    let jobs = runtime.and_then(|r| r.pointer("/spec/template/spec/replicatedJobs")?.as_array());
+    jobs.into_iter()
+        .flatten()
+        .filter(|j| j["name"] == trainjob::NODE)
+        .flat_map(|j| {
+            j.pointer("/template/spec/template/spec/containers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter(|c| c["name"] == trainjob::NODE)
+        .flat_map(|c| c["ports"].as_array().into_iter().flatten())
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// JobSet creates the headless Service behind `<job>-node-0-0.<job>` (the
 /// `PET_MASTER_ADDR` the torch runtime sets) only when no Service named
 /// `<job>` exists, and adopts none (kubernetes-sigs/jobset v0.12.0,
 /// `pkg/controllers/jobset_controller.go`, `createHeadlessSvcIfNecessary`).
 /// The TrainJob cannot declare container ports (no TrainJob API level patches
-/// them), so a Service reaches its pods by port number only.
-fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+/// them), so a Service reaches its pods by port number, or by a name the
+/// runtime's `node` container declares (`ports`, for a runtime among the
+/// objects: one `trainc migrate` or `writeRuntime` writes).
+fn trainjob_services(
+    job: &Value,
+    services: &[&Value],
+    ports: &[String],
+    problems: &mut Vec<Problem>,
+) {
     let job_name = name(job);
     // What node 0 is labelled: by the patches, by JobSet and by Kubernetes.
     let mut rank0 = serde_json::Map::new();
@@ -152,11 +191,14 @@ fn trainjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Proble
             continue;
         }
         for (i, port) in service_ports(service) {
-            if port["targetPort"].is_string() {
+            if port["targetPort"]
+                .as_str()
+                .is_some_and(|p| !ports.iter().any(|n| n == p))
+            {
                 problems.push(Problem::operator(
                     &id(service),
                     &format!("/spec/ports/{i}/targetPort"),
-                    "a TrainJob's node container cannot declare named ports; target the port by number".to_owned(),
+                    "a TrainJob's node container has no port of this name (a TrainJob cannot declare one; its runtime's `node` container can): target the port by number".to_owned(),
                 ));
             }
         }

@@ -256,9 +256,27 @@ fn a_service_named_after_a_trainjob_takes_jobsets_headless_service() {
     );
     let named_port = service("demo-ports", &selector, &serde_json::json!("tb"));
     let found = operator_messages(&[&named_port, &job]);
-    assert!(found.iter().any(|m| m.contains("named ports")), "{found:?}");
+    assert!(
+        found.iter().any(|m| m.contains("no port of this name")),
+        "{found:?}"
+    );
     let fine = service("demo-ports", &selector, &serde_json::json!(6006));
     assert_eq!(operator_messages(&[&fine, &job]), Vec::<String>::new());
+    // A runtime among the objects whose `node` container names the port.
+    let mut on_own = job.clone();
+    on_own["spec"]["runtimeRef"] = serde_json::json!({"name": "demo", "kind": "TrainingRuntime"});
+    let runtime = serde_json::json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "demo"},
+        "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}, "spec": {"template": {"spec": {
+            "containers": [{"name": "node", "image": "x:1", "ports": [{"name": "tb", "containerPort": 6006}]}]
+        }}}}}]}}}
+    });
+    assert_eq!(
+        operator_messages(&[&named_port, &on_own, &runtime]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
