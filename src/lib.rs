@@ -264,6 +264,9 @@ fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
 fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked {
     let parsed = |id: SourceId| parse::parse(id, sources.get(id));
     let mut problems = Vec::new();
+    if let Some(empty) = parse::empty_spec(input.spec, sources.get(input.spec)) {
+        return Checked::stopped(vec![empty]);
+    }
     let tree = parsed(input.spec).map_err(|d| problems.extend(d)).ok();
     problems.extend(parse::exec_function_warning(
         input.spec,

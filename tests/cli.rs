@@ -239,6 +239,27 @@ fn standard_input_is_read_for_dash() {
     }
 }
 
+/// An empty standard input (the command before the pipe failed) is said
+/// as that, not as a spec missing `name`.
+#[test]
+fn an_empty_standard_input_says_so() {
+    for command in ["check", "build", "describe"] {
+        let output = run_with_stdin(
+            Path::new(env!("CARGO_BIN_EXE_trainc")),
+            &[command, "-"],
+            b"",
+        );
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        assert!(output.stdout.is_empty(), "{command}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains("the standard input is empty") && stderr.contains("pipefail"),
+            "{command}: {stderr}"
+        );
+        assert!(!stderr.contains("`name`"), "{command}: {stderr}");
+    }
+}
+
 #[test]
 fn limits_reject_huge_binary_and_deep_input_without_crashing() {
     let dir = temp_dir("cli-limits");

@@ -35,6 +35,8 @@ codes! {
         "The file is not valid TOML.";
     PARSE_YAML = "trainc::parse::yaml"
         "The file is not valid YAML, holds more than one document, or exceeds the YAML limits.";
+    PARSE_EMPTY = "trainc::parse::empty"
+        "A spec with nothing in it (an empty file, or an empty standard input when the command before the pipe failed).";
     PARSE_TOO_DEEP = "trainc::parse::too_deep"
         "The document nests deeper than trainc accepts.";
     PARSE_NOT_A_TABLE = "trainc::parse::not_a_table"
@@ -66,6 +68,8 @@ codes! {
         "A template does not parse.";
     TEMPLATE_ERROR = "trainc::template::error"
         "A template fails while rendering, or renders a value of the wrong type.";
+    TEMPLATE_SINGLE_BRACES = "trainc::template::single_braces"
+        "`{ name }` naming a template variable: trainc's templates are written `{{ name }}`.";
     TEMPLATE_UNUSED_SET = "trainc::template::unused_set"
         "A --set variable that no template uses.";
     TEXT_CONTROL = "trainc::text::control"
@@ -168,6 +172,8 @@ codes! {
         "A backoff limit on a job that never restarts pods.";
     ENV_INVALID_NAME = "trainc::env::invalid_name"
         "An environment variable name Kubernetes rejects.";
+    ENV_NOT_PORTABLE = "trainc::env::not_portable"
+        "An environment variable name Kubernetes accepts but a shell cannot read (`-` or `.` in it).";
     ENV_RESERVED = "trainc::env::reserved"
         "An environment variable the operator sets (it would be overwritten or rejected).";
     ENV_OVERWRITTEN = "trainc::env::overwritten"

@@ -72,6 +72,31 @@ impl Format {
     }
 }
 
+/// A spec with nothing in it but blank lines and comments: an error of its
+/// own, not a spec missing `name`.
+pub fn empty_spec(id: SourceId, source: &Source) -> Option<Diagnostic> {
+    let blank = source.text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---"
+    });
+    blank.then(|| {
+        let stdin = source.name == "<stdin>";
+        let (what, help) = if stdin {
+            (
+                "the standard input is empty",
+                "if a command feeds trainc, check that it succeeded (`set -o pipefail` makes a shell pipeline fail with it)",
+            )
+        } else {
+            (
+                "the spec is empty",
+                "write a spec in it: `trainc init FILE` writes a starter that passes `trainc check`",
+            )
+        };
+        Diagnostic::error(codes::PARSE_EMPTY, crate::source::Span::new(id, 0, 0), what)
+            .with_help(help)
+    })
+}
+
 /// Parses one source into a tree whose root is a table of spec fields.
 pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
     match Format::detect(source) {

@@ -92,6 +92,17 @@ fn reserved(r: &mut Rules<'_>, target: Target, name: &str, pointer: &str) {
 }
 
 fn valid_name(r: &mut Rules<'_>, name: &str, pointer: &str) {
+    if names::env_name(name).is_ok() && name.contains(['-', '.']) {
+        let portable = name.replace(['-', '.'], "_");
+        r.push(
+            Diagnostic::warning(
+                codes::ENV_NOT_PORTABLE,
+                r.key(pointer),
+                format!("`{name}` is set in the container, but a shell cannot read it (`${name}` is no variable name with `-` or `.` in it), and some shells drop it from the environment of what they start"),
+            )
+            .with_help(format!("name it `{portable}`; only a program that reads its environment itself (Python's `os.environ`) sees `{name}`")),
+        );
+    }
     if let Err(why) = names::env_name(name) {
         r.push(
             Diagnostic::error(

@@ -189,7 +189,9 @@ pub(super) fn reference_at(r: &mut Rules<'_>, reference: &str, at: &str) {
                 format!("`{field}` is not a valid image reference: {why}"),
             );
             d = d.with_help(
-                if reference.chars().any(|c| c.is_ascii_uppercase()) && !reference.contains(':') {
+                if reference.contains('{') {
+                    "a template takes two braces: `{{ vars.tag }}` (with `tag` in `[vars]`, or `--set tag=...`)".to_owned()
+                } else if reference.chars().any(|c| c.is_ascii_uppercase()) && !reference.contains(':') {
                     format!(
                         "image repositories are lowercase: `{}`",
                         reference.to_ascii_lowercase()
