@@ -18,6 +18,17 @@ pub struct Starter {
     pub target: Target,
     pub gpu: bool,
     pub format: StarterFormat,
+    /// Whether the spec's schema is written beside it (`trainc init FILE`
+    /// does; `init -` cannot), so that its first line may point to it.
+    pub schema_beside: bool,
+}
+
+/// The schema file a starter in `format` points editors to, beside it.
+pub fn schema_file(format: StarterFormat) -> &'static str {
+    match format {
+        StarterFormat::Krm => "trainspec-krm.schema.json",
+        _ => "trainspec.schema.json",
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,21 +146,28 @@ pub fn render(starter: &Starter) -> String {
     // Quoted for the shell, as a command to copy; `init` refuses a name
     // with a control character, which a comment line could not hold.
     let file = crate::syntax::shell::quote(&starter.file);
-    match starter.format {
-        StarterFormat::Toml => {
-            out.line("#:schema ./trainspec.schema.json");
-            out.line("# Editor completion and docs: trainc schema > trainspec.schema.json");
-        }
-        StarterFormat::Yaml => {
-            out.line("# yaml-language-server: $schema=./trainspec.schema.json");
-            out.line("# Editor completion and docs: trainc schema > trainspec.schema.json");
-        }
-        StarterFormat::Krm => {
-            out.line("# yaml-language-server: $schema=./trainspec-krm.schema.json");
-            out.line(
-                "# Editor completion and docs: trainc schema --krm > trainspec-krm.schema.json",
-            );
-        }
+    let schema = schema_file(starter.format);
+    let refresh = if starter.format == StarterFormat::Krm {
+        format!("trainc schema --krm > {schema}")
+    } else {
+        format!("trainc schema > {schema}")
+    };
+    let (reference, editors) = match starter.format {
+        StarterFormat::Toml => (format!("#:schema ./{schema}"), "taplo, Even Better TOML"),
+        _ => (
+            format!("# yaml-language-server: $schema=./{schema}"),
+            "VS Code's YAML extension",
+        ),
+    };
+    // Two lines either way: the rest of the starter keeps its line numbers.
+    if starter.schema_beside {
+        out.line(&reference);
+        out.line(&format!(
+            "# Completion and docs in editors ({editors}); `trainc init` wrote it"
+        ));
+    } else {
+        out.line(&format!("# Completion and docs in editors: `{refresh}`,"));
+        out.line(&format!("# then `{reference}` as this file's first line."));
     }
     out.line(&format!("# Check it: trainc check {file}"));
     out.line(&format!(

@@ -387,6 +387,54 @@ fn init_writes_the_format_the_file_name_says() {
     assert!(!dir.join("spec.txt").exists());
 }
 
+/// The schema a written starter's first line names is there beside it,
+/// the one `trainc schema` prints; one already there is kept unless
+/// `--force`; a starter on stdout names none, and says how.
+#[test]
+fn init_writes_the_schema_its_first_line_names() {
+    let dir = temp_dir("compose-init-schema");
+    for (file, krm, schema_args) in [
+        ("a.toml", false, vec!["schema"]),
+        ("b.yaml", false, vec!["schema"]),
+        ("c.yaml", true, vec!["schema", "--krm"]),
+    ] {
+        let mut args = vec!["init", file, "--name", "demo"];
+        if krm {
+            args.push("--krm");
+        }
+        let output = trainc(&dir, &args);
+        assert!(output.status.success(), "{file}: {}", text(&output.stderr));
+        let written = std::fs::read_to_string(dir.join(file)).unwrap();
+        let first = written.lines().next().unwrap();
+        let Some((_, named)) = first.rsplit_once("./") else {
+            panic!("{file}: {first}");
+        };
+        let schema = std::fs::read_to_string(dir.join(named))
+            .unwrap_or_else(|_| panic!("{file}: `{named}` is not beside it"));
+        assert_eq!(schema, text(&trainc(&dir, &schema_args).stdout), "{file}");
+    }
+    // Kept as it is when there, unless --force.
+    std::fs::write(dir.join("trainspec.schema.json"), "{}").unwrap();
+    let kept = trainc(&dir, &["init", "d.toml", "--name", "demo"]);
+    assert!(text(&kept.stderr).contains("kept the `trainspec.schema.json` there"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("trainspec.schema.json")).unwrap(),
+        "{}"
+    );
+    let forced = trainc(&dir, &["init", "d.toml", "--name", "demo", "--force"]);
+    assert!(forced.status.success());
+    assert_ne!(
+        std::fs::read_to_string(dir.join("trainspec.schema.json")).unwrap(),
+        "{}"
+    );
+    let piped = text(&trainc(&dir, &["init", "-", "--name", "demo"]).stdout);
+    assert!(!piped.starts_with("#:schema"), "{piped}");
+    assert!(
+        piped.contains("trainc schema > trainspec.schema.json"),
+        "{piped}"
+    );
+}
+
 #[test]
 fn init_never_overwrites_without_force_and_rejects_bad_names() {
     let dir = temp_dir("compose-init-force");

@@ -51,6 +51,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
         target,
         gpu: args.gpu,
         format,
+        schema_beside: !to_stdout,
     });
     if to_stdout {
         return super::written(super::write_stdout(&text), Status::Ok);
@@ -61,12 +62,14 @@ pub(super) fn run(args: &InitArgs) -> Status {
     } else {
         super::atomic::Existing::Keep
     };
-    let written = super::atomic::write_all(&[(path.clone(), text.as_str())], existing)
-        .map_err(|(_, error)| error);
+    let mut files = vec![(path.clone(), text.as_str())];
+    let (schema, said) = schema_beside(path, format, args.force);
+    files.extend(schema);
+    let written = super::atomic::write_all(&files, existing).map_err(|(_, error)| error);
     match written {
         Ok(()) => {
             write_stderr(&format!(
-                "wrote {}; check it with `trainc check {}`\n",
+                "wrote {}{said}; check it with `trainc check {}`\n",
                 path.display(),
                 trainc::syntax::shell::quote(&path.display().to_string())
             ));
@@ -88,6 +91,38 @@ pub(super) fn run(args: &InitArgs) -> Status {
             Status::Usage
         }
     }
+}
+
+/// The schema the spec's first line names, beside it: to write when it is
+/// not there (or with `--force`), else kept; and what to say of it.
+fn schema_beside(
+    path: &std::path::Path,
+    format: StarterFormat,
+    force: bool,
+) -> (Option<(std::path::PathBuf, &'static str)>, String) {
+    let schema_path = path
+        .parent()
+        .unwrap_or_else(|| std::path::Path::new(""))
+        .join(starter::schema_file(format));
+    let schema = if format == StarterFormat::Krm {
+        trainc::spec::KRM_SCHEMA
+    } else {
+        trainc::spec::SPEC_SCHEMA
+    };
+    if schema_path.exists() && !force {
+        let shown = schema_path.display();
+        let refresh = if format == StarterFormat::Krm {
+            "trainc schema --krm"
+        } else {
+            "trainc schema"
+        };
+        return (
+            None,
+            format!(" (kept the `{shown}` there: `{refresh} > {shown}` refreshes it)"),
+        );
+    }
+    let said = format!(" and its schema, {}", schema_path.display());
+    (Some((schema_path, schema)), said)
 }
 
 /// The starter's format, from the file name's extension and `--krm`.
