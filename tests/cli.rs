@@ -239,6 +239,32 @@ fn standard_input_is_read_for_dash() {
     }
 }
 
+/// A spec given to the commands that read manifests says it is a spec, and
+/// names `check` for it.
+#[test]
+fn a_spec_given_where_manifests_are_read_says_to_check_it() {
+    let dir = temp_dir("cli-spec-not-manifest");
+    std::fs::write(dir.join("train.toml"), GOOD).unwrap();
+    std::fs::write(
+        dir.join("train.yaml"),
+        "name: demo\nimage: ghcr.io/acme/train:1.4\nscript: /app/train.py\n",
+    )
+    .unwrap();
+    for command in ["verify", "import", "migrate"] {
+        for file in ["train.toml", "train.yaml"] {
+            let output = trainc(&dir, &[command, file]);
+            assert_eq!(output.status.code(), Some(1), "{command} {file}");
+            assert!(output.stdout.is_empty(), "{command} {file}");
+            let stderr = text(&output.stderr);
+            assert!(
+                stderr.contains(&format!("`{file}` is a trainc spec"))
+                    && stderr.contains(&format!("trainc check {file}")),
+                "{command} {file}: {stderr}"
+            );
+        }
+    }
+}
+
 /// An empty standard input (the command before the pipe failed) is said
 /// as that, not as a spec missing `name`.
 #[test]

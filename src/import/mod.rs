@@ -124,6 +124,26 @@ pub fn import_jobs(
     which_jobs: Jobs,
 ) -> Imported {
     let text = &sources.get(id).text;
+    if crate::parse::is_spec(sources.get(id)) {
+        let command = if which_jobs == Jobs::All {
+            "import"
+        } else {
+            "migrate"
+        };
+        let code = if which_jobs == Jobs::All {
+            codes::IMPORT
+        } else {
+            codes::MIGRATE
+        };
+        return Imported {
+            jobs: Vec::new(),
+            diagnostics: vec![crate::verify::manifests::spec_not_manifest(
+                sources, id, code, command,
+            )],
+            left: Vec::new(),
+            seen: 0,
+        };
+    }
     let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
         Ok(documents) => documents,
         Err(diagnostics) => {

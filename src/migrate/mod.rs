@@ -170,7 +170,7 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             )
             .with_help("if a command feeds trainc migrate, check that it succeeded (`set -o pipefail` makes a shell pipeline fail with it)"),
         );
-    } else if out.jobs == 0 {
+    } else if out.jobs == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
         out.diagnostics.push(Diagnostic::note(
             codes::MIGRATE_PASSED,
             crate::source::Span::new(id, 0, 0),

@@ -72,6 +72,23 @@ impl Format {
     }
 }
 
+/// Whether `source` is a trainc spec rather than Kubernetes manifests: TOML
+/// (which no manifest is), or YAML whose top level has `name` and no
+/// `apiVersion` or `kind`. `verify`, `import` and `migrate` read manifests,
+/// and say so.
+pub fn is_spec(source: &Source) -> bool {
+    if Format::detect(source) == Format::Toml {
+        return true;
+    }
+    let top = |key: &str| {
+        source
+            .text
+            .lines()
+            .any(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with(':')))
+    };
+    top("name") && !top("apiVersion") && !top("kind") && !top("---")
+}
+
 /// A spec with nothing in it but blank lines and comments: an error of its
 /// own, not a spec missing `name`.
 pub fn empty_spec(id: SourceId, source: &Source) -> Option<Diagnostic> {

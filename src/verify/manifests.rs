@@ -68,6 +68,26 @@ impl Located<'_> {
     }
 }
 
+/// A trainc spec given where manifests are read (`verify`, `import`,
+/// `migrate`, whose name is `command`): what it is, and the command for it.
+pub fn spec_not_manifest(
+    sources: &Sources,
+    id: SourceId,
+    code: &'static str,
+    command: &str,
+) -> Diagnostic {
+    let name = &sources.get(id).name;
+    let shown = crate::syntax::shell::quote(name);
+    Diagnostic::error(
+        code,
+        Span::new(id, 0, 0),
+        format!("`{name}` is a trainc spec, not Kubernetes manifests: `trainc {command}` reads the objects a cluster is given"),
+    )
+    .with_help(format!(
+        "check the spec with `trainc check {shown}`; `trainc build {shown} --verify` checks the objects it builds as `verify` does"
+    ))
+}
+
 /// What each document of a manifest is.
 pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
 
@@ -82,6 +102,17 @@ pub fn verify_file(
     options: Options,
 ) -> Verified {
     let text = &sources.get(id).text;
+    if crate::parse::is_spec(sources.get(id)) {
+        return Verified {
+            diagnostics: vec![spec_not_manifest(
+                sources,
+                id,
+                codes::VERIFY_SCHEMA,
+                "verify",
+            )],
+            ..Verified::default()
+        };
+    }
     let (documents, readings) =
         match crate::parse::parse_manifest_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
             Ok(stream) => (stream.documents, stream.readings),
