@@ -101,7 +101,6 @@ pub fn verify_file(
     runtimes: &[crate::trainer::runtime::Runtime],
     options: Options,
 ) -> Verified {
-    let text = &sources.get(id).text;
     if crate::parse::is_spec(sources.get(id)) {
         return Verified {
             diagnostics: vec![spec_not_manifest(
@@ -113,6 +112,18 @@ pub fn verify_file(
             ..Verified::default()
         };
     }
+    verify_stream(sources, id, level, runtimes, options)
+}
+
+/// [`verify_file`] of a file that is no spec.
+fn verify_stream(
+    sources: &Sources,
+    id: SourceId,
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+    options: Options,
+) -> Verified {
+    let text = &sources.get(id).text;
     let (documents, readings) =
         match crate::parse::parse_manifest_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
             Ok(stream) => (stream.documents, stream.readings),
