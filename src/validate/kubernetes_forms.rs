@@ -150,6 +150,82 @@ pub(super) fn value_from(name: &str, value_from: &Json, format: Format) -> Optio
     ))
 }
 
+/// Help for an unknown `key` (holding `value`) in the table at `pointer`
+/// where Kubernetes' spelling of a spec field was written: a container's
+/// `resources.requests` and GPU resource, an `EnvVarSource`'s references,
+/// a volume's `persistentVolumeClaim`, an elastic policy's replica bounds.
+pub(super) fn kubernetes_key(
+    pointer: &str,
+    key: &str,
+    value: &Json,
+    format: Format,
+) -> Option<String> {
+    let gpu = |k: &str| k.to_ascii_lowercase().contains("gpu") && k.contains('/');
+    if let Some(name) = pointer.strip_prefix("/env/").filter(|n| !n.contains('/'))
+        && ["secretKeyRef", "configMapKeyRef", "fieldRef"].contains(&key)
+    {
+        let mut from = Map::new();
+        from.insert(key.to_owned(), value.clone());
+        let spec = from_value_from(&Json::Object(from))?;
+        return Some(format!(
+            "the spec reads a secret, ConfigMap or field by `secret`, `configMap` or `field` (with `key`): write `{}`",
+            entry(name, &spec, format)
+        ));
+    }
+    if pointer.starts_with("/volumes/") && key == "persistentVolumeClaim" {
+        let claim = value.get("claimName")?;
+        return Some(format!(
+            "a volume names its claim with `claim`: write `{}` (and `mountPath`); `size` instead makes trainc create one",
+            entry("claim", claim, format)
+        ));
+    }
+    match (pointer, key) {
+        // `value` is the `[elastic]` table, with both bounds when written.
+        ("/elastic", "minReplicas" | "maxReplicas") => {
+            let bound = |k: &str| value[k].as_u64().map(|n| n.to_string());
+            let bounds = format!(
+                "{}:{}",
+                bound("minReplicas").unwrap_or_else(|| "MIN".to_owned()),
+                bound("maxReplicas").unwrap_or_else(|| "MAX".to_owned())
+            );
+            Some(format!(
+                "an elastic job's bounds are the top-level `{}`; `[elastic]` has the rendezvous and restarts",
+                entry("replicas", &Json::String(bounds), format)
+            ))
+        }
+        ("/resources", "requests") => {
+            let mut said: Vec<String> = Vec::new();
+            for (k, v) in value.as_object()? {
+                said.push(if gpu(k) {
+                    entry("gpus", v, format)
+                } else {
+                    entry(k, v, format)
+                });
+            }
+            Some(format!(
+                "`[resources]` holds the requests itself (and `[resources.limits]` what differs): write {} in `[resources]`",
+                said.iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        ("/resources" | "/resources/limits", k) if gpu(k) => Some(format!(
+            "GPUs are `{}` in `[resources]` (a request and a limit both){}",
+            entry("gpus", value, format),
+            if k == "nvidia.com/gpu" {
+                String::new()
+            } else {
+                format!(
+                    ", with `{}`",
+                    entry("gpuResource", &Json::String(k.to_owned()), format)
+                )
+            }
+        )),
+        _ => None,
+    }
+}
+
 /// Help for a TOML `[path]` header where `path` is an array of tables.
 pub(super) fn array_of_tables(path: &str, written: &str) -> Option<String> {
     let header = written.trim();
@@ -162,6 +238,47 @@ pub(super) fn array_of_tables(path: &str, written: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn kubernetes_spellings_get_the_spec_form() {
+        let env = kubernetes_key(
+            "/env/HF_TOKEN",
+            "secretKeyRef",
+            &json!({"name": "hf", "key": "token"}),
+            Format::Toml,
+        );
+        assert!(
+            env.unwrap()
+                .ends_with("`HF_TOKEN = { secret = \"hf\", key = \"token\" }`")
+        );
+        let claim = kubernetes_key(
+            "/volumes/data",
+            "persistentVolumeClaim",
+            &json!({"claimName": "datasets"}),
+            Format::Yaml,
+        );
+        assert!(claim.unwrap().contains("`claim: \"datasets\"`"));
+        let requests = kubernetes_key(
+            "/resources",
+            "requests",
+            &json!({"cpu": "4", "nvidia.com/gpu": 2}),
+            Format::Toml,
+        );
+        assert!(requests.unwrap().contains("`cpu = \"4\"`, `gpus = 2`"));
+        let bounds = kubernetes_key(
+            "/elastic",
+            "maxReplicas",
+            &json!({"minReplicas": 2, "maxReplicas": 6}),
+            Format::Toml,
+        );
+        assert!(bounds.unwrap().contains("`replicas = \"2:6\"`"));
+        let amd = kubernetes_key("/resources", "amd.com/gpu", &json!(1), Format::Toml);
+        assert!(amd.unwrap().contains("`gpuResource = \"amd.com/gpu\"`"));
+        assert_eq!(
+            kubernetes_key("/resources", "cpus", &json!(1), Format::Toml),
+            None
+        );
+    }
 
     #[test]
     fn a_selector_string_becomes_the_spec_table() {

@@ -91,6 +91,22 @@ impl Rules<'_> {
         self.tree.pointer(pointer).is_some()
     }
 
+    /// Whether the table at `pointer` holds a key the spec's schema does not
+    /// have there (an unknown key, reported by the schema stage and set
+    /// aside before the rules run).
+    pub(crate) fn has_unknown_keys(&self, pointer: &str) -> bool {
+        let known = crate::spec::schema_lookup::schema_at_pointer(pointer)
+            .and_then(|s| s.get("properties"))
+            .and_then(serde_json::Value::as_object);
+        let Some(known) = known else { return false };
+        self.tree
+            .pointer(pointer)
+            .and_then(|(node, _)| node.as_table())
+            .into_iter()
+            .flatten()
+            .any(|e| !known.contains_key(&e.key))
+    }
+
     /// Span of the key at a JSON pointer.
     pub(crate) fn key(&self, pointer: &str) -> Span {
         self.tree.key_span_at(pointer)

@@ -91,6 +91,10 @@ fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
     .collect();
     set.sort_by_key(|key| r.key(&at(pointer, key)).start); // as written
     match set.as_slice() {
+        // A key the schema refused (Kubernetes' `persistentVolumeClaim`) was
+        // meant as the source: its error says what to write, and this one
+        // would only be its knock-on.
+        [] if r.has_unknown_keys(pointer) => {}
         [] => {
             let help = if matches!(volume.empty_dir, Some(EmptyDir::Enabled(false))) {
                 "`emptyDir = false` is not a source; set `emptyDir = true` or another source"

@@ -80,6 +80,19 @@ impl Context<'_> {
             span,
             format!("unknown key `{key}` in {place}"),
         );
+        // Kubernetes' spelling of a spec field: the spec's, written out.
+        // (For `[elastic]`'s bounds, the table: both are read.)
+        let at = if pointer == "/elastic" {
+            pointer
+        } else {
+            &full
+        };
+        let value = self.tree.pointer(at).map(|(node, _)| node.to_json());
+        if let Some(help) = value
+            .and_then(|v| kubernetes_forms::kubernetes_key(pointer, key, &v, self.format(span)))
+        {
+            return d.with_help(help);
+        }
         if let Some(best) = suggest(key, table.known.iter().map(String::as_str)) {
             return d
                 .with_label(format!("did you mean `{best}`?"))
