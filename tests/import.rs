@@ -670,6 +670,12 @@ fn what_cannot_become_a_spec_is_an_error_and_nothing_is_written() {
             "no PyTorchJob or TrainJob to import",
         ),
         ("a: [unclosed\n".to_owned(), "trainc::parse::yaml"),
+        // A misspelt field is said as `verify` says it, alone: not as the
+        // field it leaves missing.
+        (
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: typo}\nspec:\n  runPolicy: {backoffLimit: 2}\n  pytorchReplicaSpec:\n    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: x:1}]}}}\n".to_owned(),
+            "(did you mean `pytorchReplicaSpecs`?)",
+        ),
     ];
     for (yaml, said) in cases {
         let (status, stdout, stderr) = import_stdin(&dir, &yaml, &[]);
@@ -680,6 +686,8 @@ fn what_cannot_become_a_spec_is_an_error_and_nothing_is_written() {
             stderr.contains("<stdin>:") || stderr.contains("-:"),
             "located: {stderr}"
         );
+        assert!(!stderr.contains("has no Master or Worker"), "{stderr}");
+        assert!(!stderr.contains("missing required field"), "{stderr}");
     }
 }
 

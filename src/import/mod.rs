@@ -159,6 +159,10 @@ pub fn import_jobs(
     documents.iter_mut().for_each(merge_keys);
     let mut objects = objects(&documents);
     let mut diagnostics = Vec::new();
+    // A PyTorchJob its schema refuses is said in `verify`'s words (a
+    // misspelt field with its did-you-mean) and not imported: what import
+    // would make of it reads the misspelling as missing.
+    let refused = schema_refused(sources, id, &objects);
     let mut jobs = Vec::new();
     let mut seen = 0;
     for i in 0..objects.len() {
@@ -181,6 +185,12 @@ pub fn import_jobs(
             _ => None,
         };
         let Some(is_pytorchjob) = which else { continue };
+        let start = objects[i].node.span.start;
+        if let Some((_, errors)) = refused.iter().find(|(at, _)| *at == start) {
+            objects[i].used = true;
+            diagnostics.extend(errors.iter().cloned());
+            continue;
+        }
         let migrating = which_jobs == Jobs::PyTorchJobsKeepingObjects;
         match one_job(&mut objects, i, is_pytorchjob, migrating, level) {
             Ok((job, mut found)) => {
@@ -207,6 +217,72 @@ pub fn import_jobs(
         left,
         seen,
     }
+}
+
+/// The PyTorchJobs with a misspelt field (one their schema, `trainc
+/// verify`'s, does not have and names the right one for), by where each
+/// starts, with those errors.
+fn schema_refused(
+    sources: &Sources,
+    id: SourceId,
+    objects: &[Object<'_>],
+) -> Vec<(usize, Vec<Diagnostic>)> {
+    let jobs: Vec<(usize, usize)> = objects
+        .iter()
+        .filter(|o| o.kind() == "PyTorchJob" && o.json["apiVersion"] == pytorchjob::API_VERSION)
+        .map(|o| (o.node.span.start, o.node.span.end))
+        .collect();
+    if jobs.is_empty() {
+        return Vec::new();
+    }
+    let verified = crate::verify::manifests::verify_file(
+        sources,
+        id,
+        crate::spec::defaults::TRAINJOB_API_LEVEL,
+        &[],
+        crate::verify::manifests::Options::default(),
+    );
+    // A misspelt field (and the required one it leaves missing); import
+    // takes what else the schema is stricter about (numbers for strings).
+    let mut out: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    for d in verified.diagnostics {
+        let misspelt = d.message.contains(": unknown field `")
+            || d.message.contains(": missing required field `");
+        if d.code != codes::VERIFY_SCHEMA || !d.is_error() || !misspelt {
+            continue;
+        }
+        let at = d.primary.span.start;
+        let Some((start, _)) = jobs.iter().find(|(s, e)| *s <= at && at < (*e).max(*s + 1)) else {
+            continue;
+        };
+        match out.iter_mut().find(|(s, _)| s == start) {
+            Some((_, errors)) => errors.push(d),
+            None => out.push((*start, vec![d])),
+        }
+    }
+    // The field a misspelling leaves missing is said by its did-you-mean.
+    for (_, errors) in &mut out {
+        let meant: Vec<String> = errors
+            .iter()
+            .filter_map(|d| d.message.split("(did you mean `").nth(1))
+            .filter_map(|rest| rest.split('`').next())
+            .map(str::to_owned)
+            .collect();
+        errors.retain(|d| {
+            !meant
+                .iter()
+                .any(|m| d.message.contains(&format!("missing required field `{m}`")))
+        });
+    }
+    // Refused for a misspelling only (an unknown field verify can name the
+    // right one for); other unknown fields (`x-common:` holding a YAML
+    // anchor) and a missing field alone are import's to say.
+    out.retain(|(_, errors)| {
+        errors
+            .iter()
+            .any(|d| d.message.contains(": unknown field `") && d.message.contains("(did you mean"))
+    });
+    out
 }
 
 /// The job `objects[i]` as a spec, with its warnings; `Err` with the errors

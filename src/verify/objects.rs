@@ -24,8 +24,18 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .filter(|s| s["metadata"]["namespace"] == job["metadata"]["namespace"])
             .collect()
     };
+    // The runtimes among the objects, found once (a stream of thousands of
+    // TrainJobs must not search it for each).
+    let runtimes: Vec<&Value> = values
+        .iter()
+        .copied()
+        .filter(|v| {
+            v["apiVersion"] == trainjob::API_VERSION
+                && (v["kind"] == "TrainingRuntime" || v["kind"] == "ClusterTrainingRuntime")
+        })
+        .collect();
     for job in of_kind(trainjob::KIND) {
-        let ports = runtime_port_names(job, values);
+        let ports = runtime_port_names(job, &runtimes);
         trainjob_services(job, &beside(job), &ports, problems);
     }
     for job in of_kind(pytorchjob::KIND) {
@@ -120,16 +130,15 @@ fn template_labels(value: &Value, into: &mut serde_json::Map<String, Value>) {
 }
 
 /// The port names the `node` container of `job`'s runtime declares, when
-/// the runtime is among `values` (a ClusterTrainingRuntime, or a
+/// the runtime is among `runtimes` (a ClusterTrainingRuntime, or a
 /// TrainingRuntime of the job's namespace).
-fn runtime_port_names(job: &Value, values: &[&Value]) -> Vec<String> {
+fn runtime_port_names(job: &Value, runtimes: &[&Value]) -> Vec<String> {
     let reference = &job["spec"]["runtimeRef"];
     let kind = reference["kind"]
         .as_str()
         .unwrap_or("ClusterTrainingRuntime");
-    let runtime = values.iter().find(|v| {
-        v["apiVersion"] == trainjob::API_VERSION
-            && v["kind"] == kind
+    let runtime = runtimes.iter().find(|v| {
+        v["kind"] == kind
             && v["metadata"]["name"] == reference["name"]
             && (kind != "TrainingRuntime"
                 || v["metadata"]["namespace"] == job["metadata"]["namespace"])

@@ -443,7 +443,7 @@ case("fuzz-spec-template-bom.toml", None, "check", 1, "template syntax error")
 # 66 KB of unquoted text: the help quoted all of it back.
 case("fuzz-spec-quote-long.toml", None, "check", 1, "close the string with")
 # A configMap volume source whose one key is not `name`: import indexed a map by a missing key.
-case("fuzz-import-volume-source.yaml", None, "import", 1, "a volume mount without a")
+case("fuzz-import-volume-source.yaml", None, "import", 1, "(did you mean `mountPath`?)")
 
 # A Job whose pod spec is a string: the run's pods were made from it by
 # writing into it (a panic). What verify rejects is not run.
