@@ -235,17 +235,11 @@ fn schema_refused(
     if jobs.is_empty() {
         return Vec::new();
     }
-    let verified = crate::verify::manifests::verify_file(
-        sources,
-        id,
-        crate::spec::defaults::TRAINJOB_API_LEVEL,
-        &[],
-        crate::verify::manifests::Options::default(),
-    );
+    let errors = crate::verify::manifests::errors(sources, id);
     // A misspelt field (and the required one it leaves missing); import
     // takes what else the schema is stricter about (numbers for strings).
     let mut out: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
-    for d in verified.diagnostics {
+    for d in errors {
         let misspelt = d.message.contains(": unknown field `")
             || d.message.contains(": missing required field `");
         if d.code != codes::VERIFY_SCHEMA || !d.is_error() || !misspelt {

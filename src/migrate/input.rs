@@ -48,20 +48,10 @@ pub(super) fn invalid_jobs(
     if jobs.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let verified = crate::verify::manifests::verify_file(
-        sources,
-        id,
-        crate::spec::defaults::TRAINJOB_API_LEVEL,
-        &[],
-        crate::verify::manifests::Options::default(),
-    );
+    let errors = crate::verify::manifests::errors(sources, id);
     let mut bad = Vec::new();
     let mut said = Vec::new();
-    for d in verified
-        .diagnostics
-        .into_iter()
-        .filter(Diagnostic::is_error)
-    {
+    for d in errors {
         let at = d.primary.span.start;
         if let Some(job) = jobs.iter().find(|r| r.contains(&at)) {
             if !bad.contains(job) {

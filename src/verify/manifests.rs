@@ -68,6 +68,24 @@ impl Located<'_> {
     }
 }
 
+/// The errors `trainc verify` finds in the objects of `id` as a cluster of
+/// the default releases would take them (`import` and `migrate` read the
+/// PyTorchJobs' among them).
+pub fn errors(sources: &Sources, id: SourceId) -> Vec<Diagnostic> {
+    let verified = verify_file(
+        sources,
+        id,
+        crate::spec::defaults::TRAINJOB_API_LEVEL,
+        &[],
+        Options::default(),
+    );
+    verified
+        .diagnostics
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect()
+}
+
 /// A trainc spec given where manifests are read (`verify`, `import`,
 /// `migrate`, whose name is `command`): what it is, and the command for it.
 pub fn spec_not_manifest(
