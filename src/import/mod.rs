@@ -162,7 +162,13 @@ pub fn import_jobs(
     // A PyTorchJob its schema refuses is said in `verify`'s words (a
     // misspelt field with its did-you-mean) and not imported: what import
     // would make of it reads the misspelling as missing.
-    let refused = schema_refused(sources, id, &objects);
+    // (`trainc migrate` refuses every PyTorchJob verify rejects itself, and
+    // reads verify's errors once: not here again.)
+    let refused = if which_jobs == Jobs::All {
+        schema_refused(sources, id, &objects)
+    } else {
+        Vec::new()
+    };
     let mut jobs = Vec::new();
     let mut seen = 0;
     for i in 0..objects.len() {

@@ -224,9 +224,9 @@ fn env_of(w: &Workload, pod: &Pod) -> Vec<(String, String)> {
 }
 
 /// The world the job forms, as its processes learn it: torchrun's nodes
-/// and processes per node under a launcher (a flag on its command line
-/// over the `PET_*` variable), else `WORLD_SIZE` (from the first training
-/// pod's env).
+/// and processes per node under a launcher (as torchrun reads them: a flag
+/// over its `PET_*` variable, [`crate::cluster::torchrun::read`]), else
+/// `WORLD_SIZE`; from the first training pod.
 fn world(
     job: &ImportedJob,
     starter: Starter,
@@ -234,34 +234,36 @@ fn world(
     after: &Workload,
 ) -> Option<Diagnostic> {
     // `auto` under torchrun is one process per GPU on a pod with GPUs.
-    let get = |w: &Workload, key: &str, flag: &str| -> Option<String> {
+    let get = |w: &Workload, key: &str| -> Option<String> {
         let pod = trainers(w).into_iter().next()?;
         let container = w.trainer_of(pod)?;
-        let value = flag_value(container, flag).or_else(|| {
-            env_of(w, pod)
-                .into_iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v)
-        })?;
-        let gpus = gpus(container);
+        let env = env_of(w, pod);
+        let argv: Vec<String> = ["command", "args"]
+            .iter()
+            .flat_map(|k| container[k].as_array().into_iter().flatten())
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        let value = match (key, crate::cluster::torchrun::read(&argv, &env)) {
+            ("PET_NNODES", Some(launch)) => launch.nnodes,
+            ("PET_NPROC_PER_NODE", Some(launch)) => launch.nproc_per_node,
+            _ => env.into_iter().find(|(k, _)| k == key).map(|(_, v)| v)?,
+        };
+        let gpus = crate::trainer::torch::gpus(&container["resources"]);
         Some(if value == "auto" && gpus > 0 {
             gpus.to_string()
         } else {
             value
         })
     };
-    let keys: &[(&str, &str)] = match starter {
-        Starter::Plain | Starter::Image => &[("WORLD_SIZE", "")],
-        _ => &[
-            ("PET_NNODES", "nnodes"),
-            ("PET_NPROC_PER_NODE", "nproc_per_node"),
-        ],
+    let keys: &[&str] = match starter {
+        Starter::Plain | Starter::Image => &["WORLD_SIZE"],
+        _ => &["PET_NNODES", "PET_NPROC_PER_NODE"],
     };
     let say = |v: Option<String>| v.map_or_else(|| "unset".to_owned(), |v| format!("`{v}`"));
     let changed: Vec<String> = keys
         .iter()
-        .filter_map(|(key, flag)| {
-            let (b, a) = (get(before, key, flag), get(after, key, flag));
+        .filter_map(|key| {
+            let (b, a) = (get(before, key), get(after, key));
             (b != a).then(|| format!("`{key}` {} becomes {}", say(b), say(a)))
         })
         .collect();
@@ -276,50 +278,6 @@ fn world(
         )
         .with_help("set `nprocPerNode` to the number of processes each pod starts, so that both count the same world"),
     )
-}
-
-/// A torchrun flag's value on a container's command line
-/// (`--nproc_per_node=4`, `--nproc-per-node 4`).
-fn flag_value(container: &Json, flag: &str) -> Option<String> {
-    if flag.is_empty() {
-        return None;
-    }
-    let words: Vec<&str> = ["command", "args"]
-        .iter()
-        .flat_map(|k| container[k].as_array().into_iter().flatten())
-        .filter_map(Json::as_str)
-        .collect();
-    let names = [format!("--{flag}"), format!("--{}", flag.replace('_', "-"))];
-    words.iter().enumerate().find_map(|(i, word)| {
-        names.iter().find_map(|name| {
-            if let Some(value) = word
-                .strip_prefix(name.as_str())
-                .and_then(|r| r.strip_prefix('='))
-            {
-                Some(value.to_owned())
-            } else if *word == name.as_str() {
-                words.get(i + 1).map(|v| (*v).to_owned())
-            } else {
-                None
-            }
-        })
-    })
-}
-
-/// The GPUs of a container: its first resource named like `gpu`, limits
-/// before requests (a device plugin's resources are limits).
-fn gpus(container: &Json) -> u64 {
-    ["limits", "requests"]
-        .iter()
-        .find_map(|list| {
-            let list = container["resources"][list].as_object()?;
-            let (_, q) = list
-                .iter()
-                .find(|(k, _)| k.to_lowercase().contains("gpu"))?;
-            q.as_u64()
-                .or_else(|| q.as_str().and_then(|s| s.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 /// The variables torchrun sets for each process it starts, over the pod's.

@@ -42,28 +42,20 @@ pub(super) fn holding(segments: &[Segment], offset: usize) -> Option<usize> {
         .position(|s| s.start <= offset && offset < s.end.max(s.start + 1))
 }
 
-/// Whether the segment holds nothing but blank lines and comments.
-pub(super) fn is_blank(text: &str) -> bool {
-    text.lines().all(|l| {
-        let l = l.trim();
-        l.is_empty() || l.starts_with('#')
-    })
-}
-
 /// The segments' texts again as one stream, each non-blank one a document;
 /// comment-only segments kept where they were.
 pub(super) fn join(parts: &[String]) -> String {
     let mut out = String::new();
     let mut first = true;
     for part in parts.iter().filter(|p| !p.is_empty()) {
-        if !first && !is_blank(part) {
+        if !first && !crate::parse::is_blank(part) {
             out.push_str("---\n");
         }
         out.push_str(part);
         if !part.ends_with('\n') {
             out.push('\n');
         }
-        first = first && is_blank(part);
+        first = first && crate::parse::is_blank(part);
     }
     out
 }
@@ -88,7 +80,7 @@ mod tests {
         let text = "---\na: 1\n";
         let s = split(text);
         assert_eq!(s.len(), 2);
-        assert!(is_blank(&text[s[0].start..s[0].end]));
+        assert!(crate::parse::is_blank(&text[s[0].start..s[0].end]));
         let parts: Vec<String> = s.iter().map(|s| text[s.start..s.end].to_owned()).collect();
         assert_eq!(join(&parts), "a: 1\n");
         let parts = ["# c\n".to_owned(), "a: 1\n".to_owned(), "b: 2".to_owned()];

@@ -132,17 +132,9 @@ fn cpu_request(spec: &Spec) -> u32 {
     let cpu = resources
         .and_then(|r| r.cpu.as_ref())
         .or_else(|| resources.and_then(|r| r.limits.as_ref()?.cpu.as_ref()));
-    let text = cpu.map(crate::spec::Quantity::text).unwrap_or_default();
-    crate::syntax::quantity::parse(&text).map_or(0, |q| {
-        if !q.value.is_finite() || q.value <= 0.0 {
-            return 0;
-        }
-        // Whole numbers of a float from decimal text: what the float adds
-        // past the thousandth goes before rounding up.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let whole = ((q.value * 1000.0).round() / 1000.0)
-            .ceil()
-            .min(f64::from(u32::MAX)) as u32;
-        whole
-    })
+    // As Trainer rounds it (`Quantity.Value()`).
+    let whole = cpu.map_or(0, |q| {
+        crate::trainer::torch::value(&serde_json::Value::String(q.text()))
+    });
+    u32::try_from(whole).unwrap_or(u32::MAX)
 }

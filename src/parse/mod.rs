@@ -89,14 +89,18 @@ pub fn is_spec(source: &Source) -> bool {
     top("name") && !top("apiVersion") && !top("kind") && !top("---")
 }
 
+/// Whether `text` holds nothing but blank lines, comments and `---`.
+pub fn is_blank(text: &str) -> bool {
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---"
+    })
+}
+
 /// A spec with nothing in it but blank lines and comments: an error of its
 /// own, not a spec missing `name`.
 pub fn empty_spec(id: SourceId, source: &Source) -> Option<Diagnostic> {
-    let blank = source.text.lines().all(|l| {
-        let l = l.trim();
-        l.is_empty() || l.starts_with('#') || l == "---"
-    });
-    blank.then(|| {
+    is_blank(&source.text).then(|| {
         let stdin = source.name == "<stdin>";
         let (what, help) = if stdin {
             (

@@ -123,7 +123,7 @@ pub fn gpus(resources: &Json) -> u64 {
 }
 
 /// A quantity as `Quantity.Value()` gives it: rounded up to a whole number.
-fn value(quantity: &Json) -> u64 {
+pub fn value(quantity: &Json) -> u64 {
     let text = match quantity {
         Json::String(s) => s.clone(),
         Json::Number(n) => n.to_string(),
