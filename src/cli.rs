@@ -327,7 +327,7 @@ pub(crate) struct ComposeArgs {
     /// An overlay (a partial spec, TOML or YAML) merged over the spec; repeat to apply several in order.
     #[arg(short = 'O', long = "overlay", value_name = "FILE")]
     pub(crate) overlays: Vec<PathBuf>,
-    /// A template variable, over the spec's `[vars]`; repeatable.
+    /// A template variable, over the spec's `[vars]` (`tag=2.3.2` or `vars.tag=2.3.2`); repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub(crate) sets: Vec<(String, String)>,
     /// Where `[code]` files may be read from (default: the spec's directory).
@@ -342,20 +342,31 @@ pub(crate) struct ComposeArgs {
     pub(crate) runtimes: Option<PathBuf>,
 }
 
+/// `NAME=VALUE`, NAME a `[vars]` key as written in the spec or as a template reads it (`vars.NAME`).
 fn parse_set(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((name, value))
-            if !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
-        {
-            Ok((name.to_owned(), value.to_owned()))
-        }
-        _ => Err(format!(
-            "expected NAME=VALUE with a name of letters, digits, `_` and `-`, found `{text}`"
-        )),
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!(
+            "`--set` takes NAME=VALUE, as in `--set tag=2.3.2`; `{text}` has no `=`"
+        ));
+    };
+    // `vars.tag`, as the template reads it (`{{ vars.tag }}`), is `tag`.
+    let name = name.strip_prefix("vars.").unwrap_or(name);
+    if name.contains('.') {
+        return Err(format!(
+            "`--set` sets a `[vars]` value (read as `{{{{ vars.NAME }}}}` in the spec), not a spec field such as `{name}`; \
+             to change a field, lay an overlay over the spec with `-O FILE`"
+        ));
     }
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "`--set` takes NAME=VALUE with a `[vars]` name of letters, digits, `_` and `-`; found `{name}`"
+        ));
+    }
+    Ok((name.to_owned(), value.to_owned()))
 }
 
 #[derive(Debug, clap::Args)]

@@ -19,5 +19,5 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(trainc::run::sandbox::helper());
     }
-    commands::main(args).into()
+    commands::main(&args).into()
 }

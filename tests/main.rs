@@ -29,5 +29,6 @@ mod schema_verdict;
 mod story;
 mod support;
 mod upstream;
+mod usage;
 mod verify;
 mod watch;

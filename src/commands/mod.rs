@@ -22,6 +22,7 @@ mod output_dir;
 mod plugin;
 #[cfg(target_os = "linux")]
 mod run;
+mod usage;
 mod verify;
 
 /// Exit statuses, decided here once: 0 ok (warnings allowed), 1 invalid spec,
@@ -45,7 +46,7 @@ impl From<Status> for ExitCode {
 /// Runs trainc as invoked: as the kustomize plugin when its name is
 /// `TrainSpec`, as a KRM function when it has no arguments and stdin is not a
 /// terminal, else as the command line says.
-pub(crate) fn main(args: Vec<std::ffi::OsString>) -> Status {
+pub(crate) fn main(args: &[std::ffi::OsString]) -> Status {
     let invoked_as = args
         .first()
         .map(std::path::Path::new)
@@ -63,18 +64,20 @@ pub(crate) fn main(args: Vec<std::ffi::OsString>) -> Status {
             Ok(input) => return function::run_function(input),
         }
     }
-    let color = color_choice(&args);
+    let color = color_choice(args);
     let command = <Cli as clap::CommandFactory>::command().color(match color {
         ColorArg::Auto => clap::ColorChoice::Auto,
         ColorArg::Always => clap::ColorChoice::Always,
         ColorArg::Never => clap::ColorChoice::Never,
     });
     let parsed = command
+        .clone()
         .try_get_matches_from(args)
         .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
     match parsed {
         Ok(cli) => run(cli),
         Err(error) => {
+            let error = usage::reword(command, args, error);
             let printed = error.print();
             if error.use_stderr() {
                 Status::Usage
