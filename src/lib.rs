@@ -363,6 +363,7 @@ fn compose_and_validate(
             .iter()
             .any(|d| d.is_error() && d.code == codes::TRAINJOB_RUNTIME);
         let (bound, mut found) = bind::bind(&spec, &tree, sources, &root, runtimes, whole, named);
+        validated.meant.drop_knock_ons(&mut found);
         diagnostics.append(&mut found);
         bindings = bound;
         if whole && !diagnostics.iter().any(Diagnostic::is_error) {

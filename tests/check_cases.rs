@@ -205,3 +205,94 @@ fn every_error_has_a_help() {
         bare.join("\n")
     );
 }
+
+/// No case's diagnostics hold a knock-on: a rule's diagnostic that names a
+/// field (`resources.gpus`) the schema found at fault (a type error there),
+/// or that a misspelt or misplaced key was meant to be (`gpu` in
+/// `[resources]`, a top-level `gpus`), says something false (that the field
+/// is unset) ahead of or beside the real error. Read from what `check
+/// --format json` prints, not from how trainc decides.
+#[test]
+fn no_case_reports_a_knock_on_of_a_key_or_type_error() {
+    let mut found = Vec::new();
+    let mut with_schema_errors = 0;
+    for case in cases() {
+        let name = case.file_name().unwrap().to_str().unwrap();
+        let extra = std::fs::read_to_string(case.with_extension("args")).unwrap_or_default();
+        let mut args: Vec<&str> = vec!["check", "--format", "json"];
+        args.extend(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
+        args.push(name);
+        let output = trainc(case.parent().unwrap(), &args);
+        let diagnostics: Vec<serde_json::Value> = text(&output.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let field = |d: &serde_json::Value, key: &str| d[key].as_str().unwrap_or("").to_owned();
+        let (schema, rules): (Vec<_>, Vec<_>) = diagnostics
+            .iter()
+            .partition(|d| field(d, "code").starts_with("trainc::schema::"));
+        let at_fault: Vec<String> = schema
+            .iter()
+            .filter_map(|d| faulty_field(&field(d, "message"), &field(d, "help")))
+            .collect();
+        if !at_fault.is_empty() {
+            with_schema_errors += 1;
+        }
+        for d in rules {
+            let said = format!("{} {}", field(d, "message"), field(d, "help"));
+            for path in &at_fault {
+                let forms = [
+                    format!("`{path}`"),
+                    format!("`{path} "),
+                    format!("`{path}."),
+                    format!("`[{path}]"),
+                ];
+                if forms.iter().any(|f| said.contains(f.as_str())) {
+                    found.push(format!(
+                        "{name}: {} names `{path}`: {said}",
+                        field(d, "code")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        with_schema_errors > 20,
+        "only {with_schema_errors} cases have key or type errors"
+    );
+    assert!(found.is_empty(), "knock-ons:\n{}", found.join("\n"));
+}
+
+/// The field a schema error is about, as its message and help name it.
+fn faulty_field(message: &str, help: &str) -> Option<String> {
+    let quoted = |text: &str, n: usize| text.split('`').nth(2 * n + 1).map(str::to_owned);
+    if let Some(rest) = message.strip_prefix("unknown key ") {
+        let table = if rest.ends_with("in the spec") {
+            None
+        } else {
+            quoted(rest, 1)
+        };
+        let within = |key: String| table.as_ref().map_or(key.clone(), |t| format!("{t}.{key}"));
+        if help.starts_with("rename ") {
+            return quoted(help, 1).map(within);
+        }
+        if help.contains("belongs in") {
+            return Some(format!("{}.{}", quoted(help, 1)?, quoted(help, 0)?));
+        }
+        return table;
+    }
+    if message.contains(" is missing the required key ") {
+        // "`TABLE` is missing the required key `KEY`", or "the spec is missing ...".
+        let in_table = message.starts_with('`');
+        let key = quoted(message, usize::from(in_table))?;
+        return Some(if in_table {
+            format!("{}.{key}", quoted(message, 0)?)
+        } else {
+            key
+        });
+    }
+    message
+        .starts_with('`')
+        .then(|| quoted(message, 0))
+        .flatten()
+}

@@ -261,7 +261,7 @@ fn a_bad_set_is_a_usage_error() {
         ],
     );
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("expected NAME=VALUE"));
+    assert!(text(&output.stderr).contains("`--set` takes NAME=VALUE, as in `--set tag=2.3.2`"));
 }
 
 #[test]

@@ -41,6 +41,8 @@ codes! {
         "The document nests deeper than trainc accepts.";
     PARSE_NOT_A_TABLE = "trainc::parse::not_a_table"
         "The document is not a table (mapping) of keys.";
+    PARSE_OTHER_FORMAT = "trainc::parse::other_format"
+        "The file is written in the other format than its name says: TOML in a `.yaml` file, or YAML in a `.toml` file.";
     PARSE_UNSUPPORTED_VALUE = "trainc::parse::unsupported_value"
         "A value of a kind a spec cannot hold (a date, a non-finite number, a YAML tag).";
     KRM_API_VERSION = "trainc::krm::api_version"

@@ -120,10 +120,53 @@ pub fn empty_spec(id: SourceId, source: &Source) -> Option<Diagnostic> {
 
 /// Parses one source into a tree whose root is a table of spec fields.
 pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
-    match Format::detect(source) {
-        Format::Toml => within_depth(parse_toml(id, &source.text)?),
-        Format::Yaml => spec_from_node(parse_yaml(id, &source.text, MAX_DEPTH)?),
+    let format = Format::detect(source);
+    let parsed = match format {
+        Format::Toml => parse_toml(id, &source.text).and_then(within_depth),
+        Format::Yaml => parse_yaml(id, &source.text, MAX_DEPTH).and_then(spec_from_node),
+    };
+    parsed.map_err(|problems| other_format(id, source, format).map_or(problems, |d| vec![d]))
+}
+
+/// A file its name calls YAML that is TOML, or the reverse: the one error to
+/// report instead of the parser's (a YAML parser reads `name = "a"` lines as
+/// one plain string).
+fn other_format(id: SourceId, source: &Source, format: Format) -> Option<Diagnostic> {
+    let path = std::path::Path::new(&source.name);
+    let extension = path.extension()?.to_str()?;
+    let (written, other_extension) = match format {
+        Format::Yaml => {
+            let root = parse_toml(id, &source.text).ok()?;
+            (root.as_table().is_some_and(|t| !t.is_empty()), "toml")
+        }
+        Format::Toml => {
+            let root = parse_yaml(id, &source.text, MAX_DEPTH).ok()?;
+            (root.as_table().is_some_and(|t| !t.is_empty()), "yaml")
+        }
+    };
+    if !written {
+        return None;
     }
+    let (found, read_as, example) = match format {
+        Format::Yaml => ("TOML", "YAML", "`name: my-job`"),
+        Format::Toml => ("YAML", "TOML", "`name = \"my-job\"`"),
+    };
+    let first = source
+        .text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .unwrap_or("");
+    let start = first.as_ptr() as usize - source.text.as_ptr() as usize;
+    let renamed = path.with_extension(other_extension);
+    let renamed = renamed.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    Some(
+        Diagnostic::error(
+            codes::PARSE_OTHER_FORMAT,
+            crate::source::Span::new(id, start, start + first.len()),
+            format!("this file is {found}, but its name ends in `.{extension}`, so it is read as {read_as}"),
+        )
+        .with_help(format!("rename it `{renamed}`, or write it as {read_as} ({example})")),
+    )
 }
 
 /// A warning for a TrainSpec that asks to be run as an exec KRM function

@@ -31,7 +31,7 @@ pub(super) fn toml_help(
     range: std::ops::Range<usize>,
 ) -> Option<String> {
     let (line, _) = line_at(text, range.start);
-    let token = text.get(range).unwrap_or("").trim();
+    let token = text.get(range.clone()).unwrap_or("").trim();
     if !line.contains('=')
         && let Some((key, value)) = yaml_style_pair(line)
     {
@@ -70,7 +70,45 @@ pub(super) fn toml_help(
             }
         });
     }
+    if let Some(help) = array_left_open(message, text, range.start) {
+        return Some(help);
+    }
     value_help(message, token).or_else(|| unclosed_help(message, line))
+}
+
+/// "missing comma" at the start of a line that starts a key or a table: the
+/// array above it was never closed, and the fix is a `]`, not a `,`.
+pub(super) fn array_left_open(message: &str, text: &str, offset: usize) -> Option<String> {
+    let (line, start) = line_at(text, offset);
+    let indent = line.len() - line.trim_start().len();
+    if !message.contains("missing comma") || offset != start + indent {
+        return None;
+    }
+    let body = line.trim();
+    let key = body.split_once('=').map(|(k, _)| k.trim()).filter(|k| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"' | '\''))
+    });
+    let header = body.starts_with('[') && body.ends_with(']') && !body.contains([',', '"']);
+    if key.is_none() && !header {
+        return None;
+    }
+    let above = text[..start]
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .last()?;
+    let (number, open) = (above.0 + 1, above.1.trim_end());
+    let next = key.map_or_else(|| format!("`{body}`"), |k| format!("`{k}`"));
+    Some(match written(&format!("{open}]")) {
+        Some(closed) => format!(
+            "the array on line {number} has no `]`, so {next} was read as one more element: close it, `{closed}`"
+        ),
+        None => format!(
+            "the array on line {number} has no `]`, so {next} was read as one more element: close it with `]`"
+        ),
+    })
 }
 
 /// Help for a value TOML does not know (`True`, a bare word).

@@ -21,6 +21,12 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                 m.contains("unclosed")
                     || m.contains("invalid basic string")
                     || m.contains("invalid literal string")
+                    || super::syntax_help::array_left_open(
+                        &lowercase_first(m),
+                        text,
+                        e.span().map_or(0, |r| r.start),
+                    )
+                    .is_some()
             })
             .map_or(errors.len(), |i| i + 1);
         return Err(errors[..open_until]
@@ -43,10 +49,19 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                     if message.contains("duplicate key") {
                         return duplicate_key(id, text, &table, range.clone());
                     }
+                    // An array left open, read on into the next key: say so, as
+                    // the parser says it of one left open at the end.
+                    let left_open =
+                        super::syntax_help::array_left_open(&message, text, range.start).is_some();
+                    let said = if left_open {
+                        "unclosed array, expected `]` before this line"
+                    } else {
+                        &message
+                    };
                     let d = Diagnostic::error(
                         codes::PARSE_TOML,
                         Span::new(id, range.start, range.end),
-                        format!("invalid TOML: {message}"),
+                        format!("invalid TOML: {said}"),
                     );
                     let written = text.get(range.clone()).unwrap_or("").trim();
                     if message.contains("recursion") {

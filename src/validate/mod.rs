@@ -11,6 +11,7 @@ use crate::source::Sources;
 use crate::spec::Spec;
 use crate::tree::Node;
 
+pub mod knock_on;
 mod kubernetes_forms;
 mod pod_template;
 pub(crate) mod rules;
@@ -26,6 +27,9 @@ pub struct Validated {
     /// set aside), so that the rules of later stages still find their problems.
     pub partial: Option<Spec>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The fields with a key or type error, whose absence later stages'
+    /// rules must not report either.
+    pub meant: knock_on::Meant,
 }
 
 /// Runs both passes over one composed document.
@@ -38,13 +42,18 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     let schema::Outcome {
         mut diagnostics,
         invalid,
+        mut meant,
     } = schema::check(tree, &json, sources);
     let mut fragment = pod_template::check(tree, &json, sources);
     diagnostics.append(&mut fragment.diagnostics);
+    meant.append(&mut fragment.meant);
     remove_pointers(&mut json, invalid.iter().chain(&fragment.invalid));
+    let meant = knock_on::Meant::new(meant);
     let spec = match serde_json::from_value::<Spec>(json) {
         Ok(spec) => {
-            diagnostics.extend(rules::check(&spec, tree));
+            let mut found = rules::check(&spec, tree);
+            meant.drop_knock_ons(&mut found);
+            diagnostics.append(&mut found);
             Some(spec)
         }
         // A required key is missing or was invalid: nothing for the rules to read.
@@ -67,6 +76,7 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
         spec,
         partial,
         diagnostics,
+        meant,
     }
 }
 

@@ -40,6 +40,7 @@ pub(super) fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome 
         return Outcome {
             diagnostics: Vec::new(),
             invalid: Vec::new(),
+            meant: Vec::new(),
         };
     }
     check_against(tree, instance, sources, validator(), schema())

@@ -62,7 +62,9 @@ impl Context<'_> {
         table
     }
 
-    pub(super) fn unknown_key(&self, pointer: &str, key: &str) -> Diagnostic {
+    /// The error for `key` in the table at `pointer`, and the field it was
+    /// most likely meant to be, where the help names one.
+    pub(super) fn unknown_key(&self, pointer: &str, key: &str) -> (Diagnostic, Option<String>) {
         let full = join_pointer(pointer, key);
         let place = if pointer.is_empty() {
             "the spec".to_owned()
@@ -91,30 +93,43 @@ impl Context<'_> {
         if let Some(help) = value
             .and_then(|v| kubernetes_forms::kubernetes_key(pointer, key, &v, self.format(span)))
         {
-            return d.with_help(help);
+            // Kubernetes' form of the table's fields (`[elastic]`'s bounds: `replicas`).
+            let meant = if pointer == "/elastic" {
+                "/replicas"
+            } else {
+                pointer
+            };
+            return (d.with_help(help), Some(meant.to_owned()));
+        }
+        // The roles' keys, which the spec says its own way (before where
+        // else the key is known: `[master] replicas` is no misplaced top-level key).
+        if let Some(help) = role_hint(pointer, key) {
+            return (d.with_help(help), None);
+        }
+        if let Some((help, meant)) = self.after_header(pointer, key) {
+            return (d.with_help(help), Some(meant));
         }
         if let Some(best) = suggest(key, table.known.iter().map(String::as_str)) {
-            return d
+            let d = d
                 .with_label(format!("did you mean `{best}`?"))
                 .with_help(format!("rename `{key}` to `{best}`"));
+            return (d, Some(join_pointer(pointer, best)));
         }
         if let (Some(name), "valueFrom") = (pointer.strip_prefix("/env/"), key) {
             let value = self.tree.pointer(&full).map(|(node, _)| node.to_json());
             if let Some(help) =
                 value.and_then(|v| kubernetes_forms::value_from(name, &v, self.format(span)))
             {
-                return d.with_help(help);
+                return (d.with_help(help), Some(pointer.to_owned()));
             }
-        }
-        if let Some(help) = role_hint(pointer, key) {
-            return d.with_help(help);
         }
         // A field written one table too high, like `gpus` at the top level.
         if let Some(inner) = table.belongs.get(key) {
-            return d.with_help(format!(
+            let d = d.with_help(format!(
                 "`{key}` belongs in `{}`: move it there",
                 field_path(inner)
             ));
+            return (d, Some(join_pointer(inner, key)));
         }
         let list = table
             .known
@@ -122,7 +137,7 @@ impl Context<'_> {
             .map(|k| format!("`{k}`"))
             .collect::<Vec<_>>()
             .join(", ");
-        d.with_help(format!("known keys here: {list}"))
+        (d.with_help(format!("known keys here: {list}")), None)
     }
 
     /// The spec's own form, where Kubernetes' was written at `pointer`.

@@ -10,6 +10,7 @@
 use std::sync::OnceLock;
 
 mod keys;
+mod layout;
 mod messages;
 
 use keys::Table;
@@ -91,18 +92,27 @@ pub(crate) struct Outcome {
     /// JSON pointers of the values at fault (unknown keys, wrong types), so
     /// the rules can run on the rest.
     pub invalid: Vec<String>,
+    /// JSON pointers of the fields the user meant to write but the spec the
+    /// rules read does not hold: a value of the wrong type, a required key,
+    /// what a misspelt or misplaced key was most likely meant to be
+    /// (`resource` → `/resources`, a top-level `gpus` → `/resources/gpus`).
+    /// A rule that reads one of them reports nothing (see `super::knock_on`).
+    pub meant: Vec<String>,
 }
 
 /// All schema violations of `tree`, whose JSON form is `instance`.
 pub(crate) fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
+    let mut meant = Vec::new();
     super::whole_numbers::check(tree, sources, &mut out, &mut invalid);
     if schema_verdict::verdict(quick_schema(false), instance, Draft::Draft2020) != Verdict::Valid {
         let mut outcome = check_against(tree, instance, sources, validator(), schema());
         out.append(&mut outcome.diagnostics);
         invalid.append(&mut outcome.invalid);
+        meant.append(&mut outcome.meant);
     }
+    meant.extend(invalid.iter().cloned());
     out.dedup();
     // Deepest first, so removing one value never shifts another's pointer.
     invalid.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -110,6 +120,7 @@ pub(crate) fn check(tree: &Node, instance: &Json, sources: &Sources) -> Outcome 
     Outcome {
         diagnostics: out,
         invalid,
+        meant,
     }
 }
 
@@ -125,6 +136,7 @@ pub(super) fn check_against(
 ) -> Outcome {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
+    let mut meant = Vec::new();
     let context = Context {
         tables: std::cell::RefCell::default(),
         tree,
@@ -168,22 +180,23 @@ pub(super) fn check_against(
         {
             continue;
         }
-        context.report(&error, &mut out);
+        context.report(&error, &mut out, &mut meant);
+        let pointer = error.instance_path().as_str();
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
-                invalid.extend(
-                    unexpected
-                        .iter()
-                        .map(|key| join_pointer(error.instance_path().as_str(), key)),
-                );
+                invalid.extend(unexpected.iter().map(|key| join_pointer(pointer, key)));
             }
-            ValidationErrorKind::Required { .. } => {}
-            _ => invalid.push(error.instance_path().as_str().to_owned()),
+            ValidationErrorKind::Required { property } => {
+                meant.push(join_pointer(pointer, property.as_str().unwrap_or_default()));
+            }
+            _ => invalid.push(pointer.to_owned()),
         }
     }
+    meant.extend(invalid.iter().cloned());
     Outcome {
         diagnostics: out,
         invalid,
+        meant,
     }
 }
 
@@ -203,14 +216,21 @@ struct Context<'a> {
 const MAX_UNKNOWN_KEYS: usize = 1000;
 
 impl Context<'_> {
-    fn report(&self, error: &ValidationError<'_>, out: &mut Vec<Diagnostic>) {
+    fn report(
+        &self,
+        error: &ValidationError<'_>,
+        out: &mut Vec<Diagnostic>,
+        meant: &mut Vec<String>,
+    ) {
         let pointer = error.instance_path().as_str();
         let path = field_path(pointer);
         let tree = self.tree;
         let diagnostic = match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected.iter().take(MAX_UNKNOWN_KEYS) {
-                    out.push(self.unknown_key(pointer, key));
+                    let (diagnostic, field) = self.unknown_key(pointer, key);
+                    out.push(diagnostic);
+                    meant.extend(field);
                 }
                 if let Some(next) = unexpected.get(MAX_UNKNOWN_KEYS) {
                     let more = unexpected.len() - MAX_UNKNOWN_KEYS;
@@ -270,7 +290,7 @@ impl Context<'_> {
             }
             ValidationErrorKind::AnyOf { context }
             | ValidationErrorKind::OneOfNotValid { context } => {
-                self.any_of(pointer, context, out);
+                self.any_of(pointer, context, out, meant);
                 return;
             }
             _ => Diagnostic::error(
@@ -291,6 +311,7 @@ impl Context<'_> {
         pointer: &str,
         branches: &[Vec<ValidationError<'static>>],
         out: &mut Vec<Diagnostic>,
+        meant: &mut Vec<String>,
     ) {
         let fits_type = |errors: &Vec<ValidationError<'static>>| {
             !errors.iter().any(|e| is_type_mismatch(e, pointer))
@@ -329,7 +350,7 @@ impl Context<'_> {
             .min_by_key(|b| b.len())
             .expect("at least one fitting branch");
         for error in *best {
-            self.report(error, out);
+            self.report(error, out, meant);
         }
     }
 
@@ -385,7 +406,10 @@ impl Context<'_> {
                 Value::Integer(_) | Value::Float(_) | Value::Bool(_)
             )
         });
-        if let Some(help) = self.kubernetes_form(pointer, expected) {
+        if let Some(help) = self
+            .kubernetes_form(pointer, expected)
+            .or_else(|| self.unindented(pointer))
+        {
             return d.with_help(help);
         }
         let takes_numbers = expected.contains("an integer") || expected.contains("a number");

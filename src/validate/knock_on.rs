@@ -1,0 +1,104 @@
+//! Knock-on errors. A value with a key or type error is set aside before the
+//! rules run, so to them it looks unset: `gpus = "8"` would make
+//! `nProcPerNode = "gpu"` report that `resources.gpus` is not set, above the
+//! type error that is the real one. Every message names the fields it is
+//! about, in backticks, by their path (`resources.gpus`, `[resources]`,
+//! `[trainjob] writeRuntime`); a rule's diagnostic that names a field the
+//! schema stage found at fault, or meant by a misspelt or misplaced key, is
+//! a knock-on and is dropped: the error at that field says what to fix.
+
+use crate::diagnostic::Diagnostic;
+use crate::tree::field_path;
+
+/// The fields the user meant to write but the rules could not read, as the
+/// spec's messages spell them.
+#[derive(Debug, Default, Clone)]
+pub struct Meant {
+    /// Each field's forms as a message writes it, e.g. for
+    /// `/trainjob/runtime`: "`trainjob.runtime", "`[trainjob] runtime",
+    /// "`[trainjob.runtime".
+    forms: Vec<(String, Vec<String>)>,
+}
+
+impl Meant {
+    pub(crate) fn new(mut pointers: Vec<String>) -> Meant {
+        pointers.sort();
+        pointers.dedup();
+        let forms = pointers
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(|pointer| {
+                let path = field_path(&pointer);
+                let mut forms = vec![format!("`{path}"), format!("`[{path}")];
+                if let Some((table, key)) = path.rsplit_once('.') {
+                    forms.push(format!("`[{table}] {key}"));
+                }
+                (path, forms)
+            })
+            .collect();
+        Meant { forms }
+    }
+
+    /// Whether `diagnostic` names a field the user wrote wrongly.
+    pub fn is_knock_on(&self, diagnostic: &Diagnostic) -> bool {
+        if self.forms.is_empty() {
+            return false;
+        }
+        let texts = std::iter::once(diagnostic.message.as_str())
+            .chain(diagnostic.help.as_deref())
+            .chain(diagnostic.primary.text.as_deref());
+        texts
+            .into_iter()
+            .any(|text| self.forms.iter().any(|(_, forms)| names(text, forms)))
+    }
+
+    /// Drops the knock-ons from `diagnostics`.
+    pub fn drop_knock_ons(&self, diagnostics: &mut Vec<Diagnostic>) {
+        diagnostics.retain(|d| !self.is_knock_on(d));
+    }
+}
+
+/// Whether `text` names the field one of `forms` begins: the form followed
+/// by the end of the name (`` ` ``, ` `, `=`, `]`) or by a deeper field (`.`, `[`).
+fn names(text: &str, forms: &[String]) -> bool {
+    forms.iter().any(|form| {
+        text.match_indices(form.as_str()).any(|(at, _)| {
+            matches!(
+                text[at + form.len()..].chars().next(),
+                Some('`' | ' ' | '=' | ']' | '.' | '[')
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Span;
+
+    fn said(message: &str) -> Diagnostic {
+        Diagnostic::error("trainc::test", Span::new(crate::SourceId(0), 0, 0), message)
+    }
+
+    #[test]
+    fn a_message_naming_a_field_at_fault_or_inside_it_is_a_knock_on() {
+        let meant = Meant::new(vec!["/resources/gpus".into(), "/trainjob".into()]);
+        for message in [
+            "`nProcPerNode = \"gpu\"` needs GPUs, but `resources.gpus` is not set",
+            "set `resources.gpus = 1`",
+            "`[trainjob] writeRuntime` is needed",
+            "`trainjob.runtime` names no runtime",
+            "add `[trainjob]`",
+        ] {
+            assert!(meant.is_knock_on(&said(message)), "{message}");
+        }
+        for message in [
+            "`resources.gpusPerNode` is not a field",
+            "`master.resources.gpus` is not set",
+            "`resources.cpu` is not set",
+            "resources.gpus without backticks",
+        ] {
+            assert!(!meant.is_knock_on(&said(message)), "{message}");
+        }
+    }
+}

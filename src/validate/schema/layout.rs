@@ -1,0 +1,105 @@
+//! Keys the file's layout put in the wrong table: in TOML, every key after a
+//! `[table]` header belongs to that table, so a top-level key written below
+//! `[resources]` is read as `resources.nProcPerNode`; in YAML, a key left
+//! unindented under `resources:` is read as a top-level key and
+//! `resources` as empty. The fix is to move or indent, not to rename.
+
+use serde_json::Value as Json;
+
+use super::{Context, join_pointer};
+use crate::parse::Format;
+use crate::spec::schema_lookup::schema_at;
+use crate::tree::{Value, field_path};
+
+impl Context<'_> {
+    /// The keys of the table at `pointer`, by the schema.
+    fn known_keys(&self, pointer: &str) -> Vec<String> {
+        schema_at(self.root, pointer)
+            .and_then(|s| s.get("properties"))
+            .and_then(Json::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Help for `key`, unknown in the TOML table at `pointer` (a `[header]`
+    /// or an inline `{ … }`), when it is a key of the top level or of another
+    /// top-level table; and the field it was meant to be.
+    pub(super) fn after_header(&self, pointer: &str, key: &str) -> Option<(String, String)> {
+        if pointer.is_empty() {
+            return None;
+        }
+        let header = self.tree.key_span_at(pointer);
+        if self.format(header) != Format::Toml {
+            return None;
+        }
+        let text = &self.sources.get(header.source).text;
+        let line_start = text[..header.start].rfind('\n').map_or(0, |i| i + 1);
+        let table = field_path(pointer);
+        let (tail, top_fix) = if text[line_start..].trim_start().starts_with('[') {
+            (
+                format!(
+                    "but it comes after the `[{table}]` header, and TOML puts every key after a header in that table"
+                ),
+                "move it above the first `[table]` header",
+            )
+        } else {
+            (
+                format!("but it is written inside `{table} = {{ … }}`, whose keys are `{table}`'s"),
+                "write it outside the braces, on a line of its own above the first `[table]` header",
+            )
+        };
+        if self.known_keys("").iter().any(|k| k == key) {
+            return Some((
+                format!("`{key}` is a top-level key, {tail}: {top_fix}"),
+                join_pointer("", key),
+            ));
+        }
+        let home = self
+            .known_keys("")
+            .into_iter()
+            .map(|t| join_pointer("", &t))
+            .filter(|t| t != pointer)
+            .find(|t| self.known_keys(t).iter().any(|k| k == key))?;
+        let home_path = field_path(&home);
+        Some((
+            format!(
+                "`{key}` is a key of `[{home_path}]`, {tail}: put it under a `[{home_path}]` header"
+            ),
+            join_pointer(&home, key),
+        ))
+    }
+
+    /// Help for a YAML table written empty (`resources:`) whose keys follow
+    /// it unindented, read as keys of the table above.
+    pub(super) fn unindented(&self, pointer: &str) -> Option<String> {
+        let (node, _) = self.tree.pointer(pointer)?;
+        if node.value != Value::Null || self.format(node.span) != Format::Yaml {
+            return None;
+        }
+        let (parent, name) = pointer.rsplit_once('/')?;
+        let name = crate::tree::segment_key(name);
+        let siblings = self.tree.pointer(parent)?.0.as_table()?;
+        let ours = self.known_keys(pointer);
+        let theirs = self.known_keys(parent);
+        let at = siblings.iter().position(|e| e.key == name)?;
+        let stray: Vec<String> = siblings[at + 1..]
+            .iter()
+            .take_while(|e| ours.contains(&e.key) && !theirs.contains(&e.key))
+            .map(|e| format!("`{}`", e.key))
+            .collect();
+        let first = stray.first()?;
+        let (verb, them) = if stray.len() == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        Some(format!(
+            "nothing is indented under `{name}:`, so {} {verb} read one level up: indent {them} under `{name}:` by two spaces",
+            if stray.len() == 1 {
+                first.clone()
+            } else {
+                stray.join(", ")
+            }
+        ))
+    }
+}
