@@ -233,6 +233,9 @@ fn entrypoint(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
 }
 
 fn unknown(r: &mut Rules<'_>, bound: &Bound) {
+    if bound.with_file {
+        return not_in_file(r, bound);
+    }
     let release = r.api_level().release();
     let file = if bound.with_file {
         "it is not in the runtimes file"
@@ -270,6 +273,44 @@ fn unknown(r: &mut Rules<'_>, bound: &Bound) {
             r.at_runtime(),
             format!(
                 "trainc does not know the {} `{}`: {why}; {what} are not checked",
+                bound.kind.as_str(),
+                bound.name
+            ),
+        )
+        .with_help(help),
+    );
+}
+
+/// A runtimes file was given (the cluster's runtimes, as kubectl lists them)
+/// and holds no runtime of this name, nor does Trainer ship one: the name is
+/// wrong, or the file is not the cluster's. An error, so that CI stops a typo
+/// that a warning would let through.
+fn not_in_file(r: &mut Rules<'_>, bound: &Bound) {
+    let release = r.api_level().release();
+    let place = match (bound.kind, &r.spec.namespace) {
+        (Kind::Cluster, _) => format!(
+            ", and Kubeflow Trainer {} ships none of that name",
+            release.tag()
+        ),
+        (Kind::Namespaced, Some(namespace)) => {
+            format!(" in the TrainJob's namespace `{namespace}`")
+        }
+        (Kind::Namespaced, None) => String::new(),
+    };
+    let help = match &bound.near {
+        Some(near) => format!(
+            "{near} Otherwise, if the cluster has it, the file is not the cluster's: {HOW_TO_SUPPLY}"
+        ),
+        None => format!(
+            "name a runtime the file holds; if the cluster has this one, the file is not the cluster's: {HOW_TO_SUPPLY}"
+        ),
+    };
+    r.push(
+        Diagnostic::error(
+            codes::TRAINJOB_RUNTIME,
+            r.at_runtime(),
+            format!(
+                "the {} `{}` is not in the runtimes file{place}",
                 bound.kind.as_str(),
                 bound.name
             ),
