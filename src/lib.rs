@@ -78,6 +78,9 @@ pub struct Checked {
     pub spec: Option<spec::Spec>,
     pub bindings: bind::Bindings,
     pub diagnostics: Vec<Diagnostic>,
+    /// The warnings the spec's `allowWarnings` acknowledges: not among
+    /// `diagnostics`, but listed by `describe`.
+    pub acknowledged: Vec<Diagnostic>,
 }
 
 impl Checked {
@@ -87,6 +90,7 @@ impl Checked {
             spec: None,
             bindings: bind::Bindings::default(),
             diagnostics,
+            acknowledged: Vec::new(),
         }
     }
 }
@@ -189,7 +193,14 @@ pub fn describe(
         .filter(|d| !d.is_error())
         .cloned()
         .collect();
-    let text = describe::describe(&model, &warnings, sources, build, with_pods);
+    let text = describe::describe(
+        &model,
+        &warnings,
+        &checked.acknowledged,
+        sources,
+        build,
+        with_pods,
+    );
     (Some(text), checked.diagnostics)
 }
 
@@ -214,6 +225,7 @@ fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
         spec,
         bindings: bind::Bindings { code, runtime },
         mut diagnostics,
+        acknowledged: _,
     } = checked;
     let Some(spec) = spec else {
         return Built {
@@ -372,14 +384,29 @@ fn compose_and_validate(
     }
     template::explain(&mut diagnostics, &rendered.strings, &tree, sources);
     problems.append(&mut diagnostics);
-    warnings_as_errors(
-        &tree,
-        Checked {
-            spec: checked_spec,
-            bindings,
-            diagnostics: problems,
-        },
-    )
+    let checked = Checked {
+        spec: checked_spec,
+        bindings,
+        diagnostics: problems,
+        acknowledged: Vec::new(),
+    };
+    warnings_as_errors(&tree, acknowledge(&tree, checked))
+}
+
+/// `allowWarnings`: the warnings the spec acknowledges, by code, moved out
+/// of the diagnostics (and so out of `warnings = "error"`'s count) into
+/// `acknowledged`, which `describe` lists.
+fn acknowledge(tree: &tree::Node, mut checked: Checked) -> Checked {
+    let Some(tree::Value::Array(items)) = tree.get("allowWarnings").map(|e| &e.value.value) else {
+        return checked;
+    };
+    let allowed: Vec<&str> = items.iter().filter_map(tree::Node::as_str).collect();
+    let (acknowledged, kept) = std::mem::take(&mut checked.diagnostics)
+        .into_iter()
+        .partition(|d| d.severity == diagnostic::Severity::Warning && allowed.contains(&d.code));
+    checked.diagnostics = kept;
+    checked.acknowledged = acknowledged;
+    checked
 }
 
 /// `warnings = "error"`: one error that makes the warnings fail the check

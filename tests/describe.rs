@@ -314,3 +314,28 @@ fn job_environment(
         }
     }
 }
+
+/// A warning the spec acknowledges (`allowWarnings`) is gone from `check`
+/// and `build`, and `describe` still lists it, marked.
+#[test]
+fn an_allowed_warning_is_still_described() {
+    let dir = root().join("tests/check");
+    let spec = "warnings-pass-allowed.toml";
+    let check = trainc(&dir, &["check", spec]);
+    assert_eq!(check.status.code(), Some(0));
+    assert!(
+        !text(&check.stderr).contains("not pinned"),
+        "{}",
+        text(&check.stderr)
+    );
+    let build = trainc(&dir, &["build", spec]);
+    assert_eq!(build.status.code(), Some(0), "{}", text(&build.stderr));
+    let described = text(&trainc(&dir, &["describe", spec]).stdout);
+    // Wrapped at the terminal's width: read as one line.
+    let flat = described.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("`image` is not pinned")
+            && flat.contains("[trainc::image::unpinned, allowed by `allowWarnings`]"),
+        "{described}"
+    );
+}

@@ -39,11 +39,13 @@ const WIDTH: usize = 80;
 /// Column where values start.
 const LABEL: usize = 14;
 
-/// The description of `model`; `warnings` are listed with their place.
+/// The description of `model`; `warnings` are listed with their place, and
+/// after them those the spec `allowed` (`allowWarnings`), marked.
 /// `build` is the command that builds the objects, for the commands.
 pub(crate) fn describe(
     model: &Model,
     warnings: &[Diagnostic],
+    allowed: &[Diagnostic],
     sources: &Sources,
     build: &str,
     with_pods: bool,
@@ -115,16 +117,21 @@ pub(crate) fn describe(
         field(&mut out, if i == 0 { "scheduling" } else { "" }, line);
     }
     field(&mut out, "on failure", &failure::failure(model));
-    if warnings.is_empty() {
+    if warnings.is_empty() && allowed.is_empty() {
         field(&mut out, "warnings", "none");
     }
-    for (i, warning) in warnings.iter().enumerate() {
+    // The acknowledged ones too (`allowWarnings`), marked: still true of the job.
+    let listed = warnings
+        .iter()
+        .map(|w| (w, ""))
+        .chain(allowed.iter().map(|w| (w, ", allowed by `allowWarnings`")));
+    for (i, (warning, note)) in listed.enumerate() {
         let (file, line, col) = warning.location(sources);
         field(
             &mut out,
             if i == 0 { "warnings" } else { "" },
             &format!(
-                "{file}:{line}:{col}: {} [{}]",
+                "{file}:{line}:{col}: {} [{}{note}]",
                 warning.message, warning.code
             ),
         );

@@ -228,6 +228,8 @@ codes! {
         "An image without a tag or digest, or with `latest`.";
     WARNINGS_AS_ERRORS = "trainc::warnings::as_errors"
         "Warnings in a spec that says `warnings = \"error\"`, which makes them fail the check and the build.";
+    WARNINGS_UNKNOWN_CODE = "trainc::warnings::unknown_code"
+        "An `allowWarnings` entry that is not a code trainc emits.";
     TARGET_UNSUPPORTED = "trainc::target::unsupported"
         "A setting the chosen target or API level cannot express.";
     MASTER_ELASTIC = "trainc::master::elastic"

@@ -112,6 +112,9 @@ pub struct Spec {
     /// What a warning does: `"report"` (the default: it is said, and the build goes on; as a kustomize plugin, whose stderr kubectl shows only on failure, trainc also puts the warnings on the job in the annotation `trainc.dev/warnings`) or `"error"` (any warning fails `check` and `build`, in every mode, and nothing is written). For CI and GitOps pipelines that must not let a warning pass unseen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warnings: Option<Warnings>,
+    /// Warnings this spec acknowledges, by code (`["trainc::scheduling::kueue_tolerations"]`): `check` and `build` no longer say them, and `warnings = "error"` does not count them; `describe` still lists them, marked allowed. Only warnings: an error with such a code still fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_warnings: Option<Vec<String>>,
     /// Template values, used in strings as `{{ vars.NAME }}` and overridden with `--set NAME=VALUE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vars: Option<BTreeMap<String, VarValue>>,

@@ -29,6 +29,7 @@ mod target;
 mod text;
 mod torchtune;
 mod volumes;
+mod warnings;
 
 /// Runs every rule; returns errors and warnings in no particular order.
 pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
@@ -52,6 +53,7 @@ pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
     target::check(&mut rules);
     initializer::check(&mut rules);
     text::check(&mut rules);
+    warnings::check(&mut rules);
     rules.out
 }
 
