@@ -56,7 +56,9 @@ pub(crate) fn bind(
     };
     diagnostics.append(&mut found);
     if let Some(bound) = &runtime {
-        diagnostics.extend(crate::validate::rules::check_runtime(spec, tree, bound));
+        diagnostics.extend(crate::validate::rules::check_runtime(
+            spec, tree, sources, bound,
+        ));
     }
     (Bindings { code, runtime }, diagnostics)
 }

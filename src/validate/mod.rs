@@ -51,7 +51,7 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     let meant = knock_on::Meant::new(meant);
     let spec = match serde_json::from_value::<Spec>(json) {
         Ok(spec) => {
-            let mut found = rules::check(&spec, tree);
+            let mut found = rules::check(&spec, tree, sources);
             meant.drop_knock_ons(&mut found);
             diagnostics.append(&mut found);
             Some(spec)

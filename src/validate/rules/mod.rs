@@ -6,7 +6,7 @@
 //! but a rule that depends on one (the replica count) uses the same default.
 
 use crate::diagnostic::Diagnostic;
-use crate::source::Span;
+use crate::source::{Sources, Span};
 use crate::spec::{ApiLevel, Spec, Target};
 use crate::tree::{Node, pointer_segment};
 
@@ -32,10 +32,11 @@ mod volumes;
 mod warnings;
 
 /// Runs every rule; returns errors and warnings in no particular order.
-pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
+pub(crate) fn check(spec: &Spec, tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
     let mut rules = Rules {
         spec,
         tree,
+        sources,
         out: Vec::new(),
     };
     job::check(&mut rules);
@@ -62,11 +63,13 @@ pub(crate) fn check(spec: &Spec, tree: &Node) -> Vec<Diagnostic> {
 pub(crate) fn check_runtime(
     spec: &Spec,
     tree: &Node,
+    sources: &Sources,
     bound: &crate::trainer::bind::Bound,
 ) -> Vec<Diagnostic> {
     let mut rules = Rules {
         spec,
         tree,
+        sources,
         out: Vec::new(),
     };
     runtime::check(&mut rules, bound);
@@ -79,6 +82,7 @@ pub(crate) fn check_runtime(
 pub(crate) struct Rules<'a> {
     pub(crate) spec: &'a Spec,
     tree: &'a Node,
+    sources: &'a Sources,
     pub(crate) out: Vec<Diagnostic>,
 }
 
@@ -86,6 +90,19 @@ impl Rules<'_> {
     /// Span of the value at a JSON pointer.
     pub(crate) fn value(&self, pointer: &str) -> Span {
         self.tree.span_at(pointer)
+    }
+
+    /// The value at a JSON pointer as the user wrote it (`1e3`, not the
+    /// number it reads as), without the quotes of a string.
+    pub(crate) fn written(&self, pointer: &str) -> String {
+        let span = self.value(pointer);
+        let text = self
+            .sources
+            .get(span.source)
+            .text
+            .get(span.start..span.end)
+            .unwrap_or("");
+        text.trim().trim_matches(['"', '\'']).to_owned()
     }
 
     /// Whether the user wrote something at a JSON pointer.

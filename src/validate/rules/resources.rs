@@ -218,10 +218,18 @@ pub(super) fn checked(
     q: &Quantity,
     measure: Measure,
 ) -> Option<f64> {
-    let text = q.text();
+    let value = q.text();
+    // A number as the user wrote it (`1e3`, not `1000.0`), where it reads
+    // as the same number (a template's text does not).
+    let written = r.written(pointer);
+    let same_number = matches!(
+        (written.parse::<f64>(), value.parse::<f64>()),
+        (Ok(a), Ok(b)) if a.to_bits() == b.to_bits()
+    );
+    let text = if same_number { written } else { value.clone() };
     // Spelled out only for a diagnostic.
     let field = || crate::tree::field_path(pointer);
-    match quantity::parse(&text) {
+    match quantity::parse(&value) {
         Err(error) => {
             r.push(
                 Diagnostic::error(

@@ -72,6 +72,51 @@ fn new_claim(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
     }
 }
 
+/// Which of two sources the user most likely meant, and what to remove.
+fn two_sources(r: &Rules<'_>, name: &str, volume: &Volume, first: &str, other: &str) -> String {
+    let pair = |a: &str, b: &str| (first == a && other == b) || (first == b && other == a);
+    if pair("claim", "size") {
+        // An existing claim named outright is the more specific wish; `size`
+        // (with `accessModes`, `storageClass`) describes a claim trainc would create.
+        let claim = volume.claim.as_deref().unwrap_or_default();
+        let size = volume
+            .size
+            .as_ref()
+            .map(crate::spec::Quantity::text)
+            .unwrap_or_default();
+        let mut new_only = vec!["`size`"];
+        if volume.access_modes.is_some() {
+            new_only.push("`accessModes`");
+        }
+        if volume.storage_class.is_some() {
+            new_only.push("`storageClass`");
+        }
+        let job = &r.spec.name;
+        let describe = if new_only.len() == 1 {
+            "it describes"
+        } else {
+            "they describe"
+        };
+        return format!(
+            "to mount the existing claim `{claim}`, remove {}: {describe} a new claim, `{job}-{name}` of {size}, which trainc would create beside it; to create that claim instead, remove `claim`",
+            new_only.join(" and ")
+        );
+    }
+    if pair("emptyDir", "size") {
+        let size = volume
+            .size
+            .as_ref()
+            .map(crate::spec::Quantity::text)
+            .unwrap_or_default();
+        return format!(
+            "for a scratch directory of at most {size}, write `emptyDir = \"{size}\"` and remove `size`; `size` alone asks for a new claim, kept after the job"
+        );
+    }
+    format!(
+        "keep one of `{first}` and `{other}`; to mount both, make two volumes, each with its own `mountPath`"
+    )
+}
+
 fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
     let mut set: Vec<&str> = [
         ("size", volume.size.is_some()),
@@ -113,10 +158,11 @@ fn sources(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
         [_] => {}
         [first, rest @ ..] => {
             for other in rest {
+                let help = two_sources(r, name, volume, first, other);
                 r.push(
                     Diagnostic::error(codes::VOLUME_MANY_SOURCES, r.key(&at(pointer, other)), format!("volume `{name}` has both `{first}` and `{other}`; a volume has exactly one source"))
                         .with_secondary(r.key(&at(pointer, first)), format!("`{first}` is set here"))
-                        .with_help("split it into two volumes, or keep one source"),
+                        .with_help(help),
                 );
             }
         }
