@@ -40,6 +40,22 @@ pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
     problems
 }
 
+/// An overlay's `unset` entries as written (`"resources.gpus"`), with their
+/// spans: what a rule that finds the field unset points back to.
+pub(crate) fn unset_entries(overlay: &Node) -> Vec<(String, crate::source::Span)> {
+    let items = overlay
+        .get(UNSET)
+        .and_then(|e| match &e.value.value {
+            Value::Array(items) => Some(items),
+            _ => None,
+        })
+        .into_iter()
+        .flatten();
+    items
+        .filter_map(|item| Some((item.as_str()?.to_owned(), item.span)))
+        .collect()
+}
+
 /// The problems with an overlay's `unset` list, without applying it.
 pub(crate) fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
     let mut problems = Vec::new();

@@ -311,7 +311,17 @@ fn compose_and_validate(
         .iter()
         .map(|(name, _)| template::Required::Set(name.clone()))
         .collect();
+    let mut unset = Vec::new();
     for overlay in overlays {
+        unset.extend(
+            compose::unset_entries(&overlay)
+                .into_iter()
+                .map(|(path, span)| {
+                    let source = sources.get(span.source);
+                    let (line, col) = source.line_col(span.start);
+                    (path, format!("{}:{line}:{col}", source.name))
+                }),
+        );
         let vars = overlay.get("vars").and_then(|e| e.value.as_table());
         required.extend(
             vars.into_iter()
@@ -383,6 +393,7 @@ fn compose_and_validate(
         }
     }
     template::explain(&mut diagnostics, &rendered.strings, &tree, sources);
+    validate::knock_on::point_at_unset(&mut diagnostics, &unset);
     problems.append(&mut diagnostics);
     let checked = Checked {
         spec: checked_spec,

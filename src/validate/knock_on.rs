@@ -58,6 +58,27 @@ impl Meant {
     }
 }
 
+/// A diagnostic that names a field an overlay's `unset` removed (`nProcPerNode
+/// = "gpu"` needs `resources.gpus`, which the CPU overlay unsets) is true, but
+/// the field is set in the spec it points at: its help says where it went.
+/// `unset` holds each entry as written and its place (`cpu.toml:1:10`).
+pub fn point_at_unset(diagnostics: &mut [Diagnostic], unset: &[(String, String)]) {
+    for (path, place) in unset {
+        let forms = [format!("`{path}"), format!("`[{path}")];
+        for d in diagnostics.iter_mut() {
+            if !names(&d.message, &forms) {
+                continue;
+            }
+            let said = format!("`{path}` is unset by the overlay at {place}");
+            d.help = Some(match d.help.take() {
+                Some(help) if !help.contains(&said) => format!("{said}; {help}"),
+                Some(help) => help,
+                None => said,
+            });
+        }
+    }
+}
+
 /// Whether `text` names the field one of `forms` begins: the form followed
 /// by the end of the name (`` ` ``, ` `, `=`, `]`) or by a deeper field (`.`, `[`).
 fn names(text: &str, forms: &[String]) -> bool {
