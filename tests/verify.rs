@@ -713,3 +713,50 @@ fn old_torch_plugins_check_the_env_only_with_a_process_count() {
     assert_eq!(severity("v2.1"), ["warning"]);
     assert_eq!(severity("v2.2"), ["error"]);
 }
+
+/// Each problem lands at its own object's line: two ConfigMaps of one name
+/// (the second one's data wrong) and a ConfigMap whose name is longer than
+/// a message shows (400 characters) are each reported at their document.
+#[test]
+fn each_problem_lands_at_its_own_objects_line() {
+    let long = "a".repeat(400);
+    let input = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\ndata:\n  a: b\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\ndata:\n  a: 1\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {long}\ndata:\n  b: 2\n"
+    );
+    let output = run_with_stdin(
+        Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let errors: Vec<(u64, String)> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            (
+                d["line"].as_u64().unwrap(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // `a: 1` of the second `same` (line 13); `b: 2` of the long one (line 20)
+    // and its name (line 17), each with its document.
+    assert!(
+        errors
+            .iter()
+            .any(|(line, m)| *line == 13 && m.starts_with("document 2, ")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|(line, m)| *line == 20 && m.starts_with("document 3, ")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().all(|(line, _)| *line != 6 && *line != 1),
+        "{errors:?}"
+    );
+}

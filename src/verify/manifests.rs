@@ -54,7 +54,7 @@ struct Located<'a> {
 }
 
 /// What `trainc verify` checks, and what it does with the rest.
-const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
+pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
 
 impl Located<'_> {
     /// Where the object begins: its diagnostics' place when they are about
@@ -170,8 +170,8 @@ fn verify_stream(
     }
     let values: Vec<&Json> = objects.iter().map(|o| &o.json).collect();
     let mut unchecked = std::collections::BTreeMap::new();
-    // Each object by its id, the first where two share one: found once,
-    // not searched for each problem.
+    // Two objects of one id: said once, at the second. (Problems find
+    // their object by its place in the stream, not by its id.)
     let mut by_id: HashMap<String, &Located<'_>> = HashMap::with_capacity(objects.len());
     for object in &objects {
         match by_id.entry(super::id(&object.json)) {
@@ -187,12 +187,12 @@ fn verify_stream(
     // points at the key), to meet the readings of those values below.
     let mut errors: HashMap<Span, usize> = HashMap::new();
     for problem in super::verify_at(&values, level, options.training_operator, runtimes) {
-        let object = by_id.get(problem.object.as_str()).copied();
+        let object = problem.index.and_then(|i| objects.get(i));
         let mut diagnostic = locate(&problem, object, id);
         let value = object
             .and_then(|o| o.node.pointer(&problem.path))
             .map(|(value, _)| value.span);
-        if matches!(problem.contract, "unchecked" | "unserved") {
+        if !problem.contract.checked() {
             let key = object.map_or_else(Default::default, |o| {
                 (
                     o.json["apiVersion"].as_str().unwrap_or("").to_owned(),
@@ -202,22 +202,14 @@ fn verify_stream(
             let count = unchecked.entry(key).or_insert(0);
             *count += 1;
             if options.require_schemas {
+                diagnostic.severity = crate::diagnostic::Severity::Error;
                 diagnostic.help = Some(format!(
                     "{}; without `--require-schemas`, objects trainc cannot check are counted, not failed",
                     diagnostic.help.unwrap_or_default()
                 ));
             } else if *count > 1 {
                 continue;
-            } else {
-                diagnostic.severity = if problem.contract == "unserved" {
-                    crate::diagnostic::Severity::Warning
-                } else {
-                    crate::diagnostic::Severity::Note
-                };
             }
-        }
-        if problem.contract == "admitted" {
-            diagnostic.severity = crate::diagnostic::Severity::Warning;
         }
         if let Some(value) = value {
             errors.insert(value, diagnostics.len());
@@ -319,23 +311,18 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
     } else {
         format!("document {document}, ")
     };
-    let help = match problem.contract {
-        "webhook" => {
-            "the operator's admission webhook rejects this when the object is created".to_owned()
-        }
-        "operator" => "the operator would create or reach other objects than these say".to_owned(),
-        "admitted" => "the cluster accepts this object as it is; fix it so the job runs as written".to_owned(),
-        "apiserver" => "the API server validates names and paths beyond the schema: a node turns them into paths of its own".to_owned(),
-        "unchecked" => UNCHECKED_HELP.to_owned(),
-        "unserved" => "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked".to_owned(),
-        _ => schema_help(problem, object),
-    };
-    Diagnostic::error(
+    let help = problem
+        .contract
+        .help()
+        .map_or_else(|| schema_help(problem, object), str::to_owned);
+    let mut diagnostic = Diagnostic::error(
         code,
         span,
         format!("{document}{}{field}: {}", problem.object, problem.message),
     )
-    .with_help(help)
+    .with_help(help);
+    diagnostic.severity = problem.contract.severity();
+    diagnostic
 }
 
 /// Where to read what a field takes: `kubectl explain` of the object that

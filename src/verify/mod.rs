@@ -43,27 +43,99 @@ fn shortened(text: String, chars: usize) -> String {
     format!("{head} … {tail}")
 }
 
+/// Which contract an object breaks, or why it was not checked: it decides
+/// the diagnostic's code, severity and help in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    /// Its kind's strict schema.
+    Schema,
+    /// The API server's validation beyond the schema: names and paths.
+    ApiServer,
+    /// An operator's admission webhook.
+    Webhook,
+    /// What a controller does with the objects together.
+    Operator,
+    /// Admitted, but it will not run as written, or the webhook warns.
+    Admitted,
+    /// Not checked: no schema for its kind.
+    Unchecked,
+    /// Not checked: a built-in group's kind or version Kubernetes does not serve.
+    Unserved,
+}
+
+impl Contract {
+    /// The diagnostic code.
+    pub fn code(self) -> &'static str {
+        use crate::diagnostic::codes;
+        match self {
+            Contract::Schema => codes::VERIFY_SCHEMA,
+            Contract::ApiServer => codes::VERIFY_APISERVER,
+            Contract::Webhook => codes::VERIFY_WEBHOOK,
+            Contract::Operator => codes::VERIFY_OPERATOR,
+            Contract::Admitted => codes::VERIFY_ADMITTED,
+            Contract::Unchecked => codes::VERIFY_UNCHECKED,
+            Contract::Unserved => codes::VERIFY_UNSERVED,
+        }
+    }
+
+    /// How a problem of this contract is reported (`--require-schemas`
+    /// makes the two that were not checked errors).
+    pub fn severity(self) -> crate::diagnostic::Severity {
+        use crate::diagnostic::Severity;
+        match self {
+            Contract::Admitted | Contract::Unserved => Severity::Warning,
+            Contract::Unchecked => Severity::Note,
+            _ => Severity::Error,
+        }
+    }
+
+    /// Whether the object was checked at all.
+    pub fn checked(self) -> bool {
+        !matches!(self, Contract::Unchecked | Contract::Unserved)
+    }
+
+    /// What breaking it means, said once for every problem of the kind;
+    /// `None` for the schema, whose help names the object's own fields.
+    pub fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Contract::Schema => return None,
+            Contract::Webhook => {
+                "the operator's admission webhook rejects this when the object is created"
+            }
+            Contract::Operator => "the operator would create or reach other objects than these say",
+            Contract::Admitted => {
+                "the cluster accepts this object as it is; fix it so the job runs as written"
+            }
+            Contract::ApiServer => {
+                "the API server validates names and paths beyond the schema: a node turns them into paths of its own"
+            }
+            Contract::Unchecked => manifests::UNCHECKED_HELP,
+            Contract::Unserved => {
+                "a cluster running that release rejects an API version it does not serve; a newer one may serve it, so the object is not checked"
+            }
+        })
+    }
+}
+
+/// One problem with one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// `Kind/name` of the object.
     pub object: String,
+    /// The object's place in the stream verified: what joins the problem
+    /// to its lines (two objects may share a `Kind/name`).
+    pub index: Option<usize>,
     /// Where in the object, as a JSON pointer (`/spec/...`); empty for the whole.
     pub path: String,
     pub message: String,
-    /// Which contract the object breaks: `schema`, `apiserver` (its
-    /// validation beyond the schema: names and paths), `webhook`, or `operator`
-    /// (what a controller does with the objects together); `admitted` (a
-    /// warning: the cluster takes the object, but it will not run as written,
-    /// or the webhook returns a warning); or why it was
-    /// not checked: `unchecked` (no schema for its kind) or `unserved` (a
-    /// built-in group's kind or version Kubernetes does not serve).
-    pub contract: &'static str,
+    pub contract: Contract,
 }
 
 impl Problem {
-    fn new(contract: &'static str, object: &str, path: &str, message: String) -> Problem {
+    fn new(contract: Contract, object: &str, path: &str, message: String) -> Problem {
         Problem {
             object: shortened(object.to_owned(), MAX_SHOWN),
+            index: None,
             path: shortened(path.to_owned(), MAX_SHOWN),
             message: shortened(message, MAX_SHOWN),
             contract,
@@ -72,35 +144,27 @@ impl Problem {
 
     /// The diagnostic code of the contract the problem breaks.
     pub fn code(&self) -> &'static str {
-        match self.contract {
-            "webhook" => crate::diagnostic::codes::VERIFY_WEBHOOK,
-            "operator" => crate::diagnostic::codes::VERIFY_OPERATOR,
-            "admitted" => crate::diagnostic::codes::VERIFY_ADMITTED,
-            "apiserver" => crate::diagnostic::codes::VERIFY_APISERVER,
-            "unchecked" => crate::diagnostic::codes::VERIFY_UNCHECKED,
-            "unserved" => crate::diagnostic::codes::VERIFY_UNSERVED,
-            _ => crate::diagnostic::codes::VERIFY_SCHEMA,
-        }
+        self.contract.code()
     }
 
     fn schema(object: &str, path: &str, message: String) -> Problem {
-        Problem::new("schema", object, path, message)
+        Problem::new(Contract::Schema, object, path, message)
     }
 
     fn webhook(object: &str, path: &str, message: String) -> Problem {
-        Problem::new("webhook", object, path, message)
+        Problem::new(Contract::Webhook, object, path, message)
     }
 
     fn admitted(object: &str, path: &str, message: String) -> Problem {
-        Problem::new("admitted", object, path, message)
+        Problem::new(Contract::Admitted, object, path, message)
     }
 
     fn apiserver(object: &str, path: &str, message: String) -> Problem {
-        Problem::new("apiserver", object, path, message)
+        Problem::new(Contract::ApiServer, object, path, message)
     }
 
     fn operator(object: &str, path: &str, message: String) -> Problem {
-        Problem::new("operator", object, path, message)
+        Problem::new(Contract::Operator, object, path, message)
     }
 }
 
@@ -138,7 +202,8 @@ pub fn verify_at(
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
-    for value in values {
+    for (index, value) in values.iter().enumerate() {
+        let start = problems.len();
         let id = id(value);
         if schema::check(&id, value, level, &mut problems) == schema::Checked::NoSchema {
             problems.push(unchecked(&id, value));
@@ -160,9 +225,27 @@ pub fn verify_at(
             }
             _ => {}
         }
+        for problem in &mut problems[start..] {
+            problem.index = Some(index);
+        }
     }
+    let start = problems.len();
     objects::check(values, &mut problems);
     runtimes::check(values, level, runtimes, &mut problems);
+    // The checks of several objects together name each problem's object by
+    // its id: the first object of that id (two that share one are reported
+    // as such).
+    if problems.len() > start {
+        let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (index, value) in values.iter().enumerate() {
+            first
+                .entry(shortened(id(value), MAX_SHOWN))
+                .or_insert(index);
+        }
+        for problem in &mut problems[start..] {
+            problem.index = first.get(&problem.object).copied();
+        }
+    }
     problems
 }
 
@@ -191,7 +274,7 @@ fn unchecked(id: &str, value: &Value) -> Problem {
         && served != api_version
     {
         return Problem::new(
-            "unserved",
+            Contract::Unserved,
             id,
             "/apiVersion",
             format!("{operator} serves `{kind}` as `{served}` only, not `{api_version}`"),
@@ -201,7 +284,7 @@ fn unchecked(id: &str, value: &Value) -> Problem {
         let instead = kubernetes::served_instead(api_version, kind)
             .map_or_else(String::new, |s| format!("; {s}"));
         return Problem::new(
-            "unserved",
+            Contract::Unserved,
             id,
             "/apiVersion",
             format!(
@@ -211,7 +294,7 @@ fn unchecked(id: &str, value: &Value) -> Problem {
         );
     }
     Problem::new(
-        "unchecked",
+        Contract::Unchecked,
         id,
         "/kind",
         format!("not checked: trainc has no schema for `{api_version}` `{kind}`"),

@@ -20,7 +20,7 @@ fn job() -> Value {
 fn assert_webhook_finds(value: &Value, needles: &[&str]) {
     let messages: Vec<String> = problems(value)
         .into_iter()
-        .filter(|p| p.contract == "webhook")
+        .filter(|p| p.contract == super::Contract::Webhook)
         .map(|p| p.message)
         .collect();
     for needle in needles {
@@ -66,7 +66,7 @@ fn schema_violations_are_found() {
             .any(|p| p.message == "unknown field `labelz` (did you mean `labels`?)"),
         "{found:?}"
     );
-    assert!(found.iter().all(|p| p.contract == "schema"));
+    assert!(found.iter().all(|p| p.contract == super::Contract::Schema));
 }
 
 #[test]
@@ -91,9 +91,9 @@ fn webhook_rules_are_found() {
     // The pod names the operator derives: no webhook rule, its Service
     // create fails.
     assert!(
-        problems(&bad)
-            .iter()
-            .any(|p| p.contract == "operator" && p.message.contains("longer than 63")),
+        problems(&bad).iter().any(
+            |p| p.contract == super::Contract::Operator && p.message.contains("longer than 63")
+        ),
         "{:?}",
         problems(&bad)
     );
@@ -207,11 +207,11 @@ fn built_in_kinds_are_checked_and_other_kinds_are_not_checked() {
     let queue = problems(&serde_json::json!({
         "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": "q"}
     }));
-    assert_eq!(queue[0].contract, "unchecked");
+    assert_eq!(queue[0].contract, super::Contract::Unchecked);
     let removed = problems(&serde_json::json!({
         "apiVersion": "batch/v1beta1", "kind": "CronJob", "metadata": {"name": "c"}
     }));
-    assert_eq!(removed[0].contract, "unserved");
+    assert_eq!(removed[0].contract, super::Contract::Unserved);
     assert!(
         removed[0]
             .message
@@ -239,7 +239,7 @@ fn service(name: &str, selector: &Value, target_port: &Value) -> Value {
 fn operator_messages(values: &[&Value]) -> Vec<String> {
     verify_values(values, ApiLevel::V2_3)
         .into_iter()
-        .filter(|p| p.contract == "operator")
+        .filter(|p| p.contract == super::Contract::Operator)
         .map(|p| p.message)
         .collect()
 }
@@ -314,7 +314,11 @@ fn jobset_counts_the_random_pod_suffix() {
     long["metadata"]["name"] = serde_json::json!("a".repeat(49));
     assert_webhook_finds(&long, &["longer than 63"]);
     long["metadata"]["name"] = serde_json::json!("a".repeat(48));
-    assert!(problems(&long).iter().all(|p| p.contract != "webhook"));
+    assert!(
+        problems(&long)
+            .iter()
+            .all(|p| p.contract != super::Contract::Webhook)
+    );
 }
 
 /// A Job's pods get names only under a headless Service of their subdomain
@@ -381,7 +385,7 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
     let at = |value: &Value| -> Vec<(String, String)> {
         problems(value)
             .into_iter()
-            .filter(|p| p.contract == "apiserver")
+            .filter(|p| p.contract == super::Contract::ApiServer)
             .map(|p| (p.path, p.message))
             .collect()
     };
@@ -484,7 +488,7 @@ fn each_training_operator_release_admits_by_its_own_rules() {
     for release in [Release::V1_8, Release::V1_9] {
         let found = at(&unset, release);
         assert_eq!(found.len(), 1, "{release:?}: {found:?}");
-        assert_eq!(found[0].contract, "webhook");
+        assert_eq!(found[0].contract, super::Contract::Webhook);
     }
     // An elastic job without Workers and Workers at 0: v1.9 only.
     let mut elastic = job();
@@ -502,6 +506,6 @@ fn each_training_operator_release_admits_by_its_own_rules() {
     two["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2.into();
     let found = at(&two, Release::V1_7);
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].contract, "operator");
+    assert_eq!(found[0].contract, super::Contract::Operator);
     assert!(found[0].message.contains("FailedValidation"), "{found:?}");
 }

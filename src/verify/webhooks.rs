@@ -89,8 +89,8 @@ pub(super) fn pytorchjob(id: &str, job: &Value, release: Release, problems: &mut
     let mut found = Vec::new();
     pytorchjob_rules(id, job, release, &mut found);
     for mut problem in found {
-        if problem.contract == "webhook" {
-            problem.contract = "operator";
+        if problem.contract == super::Contract::Webhook {
+            problem.contract = super::Contract::Operator;
             problem.message = super::shortened(
                 format!(
                     "{}: the Training Operator v1.7 checks this in its controller, which takes the job, records a `FailedValidation` event and never makes its pods",
