@@ -130,23 +130,29 @@ def stream(goldens, around, wanted):
             for template in around:
                 if len(written) < wanted:
                     written.append(placed(template, f"c{copy}-team", f"obj-{len(written)}"))
-        while len(written) < wanted and len(written) + 8 > wanted:
+        while around and len(written) < wanted and len(written) + 8 > wanted:
             written.append(placed(around[len(written) % len(around)], "rest", f"obj-{len(written)}"))
         copy += 1
     return "---\n".join(written)
+
+
+def golden_builds():
+    """Each golden build for the current Trainer API (the default of
+    verify), named for a namespace of its own, with its objects."""
+    goldens = []
+    for golden in sorted((ROOT / "golden").glob("*/*.yaml")):
+        if "-v2." not in golden.name:
+            # A namespace is a DNS-1123 label: no `.` (trainjob-v2.0/).
+            name = f"{golden.parent.name}-{golden.stem}".replace(".", "-")
+            goldens.append((name, documents(golden.read_text())))
+    return goldens
 
 
 def main():
     out = pathlib.Path(sys.argv[1])
     wanted = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
     megabytes = float(sys.argv[3]) if len(sys.argv) > 3 else 20.0
-    goldens = []
-    # The builds for the current Trainer API (the default of verify).
-    for golden in sorted((ROOT / "golden").glob("*/*.yaml")):
-        if "-v2." not in golden.name:
-            # A namespace is a DNS-1123 label: no `.` (trainjob-v2.0/).
-            name = f"{golden.parent.name}-{golden.stem}".replace(".", "-")
-            goldens.append((name, documents(golden.read_text())))
+    goldens = golden_builds()
     # ConfigMaps grow until the stream has the size asked for.
     lines = 16
     while True:
@@ -159,4 +165,5 @@ def main():
     print(f"{wanted} objects, {len(text) / 1e6:.1f} MB in {out}")
 
 
-main()
+if __name__ == "__main__":
+    main()

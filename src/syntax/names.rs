@@ -320,7 +320,9 @@ pub const DEVICE_RESOURCES: [&str; 8] = [
 /// is none itself (`nvidia.com/gpus` for `nvidia.com/gpu`); MIG profiles
 /// (`nvidia.com/mig-…`) and other names are taken as they are.
 pub fn misspelt_device(name: &str) -> Option<&'static str> {
-    if DEVICE_RESOURCES.contains(&name) || name.contains("/mig-") {
+    // Kubernetes' own resources (`cpu`, `memory`) have no domain, so none
+    // is a device plugin's misspelt: no distance to work out for each.
+    if !name.contains('/') || DEVICE_RESOURCES.contains(&name) || name.contains("/mig-") {
         return None;
     }
     let near = crate::diagnostic::suggest(name, DEVICE_RESOURCES)?;

@@ -201,34 +201,7 @@ pub fn verify_at(
     operator: pytorchjob::Release,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    for (index, value) in values.iter().enumerate() {
-        let start = problems.len();
-        let id = id(value);
-        if schema::check(&id, value, level, &mut problems) == schema::Checked::NoSchema {
-            problems.push(unchecked(&id, value));
-        }
-        apiserver::check(&id, value, &mut problems);
-        // A webhook serves its own API version only.
-        match (
-            value["apiVersion"].as_str().unwrap_or(""),
-            value["kind"].as_str().unwrap_or(""),
-        ) {
-            (pytorchjob::API_VERSION, pytorchjob::KIND) => {
-                webhooks::pytorchjob(&id, value, operator, &mut problems);
-            }
-            (trainjob::API_VERSION, trainjob::KIND) => {
-                webhooks::trainjob(&id, value, &mut problems);
-            }
-            (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
-                webhooks::runtime(&id, value, level, &mut problems);
-            }
-            _ => {}
-        }
-        for problem in &mut problems[start..] {
-            problem.index = Some(index);
-        }
-    }
+    let mut problems = each_object(values, level, operator);
     let start = problems.len();
     objects::check(values, &mut problems);
     runtimes::check(values, level, runtimes, &mut problems);
@@ -247,6 +220,78 @@ pub fn verify_at(
         }
     }
     problems
+}
+
+/// Objects fewer than this are checked on one thread: a build's handful is
+/// done before a second thread would start.
+const PARALLEL_FROM: usize = 256;
+
+/// The checks of each object on its own, in the objects' order: on every
+/// core for a long stream (a chunk of the objects each, their problems
+/// joined in order, so the output is the same on any machine).
+fn each_object(values: &[&Value], level: ApiLevel, operator: pytorchjob::Release) -> Vec<Problem> {
+    let check = |offset: usize, chunk: &[&Value]| {
+        let mut problems = Vec::new();
+        for (i, value) in chunk.iter().enumerate() {
+            let start = problems.len();
+            one_object(value, level, operator, &mut problems);
+            for problem in &mut problems[start..] {
+                problem.index = Some(offset + i);
+            }
+        }
+        problems
+    };
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if threads < 2 || values.len() < PARALLEL_FROM {
+        return check(0, values);
+    }
+    let size = values.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = values
+            .chunks(size)
+            .enumerate()
+            .map(|(n, chunk)| scope.spawn(move || check(n * size, chunk)))
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// The checks of one object: its kind's schema, the API server's own rules,
+/// and the webhook that serves its kind and version.
+fn one_object(
+    value: &Value,
+    level: ApiLevel,
+    operator: pytorchjob::Release,
+    problems: &mut Vec<Problem>,
+) {
+    let id = id(value);
+    if schema::check(&id, value, level, problems) == schema::Checked::NoSchema {
+        problems.push(unchecked(&id, value));
+    }
+    apiserver::check(&id, value, problems);
+    // A webhook serves its own API version only.
+    match (
+        value["apiVersion"].as_str().unwrap_or(""),
+        value["kind"].as_str().unwrap_or(""),
+    ) {
+        (pytorchjob::API_VERSION, pytorchjob::KIND) => {
+            webhooks::pytorchjob(&id, value, operator, problems);
+        }
+        (trainjob::API_VERSION, trainjob::KIND) => {
+            webhooks::trainjob(&id, value, problems);
+        }
+        (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
+            webhooks::runtime(&id, value, level, problems);
+        }
+        _ => {}
+    }
 }
 
 /// The operator that serves `kind` of `group`, and the one version it

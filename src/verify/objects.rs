@@ -15,14 +15,22 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .filter(|v| v["kind"] == kind)
             .collect()
     };
-    let services = of_kind("Service");
-    // A job reaches, and its operator creates, Services of its own namespace.
+    // A job reaches, and its operator creates, Services of its own
+    // namespace: grouped once, so that a stream of thousands of jobs and
+    // Services costs their number, not its square.
+    let mut by_namespace: std::collections::HashMap<Option<&str>, Vec<&Value>> =
+        std::collections::HashMap::new();
+    for service in of_kind("Service") {
+        by_namespace
+            .entry(service["metadata"]["namespace"].as_str())
+            .or_default()
+            .push(service);
+    }
     let beside = |job: &Value| -> Vec<&Value> {
-        services
-            .iter()
-            .copied()
-            .filter(|s| s["metadata"]["namespace"] == job["metadata"]["namespace"])
-            .collect()
+        by_namespace
+            .get(&job["metadata"]["namespace"].as_str())
+            .cloned()
+            .unwrap_or_default()
     };
     // The runtimes among the objects, found once (a stream of thousands of
     // TrainJobs must not search it for each).
