@@ -760,3 +760,39 @@ fn each_problem_lands_at_its_own_objects_line() {
         "{errors:?}"
     );
 }
+
+/// A problem of several objects together (a Service's port the job's pods
+/// do not declare) lands at its own Service when two share a `Kind/name`:
+/// the second, wrong one, not the first.
+#[test]
+fn a_problem_of_objects_together_lands_at_its_own_object() {
+    let golden = std::fs::read_to_string(root().join("golden/ports/pytorchjob.yaml")).unwrap();
+    let (service, job) = golden.split_once("---\n").unwrap();
+    assert!(service.contains("kind: Service") && service.contains("targetPort: 9090"));
+    let wrong = service.replace("targetPort: 9090", "targetPort: no-such-port");
+    let input = format!("{job}---\n{service}---\n{wrong}");
+    let line = input
+        .lines()
+        .position(|l| l.contains("no-such-port"))
+        .unwrap()
+        + 1;
+    let output = run_with_stdin(
+        Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let errors: Vec<(u64, String)> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            (
+                d["line"].as_u64().unwrap(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, line as u64, "{errors:?}");
+    assert!(errors[0].1.starts_with("document 3, "), "{errors:?}");
+}

@@ -202,23 +202,8 @@ pub fn verify_at(
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
     let mut problems = each_object(values, level, operator);
-    let start = problems.len();
     objects::check(values, &mut problems);
     runtimes::check(values, level, runtimes, &mut problems);
-    // The checks of several objects together name each problem's object by
-    // its id: the first object of that id (two that share one are reported
-    // as such).
-    if problems.len() > start {
-        let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for (index, value) in values.iter().enumerate() {
-            first
-                .entry(shortened(id(value), MAX_SHOWN))
-                .or_insert(index);
-        }
-        for problem in &mut problems[start..] {
-            problem.index = first.get(&problem.object).copied();
-        }
-    }
     problems
 }
 

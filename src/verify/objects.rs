@@ -44,14 +44,22 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
         .collect();
     for job in of_kind(trainjob::KIND) {
         let ports = runtime_port_names(job, &runtimes);
-        trainjob_services(job, &beside(job), &ports, problems);
+        trainjob_services(values, job, &beside(job), &ports, problems);
     }
     for job in of_kind(pytorchjob::KIND) {
-        pytorchjob_services(job, &beside(job), problems);
+        pytorchjob_services(values, job, &beside(job), problems);
     }
     for job in of_kind(job::KIND) {
-        job_service(job, &beside(job), problems);
+        job_service(values, job, &beside(job), problems);
     }
+}
+
+/// A problem with `value`, one of `values`, found there by identity: two
+/// objects of one `Kind/name` each get their own.
+fn operator(values: &[&Value], value: &Value, path: &str, message: String) -> Problem {
+    let mut problem = Problem::operator(&id(value), path, message);
+    problem.index = values.iter().position(|v| std::ptr::eq(*v, value));
+    problem
 }
 
 /// A Job's pods are `<hostname>.<subdomain>` only under a headless Service
@@ -59,14 +67,15 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
 /// ready if it publishes them then (Kubernetes DNS for Services and Pods):
 /// without it, ranks never find pod 0 and wait until the rendezvous times
 /// out. A Job without a `subdomain` asks for nothing.
-fn job_service(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+fn job_service(values: &[&Value], job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
     let template = &job["spec"]["template"];
     let Some(subdomain) = template.pointer("/spec/subdomain").and_then(Value::as_str) else {
         return;
     };
     let Some(service) = services.iter().find(|s| name(s) == subdomain) else {
-        problems.push(Problem::operator(
-            &id(job),
+        problems.push(operator(
+            values,
+            job,
             "/spec/template/spec/subdomain",
             format!("no Service `{subdomain}` among the objects: the pods' names `<hostname>.{subdomain}` will not resolve"),
         ));
@@ -96,8 +105,9 @@ fn job_service(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
     ];
     for (holds, path, what) in checks {
         if !holds {
-            problems.push(Problem::operator(
-                &id(service),
+            problems.push(operator(
+                values,
+                service,
                 path,
                 format!(
                     "this Service names Job `{}`'s pods (their `subdomain`) but {what}",
@@ -176,6 +186,7 @@ fn runtime_port_names(job: &Value, runtimes: &[&Value]) -> Vec<String> {
 /// runtime's `node` container declares (`ports`, for a runtime among the
 /// objects: one `trainc migrate` or `writeRuntime` writes).
 fn trainjob_services(
+    values: &[&Value],
     job: &Value,
     services: &[&Value],
     ports: &[String],
@@ -195,8 +206,9 @@ fn trainjob_services(
     }
     for service in services {
         if name(service) == job_name {
-            problems.push(Problem::operator(
-                &id(service),
+            problems.push(operator(
+                values,
+                service,
                 "/metadata/name",
                 format!(
                     "JobSet creates its headless Service `{job_name}` only when no Service of that name exists; this one would take its place, and rank 0's address `{job_name}-{node}-0-0.{job_name}` would never resolve",
@@ -212,8 +224,9 @@ fn trainjob_services(
                 .as_str()
                 .is_some_and(|p| !ports.iter().any(|n| n == p))
             {
-                problems.push(Problem::operator(
-                    &id(service),
+                problems.push(operator(
+                    values,
+                    service,
                     &format!("/spec/ports/{i}/targetPort"),
                     "a TrainJob's node container has no port of this name (a TrainJob cannot declare one; its runtime's `node` container can): target the port by number".to_owned(),
                 ));
@@ -226,7 +239,12 @@ fn trainjob_services(
 /// pod (`<job>-master-0`, `<job>-worker-<i>`; kubeflow/trainer v1.9.4,
 /// `pkg/controller.v1/common/service.go`). A Service exposing the rank-0 pod
 /// must target by name only ports its `pytorch` container declares.
-fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
+fn pytorchjob_services(
+    values: &[&Value],
+    job: &Value,
+    services: &[&Value],
+    problems: &mut Vec<Problem>,
+) {
     let job_name = name(job);
     let replicas = job
         .pointer("/spec/pytorchReplicaSpecs")
@@ -282,8 +300,9 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
         declared.iter().filter_map(|p| p["name"].as_str()).collect();
     for service in services {
         if operator_service(name(service)) {
-            problems.push(Problem::operator(
-                &id(service),
+            problems.push(operator(
+                values,
+                service,
                 "/metadata/name",
                 format!(
                     "the Training Operator names one of `{job_name}`'s pod Services `{}`; this Service would collide with it",
@@ -308,8 +327,9 @@ fn pytorchjob_services(job: &Value, services: &[&Value], problems: &mut Vec<Prob
                 _ => true,
             };
             if !found {
-                problems.push(Problem::operator(
-                    &id(service),
+                problems.push(operator(
+                    values,
+                    service,
                     &format!("/spec/ports/{i}/targetPort"),
                     format!(
                         "targets port {target} of `{job_name}`'s rank-0 pod, which its `{}` container does not declare",

@@ -32,43 +32,60 @@ pub(super) fn check(
         .chain(file.iter().cloned())
         .collect();
     let release = level.release();
-    for job in values
+    for (index, job) in values
         .iter()
-        .filter(|v| v["apiVersion"] == trainjob::API_VERSION && v["kind"] == trainjob::KIND)
+        .enumerate()
+        .filter(|(_, v)| v["apiVersion"] == trainjob::API_VERSION && v["kind"] == trainjob::KIND)
     {
-        let reference = &job["spec"]["runtimeRef"];
-        let Some(name) = reference["name"].as_str() else {
-            continue;
-        };
-        // Unset is the CRD's default, a ClusterTrainingRuntime.
-        let Some(kind) = reference["kind"]
-            .as_str()
-            .map_or(Some(Kind::Cluster), Kind::from_kind)
-        else {
-            continue;
-        };
-        let namespace = job["metadata"]["namespace"].as_str();
-        let bound = bind(kind, name, namespace, release, Some(&given));
-        let framework = bound.runtime().map(|r| &r.policy.framework);
-        super::webhooks::reserved_env(&id(job), job, framework, level, problems);
-        // torchrun's, on a torch runtime (or one trainc does not know).
-        if matches!(framework, None | Some(Framework::Torch { .. })) {
-            super::webhooks::zero_procs(&id(job), job, "/spec/trainer/numProcPerNode", problems);
+        let start = problems.len();
+        one_job(job, level, release, &given, problems);
+        // Every problem found here is the TrainJob's.
+        for problem in &mut problems[start..] {
+            problem.index = Some(index);
         }
-        if let Some(runtime) = bound.runtime() {
-            if crate::trainer::webhook::deprecated(&runtime.object, release) {
-                problems.push(Problem::admitted(
-                    &id(job),
-                    "/spec/runtimeRef",
-                    format!(
-                        "Trainer warns that {} is deprecated and will be removed in a future release of Kubeflow Trainer ({})",
-                        bound.describe(),
-                        crate::trainer::webhook::DEPRECATION_POLICY
-                    ),
-                ));
-            }
-            together(&id(job), job, &bound, runtime, level, problems);
+    }
+}
+
+/// The problems of one TrainJob with the runtime it names among `given`.
+fn one_job(
+    job: &Value,
+    level: ApiLevel,
+    release: crate::trainer::Release,
+    given: &[Runtime],
+    problems: &mut Vec<Problem>,
+) {
+    let reference = &job["spec"]["runtimeRef"];
+    let Some(name) = reference["name"].as_str() else {
+        return;
+    };
+    // Unset is the CRD's default, a ClusterTrainingRuntime.
+    let Some(kind) = reference["kind"]
+        .as_str()
+        .map_or(Some(Kind::Cluster), Kind::from_kind)
+    else {
+        return;
+    };
+    let namespace = job["metadata"]["namespace"].as_str();
+    let bound = bind(kind, name, namespace, release, Some(given));
+    let framework = bound.runtime().map(|r| &r.policy.framework);
+    super::webhooks::reserved_env(&id(job), job, framework, level, problems);
+    // torchrun's, on a torch runtime (or one trainc does not know).
+    if matches!(framework, None | Some(Framework::Torch { .. })) {
+        super::webhooks::zero_procs(&id(job), job, "/spec/trainer/numProcPerNode", problems);
+    }
+    if let Some(runtime) = bound.runtime() {
+        if crate::trainer::webhook::deprecated(&runtime.object, release) {
+            problems.push(Problem::admitted(
+                &id(job),
+                "/spec/runtimeRef",
+                format!(
+                    "Trainer warns that {} is deprecated and will be removed in a future release of Kubeflow Trainer ({})",
+                    bound.describe(),
+                    crate::trainer::webhook::DEPRECATION_POLICY
+                ),
+            ));
         }
+        together(&id(job), job, &bound, runtime, level, problems);
     }
 }
 
