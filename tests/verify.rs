@@ -714,6 +714,26 @@ fn old_torch_plugins_check_the_env_only_with_a_process_count() {
     assert_eq!(severity("v2.2"), ["error"]);
 }
 
+/// `trainc verify` of `input` on stdin, which must fail: each error's line and message.
+fn errors_of(input: &str) -> Vec<(u64, String)> {
+    let output = run_with_stdin(
+        Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            (
+                d["line"].as_u64().unwrap(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// Each problem lands at its own object's line: two ConfigMaps of one name
 /// (the second one's data wrong) and a ConfigMap whose name is longer than
 /// a message shows (400 characters) are each reported at their document.
@@ -725,22 +745,7 @@ fn each_problem_lands_at_its_own_objects_line() {
          apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\ndata:\n  a: 1\n---\n\
          apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {long}\ndata:\n  b: 2\n"
     );
-    let output = run_with_stdin(
-        Path::new(env!("CARGO_BIN_EXE_trainc")),
-        &["verify", "--format", "json", "-"],
-        input.as_bytes(),
-    );
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
-    let errors: Vec<(u64, String)> = json_lines(&output.stdout)
-        .iter()
-        .filter(|d| d["severity"] == "error")
-        .map(|d| {
-            (
-                d["line"].as_u64().unwrap(),
-                d["message"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let errors = errors_of(&input);
     // `a: 1` of the second `same` (line 13); `b: 2` of the long one (line 20)
     // and its name (line 17), each with its document.
     assert!(
@@ -776,22 +781,7 @@ fn a_problem_of_objects_together_lands_at_its_own_object() {
         .position(|l| l.contains("no-such-port"))
         .unwrap()
         + 1;
-    let output = run_with_stdin(
-        Path::new(env!("CARGO_BIN_EXE_trainc")),
-        &["verify", "--format", "json", "-"],
-        input.as_bytes(),
-    );
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
-    let errors: Vec<(u64, String)> = json_lines(&output.stdout)
-        .iter()
-        .filter(|d| d["severity"] == "error")
-        .map(|d| {
-            (
-                d["line"].as_u64().unwrap(),
-                d["message"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let errors = errors_of(&input);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].0, line as u64, "{errors:?}");
     assert!(errors[0].1.starts_with("document 3, "), "{errors:?}");
