@@ -25,15 +25,22 @@ fn cases() -> Vec<PathBuf> {
     cases
 }
 
-/// `trainc check [ARGS] CASE`, where ARGS come from `<case>.args` (one per
-/// line; overlays live in `tests/check/overlays/`).
-fn render(case: &std::path::Path) -> String {
+/// `trainc check FLAGS [ARGS] CASE`, where ARGS come from `<case>.args`
+/// (one per line; overlays live in `tests/check/overlays/`).
+fn check(case: &std::path::Path, flags: &[&str]) -> std::process::Output {
     let name = case.file_name().unwrap().to_str().unwrap();
     let extra = std::fs::read_to_string(case.with_extension("args")).unwrap_or_default();
     let mut args: Vec<&str> = vec!["check"];
+    args.extend(flags);
     args.extend(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
     args.push(name);
-    let output = trainc(case.parent().unwrap(), &args);
+    trainc(case.parent().unwrap(), &args)
+}
+
+/// [`check`] of `case`, rendered: its exit status and what it printed.
+fn render(case: &std::path::Path) -> String {
+    let name = case.file_name().unwrap().to_str().unwrap();
+    let output = check(case, &[]);
     let status = output
         .status
         .code()
@@ -218,11 +225,7 @@ fn no_case_reports_a_knock_on_of_a_key_or_type_error() {
     let mut with_schema_errors = 0;
     for case in cases() {
         let name = case.file_name().unwrap().to_str().unwrap();
-        let extra = std::fs::read_to_string(case.with_extension("args")).unwrap_or_default();
-        let mut args: Vec<&str> = vec!["check", "--format", "json"];
-        args.extend(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
-        args.push(name);
-        let output = trainc(case.parent().unwrap(), &args);
+        let output = check(&case, &["--format", "json"]);
         let diagnostics: Vec<serde_json::Value> = text(&output.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())

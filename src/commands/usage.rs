@@ -45,14 +45,9 @@ pub(crate) fn reword(mut root: Command, args: &[OsString], error: clap::Error) -
     let Some(text) = message(&root, &path, &words, &error) else {
         return error;
     };
-    let mut command = &mut root;
-    for name in &path {
-        match command.find_subcommand_mut(name) {
-            Some(sub) => command = sub,
-            None => return error,
-        }
-    }
-    clap::Error::raw(error.kind(), text).format(command)
+    // The command as built (its usage says `trainc build`), to lay the text out.
+    let mut command = find(&root, &path).clone();
+    clap::Error::raw(error.kind(), text).format(&mut command)
 }
 
 /// The subcommand names the words choose (`["plugin", "install"]`).
@@ -226,8 +221,7 @@ fn unknown_option(
     } else {
         None
     };
-    let mut owner_names: Vec<String> = owners.iter().map(|(leaf, _)| format!("`{leaf}`")).collect();
-    owner_names.dedup();
+    let owner_names: Vec<String> = owners.iter().map(|(leaf, _)| format!("`{leaf}`")).collect();
     let owner_long = owners[0].1.get_long().unwrap_or("");
     let long_form = if !flag.starts_with("--")
         && owners.iter().all(|(_, a)| a.get_long() == Some(owner_long))
@@ -342,8 +336,7 @@ fn split_flag(word: &str) -> (&str, Option<&str>) {
 /// A word after the command's last positional argument.
 fn extra_argument(path: &[String], command: &Command, word: &str, words: &[&str]) -> String {
     let name = path.join(" ");
-    let positionals: Vec<&clap::Arg> = command.get_positionals().collect();
-    let Some(first) = positionals.first() else {
+    let Some(first) = command.get_positionals().next() else {
         return format!("`{name}` takes no arguments, and `{word}` was given");
     };
     let what = first
@@ -356,9 +349,13 @@ fn extra_argument(path: &[String], command: &Command, word: &str, words: &[&str]
         let switch =
             flag.starts_with('-') && option(command, flag).is_some_and(|a| !takes_value(a));
         if switch && ["true", "false", "yes", "no", "on", "off", "1", "0"].contains(&value) {
-            return format!(
-                "`{flag}` is a switch and takes no value: `{value}` was read as the {what}\n\n  \
-                 tip: write `{flag}` alone to turn it on, and leave it out to leave it off"
+            return said(
+                format!(
+                    "`{flag}` is a switch and takes no value: `{value}` was read as the {what}"
+                ),
+                &[format!(
+                    "write `{flag}` alone to turn it on, and leave it out to leave it off"
+                )],
             );
         }
     }
@@ -394,10 +391,11 @@ fn unknown_command(
         .any(|ext| word.ends_with(ext))
         || std::path::Path::new(word).exists();
     if looks_like_file {
-        return Some(format!(
-            "`{word}` is a file, not a command: give the command first\n\n  \
-             tip: `trainc check {word}` checks a spec, `trainc build {word}` builds it, \
-             `trainc verify {word}` checks manifests"
+        return Some(said(
+            format!("`{word}` is a file, not a command: give the command first"),
+            &[format!(
+                "`trainc check {word}` checks a spec, `trainc build {word}` builds it, `trainc verify {word}` checks manifests"
+            )],
         ));
     }
     if let Some((_, ours)) = OTHER_NAMES.iter().find(|(names, _)| names.contains(&word)) {
@@ -406,18 +404,18 @@ fn unknown_command(
             .and_then(|c| c.get_about())
             .map(ToString::to_string)
             .unwrap_or_default();
-        return Some(format!(
-            "trainc has no command `{word}`\n\n  tip: `trainc {ours}`: {}",
-            about.trim_end_matches('.')
+        return Some(said(
+            format!("trainc has no command `{word}`"),
+            &[format!("`trainc {ours}`: {}", about.trim_end_matches('.'))],
         ));
     }
     if suggested {
         return None;
     }
     if ["apply", "submit", "deploy"].contains(&word) {
-        return Some(format!(
-            "trainc has no command `{word}`: it writes the objects, kubectl applies them\n\n  \
-             tip: `trainc build SPEC | kubectl apply -f -`"
+        return Some(said(
+            format!("trainc has no command `{word}`: it writes the objects, kubectl applies them"),
+            &["`trainc build SPEC | kubectl apply -f -`".to_owned()],
         ));
     }
     None

@@ -70,9 +70,6 @@ pub(super) fn toml_help(
             }
         });
     }
-    if let Some(help) = array_left_open(message, text, range.start) {
-        return Some(help);
-    }
     value_help(message, token).or_else(|| unclosed_help(message, line))
 }
 

@@ -52,8 +52,8 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                     // An array left open, read on into the next key: say so, as
                     // the parser says it of one left open at the end.
                     let left_open =
-                        super::syntax_help::array_left_open(&message, text, range.start).is_some();
-                    let said = if left_open {
+                        super::syntax_help::array_left_open(&message, text, range.start);
+                    let said = if left_open.is_some() {
                         "unclosed array, expected `]` before this line"
                     } else {
                         &message
@@ -82,6 +82,8 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                         } else {
                             d.with_help(format!("quote it: `\"{written}\"`"))
                         }
+                    } else if let Some(help) = left_open {
+                        d.with_help(help)
                     } else {
                         match super::syntax_help::toml_help(&message, text, range) {
                             Some(help) => d.with_help(help),

@@ -14,10 +14,19 @@ use crate::tree::field_path;
 /// spec's messages spell them.
 #[derive(Debug, Default, Clone)]
 pub struct Meant {
-    /// Each field's forms as a message writes it, e.g. for
-    /// `/trainjob/runtime`: "`trainjob.runtime", "`[trainjob] runtime",
-    /// "`[trainjob.runtime".
-    forms: Vec<(String, Vec<String>)>,
+    /// Every form of every such field (see [`forms`]).
+    forms: Vec<String>,
+}
+
+/// The ways a message begins to name the field at dotted `path`, e.g. for
+/// `trainjob.runtime`: "`trainjob.runtime", "`[trainjob.runtime",
+/// "`[trainjob] runtime".
+fn forms(path: &str) -> Vec<String> {
+    let mut forms = vec![format!("`{path}"), format!("`[{path}")];
+    if let Some((table, key)) = path.rsplit_once('.') {
+        forms.push(format!("`[{table}] {key}"));
+    }
+    forms
 }
 
 impl Meant {
@@ -25,16 +34,9 @@ impl Meant {
         pointers.sort();
         pointers.dedup();
         let forms = pointers
-            .into_iter()
+            .iter()
             .filter(|p| !p.is_empty())
-            .map(|pointer| {
-                let path = field_path(&pointer);
-                let mut forms = vec![format!("`{path}"), format!("`[{path}")];
-                if let Some((table, key)) = path.rsplit_once('.') {
-                    forms.push(format!("`[{table}] {key}"));
-                }
-                (path, forms)
-            })
+            .flat_map(|pointer| forms(&field_path(pointer)))
             .collect();
         Meant { forms }
     }
@@ -47,9 +49,7 @@ impl Meant {
         let texts = std::iter::once(diagnostic.message.as_str())
             .chain(diagnostic.help.as_deref())
             .chain(diagnostic.primary.text.as_deref());
-        texts
-            .into_iter()
-            .any(|text| self.forms.iter().any(|(_, forms)| names(text, forms)))
+        texts.into_iter().any(|text| names(text, &self.forms))
     }
 
     /// Drops the knock-ons from `diagnostics`.
@@ -64,7 +64,7 @@ impl Meant {
 /// `unset` holds each entry as written and its place (`cpu.toml:1:10`).
 pub fn point_at_unset(diagnostics: &mut [Diagnostic], unset: &[(String, String)]) {
     for (path, place) in unset {
-        let forms = [format!("`{path}"), format!("`[{path}")];
+        let forms = forms(path);
         for d in diagnostics.iter_mut() {
             if !names(&d.message, &forms) {
                 continue;

@@ -80,6 +80,23 @@ pub fn validate(tree: &Node, sources: &Sources) -> Validated {
     }
 }
 
+/// What the user wrote at `pointer`, as written (without TOML/YAML quotes;
+/// `1e3`, not the number it reads as); a template's value as rendered.
+pub(crate) fn written(tree: &Node, sources: &Sources, pointer: &str) -> String {
+    let span = tree.span_at(pointer);
+    let text = &sources.get(span.source).text;
+    let written = text.get(span.start..span.end).unwrap_or("");
+    if written.contains("{{")
+        && let Some((node, _)) = tree.pointer(pointer)
+    {
+        return match node.to_json() {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+    }
+    written.trim_matches(|c| c == '"' || c == '\'').to_owned()
+}
+
 /// An overlay on its own: its keys and value types (`trainc check --as-overlay`).
 pub(crate) fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
     schema::check_overlay(tree, &tree.to_json(), sources)

@@ -26,12 +26,6 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .or_default()
             .push(service);
     }
-    let beside = |job: &Value| -> Vec<&Value> {
-        by_namespace
-            .get(&job["metadata"]["namespace"].as_str())
-            .cloned()
-            .unwrap_or_default()
-    };
     // The runtimes among the objects, found once (a stream of thousands of
     // TrainJobs must not search it for each).
     let runtimes: Vec<&Value> = values
@@ -44,14 +38,24 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
         .collect();
     for job in of_kind(trainjob::KIND) {
         let ports = runtime_port_names(job, &runtimes);
-        trainjob_services(values, job, &beside(job), &ports, problems);
+        trainjob_services(values, job, beside(&by_namespace, job), &ports, problems);
     }
     for job in of_kind(pytorchjob::KIND) {
-        pytorchjob_services(values, job, &beside(job), problems);
+        pytorchjob_services(values, job, beside(&by_namespace, job), problems);
     }
     for job in of_kind(job::KIND) {
-        job_service(values, job, &beside(job), problems);
+        job_service(values, job, beside(&by_namespace, job), problems);
     }
+}
+
+/// The Services of `job`'s namespace.
+fn beside<'v>(
+    by_namespace: &'v std::collections::HashMap<Option<&str>, Vec<&'v Value>>,
+    job: &'v Value,
+) -> &'v [&'v Value] {
+    by_namespace
+        .get(&job["metadata"]["namespace"].as_str())
+        .map_or(&[], Vec::as_slice)
 }
 
 /// A problem with `value`, one of `values`, found there by identity: two

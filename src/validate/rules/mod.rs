@@ -92,17 +92,9 @@ impl Rules<'_> {
         self.tree.span_at(pointer)
     }
 
-    /// The value at a JSON pointer as the user wrote it (`1e3`, not the
-    /// number it reads as), without the quotes of a string.
+    /// The value at a JSON pointer as the user wrote it (see [`crate::validate::written`]).
     pub(crate) fn written(&self, pointer: &str) -> String {
-        let span = self.value(pointer);
-        let text = self
-            .sources
-            .get(span.source)
-            .text
-            .get(span.start..span.end)
-            .unwrap_or("");
-        text.trim().trim_matches(['"', '\'']).to_owned()
+        crate::validate::written(self.tree, self.sources, pointer)
     }
 
     /// Whether the user wrote something at a JSON pointer.

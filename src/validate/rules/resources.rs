@@ -221,7 +221,7 @@ pub(super) fn checked(
     let value = q.text();
     // A number as the user wrote it (`1e3`, not `1000.0`), where it reads
     // as the same number (a template's text does not).
-    let written = r.written(pointer);
+    let written = r.written(pointer).trim().to_owned();
     let same_number = matches!(
         (written.parse::<f64>(), value.parse::<f64>()),
         (Ok(a), Ok(b)) if a.to_bits() == b.to_bits()

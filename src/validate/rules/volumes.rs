@@ -75,15 +75,15 @@ fn new_claim(r: &mut Rules<'_>, name: &str, volume: &Volume, pointer: &str) {
 /// Which of two sources the user most likely meant, and what to remove.
 fn two_sources(r: &Rules<'_>, name: &str, volume: &Volume, first: &str, other: &str) -> String {
     let pair = |a: &str, b: &str| (first == a && other == b) || (first == b && other == a);
+    let size = volume
+        .size
+        .as_ref()
+        .map(crate::spec::Quantity::text)
+        .unwrap_or_default();
     if pair("claim", "size") {
         // An existing claim named outright is the more specific wish; `size`
         // (with `accessModes`, `storageClass`) describes a claim trainc would create.
         let claim = volume.claim.as_deref().unwrap_or_default();
-        let size = volume
-            .size
-            .as_ref()
-            .map(crate::spec::Quantity::text)
-            .unwrap_or_default();
         let mut new_only = vec!["`size`"];
         if volume.access_modes.is_some() {
             new_only.push("`accessModes`");
@@ -103,11 +103,6 @@ fn two_sources(r: &Rules<'_>, name: &str, volume: &Volume, first: &str, other: &
         );
     }
     if pair("emptyDir", "size") {
-        let size = volume
-            .size
-            .as_ref()
-            .map(crate::spec::Quantity::text)
-            .unwrap_or_default();
         return format!(
             "for a scratch directory of at most {size}, write `emptyDir = \"{size}\"` and remove `size`; `size` alone asks for a new claim, kept after the job"
         );

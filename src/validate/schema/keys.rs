@@ -15,7 +15,7 @@ use crate::validate::kubernetes_forms;
 /// The keys a table may have, where each of its sub-tables' keys belong,
 /// and where each key the user wrote is.
 pub(super) struct Table {
-    known: Vec<String>,
+    pub(super) known: Vec<String>,
     /// A key of a sub-table -> that sub-table's pointer (the first one).
     belongs: std::collections::HashMap<String, String>,
     written: std::collections::HashMap<String, crate::source::Span>,

@@ -4,21 +4,15 @@
 //! unindented under `resources:` is read as a top-level key and
 //! `resources` as empty. The fix is to move or indent, not to rename.
 
-use serde_json::Value as Json;
-
 use super::{Context, join_pointer};
 use crate::parse::Format;
-use crate::spec::schema_lookup::schema_at;
 use crate::tree::{Value, field_path};
 
 impl Context<'_> {
-    /// The keys of the table at `pointer`, by the schema.
-    fn known_keys(&self, pointer: &str) -> Vec<String> {
-        schema_at(self.root, pointer)
-            .and_then(|s| s.get("properties"))
-            .and_then(Json::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default()
+    /// Whether the schema gives the table at `pointer` the key `key` (its
+    /// keys worked out once per table).
+    fn knows(&self, pointer: &str, key: &str) -> bool {
+        self.table(pointer).known.iter().any(|k| k == key)
     }
 
     /// Help for `key`, unknown in the TOML table at `pointer` (a `[header]`
@@ -48,18 +42,19 @@ impl Context<'_> {
                 "write it outside the braces, on a line of its own above the first `[table]` header",
             )
         };
-        if self.known_keys("").iter().any(|k| k == key) {
+        if self.knows("", key) {
             return Some((
                 format!("`{key}` is a top-level key, {tail}: {top_fix}"),
                 join_pointer("", key),
             ));
         }
         let home = self
-            .known_keys("")
-            .into_iter()
-            .map(|t| join_pointer("", &t))
+            .table("")
+            .known
+            .iter()
+            .map(|t| join_pointer("", t))
             .filter(|t| t != pointer)
-            .find(|t| self.known_keys(t).iter().any(|k| k == key))?;
+            .find(|t| self.knows(t, key))?;
         let home_path = field_path(&home);
         Some((
             format!(
@@ -79,27 +74,20 @@ impl Context<'_> {
         let (parent, name) = pointer.rsplit_once('/')?;
         let name = crate::tree::segment_key(name);
         let siblings = self.tree.pointer(parent)?.0.as_table()?;
-        let ours = self.known_keys(pointer);
-        let theirs = self.known_keys(parent);
         let at = siblings.iter().position(|e| e.key == name)?;
         let stray: Vec<String> = siblings[at + 1..]
             .iter()
-            .take_while(|e| ours.contains(&e.key) && !theirs.contains(&e.key))
+            .take_while(|e| self.knows(pointer, &e.key) && !self.knows(parent, &e.key))
             .map(|e| format!("`{}`", e.key))
             .collect();
-        let first = stray.first()?;
-        let (verb, them) = if stray.len() == 1 {
-            ("is", "it")
-        } else {
-            ("are", "them")
+        let (verb, them) = match stray.len() {
+            0 => return None,
+            1 => ("is", "it"),
+            _ => ("are", "them"),
         };
         Some(format!(
             "nothing is indented under `{name}:`, so {} {verb} read one level up: indent {them} under `{name}:` by two spaces",
-            if stray.len() == 1 {
-                first.clone()
-            } else {
-                stray.join(", ")
-            }
+            stray.join(", ")
         ))
     }
 }

@@ -482,18 +482,7 @@ impl Context<'_> {
     /// What the user wrote at `pointer`, as written (without TOML/YAML quotes).
     /// A rendered template is what it rendered to.
     fn source_text(&self, pointer: &str) -> String {
-        let span = self.tree.span_at(pointer);
-        let text = &self.sources.get(span.source).text;
-        let written = text.get(span.start..span.end).unwrap_or("");
-        if written.contains("{{")
-            && let Some((node, _)) = self.tree.pointer(pointer)
-        {
-            return match node.to_json() {
-                Json::String(s) => s,
-                other => other.to_string(),
-            };
-        }
-        written.trim_matches(|c| c == '"' || c == '\'').to_owned()
+        super::written(self.tree, self.sources, pointer)
     }
 }
 
