@@ -786,3 +786,66 @@ fn a_problem_of_objects_together_lands_at_its_own_object() {
     assert_eq!(errors[0].0, line as u64, "{errors:?}");
     assert!(errors[0].1.starts_with("document 3, "), "{errors:?}");
 }
+
+/// A long stream is read a document at a time on every core; a stream the
+/// split cannot read as written (a `%YAML` directive, a document that is
+/// only an anchor) is read whole. Either way every problem lands at its
+/// own object's line and document, and each reading says the same.
+#[test]
+fn a_long_stream_read_document_by_document_says_what_the_whole_says() {
+    let golden = std::fs::read_to_string(root().join("golden/ports/pytorchjob.yaml")).unwrap();
+    let (service, job) = golden.split_once("---\n").unwrap();
+    let wrong = service.replace("targetPort: 9090", "targetPort: no-such-port");
+    // 300 ConfigMaps, the 200th wrong; the job, its Service, and a copy of
+    // the Service whose port the job's pods do not declare.
+    let mut documents: Vec<String> = (1..=300)
+        .map(|i| {
+            let value = if i == 200 { "1" } else { "\"b\"" };
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  a: {value}\n"
+            )
+        })
+        .collect();
+    documents.extend([job.to_owned(), service.to_owned(), wrong]);
+    let stream = documents.join("---\n");
+    let errors = errors_of(&stream);
+    let line_of = |text: &str, needle: &str, nth: usize| {
+        1 + text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(needle))
+            .nth(nth)
+            .unwrap()
+            .0 as u64
+    };
+    let expected = [
+        (
+            line_of(&stream, "  a: 1", 0),
+            "document 200, ConfigMap/c200, `data.a`",
+        ),
+        (
+            line_of(&stream, "no-such-port", 0),
+            "document 303, Service/",
+        ),
+    ];
+    for (line, start) in expected {
+        assert!(
+            errors
+                .iter()
+                .any(|(l, m)| *l == line && m.starts_with(start)),
+            "{start} at line {line}: {errors:?}"
+        );
+    }
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    // Read whole: after a directive (every line two further down). And a
+    // document that is only an anchor (a null, which counts as a document)
+    // read both ways.
+    let directive = errors_of(&format!("%YAML 1.1\n---\n{stream}"));
+    let shifted: Vec<(u64, String)> = errors.iter().map(|(l, m)| (l + 2, m.clone())).collect();
+    assert_eq!(directive, shifted);
+    let anchored = errors_of(&format!("--- &a\n---\n{stream}"));
+    assert!(anchored[0].1.starts_with("document 201, "), "{anchored:?}");
+    let whole = errors_of(&format!("%YAML 1.1\n--- &a\n---\n{stream}"));
+    let shifted: Vec<(u64, String)> = anchored.iter().map(|(l, m)| (l + 1, m.clone())).collect();
+    assert_eq!(whole, shifted);
+}

@@ -241,7 +241,7 @@ pub fn parse_yaml_stream(
     max_depth: usize,
     max_documents: usize,
 ) -> Result<Vec<Node>, Vec<Diagnostic>> {
-    yaml::parse_manifest_stream(id, text, max_depth, max_documents).map(|s| s.documents)
+    parse_manifest_stream(id, text, max_depth, max_documents).map(|s| s.documents)
 }
 
 /// The documents of a manifest stream, each scalar read as Kubernetes reads
@@ -259,7 +259,19 @@ pub fn parse_manifest_stream(
     max_depth: usize,
     max_documents: usize,
 ) -> Result<ManifestStream, Vec<Diagnostic>> {
-    yaml::parse_manifest_stream(id, text, max_depth, max_documents)
+    yaml::parse_manifest_stream(id, text, 0..text.len(), max_depth, max_documents)
+}
+
+/// [`parse_manifest_stream`] of the bytes `part` of `text` alone (a
+/// [`crate::yaml::Part`], or several), its spans the whole text's.
+pub fn parse_manifest_part(
+    id: SourceId,
+    text: &str,
+    part: std::ops::Range<usize>,
+    max_depth: usize,
+    max_documents: usize,
+) -> Result<ManifestStream, Vec<Diagnostic>> {
+    yaml::parse_manifest_stream(id, text, part, max_depth, max_documents)
 }
 
 /// One object of a manifest stream: its document (1-based, among the

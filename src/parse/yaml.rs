@@ -51,11 +51,13 @@ pub(super) fn parse_yaml(
     }
 }
 
-/// Every document of a YAML stream (`---`-separated), each with spans into
-/// the whole text; empty documents are skipped. At most `max_documents`.
+/// Every document of the bytes `part` of a YAML stream (`---`-separated),
+/// each with spans into the whole text; empty documents are skipped. At
+/// most `max_documents`.
 pub(super) fn parse_manifest_stream(
     id: SourceId,
     text: &str,
+    part: std::ops::Range<usize>,
     max_depth: usize,
     max_documents: usize,
 ) -> Result<super::ManifestStream, Vec<Diagnostic>> {
@@ -67,7 +69,7 @@ pub(super) fn parse_manifest_stream(
         aliased: MAX_SPEC_NODES,
         aliased_bytes: MAX_OBJECTS_ALIASED_BYTES,
     };
-    let documents = yaml::load(id, text, limits)
+    let documents = yaml::load_at(id, &text[part.clone()], part.start, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
     let mut reader = Reader::new(true);
     let documents = documents

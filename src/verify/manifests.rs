@@ -8,23 +8,15 @@
 //! Kubeflow's) is not checked: a note at its first object and a count in
 //! the summary, never a silent pass, and an error under `--require-schemas`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value as Json;
 
-use super::Problem;
+use super::stream::Kept;
+pub use super::stream::{MAX_DEPTH, MAX_DOCUMENTS, ONE_OBJECT_EACH};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::spec::ApiLevel;
-use crate::tree::Node;
-use crate::tree::field_path;
-
-/// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
-/// about 12 levels down; CRDs with embedded templates go further).
-pub const MAX_DEPTH: usize = 64;
-/// More documents than a large repository's whole rendered output holds
-/// (the benchmark verifies 10,000 in one stream).
-pub const MAX_DOCUMENTS: usize = 200_000;
 
 /// What one file held and what was wrong with it.
 #[derive(Default)]
@@ -45,28 +37,8 @@ pub struct Options {
     pub training_operator: crate::cluster::pytorchjob::Release,
 }
 
-/// One object of the file: where it is and what it says.
-struct Located<'a> {
-    /// 1-based, among the file's non-empty documents.
-    document: usize,
-    node: &'a Node,
-    json: Json,
-}
-
 /// What `trainc verify` checks, and what it does with the rest.
 pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
-
-impl Located<'_> {
-    /// Where the object begins: its diagnostics' place when they are about
-    /// the whole object.
-    fn start(&self) -> Span {
-        Span::new(
-            self.node.span.source,
-            self.node.span.start,
-            self.node.span.start,
-        )
-    }
-}
 
 /// The errors `trainc verify` finds in the objects of `id` as a cluster of
 /// the default releases would take them (`import` and `migrate` read the
@@ -106,9 +78,6 @@ pub fn spec_not_manifest(
     ))
 }
 
-/// What each document of a manifest is.
-pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
-
 /// Every problem of the objects in `id`, a TrainJob checked for Trainer `level`.
 /// `runtimes` are the cluster's (`--runtimes`), for TrainJobs whose runtime
 /// the file does not hold.
@@ -142,63 +111,40 @@ fn verify_stream(
     options: Options,
 ) -> Verified {
     let text = &sources.get(id).text;
-    let (documents, readings) =
-        match crate::parse::parse_manifest_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
-            Ok(stream) => (stream.documents, stream.readings),
-            Err(diagnostics) => {
-                return Verified {
-                    diagnostics,
-                    ..Verified::default()
-                };
-            }
-        };
-    let (found, not_objects) = crate::parse::stream_objects(&documents);
-    let mut diagnostics =
-        crate::parse::not_objects_errors(not_objects, codes::VERIFY_SCHEMA, "", ONE_OBJECT_EACH);
-    let objects: Vec<Located<'_>> = found
-        .into_iter()
-        .map(|o| Located {
-            document: o.document,
-            node: o.node,
-            json: o.node.to_json(),
-        })
-        .collect();
-    for object in &objects {
-        if let Some(problem) = missing_identity(object) {
-            diagnostics.push(problem);
+    let read = match super::stream::read(text, id, level, options.training_operator) {
+        Ok(read) => read,
+        Err(diagnostics) => {
+            return Verified {
+                diagnostics,
+                ..Verified::default()
+            };
         }
-    }
-    let values: Vec<&Json> = objects.iter().map(|o| &o.json).collect();
-    let mut unchecked = std::collections::BTreeMap::new();
+    };
+    let mut diagnostics = read.not_objects.clone();
+    diagnostics.extend(read.identity.iter().cloned());
     // Two objects of one id: said once, at the second. (Problems find
     // their object by its place in the stream, not by its id.)
-    let mut by_id: HashMap<String, &Located<'_>> = HashMap::with_capacity(objects.len());
-    for object in &objects {
-        match by_id.entry(super::id(&object.json)) {
+    let mut by_id: HashMap<&str, &Kept> = HashMap::with_capacity(read.objects.len());
+    for object in &read.objects {
+        match by_id.entry(&object.id) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(object);
             }
             std::collections::hash_map::Entry::Occupied(first) => {
-                diagnostics.push(twice(first.key(), first.get(), object));
+                diagnostics.push(twice(first.get(), object));
             }
         }
     }
+    let (together, with_runtimes) = together(&read, level, runtimes);
+    let together = super::stream::locate_together(text, id, &read, &together);
+    let with_runtimes = super::stream::locate_together(text, id, &read, &with_runtimes);
+    let mut unchecked = BTreeMap::new();
     // Each error by the span of the value it is about (the diagnostic
     // points at the key), to meet the readings of those values below.
     let mut errors: HashMap<Span, usize> = HashMap::new();
-    for problem in super::verify_at(&values, level, options.training_operator, runtimes) {
-        let object = problem.index.and_then(|i| objects.get(i));
-        let mut diagnostic = locate(&problem, object, id);
-        let value = object
-            .and_then(|o| o.node.pointer(&problem.path))
-            .map(|(value, _)| value.span);
-        if !problem.contract.checked() {
-            let key = object.map_or_else(Default::default, |o| {
-                (
-                    o.json["apiVersion"].as_str().unwrap_or("").to_owned(),
-                    o.json["kind"].as_str().unwrap_or("").to_owned(),
-                )
-            });
+    for found in read.found.into_iter().chain(together).chain(with_runtimes) {
+        let mut diagnostic = found.diagnostic;
+        if let Some(key) = found.unchecked {
             let count = unchecked.entry(key).or_insert(0);
             *count += 1;
             if options.require_schemas {
@@ -211,14 +157,14 @@ fn verify_stream(
                 continue;
             }
         }
-        if let Some(value) = value {
+        if let Some(value) = found.value {
             errors.insert(value, diagnostics.len());
         }
         diagnostics.push(diagnostic);
     }
     // A value read two ways that is also wrong for its field: one error,
     // which says how Kubernetes read it.
-    for reading in readings {
+    for reading in read.readings {
         if let Some(error) = errors
             .get(&reading.primary.span)
             .map(|&i| &mut diagnostics[i])
@@ -234,120 +180,71 @@ fn verify_stream(
         }
     }
     Verified {
-        objects: objects.len(),
+        objects: read.objects.len(),
         unchecked,
         diagnostics,
     }
 }
 
+/// The problems of the objects together (their indices among
+/// `read.objects`), a namespace at a time: a job reaches Services of its own
+/// namespace only, and may name a runtime of any (a ClusterTrainingRuntime
+/// has none). Then each TrainJob's with the runtime it names: among the
+/// objects, else among the cluster's `runtimes`.
+fn together(
+    read: &super::stream::Read,
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> (Vec<super::Problem>, Vec<super::Problem>) {
+    let own: Vec<Json> = (read.objects.iter())
+        .filter(|o| o.runtime)
+        .filter_map(Kept::together)
+        .collect();
+    let own: Vec<&Json> = own.iter().collect();
+    let given = super::runtimes::given(&own, runtimes);
+    let mut namespaces: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
+    for (index, object) in read.objects.iter().enumerate() {
+        namespaces
+            .entry(object.namespace.as_deref())
+            .or_default()
+            .push(index);
+    }
+    let mut together = Vec::new();
+    let mut with_runtimes = Vec::new();
+    for indices in namespaces.into_values() {
+        let kept: Vec<Json> = indices
+            .iter()
+            .map(|&i| read.objects[i].together().unwrap_or_default())
+            .collect();
+        let values: Vec<&Json> = kept.iter().collect();
+        let start = together.len();
+        super::objects::check_among(&values, &own, &mut together);
+        for problem in &mut together[start..] {
+            problem.index = problem.index.map(|i| indices[i]);
+        }
+        for (&index, value) in indices.iter().zip(&kept) {
+            if read.objects[index].trainjob {
+                super::runtimes::job_problems(index, value, level, &given, &mut with_runtimes);
+            }
+        }
+    }
+    // In the TrainJobs' order, as the checks of the whole stream find them.
+    with_runtimes.sort_by_key(|p| p.index);
+    (together, with_runtimes)
+}
+
 /// The same object written twice: applied, the later silently replaces the
 /// earlier (kustomize refuses such a stream; a hand-written one is not
 /// checked by anything else).
-fn twice(id: &str, first: &Located<'_>, again: &Located<'_>) -> Diagnostic {
+fn twice(first: &Kept, again: &Kept) -> Diagnostic {
     Diagnostic::warning(
         codes::VERIFY_DUPLICATE,
-        again.start(),
+        again.start,
         format!(
-            "document {}: {id} again (first in document {}): applied, this one replaces that one",
-            again.document, first.document
+            "document {}: {} again (first in document {}): applied, this one replaces that one",
+            again.document, first.id, first.document
         ),
     )
-    .with_secondary(first.start(), "first here")
+    .with_secondary(first.start, "first here")
     .with_help("give one of them another name (or namespace), or remove the copy")
-}
-
-/// An object without `apiVersion`, `kind` or a name gets one clear error
-/// rather than a schema lookup for `?`.
-fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
-    let missing: Vec<&str> = [
-        ("apiVersion", object.json["apiVersion"].is_string()),
-        ("kind", object.json["kind"].is_string()),
-        ("metadata.name", object.json["metadata"]["name"].is_string()),
-    ]
-    .into_iter()
-    .filter(|(_, present)| !present)
-    .map(|(field, _)| field)
-    .collect();
-    (!missing.is_empty()).then(|| {
-        Diagnostic::error(
-            codes::VERIFY_SCHEMA,
-            object.start(),
-            format!(
-                "document {}: the object has no {}",
-                object.document,
-                missing
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-        .with_help("every Kubernetes object names its `apiVersion`, `kind` and `metadata.name`")
-    })
-}
-
-/// A problem as a diagnostic at the line of the field it is about: the value
-/// when it exists, else the nearest enclosing one (a missing field is
-/// reported at the object that should hold it).
-fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diagnostic {
-    let code = problem.code();
-    let (span, document) = match object {
-        Some(o) => {
-            let span = match o.node.pointer(&problem.path) {
-                Some((_, Some(key))) => key,
-                _ => o.node.span_at(&problem.path),
-            };
-            (span, o.document)
-        }
-        None => (Span::new(id, 0, 0), 0),
-    };
-    let field = if problem.path.is_empty() {
-        String::new()
-    } else {
-        format!(", `{}`", field_path(&problem.path))
-    };
-    let document = if document == 0 {
-        String::new()
-    } else {
-        format!("document {document}, ")
-    };
-    let help = problem
-        .contract
-        .help()
-        .map_or_else(|| schema_help(problem, object), str::to_owned);
-    let mut diagnostic = Diagnostic::error(
-        code,
-        span,
-        format!("{document}{}{field}: {}", problem.object, problem.message),
-    )
-    .with_help(help);
-    diagnostic.severity = problem.contract.severity();
-    diagnostic
-}
-
-/// Where to read what a field takes: `kubectl explain` of the object that
-/// holds it (`deployment.spec.template.spec` for an unknown field there).
-fn schema_help(problem: &Problem, object: Option<&Located<'_>>) -> String {
-    let rejects = "the API server rejects an object that does not match its kind's schema";
-    let Some(kind) = object.and_then(|o| o.json["kind"].as_str()) else {
-        return rejects.to_owned();
-    };
-    let mut holder: Vec<String> = problem
-        .path
-        .split('/')
-        .skip(1)
-        .filter(|segment| segment.parse::<usize>().is_err())
-        .map(crate::tree::segment_key)
-        .collect();
-    // A missing field is reported at the object that should hold it.
-    if !problem.message.starts_with("missing required field") {
-        holder.pop();
-    }
-    let explain = std::iter::once(kind.to_ascii_lowercase())
-        .chain(holder)
-        .collect::<Vec<_>>()
-        .join(".");
-    crate::diagnostic::escape_controls(format!(
-        "{rejects}; `kubectl explain {explain}` lists the fields there and what each takes"
-    ))
 }

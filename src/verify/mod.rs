@@ -22,6 +22,7 @@ pub mod manifests;
 mod objects;
 mod runtimes;
 pub(crate) mod schema;
+mod stream;
 mod webhooks;
 mod wording;
 
@@ -201,21 +202,7 @@ pub fn verify_at(
     operator: pytorchjob::Release,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
-    let mut problems = each_object(values, level, operator);
-    objects::check(values, &mut problems);
-    runtimes::check(values, level, runtimes, &mut problems);
-    problems
-}
-
-/// Objects fewer than this are checked on one thread: a build's handful is
-/// done before a second thread would start.
-const PARALLEL_FROM: usize = 256;
-
-/// The checks of each object on its own, in the objects' order: on every
-/// core for a long stream (a chunk of the objects each, their problems
-/// joined in order, so the output is the same on any machine).
-fn each_object(values: &[&Value], level: ApiLevel, operator: pytorchjob::Release) -> Vec<Problem> {
-    let check = |offset: usize, chunk: &[&Value]| {
+    let mut problems: Vec<Problem> = in_order(values, |offset, chunk| {
         let mut problems = Vec::new();
         for (i, value) in chunk.iter().enumerate() {
             let start = problems.len();
@@ -225,21 +212,51 @@ fn each_object(values: &[&Value], level: ApiLevel, operator: pytorchjob::Release
             }
         }
         problems
-    };
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    problems.extend(together(values, level, runtimes));
+    problems
+}
+
+/// The problems of the objects together: what the operators do with them
+/// ([`objects`]) and a TrainJob with its runtime ([`runtimes`]). `values`
+/// may hold only what [`objects::kept`] keeps of each object.
+fn together(
+    values: &[&Value],
+    level: ApiLevel,
+    runtimes: &[crate::trainer::runtime::Runtime],
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    objects::check(values, &mut problems);
+    runtimes::check(values, level, runtimes, &mut problems);
+    problems
+}
+
+/// Items fewer than this are checked on one thread: a build's handful is
+/// done before a second thread would start.
+const PARALLEL_FROM: usize = 256;
+
+/// `check` of `items` a chunk at a time (given the index of its first
+/// item), the chunks' results in the items' order: on every core for a
+/// long list, so that the output is the same on any machine.
+fn in_order<T: Sync, R: Send>(items: &[T], check: impl Fn(usize, &[T]) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if threads < 2 || values.len() < PARALLEL_FROM {
-        return check(0, values);
+    if threads < 2 || items.len() < PARALLEL_FROM {
+        return vec![check(0, items)];
     }
-    let size = values.len().div_ceil(threads);
+    let size = items.len().div_ceil(threads);
+    let check = &check;
     std::thread::scope(|scope| {
-        let running: Vec<_> = values
+        let running: Vec<_> = items
             .chunks(size)
             .enumerate()
             .map(|(n, chunk)| scope.spawn(move || check(n * size, chunk)))
             .collect();
         running
             .into_iter()
-            .flat_map(|thread| {
+            .map(|thread| {
                 thread
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

@@ -8,6 +8,21 @@ use super::{Problem, id};
 use crate::cluster::{job, pytorchjob, trainjob};
 
 pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
+    // The runtimes among the objects, found once (a stream of thousands of
+    // TrainJobs must not search it for each).
+    let runtimes: Vec<&Value> = values.iter().copied().filter(|v| is_runtime(v)).collect();
+    check_among(values, &runtimes, problems);
+}
+
+/// Whether `value` is one of Trainer's runtimes.
+pub(super) fn is_runtime(value: &Value) -> bool {
+    value["apiVersion"] == trainjob::API_VERSION
+        && (value["kind"] == "TrainingRuntime" || value["kind"] == "ClusterTrainingRuntime")
+}
+
+/// [`check`] of `values` (the objects of one namespace, or all of them),
+/// TrainJobs finding their runtimes among `runtimes`.
+pub(super) fn check_among(values: &[&Value], runtimes: &[&Value], problems: &mut Vec<Problem>) {
     let of_kind = |kind: &str| -> Vec<&Value> {
         values
             .iter()
@@ -26,18 +41,8 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
             .or_default()
             .push(service);
     }
-    // The runtimes among the objects, found once (a stream of thousands of
-    // TrainJobs must not search it for each).
-    let runtimes: Vec<&Value> = values
-        .iter()
-        .copied()
-        .filter(|v| {
-            v["apiVersion"] == trainjob::API_VERSION
-                && (v["kind"] == "TrainingRuntime" || v["kind"] == "ClusterTrainingRuntime")
-        })
-        .collect();
     for job in of_kind(trainjob::KIND) {
-        let ports = runtime_port_names(job, &runtimes);
+        let ports = runtime_port_names(job, runtimes);
         trainjob_services(values, job, beside(&by_namespace, job), &ports, problems);
     }
     for job in of_kind(pytorchjob::KIND) {
@@ -45,6 +50,101 @@ pub(super) fn check(values: &[&Value], problems: &mut Vec<Problem>) {
     }
     for job in of_kind(job::KIND) {
         job_service(values, job, beside(&by_namespace, job), problems);
+    }
+}
+
+/// What the checks of objects together read of `value` (those here, and
+/// [`super::runtimes`]), so that a long stream keeps that much of each
+/// object and drops the rest once it is checked on its own: Trainer's
+/// objects (TrainJobs and runtimes) whole; of a Service, its name,
+/// selector, ports and how it publishes them; of a Job or a PyTorchJob,
+/// its name, the labels its pod templates give and what finds its pods (a
+/// Job's `subdomain`, a PyTorchJob's replica counts and container ports);
+/// nothing of another kind. A check that reads more of an object must keep
+/// it here (the test `kept_is_what_the_checks_read` compares).
+pub(super) fn kept(value: Value) -> Option<Value> {
+    let kind = value["kind"].as_str()?;
+    let identity = [
+        "/apiVersion",
+        "/kind",
+        "/metadata/name",
+        "/metadata/namespace",
+    ];
+    let mut kept = pick(&value, &identity);
+    if value["apiVersion"] == trainjob::API_VERSION {
+        return Some(value);
+    }
+    match kind {
+        "Service" => {
+            let spec = [
+                "/spec/selector",
+                "/spec/clusterIP",
+                "/spec/publishNotReadyAddresses",
+                "/spec/ports",
+            ];
+            merge(&mut kept, pick(&value, &spec));
+        }
+        job::KIND => {
+            let spec = [
+                "/spec/template/metadata/labels",
+                "/spec/template/spec/subdomain",
+            ];
+            merge(&mut kept, pick(&value, &spec));
+        }
+        pytorchjob::KIND => {
+            let replicas: serde_json::Map<String, Value> = value
+                .pointer("/spec/pytorchReplicaSpecs")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(name, replica)| {
+                    let mut kept = pick(replica, &["/replicas", "/template/metadata/labels"]);
+                    if let Some(containers) = replica
+                        .pointer("/template/spec/containers")
+                        .and_then(Value::as_array)
+                    {
+                        let containers = containers
+                            .iter()
+                            .map(|c| pick(c, &["/name", "/ports"]))
+                            .collect();
+                        kept["template"]["spec"]["containers"] = Value::Array(containers);
+                    }
+                    (name.clone(), kept)
+                })
+                .collect();
+            kept["spec"]["pytorchReplicaSpecs"] = Value::Object(replicas);
+        }
+        _ => return None,
+    }
+    Some(kept)
+}
+
+/// The fields of `value` at `paths` (JSON pointers through mappings), and
+/// nothing else.
+fn pick(value: &Value, paths: &[&str]) -> Value {
+    let mut kept = Value::Object(serde_json::Map::new());
+    for path in paths {
+        let Some(found) = value.pointer(path) else {
+            continue;
+        };
+        let mut at = &mut kept;
+        for key in path.split('/').skip(1) {
+            at = &mut at[key];
+        }
+        *at = found.clone();
+    }
+    kept
+}
+
+/// `more`'s fields added to `into`'s, mapping by mapping.
+fn merge(into: &mut Value, more: Value) {
+    match (into, more) {
+        (Value::Object(into), Value::Object(more)) => {
+            for (key, value) in more {
+                merge(into.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (into, more) => *into = more,
     }
 }
 

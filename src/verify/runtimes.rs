@@ -24,25 +24,43 @@ pub(super) fn check(
     file: &[Runtime],
     problems: &mut Vec<Problem>,
 ) {
-    // The objects' own runtimes first: they are what is being applied.
-    let given: Vec<Runtime> = values
+    let given = given(values, file);
+    for (index, job) in values.iter().enumerate() {
+        if is_trainjob(job) {
+            job_problems(index, job, level, &given, problems);
+        }
+    }
+}
+
+/// The runtimes a TrainJob may name: the objects' own first (they are what
+/// is being applied), then the cluster's (`file`).
+pub(super) fn given(values: &[&Value], file: &[Runtime]) -> Vec<Runtime> {
+    values
         .iter()
         .filter(|v| v["apiVersion"] == trainjob::API_VERSION)
         .filter_map(|v| Runtime::from_json(v).ok())
         .chain(file.iter().cloned())
-        .collect();
-    let release = level.release();
-    for (index, job) in values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v["apiVersion"] == trainjob::API_VERSION && v["kind"] == trainjob::KIND)
-    {
-        let start = problems.len();
-        one_job(job, level, release, &given, problems);
-        // Every problem found here is the TrainJob's.
-        for problem in &mut problems[start..] {
-            problem.index = Some(index);
-        }
+        .collect()
+}
+
+pub(super) fn is_trainjob(value: &Value) -> bool {
+    value["apiVersion"] == trainjob::API_VERSION && value["kind"] == trainjob::KIND
+}
+
+/// The problems of the TrainJob `job`, object `index` of those verified,
+/// with the runtime it names among `given`.
+pub(super) fn job_problems(
+    index: usize,
+    job: &Value,
+    level: ApiLevel,
+    given: &[Runtime],
+    problems: &mut Vec<Problem>,
+) {
+    let start = problems.len();
+    one_job(job, level, level.release(), given, problems);
+    // Every problem found here is the TrainJob's.
+    for problem in &mut problems[start..] {
+        problem.index = Some(index);
     }
 }
 

@@ -237,6 +237,7 @@ fn service(name: &str, selector: &Value, target_port: &Value) -> Value {
 }
 
 fn operator_messages(values: &[&Value]) -> Vec<String> {
+    same_together_from_kept(values);
     verify_values(values, ApiLevel::V2_3)
         .into_iter()
         .filter(|p| p.contract == super::Contract::Operator)
@@ -508,4 +509,53 @@ fn each_training_operator_release_admits_by_its_own_rules() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].contract, super::Contract::Operator);
     assert!(found[0].message.contains("FailedValidation"), "{found:?}");
+}
+
+/// The checks of objects together find the same problems in what
+/// [`super::objects::kept`] keeps of the objects as in the whole objects,
+/// and the same runtimes among them.
+fn same_together_from_kept(values: &[&Value]) {
+    let kept: Vec<Value> = values
+        .iter()
+        .map(|v| super::objects::kept((*v).clone()).unwrap_or(Value::Null))
+        .collect();
+    let kept: Vec<&Value> = kept.iter().collect();
+    let mut whole = Vec::new();
+    super::objects::check(values, &mut whole);
+    assert!(
+        whole.iter().all(|p| p.index.is_some()),
+        "every problem of objects together names its object: {whole:?}"
+    );
+    let mut from_kept = Vec::new();
+    super::objects::check(&kept, &mut from_kept);
+    assert_eq!(from_kept, whole);
+    let names = |values: &[&Value]| -> Vec<String> {
+        super::runtimes::given(values, &[])
+            .iter()
+            .map(|r| format!("{r:?}"))
+            .collect()
+    };
+    assert_eq!(names(&kept), names(values));
+}
+
+#[test]
+fn kept_is_what_the_checks_read() {
+    // Every golden build's objects, and each build's jobs beside every
+    // other's Services (their names and selectors meet other jobs).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+    let mut values = Vec::new();
+    for case in std::fs::read_dir(root).unwrap() {
+        for file in std::fs::read_dir(case.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let id = crate::source::Sources::new().add("golden", String::new());
+                let documents = crate::parse::parse_yaml_stream(id, &text, 64, 1000).unwrap();
+                values.extend(documents.iter().map(crate::tree::Node::to_json));
+            }
+        }
+    }
+    assert!(values.len() > 50, "{}", values.len());
+    let values: Vec<&Value> = values.iter().collect();
+    same_together_from_kept(&values);
 }

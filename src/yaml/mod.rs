@@ -19,7 +19,9 @@ use crate::source::{SourceId, Span};
 
 pub mod emit;
 pub mod kubernetes;
+mod parts;
 pub mod scalar;
+pub use parts::{Part, parts};
 
 /// A node as written. Aliases are expanded; anchors and comments are not kept.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +136,17 @@ pub enum LoadError {
 /// Every document of `text`, in order. A document holding only comments, or
 /// nothing, is an empty plain scalar.
 pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, LoadError> {
+    load_at(id, text, 0, limits)
+}
+
+/// [`load`] of a part of a source (see [`parts`]) that begins `base` bytes
+/// into it: every span is the source's.
+pub fn load_at(
+    id: SourceId,
+    text: &str,
+    base: usize,
+    limits: Limits,
+) -> Result<Vec<Raw<'_>>, LoadError> {
     let mut options = Options::default();
     // The scanner counts flow and block nesting itself; past these it stops
     // with "recursion limit exceeded", reported as too deep below.
@@ -155,11 +168,12 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
     };
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|error| {
-            let offset = error.marker().byte_offset().unwrap_or_else(|| {
-                text.char_indices()
-                    .nth(error.marker().index())
-                    .map_or(text.len(), |(i, _)| i)
-            });
+            let offset = base
+                + error.marker().byte_offset().unwrap_or_else(|| {
+                    text.char_indices()
+                        .nth(error.marker().index())
+                        .map_or(text.len(), |(i, _)| i)
+                });
             let message = error.info();
             if message.contains("recursion limit") || message.contains("nesting") {
                 LoadError::TooDeep {
@@ -170,7 +184,7 @@ pub fn load(id: SourceId, text: &str, limits: Limits) -> Result<Vec<Raw<'_>>, Lo
             }
         })?;
         let range = span.byte_range().unwrap_or(0..0);
-        loader.event(event, Span::new(id, range.start, range.end))?;
+        loader.event(event, Span::new(id, base + range.start, base + range.end))?;
     }
     Ok(loader.documents)
 }
