@@ -91,6 +91,17 @@ pub(super) struct Read {
     pub readings: Vec<Diagnostic>,
 }
 
+impl Read {
+    /// `more`'s objects and problems after these (its parts are these).
+    fn append(&mut self, more: Read) {
+        self.objects.extend(more.objects);
+        self.not_objects.extend(more.not_objects);
+        self.identity.extend(more.identity);
+        self.found.extend(more.found);
+        self.readings.extend(more.readings);
+    }
+}
+
 /// The objects of `text` read and checked one by one; the stream's parse
 /// errors if it is not YAML.
 pub(super) fn read(
@@ -162,12 +173,7 @@ fn read_parts(
         ..Read::default()
     };
     for chunk in chunks {
-        let chunk = chunk?;
-        read.objects.extend(chunk.objects);
-        read.not_objects.extend(chunk.not_objects);
-        read.identity.extend(chunk.identity);
-        read.found.extend(chunk.found);
-        read.readings.extend(chunk.readings);
+        read.append(chunk?);
     }
     Some(read)
 }
@@ -198,30 +204,39 @@ fn read_part(
         "",
         ONE_OBJECT_EACH,
     ));
-    for (ordinal, object) in objects.into_iter().enumerate() {
-        let located = Located {
-            document: numbered(object.document),
-            node: object.node,
-            json: object.node.to_json(),
-        };
-        read.identity.extend(missing_identity(&located));
-        let mut problems = Vec::new();
-        super::one_object(&located.json, level, operator, &mut problems);
-        read.found
-            .extend(problems.iter().map(|p| found(p, Some(&located), id)));
-        read.objects.push(Kept {
-            document: located.document,
-            part: index,
-            ordinal,
-            start: located.start(),
-            id: super::id(&located.json),
-            namespace: located.json["metadata"]["namespace"]
-                .as_str()
-                .map(str::to_owned),
-            runtime: super::objects::is_runtime(&located.json),
-            trainjob: super::runtimes::is_trainjob(&located.json),
-            together: super::objects::kept(located.json).map(|kept| kept.to_string()),
-        });
+    // A `v1 List` of thousands of items is one part: its items are checked
+    // on every core too.
+    let checked = super::in_order(&objects, |offset, chunk| {
+        let mut read = Read::default();
+        for (i, object) in chunk.iter().enumerate() {
+            let located = Located {
+                document: numbered(object.document),
+                node: object.node,
+                json: object.node.to_json(),
+            };
+            read.identity.extend(missing_identity(&located));
+            let mut problems = Vec::new();
+            super::one_object(&located.json, level, operator, &mut problems);
+            read.found
+                .extend(problems.iter().map(|p| found(p, Some(&located), id)));
+            read.objects.push(Kept {
+                document: located.document,
+                part: index,
+                ordinal: offset + i,
+                start: located.start(),
+                id: super::id(&located.json),
+                namespace: located.json["metadata"]["namespace"]
+                    .as_str()
+                    .map(str::to_owned),
+                runtime: super::objects::is_runtime(&located.json),
+                trainjob: super::runtimes::is_trainjob(&located.json),
+                together: super::objects::kept(located.json).map(|kept| kept.to_string()),
+            });
+        }
+        read
+    });
+    for chunk in checked {
+        read.append(chunk);
     }
     read.readings.extend(stream.readings);
     Ok(stream.documents.len())
