@@ -111,7 +111,7 @@ fn verify_stream(
     options: Options,
 ) -> Verified {
     let text = &sources.get(id).text;
-    let read = match super::stream::read(text, id, level, options.training_operator) {
+    let mut read = match super::stream::read(text, id, level, options.training_operator) {
         Ok(read) => read,
         Err(diagnostics) => {
             return Verified {
@@ -120,8 +120,8 @@ fn verify_stream(
             };
         }
     };
-    let mut diagnostics = read.not_objects.clone();
-    diagnostics.extend(read.identity.iter().cloned());
+    let mut diagnostics = std::mem::take(&mut read.not_objects);
+    diagnostics.append(&mut read.identity);
     // Two objects of one id: said once, at the second. (Problems find
     // their object by its place in the stream, not by its id.)
     let mut by_id: HashMap<&str, &Kept> = HashMap::with_capacity(read.objects.len());

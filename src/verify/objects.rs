@@ -64,63 +64,59 @@ pub(super) fn check_among(values: &[&Value], runtimes: &[&Value], problems: &mut
 /// it here (the test `kept_is_what_the_checks_read` compares).
 pub(super) fn kept(value: Value) -> Option<Value> {
     let kind = value["kind"].as_str()?;
+    if value["apiVersion"] == trainjob::API_VERSION {
+        return Some(value);
+    }
+    let fields: &[&str] = match kind {
+        "Service" => &[
+            "/spec/selector",
+            "/spec/clusterIP",
+            "/spec/publishNotReadyAddresses",
+            "/spec/ports",
+        ],
+        job::KIND => &[
+            "/spec/template/metadata/labels",
+            "/spec/template/spec/subdomain",
+        ],
+        pytorchjob::KIND => &[],
+        _ => return None,
+    };
     let identity = [
         "/apiVersion",
         "/kind",
         "/metadata/name",
         "/metadata/namespace",
     ];
-    let mut kept = pick(&value, &identity);
-    if value["apiVersion"] == trainjob::API_VERSION {
-        return Some(value);
-    }
-    match kind {
-        "Service" => {
-            let spec = [
-                "/spec/selector",
-                "/spec/clusterIP",
-                "/spec/publishNotReadyAddresses",
-                "/spec/ports",
-            ];
-            merge(&mut kept, pick(&value, &spec));
-        }
-        job::KIND => {
-            let spec = [
-                "/spec/template/metadata/labels",
-                "/spec/template/spec/subdomain",
-            ];
-            merge(&mut kept, pick(&value, &spec));
-        }
-        pytorchjob::KIND => {
-            let replicas: serde_json::Map<String, Value> = value
-                .pointer("/spec/pytorchReplicaSpecs")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .map(|(name, replica)| {
-                    let mut kept = pick(replica, &["/replicas", "/template/metadata/labels"]);
-                    if let Some(containers) = replica
-                        .pointer("/template/spec/containers")
-                        .and_then(Value::as_array)
-                    {
-                        let containers = containers
-                            .iter()
-                            .map(|c| pick(c, &["/name", "/ports"]))
-                            .collect();
-                        kept["template"]["spec"]["containers"] = Value::Array(containers);
-                    }
-                    (name.clone(), kept)
-                })
-                .collect();
-            kept["spec"]["pytorchReplicaSpecs"] = Value::Object(replicas);
-        }
-        _ => return None,
+    let mut kept = pick(&value, &[identity.as_slice(), fields].concat());
+    if kind == pytorchjob::KIND {
+        let replicas: serde_json::Map<String, Value> = value
+            .pointer("/spec/pytorchReplicaSpecs")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(name, replica)| {
+                let mut kept = pick(replica, &["/replicas", "/template/metadata/labels"]);
+                if let Some(containers) = replica
+                    .pointer("/template/spec/containers")
+                    .and_then(Value::as_array)
+                {
+                    let containers = containers
+                        .iter()
+                        .map(|c| pick(c, &["/name", "/ports"]))
+                        .collect();
+                    kept["template"]["spec"]["containers"] = Value::Array(containers);
+                }
+                (name.clone(), kept)
+            })
+            .collect();
+        kept["spec"]["pytorchReplicaSpecs"] = Value::Object(replicas);
     }
     Some(kept)
 }
 
-/// The fields of `value` at `paths` (JSON pointers through mappings), and
-/// nothing else.
+/// The fields of `value` at `paths` (JSON pointers through mappings, none
+/// a prefix of another, so every step on the way is a mapping), and nothing
+/// else.
 fn pick(value: &Value, paths: &[&str]) -> Value {
     let mut kept = Value::Object(serde_json::Map::new());
     for path in paths {
@@ -134,18 +130,6 @@ fn pick(value: &Value, paths: &[&str]) -> Value {
         *at = found.clone();
     }
     kept
-}
-
-/// `more`'s fields added to `into`'s, mapping by mapping.
-fn merge(into: &mut Value, more: Value) {
-    match (into, more) {
-        (Value::Object(into), Value::Object(more)) => {
-            for (key, value) in more {
-                merge(into.entry(key).or_insert(Value::Null), value);
-            }
-        }
-        (into, more) => *into = more,
-    }
 }
 
 /// The Services of `job`'s namespace.
