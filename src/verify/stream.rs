@@ -3,9 +3,9 @@
 //! tree is at hand, then dropped, keeping only what the checks of objects
 //! together read ([`super::objects::kept`]). The documents are found by
 //! their markers ([`crate::yaml::parts`]) and read on every core; where the
-//! parts do not read as predicted (a syntax error, a directive, a document
-//! that is only an anchor), the stream is read as one part, exactly as a
-//! reader of the whole reads it. A problem of objects together is located
+//! parts do not read as predicted (a syntax error, a directive, a part that
+//! holds another number of documents than its text shows), the stream is
+//! read as one part, exactly as a reader of the whole reads it. A problem of objects together is located
 //! by reading its object's part again.
 
 use std::collections::BTreeMap;
