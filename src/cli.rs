@@ -305,6 +305,11 @@ pub(crate) struct VerifyArgs {
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
     pub(crate) require_schemas: bool,
+    /// CustomResourceDefinitions (a file, or a directory of them; repeatable), as
+    /// `kubectl get crd NAME -o yaml` prints them: objects of their kinds are checked
+    /// against each served version's schema and its CEL rules.
+    #[arg(long = "crd", value_name = "PATH")]
+    pub(crate) crds: Vec<PathBuf>,
 }
 
 /// What to generate for, for `build` and `check` (which checks what `build` builds).

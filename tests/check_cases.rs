@@ -108,6 +108,8 @@ fn every_code_has_a_failing_case() {
         "trainc::run::missing",      // the same
         "trainc::verify::duplicate", // verify::the_same_object_twice_is_a_warning
         "trainc::verify::unchecked", // verify::a_rendered_repository_verifies_with_its_other_kinds_listed
+        "trainc::verify::rule", // verify_crd::a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules, verify_crd::trainjobs_meet_trainers_own_cel_rules
+        "trainc::verify::crd",  // verify_crd::a_crd_that_cannot_be_used_says_why_at_its_line
         "trainc::verify::unserved", // verify::tests (unit): built_in_kinds_are_checked_and_other_kinds_are_not_checked
         "trainc::import::invalid", // import::what_cannot_become_a_spec_is_an_error_and_nothing_is_written
         "trainc::import::dropped", // import::hand_written_manifests_import_to_the_expected_specs

@@ -31,4 +31,5 @@ mod support;
 mod upstream;
 mod usage;
 mod verify;
+mod verify_crd;
 mod watch;

@@ -614,7 +614,6 @@ fn runtimes_are_checked_by_the_webhook_of_their_release() {
                 && m.contains("\"always must be 1\"")),
             "{found:#?}"
         );
-        assert!(found.iter().any(|m| m.starts_with("warning ") && m.contains("ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: 0 processes per node")), "{found:#?}");
         assert!(
             found.iter().any(|m| m.starts_with("warning ")
                 && m.contains("ClusterTrainingRuntime/typo")
@@ -622,6 +621,14 @@ fn runtimes_are_checked_by_the_webhook_of_their_release() {
             "{found:#?}"
         );
     }
+    // 0 processes: v2.0.0's CRD rejects it by its CEL rule; v2.3.0's takes
+    // it, and every pod fails.
+    assert!(v2_0.iter().any(|m| m == "error document 3, ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: Invalid value: \"integer\": NumProcPerNode must be equal to auto, cpu, gpu, or int value"), "{v2_0:#?}");
+    assert!(
+        !v2_0.iter().any(|m| m.contains("0 processes per node")),
+        "{v2_0:#?}"
+    );
+    assert!(v2_3.iter().any(|m| m.starts_with("warning ") && m.contains("ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: 0 processes per node")), "{v2_3:#?}");
     // The required `node` container came with v2.1.0.
     let renamed = |found: &[String]| {
         found.iter().any(|m| {

@@ -24,7 +24,14 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
         runtimes = found;
         diagnostics.extend(problems);
     }
+    let mut crds = trainc::verify::crd::Crds::default();
+    for path in manifests(&args.crds, &mut sources, &mut diagnostics, &mut status) {
+        if let Some(id) = read(&mut sources, &path, &mut diagnostics, &mut status) {
+            diagnostics.extend(crds.read(&sources, id));
+        }
+    }
     let options = Options {
+        crds: &crds,
         require_schemas: args.require_schemas,
         training_operator: match args.training_operator {
             Some(TrainingOperatorArg::V1_7) => Release::V1_7,

@@ -273,6 +273,10 @@ codes! {
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema"
         "An object fails its kind's strict schema (Kubernetes 1.30, or its operator's CRD).";
+    VERIFY_RULE = "trainc::verify::rule"
+        "An object fails a CEL rule (`x-kubernetes-validations`) of its kind's CRD, which the API server evaluates when the object is created.";
+    VERIFY_CRD = "trainc::verify::crd"
+        "A `--crd` file trainc cannot use (no CustomResourceDefinition, a schema or rule the API server would reject), or rules of it that cannot be checked offline.";
     VERIFY_APISERVER = "trainc::verify::apiserver"
         "A name or path the API server rejects (an object's name or namespace; a pod's volume, container or mount, its hostname, an item path), in an object or in the pods an operator makes from its template.";
     VERIFY_DUPLICATE = "trainc::verify::duplicate"

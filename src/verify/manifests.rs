@@ -29,16 +29,28 @@ pub struct Verified {
 }
 
 /// How `trainc verify` treats what it cannot check.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
     /// An object of a kind without a schema is an error, not a note.
     pub require_schemas: bool,
     /// The cluster's Training Operator, for PyTorchJobs.
     pub training_operator: crate::cluster::pytorchjob::Release,
+    /// CRDs whose kinds are checked by their own schemas and rules (`--crd`).
+    pub crds: &'a super::crd::Crds,
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            require_schemas: false,
+            training_operator: crate::cluster::pytorchjob::Release::default(),
+            crds: &super::crd::NONE,
+        }
+    }
 }
 
 /// What `trainc verify` checks, and what it does with the rest.
-pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked";
+pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, and Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime; objects of other kinds are counted as not checked unless `--crd` gives their CustomResourceDefinition";
 
 /// The errors `trainc verify` finds in the objects of `id` as a cluster of
 /// the default releases would take them (`import` and `migrate` read the
@@ -86,7 +98,7 @@ pub fn verify_file(
     id: SourceId,
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
-    options: Options,
+    options: Options<'_>,
 ) -> Verified {
     if crate::parse::is_spec(sources.get(id)) {
         return Verified {
@@ -108,18 +120,19 @@ fn verify_stream(
     id: SourceId,
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
-    options: Options,
+    options: Options<'_>,
 ) -> Verified {
     let text = &sources.get(id).text;
-    let mut read = match super::stream::read(text, id, level, options.training_operator) {
-        Ok(read) => read,
-        Err(diagnostics) => {
-            return Verified {
-                diagnostics,
-                ..Verified::default()
-            };
-        }
-    };
+    let mut read =
+        match super::stream::read(text, id, level, options.training_operator, options.crds) {
+            Ok(read) => read,
+            Err(diagnostics) => {
+                return Verified {
+                    diagnostics,
+                    ..Verified::default()
+                };
+            }
+        };
     let mut diagnostics = std::mem::take(&mut read.not_objects);
     diagnostics.append(&mut read.identity);
     // Two objects of one id: said once, at the second. (Problems find

@@ -16,7 +16,9 @@ use crate::render::Object;
 use crate::spec::ApiLevel;
 
 mod apiserver;
+mod cel;
 pub mod compact;
+pub mod crd;
 pub mod kubernetes;
 pub mod manifests;
 mod objects;
@@ -50,6 +52,8 @@ fn shortened(text: String, chars: usize) -> String {
 pub enum Contract {
     /// Its kind's strict schema.
     Schema,
+    /// A CEL rule of its kind's CRD.
+    Rule,
     /// The API server's validation beyond the schema: names and paths.
     ApiServer,
     /// An operator's admission webhook.
@@ -70,6 +74,7 @@ impl Contract {
         use crate::diagnostic::codes;
         match self {
             Contract::Schema => codes::VERIFY_SCHEMA,
+            Contract::Rule => codes::VERIFY_RULE,
             Contract::ApiServer => codes::VERIFY_APISERVER,
             Contract::Webhook => codes::VERIFY_WEBHOOK,
             Contract::Operator => codes::VERIFY_OPERATOR,
@@ -100,6 +105,9 @@ impl Contract {
     pub fn help(self) -> Option<&'static str> {
         Some(match self {
             Contract::Schema => return None,
+            Contract::Rule => {
+                "the API server evaluates the CRD's `x-kubernetes-validations` rules and rejects an object that fails one"
+            }
             Contract::Webhook => {
                 "the operator's admission webhook rejects this when the object is created"
             }
@@ -206,7 +214,7 @@ pub fn verify_at(
         let mut problems = Vec::new();
         for (i, value) in chunk.iter().enumerate() {
             let start = problems.len();
-            one_object(value, level, operator, &mut problems);
+            one_object(value, level, operator, &crd::NONE, &mut problems);
             for problem in &mut problems[start..] {
                 problem.index = Some(offset + i);
             }
@@ -271,10 +279,11 @@ fn one_object(
     value: &Value,
     level: ApiLevel,
     operator: pytorchjob::Release,
+    crds: &crd::Crds,
     problems: &mut Vec<Problem>,
 ) {
     let id = id(value);
-    if schema::check(&id, value, level, problems) == schema::Checked::NoSchema {
+    if schema::check(&id, value, level, crds, problems) == schema::Checked::NoSchema {
         problems.push(unchecked(&id, value));
     }
     apiserver::check(&id, value, problems);
@@ -287,7 +296,7 @@ fn one_object(
             webhooks::pytorchjob(&id, value, operator, problems);
         }
         (trainjob::API_VERSION, trainjob::KIND) => {
-            webhooks::trainjob(&id, value, problems);
+            webhooks::trainjob(&id, value, level, problems);
         }
         (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
             webhooks::runtime(&id, value, level, problems);

@@ -9,6 +9,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::Problem;
+use super::cel::Rules;
 use crate::cluster::trainjob;
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::spec::ApiLevel;
@@ -23,6 +24,8 @@ struct Bundled {
     quick: OnceLock<SchemaJson<'static>>,
     json: OnceLock<Value>,
     validator: OnceLock<Validator>,
+    /// A CRD's CEL rules, found on first use.
+    rules: OnceLock<Rules>,
 }
 
 impl Bundled {
@@ -33,6 +36,7 @@ impl Bundled {
             quick: OnceLock::new(),
             json: OnceLock::new(),
             validator: OnceLock::new(),
+            rules: OnceLock::new(),
         }
     }
 
@@ -66,6 +70,13 @@ impl Bundled {
         self.quick()
             .pointer("/properties/metadata/properties")
             .is_none()
+    }
+
+    /// The CRD's CEL rules that can be checked offline (its transition
+    /// rules, `self == oldSelf` on most of a TrainJob, cannot).
+    fn rules(&'static self) -> &'static Rules {
+        self.rules
+            .get_or_init(|| Rules::of(schema_verdict::embedded_json(&self.json, self.text)).0)
     }
 
     /// Every error of `value`, as problems; none to look for when the quick
@@ -139,13 +150,20 @@ pub(super) enum Checked {
     NoSchema,
 }
 
-/// Every schema problem of one object (`id` is its `Kind/name`).
+/// Every schema problem of one object (`id` is its `Kind/name`), and of
+/// its CRD's CEL rules: a kind of `crds` is checked by the CRD given
+/// rather than by trainc's own.
 pub(super) fn check(
     id: &str,
     value: &Value,
     level: ApiLevel,
+    crds: &super::crd::Crds,
     problems: &mut Vec<Problem>,
 ) -> Checked {
+    if super::crd::check(crds, id, value, problems) {
+        OBJECT_META.check(id, "/metadata", &value["metadata"], problems);
+        return Checked::Yes;
+    }
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
     let schema = COMMON
@@ -156,6 +174,9 @@ pub(super) fn check(
         schema.check(id, "", value, problems);
         if schema.open_metadata() {
             OBJECT_META.check(id, "/metadata", &value["metadata"], problems);
+            let start = problems.len();
+            schema.rules().check(id, value, problems);
+            name_why(value, &mut problems[start..]);
         }
         return Checked::Yes;
     }
@@ -163,5 +184,23 @@ pub(super) fn check(
         Checked::Yes
     } else {
         Checked::NoSchema
+    }
+}
+
+/// Trainer's CRD says only that a TrainJob's name "must match RFC 1035 DNS
+/// label format" (v2.1.0 and later, `trainjob_types.go`; v2.0.0's webhook
+/// checked it): the rule's failure says why it does not.
+fn name_why(value: &Value, problems: &mut [Problem]) {
+    let name = value["metadata"]["name"].as_str().unwrap_or("");
+    let Err(why) = crate::syntax::names::dns1035_label(name) else {
+        return;
+    };
+    for problem in problems {
+        if problem.path.is_empty() && problem.message.contains("metadata.name") {
+            problem.message = super::shortened(
+                format!("{} (`{name}`: {why})", problem.message),
+                super::MAX_SHOWN,
+            );
+        }
     }
 }

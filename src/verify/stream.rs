@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value as Json;
 
 use super::Problem;
+use super::crd::Crds;
 use crate::cluster::pytorchjob;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Span};
@@ -65,6 +66,13 @@ impl Kept {
     }
 }
 
+/// What each object is checked for.
+struct Checks<'a> {
+    level: ApiLevel,
+    operator: pytorchjob::Release,
+    crds: &'a Crds,
+}
+
 /// A problem at its line.
 pub(super) struct Found {
     pub diagnostic: Diagnostic,
@@ -109,10 +117,11 @@ pub(super) fn read(
     id: SourceId,
     level: ApiLevel,
     operator: pytorchjob::Release,
+    crds: &Crds,
 ) -> Result<Read, Vec<Diagnostic>> {
     let split = crate::yaml::parts(text)
         .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
-        .and_then(|parts| read_parts(text, id, &parts, level, operator));
+        .and_then(|parts| read_parts(text, id, &parts, level, operator, crds));
     if let Some(read) = split {
         return Ok(read);
     }
@@ -120,7 +129,12 @@ pub(super) fn read(
         parts: std::iter::once(0..text.len()).collect(),
         ..Read::default()
     };
-    read_part(text, id, 0, 0..text.len(), 1, level, operator, &mut read)?;
+    let checks = Checks {
+        level,
+        operator,
+        crds,
+    };
+    read_part(text, id, 0, 0..text.len(), 1, &checks, &mut read)?;
     Ok(read)
 }
 
@@ -132,7 +146,13 @@ fn read_parts(
     parts: &[crate::yaml::Part],
     level: ApiLevel,
     operator: pytorchjob::Release,
+    crds: &Crds,
 ) -> Option<Read> {
+    let checks = Checks {
+        level,
+        operator,
+        crds,
+    };
     // Each part's first document number, from the documents before it.
     let mut first = Vec::with_capacity(parts.len());
     let mut documents = 1;
@@ -148,17 +168,7 @@ fn read_parts(
             let found = (!failed.load(Ordering::Relaxed))
                 .then(|| {
                     let range = part.range.clone();
-                    read_part(
-                        text,
-                        id,
-                        index,
-                        range,
-                        first[index],
-                        level,
-                        operator,
-                        &mut read,
-                    )
-                    .ok()
+                    read_part(text, id, index, range, first[index], &checks, &mut read).ok()
                 })
                 .flatten();
             if found != Some(usize::from(!part.empty)) {
@@ -181,15 +191,13 @@ fn read_parts(
 /// The objects of part `index` (the bytes `range`, its first document
 /// numbered `first`) checked and added to `read`; how many non-empty
 /// documents it held.
-#[allow(clippy::too_many_arguments)]
 fn read_part(
     text: &str,
     id: SourceId,
     index: usize,
     range: Range<usize>,
     first: usize,
-    level: ApiLevel,
-    operator: pytorchjob::Release,
+    checks: &Checks<'_>,
     read: &mut Read,
 ) -> Result<usize, Vec<Diagnostic>> {
     let stream = crate::parse::parse_manifest_part(id, text, range, MAX_DEPTH, MAX_DOCUMENTS)?;
@@ -216,7 +224,13 @@ fn read_part(
             };
             read.identity.extend(missing_identity(&located));
             let mut problems = Vec::new();
-            super::one_object(&located.json, level, operator, &mut problems);
+            super::one_object(
+                &located.json,
+                checks.level,
+                checks.operator,
+                checks.crds,
+                &mut problems,
+            );
             read.found
                 .extend(problems.iter().map(|p| found(p, Some(&located), id)));
             read.objects.push(Kept {

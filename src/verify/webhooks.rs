@@ -198,8 +198,11 @@ fn pytorchjob_rules(id: &str, job: &Value, release: Release, problems: &mut Vec<
 }
 
 /// What Trainer's webhook and the TrainJob CRD's CEL rules reject.
-pub(super) fn trainjob(id: &str, job: &Value, problems: &mut Vec<Problem>) {
-    job_name(id, job, problems);
+pub(super) fn trainjob(id: &str, job: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
+    // From v2.1 the CRD's CEL rules check the name (super::schema::name_why).
+    if level == ApiLevel::V2_0 {
+        job_name(id, job, problems);
+    }
     unique_mounts(id, job, problems);
     reserved_containers(id, job, problems);
     let mut reject =
@@ -336,7 +339,11 @@ pub(super) fn reserved_env(
 
 /// What Trainer's runtime webhook rejects ([`crate::trainer::webhook`]).
 pub(super) fn runtime(id: &str, runtime: &Value, level: ApiLevel, problems: &mut Vec<Problem>) {
-    zero_procs(id, runtime, "/spec/mlPolicy/torch/numProcPerNode", problems);
+    // v2.0 and v2.1's CRDs reject 0 by a CEL rule (`self > 0 || self in
+    // ['auto', 'cpu', 'gpu']`): only later releases take it.
+    if !matches!(level, ApiLevel::V2_0 | ApiLevel::V2_1) {
+        zero_procs(id, runtime, "/spec/mlPolicy/torch/numProcPerNode", problems);
+    }
     let release = level.release();
     if crate::trainer::webhook::deprecated(runtime, release) {
         problems.push(Problem::admitted(

@@ -1,0 +1,149 @@
+use serde_json::json;
+
+use super::*;
+
+/// The problems of `object` under a schema holding `rules` at its root.
+fn failures(rules: &serde_json::Value, object: &serde_json::Value) -> Vec<String> {
+    let schema = json!({"type": "object", "x-kubernetes-validations": rules});
+    let (rules, unusable) = Rules::of(&schema);
+    assert!(
+        unusable.is_empty(),
+        "{:?}",
+        unusable.iter().map(|u| &u.message).collect::<Vec<_>>()
+    );
+    let mut problems = Vec::new();
+    rules.check("X/x", object, &mut problems);
+    problems
+        .into_iter()
+        .map(|p| format!("{}|{}", p.path, p.message))
+        .collect()
+}
+
+#[test]
+fn a_rule_that_holds_is_silent_and_one_that_fails_says_its_message() {
+    let rules = json!([{"rule": "self.n >= 1 && self.n <= 8", "message": "n is 1 to 8"}]);
+    assert!(failures(&rules, &json!({"n": 4})).is_empty());
+    assert_eq!(
+        failures(&rules, &json!({"n": 9})),
+        ["|Invalid value: \"object\": n is 1 to 8"]
+    );
+}
+
+#[test]
+fn an_int_or_string_rule_holds_for_either_side_of_an_or() {
+    // Trainer v2.0.0's numProcPerNode: `"auto" > 0` is an error that the
+    // other side of `||` absorbs, as in cel-go.
+    let rules = json!([{"rule": "self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"}]);
+    assert!(failures(&rules, &json!({"p": "auto"})).is_empty());
+    assert!(failures(&rules, &json!({"p": 2})).is_empty());
+    assert_eq!(
+        failures(&rules, &json!({"p": 0})),
+        ["|Invalid value: \"object\": failed rule: self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"]
+    );
+}
+
+#[test]
+fn message_expression_field_path_and_reason_word_the_failure() {
+    let rules = json!([{
+        "rule": "self.readers.all(r, r.startsWith('team-'))",
+        "messageExpression": "'not teams: ' + self.readers.filter(r, !r.startsWith('team-')).join(', ')",
+        "message": "readers are teams",
+        "fieldPath": ".readers",
+        "reason": "FieldValueForbidden",
+    }]);
+    assert_eq!(
+        failures(&rules, &json!({"readers": ["team-a", "bob", "eve"]})),
+        ["/readers|Forbidden: not teams: bob, eve"]
+    );
+    // A messageExpression that fails gives the message.
+    let rules = json!([{"rule": "false", "messageExpression": "self.missing", "message": "plain"}]);
+    assert_eq!(
+        failures(&rules, &json!({})),
+        ["|Invalid value: \"object\": plain"]
+    );
+}
+
+#[test]
+fn has_guards_an_optional_field_and_reading_an_absent_one_is_an_error() {
+    let guarded = json!([{"rule": "!has(self.ttl) || self.ttl <= 10"}]);
+    assert!(failures(&guarded, &json!({})).is_empty());
+    assert_eq!(failures(&guarded, &json!({"ttl": 11})).len(), 1);
+    let unguarded = json!([{"rule": "self.ttl <= 10"}]);
+    let failed = failures(&unguarded, &json!({}));
+    assert!(
+        failed[0].contains("cannot be evaluated") && failed[0].contains("ttl"),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn kubernetes_library_functions_evaluate() {
+    let rules = json!([
+        {"rule": "self.u.find('[0-9]+') == '42'"},
+        {"rule": "self.u.findAll('[a-z]').size() == 3"},
+        {"rule": "isURL(self.url) && !isURL('not a url')"},
+        {"rule": "self.name.lowerAscii() == 'abc'"},
+    ]);
+    assert!(
+        failures(
+            &rules,
+            &json!({"u": "ab42c", "url": "https://example.com/x", "name": "ABC"})
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn transition_rules_and_unsupported_functions_are_not_checked_and_say_why() {
+    let schema = json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf"},
+        {"rule": "quantity(self.q).isLessThan(quantity('1Gi'))"},
+        {"rule": "self.("},
+        {"rule": "true", "fieldPath": "spec"},
+        {"rule": "true", "reason": "Wrong"},
+    ]});
+    let (_, unusable) = Rules::of(&schema);
+    let why: Vec<Why> = unusable.iter().map(|u| u.why).collect();
+    assert_eq!(
+        why,
+        [
+            Why::Transition,
+            Why::Unsupported,
+            Why::Invalid,
+            Why::Invalid,
+            Why::Invalid
+        ]
+    );
+    assert_eq!(unusable[1].pointer, "/x-kubernetes-validations/1");
+}
+
+#[test]
+fn rules_reach_every_item_and_map_value() {
+    let schema = json!({"type": "object", "properties": {
+        "list": {"type": "array", "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "size(self) < 3", "message": "short"}]}},
+        "map": {"type": "object", "additionalProperties": {"type": "integer",
+            "x-kubernetes-validations": [{"rule": "self >= 0", "message": "positive"}]}},
+    }});
+    let (rules, _) = Rules::of(&schema);
+    let mut problems = Vec::new();
+    rules.check(
+        "X/x",
+        &json!({"list": ["a", "long"], "map": {"a/b": -1, "c": 1}}),
+        &mut problems,
+    );
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/list/1", "/map/a~1b"]);
+}
+
+#[test]
+fn field_paths_read_as_pointers() {
+    assert_eq!(field_pointer(".spec.replicas").unwrap(), "/spec/replicas");
+    assert_eq!(
+        field_pointer(".labels['app/name']").unwrap(),
+        "/labels/app~1name"
+    );
+    assert_eq!(field_pointer(".items[2].name").unwrap(), "/items/2/name");
+    assert!(field_pointer("spec").is_err());
+    assert!(field_pointer(".a[x]").is_err());
+}

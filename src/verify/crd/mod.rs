@@ -1,0 +1,262 @@
+//! `trainc verify --crd PATH`: CustomResourceDefinitions whose served
+//! versions become kinds that are checked rather than counted: against
+//! the version's structural schema made strict ([`structural`]), after
+//! defaulting, and against its CEL rules ([`super::cel`]).
+
+mod structural;
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::Value as Json;
+
+use super::Problem;
+use super::cel::{Rules, Unusable, Why};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::source::{SourceId, Sources, Span};
+
+/// Deep enough for any CRD: a schema nests two YAML levels for each of its
+/// object's (`properties`, the field), and Trainer's runtimes hold a JobSet
+/// that holds a pod template.
+pub(super) const MAX_DEPTH: usize = 256;
+/// More CRDs than any cluster defines.
+const MAX_DOCUMENTS: usize = 10_000;
+
+/// The kinds of the CRDs given, by `apiVersion` and `kind`.
+#[derive(Default)]
+pub struct Crds {
+    kinds: Vec<CustomKind>,
+    /// Where each (`apiVersion`, `kind`) was first defined.
+    defined: BTreeMap<(String, String), Span>,
+}
+
+/// One served version of one CRD.
+struct CustomKind {
+    api_version: String,
+    kind: String,
+    /// The version's `openAPIV3Schema`, as written: defaults and nullability.
+    written: Json,
+    /// The schema the API server enforces, compiled on first use.
+    strict: Json,
+    validator: OnceLock<Option<jsonschema::Validator>>,
+    rules: Rules,
+}
+
+/// No CRDs: what every caller but `trainc verify --crd` checks with.
+pub static NONE: Crds = Crds {
+    kinds: Vec::new(),
+    defined: BTreeMap::new(),
+};
+
+impl Crds {
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// How many kinds (served versions) the CRDs define.
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    fn find(&self, api_version: &str, kind: &str) -> Option<&CustomKind> {
+        self.kinds
+            .iter()
+            .find(|k| k.kind == kind && k.api_version == api_version)
+    }
+
+    /// The CRDs of `id` (a YAML stream; objects of other kinds are passed
+    /// over) added; what is wrong with them, or cannot be checked.
+    pub fn read(&mut self, sources: &Sources, id: SourceId) -> Vec<Diagnostic> {
+        let text = &sources.get(id).text;
+        let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
+            Ok(documents) => documents,
+            Err(diagnostics) => return diagnostics,
+        };
+        let (objects, _) = crate::parse::stream_objects(&documents);
+        let mut diagnostics = Vec::new();
+        let mut found = 0;
+        for object in objects {
+            let json = object.node.to_json();
+            if json["kind"] != "CustomResourceDefinition" {
+                continue;
+            }
+            found += 1;
+            let at = |pointer: &str| match object.node.pointer(pointer) {
+                Some((_, Some(key))) => key,
+                _ => object.node.span_at(pointer),
+            };
+            if json["apiVersion"] != "apiextensions.k8s.io/v1" {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::VERIFY_CRD,
+                        at("/apiVersion"),
+                        format!(
+                            "document {}: a `{}` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
+                            object.document,
+                            json["apiVersion"].as_str().unwrap_or("")
+                        ),
+                    )
+                    .with_help("give the CRD as the cluster serves it: `kubectl get crd NAME -o yaml`"),
+                );
+                continue;
+            }
+            diagnostics.extend(self.add(&json, object.document, &at));
+        }
+        if found == 0 {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::VERIFY_CRD,
+                    Span::new(id, 0, 0),
+                    format!(
+                        "`{}` holds no CustomResourceDefinition",
+                        sources.get(id).name
+                    ),
+                )
+                .with_help("`--crd` takes files of CustomResourceDefinitions, e.g. `kubectl get crd NAME -o yaml`, or a directory of them"),
+            );
+        }
+        diagnostics
+    }
+
+    /// The served versions of one CRD (document `document`) added.
+    fn add(&mut self, crd: &Json, document: usize, at: &dyn Fn(&str) -> Span) -> Vec<Diagnostic> {
+        let mut diagnostics = Vec::new();
+        let name = crd["metadata"]["name"].as_str().unwrap_or("?");
+        let group = crd["spec"]["group"].as_str().unwrap_or("");
+        let Some(kind) = crd["spec"]["names"]["kind"]
+            .as_str()
+            .filter(|k| !k.is_empty())
+        else {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::VERIFY_CRD,
+                    at("/spec/names"),
+                    format!("document {document}: CustomResourceDefinition/{name} names no `spec.names.kind`"),
+                )
+                .with_help("the API server rejects a CRD without the kind it defines"),
+            );
+            return diagnostics;
+        };
+        let versions = crd["spec"]["versions"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        let mut transitions: Vec<Span> = Vec::new();
+        for (n, version) in versions.iter().enumerate() {
+            if version["served"] != true {
+                continue;
+            }
+            let version_name = version["name"].as_str().unwrap_or("");
+            let api_version = format!("{group}/{version_name}");
+            let pointer = format!("/spec/versions/{n}/schema/openAPIV3Schema");
+            let Some(schema) = version
+                .pointer("/schema/openAPIV3Schema")
+                .filter(|s| s.is_object())
+            else {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::VERIFY_CRD,
+                        at(&format!("/spec/versions/{n}")),
+                        format!("document {document}: CustomResourceDefinition/{name}: version `{version_name}` has no `schema.openAPIV3Schema`"),
+                    )
+                    .with_help("an `apiextensions.k8s.io/v1` CRD gives every version a structural schema"),
+                );
+                continue;
+            };
+            let key = (api_version.clone(), kind.to_owned());
+            if let Some(first) = self.defined.get(&key) {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        codes::VERIFY_CRD,
+                        at(&format!("/spec/versions/{n}")),
+                        format!("document {document}: `{api_version}` `{kind}` is defined again; the first definition is used"),
+                    )
+                    .with_secondary(*first, "first defined here")
+                    .with_help("give each CRD once to `--crd`"),
+                );
+                continue;
+            }
+            let (rules, unusable) = Rules::of(schema);
+            for rule in unusable {
+                let span = at(&format!("{pointer}{}", rule.pointer));
+                if rule.why == Why::Transition {
+                    transitions.push(span);
+                } else {
+                    diagnostics.push(not_checked(&rule, span, document, name));
+                }
+            }
+            self.defined.insert(key, at(&format!("/spec/versions/{n}")));
+            self.kinds.push(CustomKind {
+                api_version,
+                kind: kind.to_owned(),
+                written: schema.clone(),
+                strict: structural::strict(schema),
+                validator: OnceLock::new(),
+                rules,
+            });
+        }
+        if let Some(&first) = transitions.first() {
+            let count = transitions.len();
+            let rules = if count == 1 { "rule" } else { "rules" };
+            diagnostics.push(
+                Diagnostic::note(
+                    codes::VERIFY_CRD,
+                    first,
+                    format!("document {document}: CustomResourceDefinition/{name}: {count} transition {rules} (reading `oldSelf`) not checked"),
+                )
+                .with_help("a transition rule compares an update with the object it replaces; offline there is none, so only the API server can evaluate it"),
+            );
+        }
+        diagnostics
+    }
+}
+
+/// A rule of CRD `name` that is not checked, other than a transition rule.
+fn not_checked(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnostic {
+    let message = format!(
+        "document {document}: CustomResourceDefinition/{name}: {}",
+        rule.message
+    );
+    if rule.why == Why::Unsupported {
+        Diagnostic::warning(
+            codes::VERIFY_CRD,
+            span,
+            format!("{message}; the rule is not checked"),
+        )
+        .with_help("the API server still evaluates it when the object is created")
+    } else {
+        Diagnostic::error(codes::VERIFY_CRD, span, message)
+            .with_help("the API server rejects a CRD whose rule it cannot compile")
+    }
+}
+
+/// Whether `crds` define the kind of `value`; if so its problems are added:
+/// the strict schema's, then the CEL rules', both on the object as the API
+/// server validates it (defaults applied).
+pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Problem>) -> bool {
+    let api_version = value["apiVersion"].as_str().unwrap_or("");
+    let kind = value["kind"].as_str().unwrap_or("");
+    let Some(custom) = crds.find(api_version, kind) else {
+        return false;
+    };
+    let mut defaulted = value.clone();
+    structural::apply(&mut defaulted, &custom.written, 0);
+    let validator = custom
+        .validator
+        .get_or_init(|| jsonschema::draft7::new(&custom.strict).ok());
+    match validator {
+        Some(validator) => {
+            for error in validator.iter_errors(&defaulted) {
+                super::wording::push_error(id, "", &error, &custom.strict, problems);
+            }
+        }
+        None => problems.push(Problem::schema(
+            id,
+            "",
+            format!(
+                "the CRD's schema for `{api_version}` `{kind}` is no JSON Schema trainc can compile"
+            ),
+        )),
+    }
+    custom.rules.check(id, &defaulted, problems);
+    true
+}

@@ -1,0 +1,172 @@
+//! A CRD version's structural schema (`openAPIV3Schema`) as the strict JSON
+//! Schema the API server enforces, and an object as the API server has it
+//! when it validates: nulls of non-nullable fields pruned, defaults applied.
+//!
+//! From kubernetes/kubernetes v1.30.0,
+//! `staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/`:
+//! with strict field validation (kubectl's default since 1.27) a field the
+//! schema does not name is an error unless `x-kubernetes-preserve-unknown-fields`
+//! keeps it (`pruning/algorithm.go`); `x-kubernetes-int-or-string` takes an
+//! integer or a string; `x-kubernetes-embedded-resource` is an object with
+//! `apiVersion`, `kind` and `metadata` (`objectmeta/validation.go`);
+//! `nullable: false` nulls are pruned before defaulting (`defaulting/prunenulls.go`),
+//! and defaults fill absent fields before validation (`defaulting/algorithm.go`).
+
+use serde_json::{Map, Value as Json, json};
+
+/// The strict schema of `schema`, the root of a version's `openAPIV3Schema`.
+pub(super) fn strict(schema: &Json) -> Json {
+    let mut strict = node(schema, 0);
+    if let Json::Object(root) = &mut strict {
+        // The root's identity: `metadata` is checked as ObjectMeta apart.
+        let properties = root.entry("properties").or_insert_with(|| json!({}));
+        if let Json::Object(properties) = properties {
+            properties.insert("apiVersion".to_owned(), json!({"type": "string"}));
+            properties.insert("kind".to_owned(), json!({"type": "string"}));
+            let metadata = schema["properties"]["metadata"].clone();
+            properties.insert(
+                "metadata".to_owned(),
+                if metadata.is_object() {
+                    open(metadata)
+                } else {
+                    json!({"type": "object"})
+                },
+            );
+        }
+        root.remove("additionalProperties");
+        root.insert("additionalProperties".to_owned(), Json::Bool(false));
+    }
+    super::super::compact::bound_integer_formats(&mut strict);
+    strict
+}
+
+/// `metadata`'s own schema (a CRD may bound its `name`), without closing it.
+fn open(mut metadata: Json) -> Json {
+    if let Some(fields) = metadata.as_object_mut() {
+        fields.remove("additionalProperties");
+    }
+    metadata
+}
+
+fn node(schema: &Json, depth: usize) -> Json {
+    let Json::Object(written) = schema else {
+        return schema.clone();
+    };
+    if depth > super::MAX_DEPTH {
+        return Json::Object(written.clone());
+    }
+    let flag = |key: &str| written.get(key).and_then(Json::as_bool) == Some(true);
+    let mut out = Map::new();
+    for (key, value) in written {
+        let value = match key.as_str() {
+            "properties" => match value {
+                Json::Object(properties) => Json::Object(
+                    properties
+                        .iter()
+                        .map(|(name, child)| (name.clone(), node(child, depth + 1)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+            "items" | "additionalProperties" if value.is_object() => node(value, depth + 1),
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    if flag("x-kubernetes-int-or-string") {
+        out.remove("type");
+        if !out.contains_key("anyOf") && !out.contains_key("oneOf") {
+            out.insert(
+                "anyOf".to_owned(),
+                json!([{"type": "integer"}, {"type": "string"}]),
+            );
+        }
+    }
+    if flag("x-kubernetes-embedded-resource") {
+        let properties = out.entry("properties").or_insert_with(|| json!({}));
+        if let Json::Object(properties) = properties {
+            for key in ["apiVersion", "kind"] {
+                properties
+                    .entry(key)
+                    .or_insert_with(|| json!({"type": "string", "minLength": 1}));
+            }
+            properties
+                .entry("metadata")
+                .or_insert_with(|| json!({"type": "object"}));
+        }
+        let required = out.entry("required").or_insert_with(|| json!([]));
+        if let Json::Array(required) = required {
+            for key in ["apiVersion", "kind"] {
+                if !required.iter().any(|r| r == key) {
+                    required.push(Json::from(key));
+                }
+            }
+        }
+    }
+    let is_object =
+        out.get("type").and_then(Json::as_str) == Some("object") || out.contains_key("properties");
+    if is_object
+        && !flag("x-kubernetes-preserve-unknown-fields")
+        && !out.contains_key("additionalProperties")
+    {
+        out.insert("additionalProperties".to_owned(), Json::Bool(false));
+    }
+    if flag("nullable") {
+        if let Some(Json::String(kind)) = out.get("type").cloned() {
+            out.insert("type".to_owned(), json!([kind, "null"]));
+        }
+        if let Some(Json::Array(options)) = out.get_mut("enum")
+            && !options.contains(&Json::Null)
+        {
+            options.push(Json::Null);
+        }
+    }
+    if written.get("x-kubernetes-list-type").and_then(Json::as_str) == Some("set") {
+        out.insert("uniqueItems".to_owned(), Json::Bool(true));
+    }
+    Json::Object(out)
+}
+
+fn nullable(schema: &Json) -> bool {
+    schema["nullable"].as_bool() == Some(true)
+}
+
+/// `value` as the API server validates it: in every object the schema
+/// describes, a null field that is not nullable pruned, then each absent
+/// field with a default given it (and defaulted in turn).
+pub(super) fn apply(value: &mut Json, schema: &Json, depth: usize) {
+    if depth > super::MAX_DEPTH {
+        return;
+    }
+    match value {
+        Json::Object(fields) => {
+            if let Some(properties) = schema["properties"].as_object() {
+                fields.retain(|key, field| {
+                    !field.is_null() || properties.get(key).is_none_or(nullable)
+                });
+                for (key, property) in properties {
+                    if !fields.contains_key(key)
+                        && let Some(default) = property.get("default")
+                    {
+                        fields.insert(key.clone(), default.clone());
+                    }
+                }
+                for (key, field) in fields.iter_mut() {
+                    if let Some(property) = properties.get(key) {
+                        apply(field, property, depth + 1);
+                    }
+                }
+            } else if schema["additionalProperties"].is_object() {
+                for field in fields.values_mut() {
+                    apply(field, &schema["additionalProperties"], depth + 1);
+                }
+            }
+        }
+        Json::Array(items) if schema["items"].is_object() => {
+            for item in items {
+                apply(item, &schema["items"], depth + 1);
+            }
+        }
+        _ => {}
+    }
+}

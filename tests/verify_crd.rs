@@ -1,0 +1,201 @@
+//! `trainc verify --crd`: a CRD's kinds checked by its own schema, made as
+//! strict as the API server, and by its CEL rules; Kubeflow Trainer's own
+//! CEL rules on the embedded TrainJob and runtime CRDs.
+
+use std::path::Path;
+
+use crate::support::{root, temp_dir, trainc};
+
+/// `line:col severity code message` of each JSON diagnostic.
+fn said(output: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let d: serde_json::Value = serde_json::from_str(line).unwrap();
+            format!(
+                "{}:{}:{} {} {} {}",
+                Path::new(d["file"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy(),
+                d["line"],
+                d["col"],
+                d["severity"].as_str().unwrap(),
+                d["code"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("trainc::verify::"),
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
+    let dir = root().join("tests/verify-crd");
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--crd",
+            "site-crds",
+            "manifests",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let found = said(&output);
+    let expected = [
+        // One note for the CRD's transition rule, at it.
+        "datasetcache.yaml:78:23 note crd document 1: CustomResourceDefinition/datasetcaches.data.example.com: 1 transition rule (reading `oldSelf`) not checked",
+        // A prefix, a range, an optional field (`has`) against a defaulted
+        // one, `all` over a list with a messageExpression, fieldPath and
+        // reason, a regex on every item and on every value of a map.
+        "caches.yaml:19:3 error rule document 2, DatasetCache/bad, `spec.source`: Invalid value: \"string\": source must be an s3:// or gs:// URI",
+        "caches.yaml:20:3 error rule document 2, DatasetCache/bad, `spec.sizeGi`: Invalid value: \"integer\": sizeGi must be between 1 and 4096",
+        "caches.yaml:21:3 error rule document 2, DatasetCache/bad, `spec.ttlHours`: Invalid value: \"object\": ttlHours must not exceed retainHours",
+        "caches.yaml:22:3 error rule document 2, DatasetCache/bad, `spec.readers`: Forbidden: readers must be teams (team-...), not alice, Bob",
+        "caches.yaml:22:33 error rule document 2, DatasetCache/bad, `spec.readers[2]`: Invalid value: \"string\": a reader is a DNS label",
+        // The structural schema, strict: int-or-string, unknown fields,
+        // an embedded resource's identity.
+        "caches.yaml:23:3 error schema document 2, DatasetCache/bad, `spec.port`: must be an integer or a string, found a list",
+        "caches.yaml:24:3 error schema document 2, DatasetCache/bad, `spec.colour`: unknown field `colour`",
+        "caches.yaml:26:5 error rule document 2, DatasetCache/bad, `spec.labels.app`: Invalid value: \"string\": a label value has at most 63 characters",
+        "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `apiVersion`",
+        "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `kind`",
+    ];
+    assert_eq!(found, expected, "{found:#?}");
+    // `good` passes: its absent `retainHours` defaulted to 24 before the
+    // rule read it, its null `note` pruned, its null `owner` nullable.
+    assert!(!found.iter().any(|f| f.contains("DatasetCache/good")));
+    let human = trainc(&dir, &["verify", "--crd", "site-crds", "manifests"]);
+    let summary = format!(
+        "{}{}",
+        String::from_utf8_lossy(&human.stdout),
+        String::from_utf8_lossy(&human.stderr)
+    );
+    assert!(
+        summary.contains(
+            "verified 2 objects in 1 file against Kubernetes 1.30: 10 errors, 0 warnings"
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
+fn without_the_crd_its_objects_are_counted_as_not_checked() {
+    let dir = root().join("tests/verify-crd");
+    let output = trainc(&dir, &["verify", "--format", "json", "manifests"]);
+    assert_eq!(output.status.code(), Some(0));
+    let found = said(&output);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].contains("note unchecked") && found[0].contains("DatasetCache/good"));
+}
+
+#[test]
+fn a_crd_that_cannot_be_used_says_why_at_its_line() {
+    let dir = root().join("tests/verify-crd");
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--crd",
+            "broken-crds.yaml",
+            "--crd",
+            "not-a-crd.yaml",
+            "manifests",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let found = said(&output);
+    let starts = [
+        "broken-crds.yaml:2:1 error crd document 1: a `apiextensions.k8s.io/v1beta1` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
+        "broken-crds.yaml:30:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.gpus <` does not compile:",
+        "broken-crds.yaml:31:19 warning crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `quantity(self.memory).isLessThan(quantity('1Ti'))` calls `quantity`, a function of Kubernetes' CEL libraries that trainc does not evaluate; the rule is not checked",
+        "not-a-crd.yaml:1:1 error crd `not-a-crd.yaml` holds no CustomResourceDefinition",
+        "caches.yaml:2:1 note unchecked document 1, DatasetCache/good, `kind`: not checked",
+    ];
+    assert_eq!(found.len(), starts.len(), "{found:#?}");
+    for (found, start) in found.iter().zip(starts) {
+        assert!(
+            found.starts_with(start),
+            "{found}\n  does not start with\n{start}"
+        );
+    }
+}
+
+/// Kubeflow Trainer's own CEL rules, from its CRDs as trainc embeds them
+/// (kubeflow/trainer v2.3.0, `manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml`).
+#[test]
+fn trainjobs_meet_trainers_own_cel_rules() {
+    let dir = temp_dir("verify-trainjob-cel");
+    let job = |name: &str, managed_by: &str, dataset: &str| {
+        format!(
+            "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: {name}\nspec:\n  runtimeRef: {{name: torch-distributed}}\n  managedBy: {managed_by}\n  initializer:\n    dataset: {{storageUri: {dataset:?}}}\n---\n"
+        )
+    };
+    let long = format!("a{}", "b".repeat(63));
+    let stream = [
+        job("fine", "kueue.x-k8s.io/multikueue", "hf://tatsu-lab/alpaca"),
+        job("empty-uri", "trainer.kubeflow.org/trainjob-controller", ""),
+        job(
+            "Upper",
+            "trainer.kubeflow.org/trainjob-controller",
+            "s3://b",
+        ),
+        job(&long, "trainer.kubeflow.org/trainjob-controller", "s3://b"),
+        job("uri", "example.com/mine", "imagenet"),
+    ]
+    .concat();
+    std::fs::write(dir.join("jobs.yaml"), stream).unwrap();
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--runtimes",
+            "/dev/null",
+            "jobs.yaml",
+        ],
+    );
+    let rules: Vec<String> = said(&output)
+        .into_iter()
+        .filter(|f| f.contains(" error rule "))
+        .collect();
+    let expected = [
+        "jobs.yaml:21:1 error rule document 3, TrainJob/Upper: Invalid value: \"object\": metadata.name must match RFC 1035 DNS label format (`Upper`: it has uppercase letters)".to_owned(),
+        format!("jobs.yaml:31:1 error rule document 4, TrainJob/{long}: Invalid value: \"object\": metadata.name must be no more than 63 characters (`{long}`: it is 64 characters long; the limit is 63)"),
+        "jobs.yaml:47:3 error rule document 5, TrainJob/uri, `spec.managedBy`: Invalid value: \"string\": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set".to_owned(),
+        "jobs.yaml:49:15 error rule document 5, TrainJob/uri, `spec.initializer.dataset.storageUri`: Invalid value: \"string\": storageUri may be empty, or it must be a valid URI (scheme://...)".to_owned(),
+    ];
+    assert_eq!(rules, expected, "{rules:#?}");
+    // v2.0.0 had no such name rules: its webhook checked the name.
+    let output = trainc(
+        &dir,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--api-level",
+            "v2.0",
+            "jobs.yaml",
+        ],
+    );
+    let found = said(&output);
+    assert!(
+        !found.iter().any(|f| f.contains("metadata.name must")),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|f| f
+                .contains("TrainJob/Upper, `metadata.name`: the job name is not a DNS-1035 label")),
+        "{found:#?}"
+    );
+}
