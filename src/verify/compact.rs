@@ -3,8 +3,7 @@
 //! a test (`TRAINC_BLESS=1 cargo test` rewrites them).
 //!
 //! Descriptions, defaults and `x-kubernetes-*` notes make up nine tenths of an
-//! upstream schema and play no part in validation (a CRD's CEL rules,
-//! `x-kubernetes-validations`, stay: [`super::cel`] evaluates them); without them the binary is
+//! upstream schema and play no part in validation; without them the binary is
 //! 2.5 MB smaller and a schema parses in a tenth of the time. The
 //! `format: int32` / `int64` of a CRD become the bounds they stand for, which
 //! JSON Schema validators do not enforce and the API server does.
@@ -33,6 +32,7 @@ fn compact_with(upstream: &str, bound_formats: bool) -> String {
     let gvk = schema
         .as_object_mut()
         .and_then(|o| o.remove("x-kubernetes-group-version-kind"));
+    let rules = rules_only(&schema, 0);
     strip(&mut schema);
     if bound_formats {
         bound_integer_formats(&mut schema);
@@ -41,10 +41,54 @@ fn compact_with(upstream: &str, bound_formats: bool) -> String {
     if let Some(gvk) = gvk {
         out.insert("x-kubernetes-group-version-kind".to_owned(), gvk);
     }
+    if let Some(rules) = rules {
+        out.insert(RULES.to_owned(), rules);
+    }
     if let Value::Object(rest) = schema {
         out.extend(rest);
     }
     Value::Object(out).to_string()
+}
+
+/// Where a compact CRD schema keeps its CEL rules, second after its
+/// group-version-kind: the schema's nodes that hold rules (and those on the
+/// way to them: `properties`, `items`, `additionalProperties`), with their
+/// `x-kubernetes-validations` but for transition rules (`oldSelf`), which
+/// cannot be checked offline. Read alone, without the schema around it.
+pub const RULES: &str = "x-trainc-rules";
+
+/// The skeleton of `schema` that holds its rules; `None` if it has none.
+fn rules_only(schema: &Value, depth: usize) -> Option<Value> {
+    if depth > 128 || !schema.is_object() {
+        return None;
+    }
+    let mut out = Map::new();
+    let rules: Vec<Value> = schema["x-kubernetes-validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|rule| {
+            !rule["rule"]
+                .as_str()
+                .is_some_and(super::cel::reads_old_self)
+        })
+        .cloned()
+        .collect();
+    if !rules.is_empty() {
+        out.insert("x-kubernetes-validations".to_owned(), Value::Array(rules));
+    }
+    let properties: Map<String, Value> = (schema["properties"].as_object().into_iter().flatten())
+        .filter_map(|(key, child)| Some((key.clone(), rules_only(child, depth + 1)?)))
+        .collect();
+    if !properties.is_empty() {
+        out.insert("properties".to_owned(), Value::Object(properties));
+    }
+    for keyword in ["items", "additionalProperties"] {
+        if let Some(child) = rules_only(&schema[keyword], depth + 1) {
+            out.insert(keyword.to_owned(), child);
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }
 
 /// `{ podTemplate: PodTemplateSpec }` from the compact Job schema, for a
@@ -82,10 +126,7 @@ pub fn pod_template_fragment(compact_job: &str) -> String {
 fn strip(schema: &mut Value) {
     match schema {
         Value::Object(keywords) => {
-            keywords.retain(|key, _| {
-                !NOTES.contains(&key.as_str())
-                    && (!key.starts_with("x-") || key == "x-kubernetes-validations")
-            });
+            keywords.retain(|key, _| !NOTES.contains(&key.as_str()) && !key.starts_with("x-"));
             for (key, value) in keywords.iter_mut() {
                 match key.as_str() {
                     "properties" | "patternProperties" | "definitions" | "$defs" => {
@@ -93,7 +134,7 @@ fn strip(schema: &mut Value) {
                             named.values_mut().for_each(strip);
                         }
                     }
-                    "enum" | "const" | "required" | "x-kubernetes-validations" => {}
+                    "enum" | "const" | "required" => {}
                     _ => strip(value),
                 }
             }

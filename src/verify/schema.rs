@@ -45,16 +45,8 @@ impl Bundled {
     /// read once, without parsing the rest.
     fn names(&'static self, api_version: &str, kind: &str) -> bool {
         let (named_version, named_kind) = self.gvk.get_or_init(|| {
-            const KEY: &str = "{\"x-kubernetes-group-version-kind\":";
-            let gvk = self
-                .text
-                .strip_prefix(KEY)
-                .and_then(|rest| {
-                    serde_json::Deserializer::from_str(rest)
-                        .into_iter::<Value>()
-                        .next()?
-                        .ok()
-                })
+            let gvk = leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
+                .map(|(gvk, _)| gvk)
                 .unwrap_or_default();
             super::compact::api_version_and_kind(&gvk[0])
         });
@@ -73,10 +65,17 @@ impl Bundled {
     }
 
     /// The CRD's CEL rules that can be checked offline (its transition
-    /// rules, `self == oldSelf` on most of a TrainJob, cannot).
+    /// rules, `self == oldSelf` on most of a TrainJob, cannot): read from
+    /// the few bytes that hold them, second after the group-version-kind,
+    /// without parsing the schema.
     fn rules(&'static self) -> &'static Rules {
-        self.rules
-            .get_or_init(|| Rules::of(schema_verdict::embedded_json(&self.json, self.text)).0)
+        self.rules.get_or_init(|| {
+            let skeleton = leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
+                .and_then(|(_, rest)| leading(rest.strip_prefix(',')?, super::compact::RULES))
+                .map(|(rules, _)| rules)
+                .unwrap_or_default();
+            Rules::of(&skeleton).0
+        })
     }
 
     /// Every error of `value`, as problems; none to look for when the quick
@@ -91,6 +90,21 @@ impl Bundled {
             super::wording::push_error(id, prefix, &error, root, problems);
         }
     }
+}
+
+/// The key [`super::compact`] puts first.
+const GVK: &str = "x-kubernetes-group-version-kind";
+
+/// The value of `"key":` at the start of `text`, and the text after it:
+/// read without parsing the rest.
+fn leading<'a>(text: &'a str, key: &str) -> Option<(Value, &'a str)> {
+    let rest = text
+        .strip_prefix('"')?
+        .strip_prefix(key)?
+        .strip_prefix("\":")?;
+    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+    let value = values.next()?.ok()?;
+    Some((value, &rest[values.byte_offset()..]))
 }
 
 macro_rules! compact {

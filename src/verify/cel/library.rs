@@ -1,8 +1,13 @@
 //! The functions of Kubernetes' own CEL libraries that trainc evaluates
 //! (kubernetes/kubernetes v1.30.0, `staging/src/k8s.io/apiserver/pkg/cel/library/`):
-//! `regex.go`'s `find` and `findAll`, `urls.go`'s `isURL`. A rule that calls
+//! `regex.go`'s `find` and `findAll`, `urls.go`'s `isURL`; and CEL's
+//! standard `matches`, which cel-rust would compile its pattern for at every
+//! call (a TrainJob's name rule: a regex compiled per object). A rule that calls
 //! another function of those libraries (`quantity`, `url`, `ip`, `cidr`,
 //! `format` …) is not checked: the report says so, never a silent pass.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use cel::common::types::{CelBool, CelInt, CelList, CelString};
 use cel::common::value::Val;
@@ -18,11 +23,41 @@ pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     cel::add_member_overload!(env, fn find_all_n: (CelString, CelString, CelInt) -> Result<CelList>,
         name = "findAll")?;
     cel::add_overload!(env, fn is_url: (CelString) -> CelBool, name = "isURL")?;
+    cel::add_member_overload!(env, fn matches: (CelString, CelString) -> Result<CelBool>)?;
+    cel::add_overload!(env, fn matches: (CelString, CelString) -> Result<CelBool>,
+        id = "matches")?;
     Ok(())
 }
 
+/// Patterns compiled, per thread; a rule's pattern is written once in its
+/// CRD, so these are few.
+const CACHED: usize = 256;
+
 fn regex(function: &str, pattern: &str) -> Result<regex::Regex, ExecutionError> {
-    regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+    thread_local! {
+        static COMPILED: RefCell<HashMap<String, regex::Regex>> = RefCell::new(HashMap::new());
+    }
+    COMPILED.with_borrow_mut(|compiled| {
+        if let Some(re) = compiled.get(pattern) {
+            return Ok(re.clone());
+        }
+        let re = regex::Regex::new(pattern).map_err(|e| {
+            ExecutionError::function_error(function, format!("'{pattern}' not a valid regex: {e}"))
+        })?;
+        if compiled.len() >= CACHED {
+            compiled.clear();
+        }
+        compiled.insert(pattern.to_owned(), re.clone());
+        Ok(re)
+    })
+}
+
+/// Whether the pattern (RE2 syntax, as the `regex` crate reads it) matches
+/// anywhere in the text.
+fn matches(this: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelBool, ExecutionError> {
+    Ok(CelBool::from(
+        regex("matches", pattern.inner())?.is_match(this.inner()),
+    ))
 }
 
 /// The first match of the pattern, or `""`.

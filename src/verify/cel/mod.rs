@@ -39,6 +39,8 @@ pub(crate) struct Rule {
     program: Program,
     message: Option<String>,
     message_expression: Option<Program>,
+    /// The messageExpression as written.
+    message_source: Option<String>,
     /// `fieldPath`, as a JSON pointer below the node.
     field_path: String,
     reason: Reason,
@@ -96,6 +98,10 @@ fn type_name(value: &Json) -> &'static str {
 struct Site {
     path: Vec<Step>,
     rules: Vec<Rule>,
+    /// The only fields of `self` its rules read, where they read no other
+    /// way than `self.field`: a TrainJob's name rules need its metadata,
+    /// not the whole job made a CEL value.
+    fields: Option<Vec<String>>,
 }
 
 /// Every rule of a schema that can be checked offline.
@@ -204,9 +210,19 @@ impl Rules {
                 }
             }
             if !rules.is_empty() {
+                let fields = (rules.iter())
+                    .flat_map(|rule| {
+                        std::iter::once(rule.source.as_str()).chain(rule.message_source.as_deref())
+                    })
+                    .map(fields_read)
+                    .try_fold(Vec::new(), |mut all, fields| {
+                        all.extend(fields?);
+                        Some(all)
+                    });
                 self.sites.push(Site {
                     path: path.clone(),
                     rules,
+                    fields,
                 });
             }
         }
@@ -237,15 +253,57 @@ impl Rules {
         for site in &self.sites {
             let mut at = String::new();
             each_value(object, &site.path, &mut at, &mut |pointer, value| {
-                let bound = to_cel(value);
+                let bound = match (&site.fields, value) {
+                    (Some(fields), Json::Object(all)) => cel::Value::Map(cel::objects::Map {
+                        map: Arc::new(
+                            (fields.iter())
+                                .filter_map(|f| {
+                                    Some((cel::objects::Key::from(f.clone()), to_cel(all.get(f)?)))
+                                })
+                                .collect(),
+                        ),
+                    }),
+                    _ => to_cel(value),
+                };
+                let mut context = Context::with_env(Arc::clone(env()));
+                context.add_variable_from_value("self", bound);
                 for rule in &site.rules {
-                    if let Some(problem) = rule.check(id, pointer, value, &bound) {
+                    if let Some(problem) = rule.check(id, pointer, value, &context) {
                         problems.push(problem);
                     }
                 }
             });
         }
     }
+}
+
+/// The fields of `self` that `source` reads, if it reads `self` only as
+/// `self.field` (or `self?.field`), never whole nor by a method of its own
+/// (`self.all(…)`); a `self` inside a string counts as read whole.
+fn fields_read(source: &str) -> Option<Vec<String>> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut fields = Vec::new();
+    for (at, _) in source.match_indices("self") {
+        let before = &source[..at];
+        if before.ends_with(word) || before.ends_with('.') {
+            continue;
+        }
+        let after = &source[at + 4..];
+        if after.starts_with(word) {
+            continue;
+        }
+        let after = after.trim_start();
+        let after = after
+            .strip_prefix("?.")
+            .or_else(|| after.strip_prefix('.'))?;
+        let after = after.trim_start();
+        let end = after.find(|c: char| !word(c)).unwrap_or(after.len());
+        if end == 0 || after[end..].trim_start().starts_with('(') {
+            return None;
+        }
+        fields.push(after[..end].to_owned());
+    }
+    Some(fields)
 }
 
 /// Calls `found` with every value at `path` below `value` and its pointer.
@@ -283,6 +341,15 @@ fn each_value(value: &Json, path: &[Step], at: &mut String, found: &mut dyn FnMu
     at.truncate(len);
 }
 
+/// Whether a rule's text names `oldSelf` (a transition rule), told
+/// without compiling it: a CRD's embedded copy keeps no such rule.
+pub(crate) fn reads_old_self(rule: &str) -> bool {
+    rule.match_indices("oldSelf").any(|(at, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !rule[..at].ends_with(word) && !rule[at + "oldSelf".len()..].starts_with(word)
+    })
+}
+
 /// One written rule compiled, or why it is not checked.
 fn compile(written: &Json) -> Result<Rule, (Why, String)> {
     let invalid = |message: String| (Why::Invalid, message);
@@ -295,8 +362,7 @@ fn compile(written: &Json) -> Result<Rule, (Why, String)> {
             first_line(&e.to_string())
         ))
     })?;
-    let references = program.references();
-    if references.has_variable("oldSelf") {
+    if program.references().has_variable("oldSelf") {
         return Err((
             Why::Transition,
             format!("the transition rule `{source}` reads `oldSelf`"),
@@ -336,6 +402,7 @@ fn compile(written: &Json) -> Result<Rule, (Why, String)> {
         program,
         message: written["message"].as_str().map(str::to_owned),
         message_expression,
+        message_source: written["messageExpression"].as_str().map(str::to_owned),
         field_path,
         reason: Reason::parse(written["reason"].as_str()).map_err(invalid)?,
     })
@@ -382,12 +449,16 @@ fn field_pointer(path: &str) -> Result<String, String> {
 }
 
 impl Rule {
-    /// The problem with `value` (at `pointer` in the object), if the rule
-    /// does not hold for it.
-    fn check(&self, id: &str, pointer: &str, value: &Json, bound: &cel::Value) -> Option<Problem> {
-        let mut context = Context::with_env(Arc::clone(env()));
-        context.add_variable_from_value("self", bound.clone());
-        let failed = match self.program.execute(&context) {
+    /// The problem with `value` (at `pointer` in the object, bound as
+    /// `self` in `context`), if the rule does not hold for it.
+    fn check(
+        &self,
+        id: &str,
+        pointer: &str,
+        value: &Json,
+        context: &Context<'_, '_>,
+    ) -> Option<Problem> {
+        let failed = match self.program.execute(context) {
             Ok(cel::Value::Bool(true)) => return None,
             Ok(cel::Value::Bool(false)) => None,
             Ok(other) => Some(format!(
@@ -403,7 +474,7 @@ impl Rule {
         let message = match failed {
             // An error in evaluation is the API server's message itself.
             Some(error) => error,
-            None => self.message(&context),
+            None => self.message(context),
         };
         let path = format!("{pointer}{}", self.field_path);
         Some(Problem::new(

@@ -147,3 +147,23 @@ fn field_paths_read_as_pointers() {
     assert!(field_pointer("spec").is_err());
     assert!(field_pointer(".a[x]").is_err());
 }
+
+#[test]
+fn a_rule_that_reads_self_by_its_fields_is_given_those_fields_only() {
+    assert_eq!(
+        fields_read("self.metadata.name.matches('x') && size(self . metadata.name) <= 63"),
+        Some(vec!["metadata".to_owned(), "metadata".to_owned()])
+    );
+    assert_eq!(
+        fields_read("!has(self.a) || self?.b == x.self"),
+        Some(vec!["a".to_owned(), "b".to_owned()])
+    );
+    assert_eq!(fields_read("self.all(x, x > 0)"), None);
+    assert_eq!(fields_read("size(self) < 3"), None);
+    assert_eq!(fields_read("self['a'] == 1"), None);
+    assert_eq!(fields_read("myself == 1 && selfish"), Some(Vec::new()));
+    // Evaluated on those fields, a rule says what it says on the whole.
+    let rules = json!([{"rule": "has(self.a) && !has(self.b) && self.a.size() == 2"}]);
+    assert!(failures(&rules, &json!({"a": [1, 2], "c": {"deep": [1]}})).is_empty());
+    assert_eq!(failures(&rules, &json!({"a": [1, 2], "b": 1})).len(), 1);
+}
