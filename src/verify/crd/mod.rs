@@ -6,7 +6,6 @@
 mod structural;
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 
@@ -36,9 +35,9 @@ struct CustomKind {
     kind: String,
     /// The version's `openAPIV3Schema`, as written: defaults and nullability.
     written: Json,
-    /// The schema the API server enforces, compiled on first use.
+    /// The schema the API server enforces, and its validator.
     strict: Json,
-    validator: OnceLock<Option<jsonschema::Validator>>,
+    validator: jsonschema::Validator,
     rules: Rules,
 }
 
@@ -184,13 +183,28 @@ impl Crds {
                     diagnostics.push(not_checked(&rule, span, document, name));
                 }
             }
+            let strict = structural::strict(schema);
+            let validator = match jsonschema::draft7::new(&strict) {
+                Ok(validator) => validator,
+                Err(error) => {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            codes::VERIFY_CRD,
+                            at(&format!("{pointer}{}", error.instance_path())),
+                            format!("document {document}: CustomResourceDefinition/{name}: the schema of version `{version_name}` is not a schema: {error}"),
+                        )
+                        .with_help("the API server rejects a CRD whose schema is not a structural OpenAPI schema"),
+                    );
+                    continue;
+                }
+            };
             self.defined.insert(key, at(&format!("/spec/versions/{n}")));
             self.kinds.push(CustomKind {
                 api_version,
                 kind: kind.to_owned(),
                 written: schema.clone(),
-                strict: structural::strict(schema),
-                validator: OnceLock::new(),
+                strict,
+                validator,
                 rules,
             });
         }
@@ -240,22 +254,8 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     };
     let mut defaulted = value.clone();
     structural::apply(&mut defaulted, &custom.written, 0);
-    let validator = custom
-        .validator
-        .get_or_init(|| jsonschema::draft7::new(&custom.strict).ok());
-    match validator {
-        Some(validator) => {
-            for error in validator.iter_errors(&defaulted) {
-                super::wording::push_error(id, "", &error, &custom.strict, problems);
-            }
-        }
-        None => problems.push(Problem::schema(
-            id,
-            "",
-            format!(
-                "the CRD's schema for `{api_version}` `{kind}` is no JSON Schema trainc can compile"
-            ),
-        )),
+    for error in custom.validator.iter_errors(&defaulted) {
+        super::wording::push_error(id, "", &error, &custom.strict, problems);
     }
     custom.rules.check(id, &defaulted, problems);
     true

@@ -33,8 +33,9 @@ pub(super) fn strict(schema: &Json) -> Json {
                 },
             );
         }
-        root.remove("additionalProperties");
-        root.insert("additionalProperties".to_owned(), Json::Bool(false));
+        if schema["x-kubernetes-preserve-unknown-fields"] != true {
+            root.insert("additionalProperties".to_owned(), Json::Bool(false));
+        }
     }
     super::super::compact::bound_integer_formats(&mut strict);
     strict
