@@ -208,20 +208,24 @@ impl Crds {
                 rules,
             });
         }
-        if let Some(&first) = transitions.first() {
-            let count = transitions.len();
-            let rules = if count == 1 { "rule" } else { "rules" };
-            diagnostics.push(
-                Diagnostic::note(
-                    codes::VERIFY_CRD,
-                    first,
-                    format!("document {document}: CustomResourceDefinition/{name}: {count} transition {rules} (reading `oldSelf`) not checked"),
-                )
-                .with_help("a transition rule compares an update with the object it replaces; offline there is none, so only the API server can evaluate it"),
-            );
-        }
+        diagnostics.extend(transition_note(&transitions, document, name));
         diagnostics
     }
+}
+
+/// One note for the transition rules of CRD `name` (at each of `rules`), at the first.
+fn transition_note(rules: &[Span], document: usize, name: &str) -> Option<Diagnostic> {
+    let &first = rules.first()?;
+    let count = rules.len();
+    let noun = if count == 1 { "rule" } else { "rules" };
+    Some(
+        Diagnostic::note(
+            codes::VERIFY_CRD,
+            first,
+            format!("document {document}: CustomResourceDefinition/{name}: {count} transition {noun} (reading `oldSelf`) not checked"),
+        )
+        .with_help("a transition rule compares an update with the object it replaces; offline there is none, so only the API server can evaluate it"),
+    )
 }
 
 /// A rule of CRD `name` that is not checked, other than a transition rule.
