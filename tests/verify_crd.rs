@@ -49,7 +49,7 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
     let found = said(&output);
     let expected = [
         // One note for the CRD's transition rule, at it.
-        "datasetcache.yaml:78:23 note crd document 1: CustomResourceDefinition/datasetcaches.data.example.com: 1 transition rule (reading `oldSelf`) not checked",
+        "datasetcache.yaml:90:23 note crd document 1: CustomResourceDefinition/datasetcaches.data.example.com: 1 transition rule (reading `oldSelf`) not checked",
         // A prefix, a range, an optional field (`has`) against a defaulted
         // one, `all` over a list with a messageExpression, fieldPath and
         // reason, a regex on every item and on every value of a map.
@@ -65,6 +65,8 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
         "caches.yaml:26:5 error rule document 2, DatasetCache/bad, `spec.labels.app`: Invalid value: \"string\": a label value has at most 63 characters",
         "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `apiVersion`",
         "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `kind`",
+        // A list keyed by `name` (`x-kubernetes-list-type: map`).
+        "caches.yaml:32:7 error schema document 2, DatasetCache/bad, `spec.mounts[2]`: Duplicate value: `name: \"data\"` again (item 0 has it); the CRD keys this list by them (`x-kubernetes-list-type: map`)",
     ];
     assert_eq!(found, expected, "{found:#?}");
     // `good` passes: its absent `retainHours` defaulted to 24 before the
@@ -78,7 +80,7 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
     );
     assert!(
         summary.contains(
-            "verified 2 objects in 1 file against Kubernetes 1.30: 10 errors, 0 warnings"
+            "verified 2 objects in 1 file against Kubernetes 1.30: 11 errors, 0 warnings"
         ),
         "{summary}"
     );

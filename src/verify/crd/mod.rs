@@ -261,6 +261,21 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     for error in custom.validator.iter_errors(&defaulted) {
         super::wording::push_error(id, "", &error, &custom.strict, problems);
     }
+    let mut duplicates = Vec::new();
+    structural::duplicate_keys(
+        &defaulted,
+        &custom.written,
+        &mut String::new(),
+        &mut duplicates,
+        0,
+    );
+    for (pointer, repeated) in duplicates {
+        problems.push(Problem::schema(
+            id,
+            &pointer,
+            format!("Duplicate value: {repeated}; the CRD keys this list by them (`x-kubernetes-list-type: map`)"),
+        ));
+    }
     custom.rules.check(id, &defaulted, problems);
     true
 }

@@ -12,6 +12,8 @@
 //! `nullable: false` nulls are pruned before defaulting (`defaulting/prunenulls.go`),
 //! and defaults fill absent fields before validation (`defaulting/algorithm.go`).
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value as Json, json};
 
 /// The strict schema of `schema`, the root of a version's `openAPIV3Schema`.
@@ -166,6 +168,71 @@ pub(super) fn apply(value: &mut Json, schema: &Json, depth: usize) {
         Json::Array(items) if schema["items"].is_object() => {
             for item in items {
                 apply(item, &schema["items"], depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every item of a `x-kubernetes-list-type: map` list whose keys
+/// (`x-kubernetes-list-map-keys`) an earlier item has too: its pointer and
+/// what it repeats. The API server rejects the second as a duplicate
+/// (`apiserver/schema/listtype/validation.go`).
+pub(super) fn duplicate_keys(
+    value: &Json,
+    schema: &Json,
+    at: &mut String,
+    found: &mut Vec<(String, String)>,
+    depth: usize,
+) {
+    if depth > super::MAX_DEPTH {
+        return;
+    }
+    let len = at.len();
+    match value {
+        Json::Object(fields) => {
+            for (key, field) in fields {
+                let child = match schema["properties"].get(key) {
+                    Some(child) => child,
+                    None => &schema["additionalProperties"],
+                };
+                if child.is_object() {
+                    at.push('/');
+                    at.push_str(&crate::tree::pointer_segment(key));
+                    duplicate_keys(field, child, at, found, depth + 1);
+                    at.truncate(len);
+                }
+            }
+        }
+        Json::Array(items) => {
+            let keys: Vec<&str> = (schema["x-kubernetes-list-map-keys"].as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .collect();
+            let is_map = schema["x-kubernetes-list-type"] == "map" && !keys.is_empty();
+            let mut seen: Vec<Vec<&Json>> = Vec::new();
+            for (n, item) in items.iter().enumerate() {
+                let _ = write!(at, "/{n}");
+                if is_map {
+                    let these: Vec<&Json> = keys.iter().map(|k| &item[*k]).collect();
+                    match seen.iter().position(|earlier| *earlier == these) {
+                        Some(first) => {
+                            let repeated: Vec<String> = (keys.iter().zip(&these))
+                                .map(|(key, value)| format!("`{key}: {value}`"))
+                                .collect();
+                            found.push((
+                                at.clone(),
+                                format!("{} again (item {first} has it)", repeated.join(", ")),
+                            ));
+                        }
+                        None => seen.push(these),
+                    }
+                }
+                if schema["items"].is_object() {
+                    duplicate_keys(item, &schema["items"], at, found, depth + 1);
+                }
+                at.truncate(len);
             }
         }
         _ => {}
