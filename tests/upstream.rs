@@ -261,3 +261,40 @@ fn verify_gives_the_verdicts_of_the_webhooks_own_tests() {
     }
     assert!(checked >= 188, "{checked} cases");
 }
+
+/// JobSet's own v0.12.0 examples verify, but for those that use what its
+/// alpha feature gates (off by default) allow: its webhook refuses them.
+#[test]
+fn jobset_v0_12_examples_verify_but_for_the_feature_gated_ones() {
+    let dir = root().join("tests/upstream/jobset-v0.12.0");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| {
+            std::path::Path::new(n)
+                .extension()
+                .is_some_and(|e| e == "yaml")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    for file in files {
+        let gated = file.contains("restartjob-action")
+            || file.contains("restartjobandignoremaxrestarts")
+            || file.starts_with("in-place-restart-jobset");
+        let verified = trainc(&dir, &["verify", &file]);
+        let stderr = text(&verified.stderr);
+        if gated {
+            assert_eq!(verified.status.code(), Some(1), "{file}: {stderr}");
+            assert!(stderr.contains("feature gate"), "{file}: {stderr}");
+            assert!(
+                stderr.contains("trainc::verify::webhook"),
+                "{file}: {stderr}"
+            );
+        } else {
+            assert!(verified.status.success(), "{file}: {stderr}");
+            assert!(stderr.contains("0 errors, 0 warnings"), "{file}: {stderr}");
+            assert!(!stderr.contains("not checked"), "{file}: {stderr}");
+        }
+    }
+}

@@ -8,8 +8,9 @@
 //! `trainc run` starts these pods here; `describe --pods` prints them.
 //!
 //! One file per controller, each citing the source it follows:
-//! [`job`] (Kubernetes' Job controller), [`pytorchjob`] (the Training
-//! Operator), [`trainjob`] (Kubeflow Trainer and JobSet), and [`kubelet`]
+//! [`job`] (Kubernetes' Job controller), [`jobset`] (JobSet),
+//! [`pytorchjob`] (the Training Operator), [`trainjob`] (Kubeflow Trainer,
+//! through the JobSet it makes), and [`kubelet`]
 //! (what the kubelet does with a container's env, command and args).
 //! Each controller's file also holds its names, read by every stage that
 //! writes or checks its objects (render, the rules, verify, describe,
@@ -17,6 +18,7 @@
 //! labels it puts on pods, the env it reserves.
 
 pub mod job;
+pub mod jobset;
 pub mod kubelet;
 pub mod pytorchjob;
 pub mod torchrun;
@@ -211,6 +213,7 @@ pub fn workload(
         (crate::cluster::job::API_VERSION, "Job"),
         (crate::cluster::pytorchjob::API_VERSION, "PyTorchJob"),
         (crate::cluster::trainjob::API_VERSION, "TrainJob"),
+        (crate::cluster::jobset::API_VERSION, "JobSet"),
     ];
     let jobs: Vec<&Json> = objects
         .iter()
@@ -228,11 +231,11 @@ pub fn workload(
                 .find(|o| served.iter().any(|(_, k)| o["kind"] == *k));
             return Err(match unserved {
                 Some(o) => format!(
-                    "{} is of `{}`, which no cluster serves: trainc run runs batch/v1 Jobs, kubeflow.org/v1 PyTorchJobs and trainer.kubeflow.org/v1alpha1 TrainJobs",
+                    "{} is of `{}`, which no cluster serves: trainc run runs batch/v1 Jobs, kubeflow.org/v1 PyTorchJobs, trainer.kubeflow.org/v1alpha1 TrainJobs and jobset.x-k8s.io/v1alpha2 JobSets",
                     object_name(o),
                     o["apiVersion"].as_str().unwrap_or("no apiVersion")
                 ),
-                None => "the objects hold no Job, PyTorchJob or TrainJob".to_owned(),
+                None => "the objects hold no Job, PyTorchJob, TrainJob or JobSet".to_owned(),
             });
         }
         many => {
@@ -247,6 +250,7 @@ pub fn workload(
     match job["kind"].as_str() {
         Some("Job") => job::workload(job),
         Some("PyTorchJob") => pytorchjob::workload(job),
+        Some("JobSet") => jobset::workload(job),
         _ => trainjob::workload(job, objects, runtimes, release),
     }
 }

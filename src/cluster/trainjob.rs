@@ -59,9 +59,7 @@ pub const RESERVED_ENV: &[&str] = &[
     "PET_MASTER_PORT",
 ];
 /// Labels JobSet puts on every pod it creates.
-pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
-pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";
-pub const LABEL_JOB_INDEX: &str = "jobset.sigs.k8s.io/job-index";
+pub use super::jobset::{LABEL_JOB_INDEX, LABEL_JOBSET_NAME, LABEL_REPLICATED_JOB};
 /// Set by Kubernetes on the pods of an Indexed Job (the `node` job is one).
 pub const LABEL_COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
 
@@ -77,25 +75,11 @@ pub fn master_addr(name: &str) -> String {
     format!("{name}-{NODE}-0-0.{name}")
 }
 
-/// The DNS subdomain JobSet gives the pods of the JobSet `name` made from a
-/// runtime's `spec` (and the name of the headless Service it creates for
-/// them): `network.subdomain` when set, else the JobSet's name; `None` when
-/// `network.enableDNSHostnames` is `false`, which JobSet's webhook defaults
-/// to `true` (kubernetes-sigs/jobset v0.8–v0.12,
-/// `pkg/controllers/jobset_controller.go` `GetSubdomain` and
-/// `constructJob`, `pkg/webhooks/jobset_webhook.go` `Default`).
+/// The DNS subdomain JobSet gives the pods of the TrainJob `name` made from
+/// a runtime's `spec`, and the name of the headless Service it creates for
+/// them ([`super::jobset::pod_domain`] of the runtime's JobSet).
 pub fn pod_domain(name: &str, runtime_spec: &Json) -> Option<String> {
-    let network = &runtime_spec["template"]["spec"]["network"];
-    if network["enableDNSHostnames"] == false {
-        return None;
-    }
-    Some(
-        network["subdomain"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .unwrap_or(name)
-            .to_owned(),
-    )
+    super::jobset::pod_domain(name, &runtime_spec["template"]["spec"])
 }
 
 /// The pods of a TrainJob on its runtime.
@@ -134,48 +118,19 @@ pub fn workload(
         enforce_trainer(rjob, name, trainer, nodes, torch.then_some(procs.as_str()));
     }
     apply_patches(name, spec, &mut replicated)?;
-    let stages = stages(&replicated)?;
-    let mut pods = Vec::new();
-    let mut total = 0u64;
-    for rjob in &replicated {
-        let copies = super::count(rjob, "/replicas", 1)?;
-        let count = super::count(&rjob["template"], "/spec/completions", 1)?;
-        total = total.saturating_add(copies.saturating_mul(count));
-    }
-    let domain = pod_domain(name, &runtime.object["spec"]);
-    let claims = claim_templates(&runtime.object["spec"]);
-    let mut base = 0u64;
-    for (rjob, stage) in replicated.iter().zip(stages) {
-        let rname = rjob["name"].as_str().unwrap_or_default();
-        let copies = super::count(rjob, "/replicas", 1)?;
-        let job_template = &rjob["template"];
-        let count = super::count(job_template, "/spec/completions", 1)?;
-        let all = copies.saturating_mul(count);
-        for at in super::made(base, all, total) {
-            let (copy, index) = (at / count, at % count);
-            let job_name = format!("{name}-{rname}-{copy}");
-            let template = jobset_pod(
-                &job_template["spec"]["template"],
-                name,
-                rname,
-                copy,
-                domain.as_deref(),
-                &claims,
-            );
-            let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
-            pod.role = format!("{rname} job {copy}, index {index}");
-            pods.push(pod);
-        }
-        base = base.saturating_add(all);
-    }
-    let mut said = Vec::new();
-    if let Some(restarts) =
-        runtime.object["spec"]["template"]["spec"]["failurePolicy"]["maxRestarts"].as_u64()
-    {
-        said.push(format!(
-            "JobSet would recreate every job up to {restarts} times after a failure (failurePolicy.maxRestarts); trainc run ends the job at the first failure"
-        ));
-    }
+    let template = &runtime.object["spec"]["template"];
+    let mut jobset_spec = template["spec"].clone();
+    jobset_spec["replicatedJobs"] = Json::Array(replicated);
+    let jobset = super::jobset::defaulted(&serde_json::json!({
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "annotations": template["metadata"]["annotations"],
+        },
+        "spec": jobset_spec,
+    }));
+    let made = super::jobset::pods(name, namespace, &jobset)?;
+    let mut said = super::jobset::restart_notes(&jobset["spec"]);
     if trainer["command"]
         .as_array()
         .is_some_and(|c| c == &[Json::from("tune"), Json::from("run")])
@@ -187,110 +142,13 @@ pub fn workload(
         suffixed: true,
         made_by: "JobSet for Kubeflow Trainer",
         trainer: NODE.to_owned(),
-        pods,
-        total,
+        pods: made.pods,
+        total: made.total,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
-        services: domain
-            .into_iter()
-            .map(|domain| super::Service {
-                name: domain,
-                namespace: namespace.to_owned(),
-                selector: vec![(LABEL_JOBSET_NAME.to_owned(), name.to_owned())],
-                headless: true,
-            })
-            .collect(),
+        services: made.services,
         notes: said,
     })
-}
-
-/// The names of the claim templates of the runtime's JobSet
-/// (`volumeClaimPolicies[].templates[].metadata.name`).
-fn claim_templates(runtime_spec: &Json) -> Vec<&str> {
-    runtime_spec["template"]["spec"]["volumeClaimPolicies"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|p| p["templates"].as_array().into_iter().flatten())
-        .filter_map(|t| t["metadata"]["name"].as_str())
-        .collect()
-}
-
-/// A pod template of replicated job `rname`, copy `copy`, as JobSet makes
-/// it: the pods' DNS subdomain ([`pod_domain`]), JobSet's labels, and the
-/// restart policy its webhook defaults.
-fn jobset_pod(
-    template: &Json,
-    name: &str,
-    rname: &str,
-    copy: u64,
-    domain: Option<&str>,
-    claims: &[&str],
-) -> Json {
-    let mut template = template.clone();
-    // `volumeClaimPolicies` (JobSet v0.11 and later, `volume_claim_policy.go`
-    // `addVolumes`): a pod that mounts a template's name gets the claim
-    // `<template>-<jobset>` under it.
-    let mounted = |volume: &str| {
-        ["containers", "initContainers"].iter().any(|list| {
-            template["spec"][*list]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| {
-                    c["volumeMounts"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|m| m["name"] == volume)
-                })
-        })
-    };
-    let added: Vec<Json> = claims
-        .iter()
-        .filter(|claim| mounted(claim))
-        .map(|claim| {
-            serde_json::json!({
-                "name": claim,
-                "persistentVolumeClaim": { "claimName": format!("{claim}-{name}") }
-            })
-        })
-        .collect();
-    if !added.is_empty() {
-        let volumes = &mut template["spec"]["volumes"];
-        if !volumes.is_array() {
-            *volumes = Json::Array(Vec::new());
-        }
-        if let Some(list) = volumes.as_array_mut() {
-            list.extend(added);
-        }
-    }
-    if let Some(domain) = domain {
-        template["spec"]["subdomain"] = Json::String(domain.to_owned());
-    }
-    // JobSet's webhook defaults an unset restart policy to `OnFailure`
-    // (kubernetes-sigs/jobset v0.8–v0.12, `pkg/webhooks/jobset_webhook.go`
-    // `Default`).
-    if template["spec"]["restartPolicy"]
-        .as_str()
-        .is_none_or(str::is_empty)
-    {
-        template["spec"]["restartPolicy"] = Json::from("OnFailure");
-    }
-    let mut labels = template["metadata"]["labels"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    super::add_meta(
-        &mut labels,
-        &[
-            (LABEL_JOBSET_NAME, name.to_owned()),
-            (LABEL_REPLICATED_JOB, rname.to_owned()),
-            (LABEL_JOB_INDEX, copy.to_string()),
-        ],
-    );
-    template["metadata"]["labels"] = Json::Object(labels);
-    template
 }
 
 /// The trainer's job of the runtime (`rjob`, when it is the `trainer`
@@ -471,65 +329,4 @@ pub fn merge(base: &mut Json, patch: &Json, field: &str) {
         (base, patch) if !patch.is_null() => *base = patch.clone(),
         _ => {}
     }
-}
-
-/// Each replicated job's stage: after the jobs it waits to complete, with
-/// the jobs it waits to be ready for. Each job is settled once, when every
-/// job it depends on is (time linear in the jobs and their `dependsOn`).
-fn stages(replicated: &[Json]) -> Result<Vec<u32>, String> {
-    let index: std::collections::HashMap<&Json, usize> = replicated
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, r)| (&r["name"], i))
-        .collect();
-    // For each job, the (job, ready) pairs it waits on; for each job, those
-    // that wait on it.
-    let mut waits: Vec<Vec<(usize, bool)>> = Vec::with_capacity(replicated.len());
-    let mut waited_by: Vec<Vec<usize>> = vec![Vec::new(); replicated.len()];
-    for (i, rjob) in replicated.iter().enumerate() {
-        let mut on = Vec::new();
-        for dep in rjob["dependsOn"].as_array().into_iter().flatten() {
-            let Some(&j) = index.get(&dep["name"]) else {
-                return Err(format!(
-                    "the replicated job `{}` depends on `{}`, which the runtime does not have",
-                    rjob["name"].as_str().unwrap_or("?"),
-                    dep["name"].as_str().unwrap_or("?")
-                ));
-            };
-            on.push((j, dep["status"] == "Ready"));
-            waited_by[j].push(i);
-        }
-        waits.push(on);
-    }
-    let mut unsettled: Vec<usize> = waits.iter().map(Vec::len).collect();
-    let mut stage: Vec<Option<u32>> = vec![None; replicated.len()];
-    let mut ready: Vec<usize> = (0..replicated.len())
-        .filter(|&i| unsettled[i] == 0)
-        .collect();
-    while let Some(i) = ready.pop() {
-        let at = waits[i]
-            .iter()
-            .map(|&(j, ready)| {
-                let s = stage[j].expect("settled first");
-                if ready { s } else { s.saturating_add(1) }
-            })
-            .max()
-            .unwrap_or(0);
-        stage[i] = Some(at);
-        for &k in &waited_by[i] {
-            unsettled[k] -= 1;
-            if unsettled[k] == 0 {
-                ready.push(k);
-            }
-        }
-    }
-    stage
-        .into_iter()
-        .map(|s| {
-            s.ok_or_else(|| {
-                "the runtime's replicated jobs depend on each other in a cycle".to_owned()
-            })
-        })
-        .collect()
 }

@@ -67,6 +67,17 @@ pub fn dns1123_subdomain(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A domain-prefixed path, `acme.io/foo`: a DNS-1123 subdomain, `/`, and a
+/// path of URL characters (kubernetes apimachinery
+/// `pkg/util/validation/validation.go` `IsDomainPrefixedPath`).
+pub fn domain_prefixed_path(text: &str) -> bool {
+    let Some((domain, path)) = text.split_once('/') else {
+        return false;
+    };
+    let url = |c: char| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c);
+    dns1123_subdomain(domain).is_ok() && !path.is_empty() && path.chars().all(url)
+}
+
 /// The name syntaxes of Kubernetes objects.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Syntax {

@@ -247,6 +247,7 @@ pub const EMBEDDED: &[&str] = &[
     "persistentvolumeclaim-v1.json",
     "configmap-v1.json",
     "job-batch-v1.json",
+    "jobset-jobset-v1alpha2.json",
     "objectmeta-meta-v1.json",
     "trainjob-trainer-v1alpha1.json",
     "variants/trainjob-trainer-v1alpha1-v2.1.0.json",

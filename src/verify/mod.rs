@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::cluster::{pytorchjob, trainjob};
+use crate::cluster::{jobset, pytorchjob, trainjob};
 use crate::render::Object;
 use crate::spec::ApiLevel;
 
@@ -283,6 +283,11 @@ fn one_object(
     problems: &mut Vec<Problem>,
 ) {
     let id = id(value);
+    // JobSet's mutating webhook fills in what its schema requires (failure
+    // policy rule names) before the API server checks the schema.
+    let is_jobset = value["apiVersion"] == jobset::API_VERSION && value["kind"] == jobset::KIND;
+    let defaulted = is_jobset.then(|| jobset::defaulted(value));
+    let value = defaulted.as_ref().unwrap_or(value);
     if schema::check(&id, value, level, crds, problems) == schema::Checked::NoSchema {
         problems.push(unchecked(&id, value));
     }
@@ -301,6 +306,11 @@ fn one_object(
         (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
             webhooks::runtime(&id, value, level, problems);
         }
+        (jobset::API_VERSION, jobset::KIND) => {
+            for refusal in jobset::webhook::refusals(value) {
+                problems.push(Problem::webhook(&id, &refusal.pointer, refusal.message));
+            }
+        }
         _ => {}
     }
 }
@@ -317,6 +327,7 @@ fn operator_version(group: &str, kind: &str) -> Option<(&'static str, &'static s
         ("trainer.kubeflow.org", trainjob::KIND | "TrainingRuntime" | "ClusterTrainingRuntime") => {
             Some(("Kubeflow Trainer (v2.0 to v2.3)", trainjob::API_VERSION))
         }
+        ("jobset.x-k8s.io", jobset::KIND) => Some(("JobSet (v0.8 to v0.12)", jobset::API_VERSION)),
         _ => None,
     }
 }

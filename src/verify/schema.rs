@@ -114,12 +114,13 @@ macro_rules! compact {
 }
 
 /// Schemas of the kinds that have one API.
-static COMMON: [Bundled; 5] = [
+static COMMON: [Bundled; 6] = [
     compact!("pytorchjob-kubeflow-v1.json"),
     compact!("service-v1.json"),
     compact!("persistentvolumeclaim-v1.json"),
     compact!("configmap-v1.json"),
     compact!("job-batch-v1.json"),
+    compact!("jobset-jobset-v1alpha2.json"),
 ];
 /// TrainJob on Trainer v2.2 and later (the schema is v2.3.0's CRD), on v2.1 and on v2.0.
 static TRAINJOB_CURRENT: Bundled = compact!("trainjob-trainer-v1alpha1.json");

@@ -1,0 +1,456 @@
+//! JobSet (kubernetes-sigs/jobset v0.8.0–v0.12.0) as it makes a JobSet's
+//! jobs and pods, whether the JobSet is written by hand, by trainc's target
+//! `jobset`, or by Kubeflow Trainer from a TrainJob's runtime
+//! ([`super::trainjob`] builds its JobSet and hands it here):
+//!
+//! - the webhook's defaults (`pkg/webhooks/jobset_webhook.go` `Default`, the
+//!   same at v0.8.0 and v0.12.0): `successPolicy` `All`, `startupPolicy`
+//!   `AnyOrder`, each job `Indexed` with the pods' `restartPolicy`
+//!   `OnFailure` when unset, `network.enableDNSHostnames` and
+//!   `publishNotReadyAddresses` `true`, failure policy rules named
+//!   `failurePolicyRule<i>` ([`defaulted`]).
+//! - the jobs (`pkg/controllers/jobset_controller.go` `constructJob`,
+//!   `labelAndAnnotateObject`; `pkg/util/placement/placement.go`
+//!   `GenJobName`, `GenPodName`): copy `i` of replicated job `r` is the Job
+//!   `<jobset>-<r>-<i>`, its pod `k` the hostname `<jobset>-<r>-<i>-<k>`
+//!   (the Job controller's `<job>-<k>`), with the pods' `subdomain` the
+//!   JobSet's name (or `network.subdomain`; none with `enableDNSHostnames:
+//!   false`), and on every pod the labels and annotations below; a JobSet's
+//!   `alpha.jobset.sigs.k8s.io/exclusive-topology` annotation is copied onto
+//!   every job and pod.
+//! - the headless Service (`createHeadlessSvcIfNecessary`): named as the
+//!   subdomain, selecting `jobset.sigs.k8s.io/jobset-name`, publishing pods
+//!   that are not ready unless `publishNotReadyAddresses: false`.
+//! - order (`startup_policy.go`, `depends_on.go`): a replicated job with
+//!   `dependsOn` is created when the jobs it names are `Complete` (or
+//!   `Ready`).
+//! - the end (`failure_policy.go` `executeFailurePolicy`,
+//!   `success_policy.go`): with no `failurePolicy`, the first failed job
+//!   fails the JobSet; with one, a failed job (unless a rule says
+//!   `FailJobSet`) deletes and recreates every job, up to `maxRestarts`
+//!   times, then fails it. It succeeds when every job succeeds (the
+//!   default `successPolicy`).
+
+pub mod webhook;
+
+use serde_json::Value as Json;
+
+use super::{Success, Workload};
+
+pub const API_VERSION: &str = "jobset.x-k8s.io/v1alpha2";
+pub const KIND: &str = "JobSet";
+/// Labels (and annotations of the same name and value) JobSet puts on each
+/// job and pod (`api/jobset/v1alpha2/jobset_types.go`, v0.8.0–v0.12.0).
+pub const LABEL_JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
+pub const LABEL_REPLICATED_JOB: &str = "jobset.sigs.k8s.io/replicatedjob-name";
+pub const LABEL_REPLICATED_JOB_REPLICAS: &str = "jobset.sigs.k8s.io/replicatedjob-replicas";
+pub const LABEL_GLOBAL_REPLICAS: &str = "jobset.sigs.k8s.io/global-replicas";
+/// The job's copy number within its replicated job, `0..replicas`.
+pub const LABEL_JOB_INDEX: &str = "jobset.sigs.k8s.io/job-index";
+/// The job's number across the whole JobSet: the replicas of the replicated
+/// jobs before it, plus its job index.
+pub const LABEL_JOB_GLOBAL_INDEX: &str = "jobset.sigs.k8s.io/job-global-index";
+/// How many times the JobSet has been restarted (`pkg/constants`).
+pub const LABEL_RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
+/// Exclusive placement: the JobSet's annotation whose value is a node label
+/// (a topology key); each job's pods then run in one domain of that key that
+/// no other job's pods share (`ExclusiveKey`).
+pub const EXCLUSIVE_TOPOLOGY: &str = "alpha.jobset.sigs.k8s.io/exclusive-topology";
+/// The controller name `spec.managedBy` holds for JobSet's own controller.
+pub const CONTROLLER_NAME: &str = "jobset.sigs.k8s.io/jobset-controller";
+
+/// A JobSet as its webhook defaults it before the API server stores it.
+/// What is not there is left out, never made (`IndexMut` would make it).
+pub fn defaulted(jobset: &Json) -> Json {
+    let mut jobset = jobset.clone();
+    let Some(spec) = jobset.get_mut("spec").and_then(Json::as_object_mut) else {
+        return jobset;
+    };
+    default(
+        spec,
+        "successPolicy",
+        serde_json::json!({ "operator": "All" }),
+    );
+    default(
+        spec,
+        "startupPolicy",
+        serde_json::json!({ "startupPolicyOrder": "AnyOrder" }),
+    );
+    let rjobs = spec.get_mut("replicatedJobs").and_then(Json::as_array_mut);
+    for rjob in rjobs.into_iter().flatten() {
+        let Some(job) = rjob
+            .pointer_mut("/template/spec")
+            .and_then(Json::as_object_mut)
+        else {
+            continue;
+        };
+        default(job, "completionMode", Json::from("Indexed"));
+        if let Some(pod) = job
+            .get_mut("template")
+            .and_then(|t| t.get_mut("spec"))
+            .and_then(Json::as_object_mut)
+            && pod
+                .get("restartPolicy")
+                .and_then(Json::as_str)
+                .is_none_or(str::is_empty)
+        {
+            pod.insert("restartPolicy".to_owned(), Json::from("OnFailure"));
+        }
+    }
+    default(spec, "network", serde_json::json!({}));
+    if let Some(network) = spec.get_mut("network").and_then(Json::as_object_mut) {
+        for key in ["enableDNSHostnames", "publishNotReadyAddresses"] {
+            default(network, key, Json::Bool(true));
+        }
+    }
+    let rules = spec
+        .get_mut("failurePolicy")
+        .and_then(|p| p.get_mut("rules"))
+        .and_then(Json::as_array_mut);
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        if let Some(rule) = rule.as_object_mut()
+            && rule
+                .get("name")
+                .and_then(Json::as_str)
+                .is_none_or(str::is_empty)
+        {
+            rule.insert(
+                "name".to_owned(),
+                Json::String(format!("failurePolicyRule{i}")),
+            );
+        }
+    }
+    jobset
+}
+
+/// Sets `key` where it is absent or null (a Go pointer left nil).
+fn default(map: &mut serde_json::Map<String, Json>, key: &str, value: Json) {
+    if map.get(key).is_none_or(Json::is_null) {
+        map.insert(key.to_owned(), value);
+    }
+}
+
+/// The DNS subdomain of the JobSet `name`'s pods, and the name of the
+/// headless Service JobSet creates for them: `network.subdomain` when set,
+/// else the JobSet's name; `None` with `network.enableDNSHostnames: false`
+/// (`GetSubdomain`, `dnsHostnamesEnabled`, after the webhook's default).
+pub fn pod_domain(name: &str, spec: &Json) -> Option<String> {
+    let network = &spec["network"];
+    if network["enableDNSHostnames"] == false {
+        return None;
+    }
+    Some(
+        network["subdomain"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(name)
+            .to_owned(),
+    )
+}
+
+/// Pod `pod` of copy `job` of replicated job `rjob` of the JobSet `jobset`
+/// (`GenPodName`, without the random suffix): its hostname.
+pub fn pod_name(jobset: &str, rjob: &str, job: u64, pod: u64) -> String {
+    format!("{jobset}-{rjob}-{job}-{pod}")
+}
+
+/// The pods of a JobSet object.
+pub fn workload(object: &Json) -> Result<Workload, String> {
+    let name = super::text(object, "/metadata/name", "the JobSet")?;
+    let namespace = super::namespace_of(object);
+    let jobset = defaulted(object);
+    let spec = &jobset["spec"];
+    let made = pods(name, namespace, &jobset)?;
+    let trainer = spec["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"]
+        [0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut notes = restart_notes(spec);
+    let success = &spec["successPolicy"];
+    let targets = success["targetReplicatedJobs"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty());
+    if success["operator"] == "Any" || targets {
+        notes.push(
+            "the JobSet's successPolicy ends it when some of its jobs succeed; trainc run waits for every pod".to_owned(),
+        );
+    }
+    Ok(Workload {
+        job: format!("JobSet/{name}"),
+        suffixed: true,
+        made_by: "the JobSet controller",
+        trainer,
+        pods: made.pods,
+        total: made.total,
+        success: Success::AllPods,
+        deadline: None,
+        services: made.services,
+        notes,
+    })
+}
+
+/// What a JobSet's failure policy does that trainc run does not.
+pub(super) fn restart_notes(spec: &Json) -> Vec<String> {
+    let policy = &spec["failurePolicy"];
+    if !policy.is_object() {
+        return Vec::new();
+    }
+    let restarts = policy["maxRestarts"].as_u64().unwrap_or(0);
+    if restarts == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "JobSet would recreate every job up to {restarts} times after a failure (failurePolicy.maxRestarts); trainc run ends the job at the first failure"
+    )]
+}
+
+/// A JobSet's pods, how many there are, and its headless Service.
+pub(super) struct Made {
+    pub(super) pods: Vec<super::Pod>,
+    pub(super) total: u64,
+    pub(super) services: Vec<super::Service>,
+}
+
+/// The pods JobSet and the Job controller make of the JobSet `name`
+/// (defaulted: [`defaulted`]).
+pub(super) fn pods(name: &str, namespace: &str, jobset: &Json) -> Result<Made, String> {
+    let spec = &jobset["spec"];
+    let replicated: &[Json] = spec["replicatedJobs"].as_array().map_or(&[], Vec::as_slice);
+    if replicated.is_empty() {
+        return Err(format!("JobSet/{name} has no replicated jobs"));
+    }
+    let stages = stages(replicated)?;
+    let mut total = 0u64;
+    let mut global_replicas = 0u64;
+    for rjob in replicated {
+        let copies = super::count(rjob, "/replicas", 1)?;
+        let count = super::count(&rjob["template"], "/spec/completions", 1)?;
+        total = total.saturating_add(copies.saturating_mul(count));
+        global_replicas = global_replicas.saturating_add(copies);
+    }
+    let domain = pod_domain(name, spec);
+    let claims = claim_templates(spec);
+    let placement = JobSetWide {
+        name,
+        domain: domain.as_deref(),
+        claims: &claims,
+        global_replicas,
+        exclusive: jobset["metadata"]["annotations"][EXCLUSIVE_TOPOLOGY].as_str(),
+    };
+    let mut pods = Vec::new();
+    let (mut base, mut jobs_before) = (0u64, 0u64);
+    for (rjob, stage) in replicated.iter().zip(stages) {
+        let rname = rjob["name"].as_str().unwrap_or_default();
+        let copies = super::count(rjob, "/replicas", 1)?;
+        let job_template = &rjob["template"];
+        let count = super::count(job_template, "/spec/completions", 1)?;
+        let all = copies.saturating_mul(count);
+        for at in super::made(base, all, total) {
+            let (copy, index) = (at / count, at % count);
+            let job_name = format!("{name}-{rname}-{copy}");
+            let template = placement.pod_template(
+                job_template,
+                rname,
+                copies,
+                copy,
+                jobs_before.saturating_add(copy),
+            );
+            let mut pod = super::job::pod(&job_name, namespace, &template, index, stage);
+            pod.role = format!("{rname} job {copy}, index {index}");
+            pods.push(pod);
+        }
+        base = base.saturating_add(all);
+        jobs_before = jobs_before.saturating_add(copies);
+    }
+    let services = domain
+        .into_iter()
+        .map(|domain| super::Service {
+            name: domain,
+            namespace: namespace.to_owned(),
+            selector: vec![(LABEL_JOBSET_NAME.to_owned(), name.to_owned())],
+            headless: true,
+        })
+        .collect();
+    Ok(Made {
+        pods,
+        total,
+        services,
+    })
+}
+
+/// The names of the JobSet's claim templates
+/// (`volumeClaimPolicies[].templates[].metadata.name`, v0.11 and later).
+fn claim_templates(spec: &Json) -> Vec<&str> {
+    spec["volumeClaimPolicies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["templates"].as_array().into_iter().flatten())
+        .filter_map(|t| t["metadata"]["name"].as_str())
+        .collect()
+}
+
+/// What JobSet writes into every job's pod template alike.
+struct JobSetWide<'a> {
+    name: &'a str,
+    domain: Option<&'a str>,
+    claims: &'a [&'a str],
+    global_replicas: u64,
+    exclusive: Option<&'a str>,
+}
+
+impl JobSetWide<'_> {
+    /// The pod template of copy `copy` (of `copies`) of replicated job
+    /// `rname`, as JobSet makes it: the claims of its claim templates, the
+    /// subdomain, the restart policy its webhook defaults, its labels and
+    /// annotations.
+    fn pod_template(
+        &self,
+        job_template: &Json,
+        rname: &str,
+        copies: u64,
+        copy: u64,
+        global: u64,
+    ) -> Json {
+        let rjob_annotations = &job_template["metadata"]["annotations"];
+        let mut template = job_template["spec"]["template"].clone();
+        self.add_claims(&mut template);
+        if let Some(domain) = self.domain {
+            template["spec"]["subdomain"] = Json::String(domain.to_owned());
+        }
+        if template["spec"]["restartPolicy"]
+            .as_str()
+            .is_none_or(str::is_empty)
+        {
+            template["spec"]["restartPolicy"] = Json::from("OnFailure");
+        }
+        let entries = [
+            (LABEL_JOBSET_NAME, self.name.to_owned()),
+            (LABEL_REPLICATED_JOB, rname.to_owned()),
+            (LABEL_RESTART_ATTEMPT, "0".to_owned()),
+            (LABEL_REPLICATED_JOB_REPLICAS, copies.to_string()),
+            (LABEL_GLOBAL_REPLICAS, self.global_replicas.to_string()),
+            (LABEL_JOB_INDEX, copy.to_string()),
+            (LABEL_JOB_GLOBAL_INDEX, global.to_string()),
+        ];
+        for field in ["labels", "annotations"] {
+            let mut map = super::meta_map(&template, field);
+            super::add_meta(&mut map, &entries);
+            // The replicated job's own annotation (on its job template) wins
+            // over the JobSet's.
+            let exclusive = rjob_annotations[EXCLUSIVE_TOPOLOGY]
+                .as_str()
+                .or(self.exclusive);
+            if field == "annotations"
+                && let Some(key) = exclusive
+            {
+                super::add_meta(&mut map, &[(EXCLUSIVE_TOPOLOGY, key.to_owned())]);
+            }
+            template["metadata"][field] = Json::Object(map);
+        }
+        template
+    }
+
+    /// `volumeClaimPolicies` (`volume_claim_policy.go` `addVolumes`): a pod
+    /// that mounts a template's name gets the claim `<template>-<jobset>`
+    /// under it.
+    fn add_claims(&self, template: &mut Json) {
+        let mounted = |volume: &str| {
+            ["containers", "initContainers"].iter().any(|list| {
+                template["spec"][*list]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| {
+                        c["volumeMounts"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|m| m["name"] == volume)
+                    })
+            })
+        };
+        let added: Vec<Json> = self
+            .claims
+            .iter()
+            .filter(|claim| mounted(claim))
+            .map(|claim| {
+                serde_json::json!({
+                    "name": claim,
+                    "persistentVolumeClaim": { "claimName": format!("{claim}-{}", self.name) }
+                })
+            })
+            .collect();
+        if added.is_empty() {
+            return;
+        }
+        let volumes = &mut template["spec"]["volumes"];
+        if !volumes.is_array() {
+            *volumes = Json::Array(Vec::new());
+        }
+        if let Some(list) = volumes.as_array_mut() {
+            list.extend(added);
+        }
+    }
+}
+
+/// Each replicated job's stage: after the jobs it waits to complete, with
+/// the jobs it waits to be ready for. Each job is settled once, when every
+/// job it depends on is (time linear in the jobs and their `dependsOn`).
+fn stages(replicated: &[Json]) -> Result<Vec<u32>, String> {
+    let index: std::collections::HashMap<&Json, usize> = replicated
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, r)| (&r["name"], i))
+        .collect();
+    // For each job, the (job, ready) pairs it waits on; for each job, those
+    // that wait on it.
+    let mut waits: Vec<Vec<(usize, bool)>> = Vec::with_capacity(replicated.len());
+    let mut waited_by: Vec<Vec<usize>> = vec![Vec::new(); replicated.len()];
+    for (i, rjob) in replicated.iter().enumerate() {
+        let mut on = Vec::new();
+        for dep in rjob["dependsOn"].as_array().into_iter().flatten() {
+            let Some(&j) = index.get(&dep["name"]) else {
+                return Err(format!(
+                    "the replicated job `{}` depends on `{}`, which the JobSet does not have",
+                    rjob["name"].as_str().unwrap_or("?"),
+                    dep["name"].as_str().unwrap_or("?")
+                ));
+            };
+            on.push((j, dep["status"] == "Ready"));
+            waited_by[j].push(i);
+        }
+        waits.push(on);
+    }
+    let mut unsettled: Vec<usize> = waits.iter().map(Vec::len).collect();
+    let mut stage: Vec<Option<u32>> = vec![None; replicated.len()];
+    let mut ready: Vec<usize> = (0..replicated.len())
+        .filter(|&i| unsettled[i] == 0)
+        .collect();
+    while let Some(i) = ready.pop() {
+        let at = waits[i]
+            .iter()
+            .map(|&(j, ready)| {
+                let s = stage[j].expect("settled first");
+                if ready { s } else { s.saturating_add(1) }
+            })
+            .max()
+            .unwrap_or(0);
+        stage[i] = Some(at);
+        for &k in &waited_by[i] {
+            unsettled[k] -= 1;
+            if unsettled[k] == 0 {
+                ready.push(k);
+            }
+        }
+    }
+    stage
+        .into_iter()
+        .map(|s| s.ok_or_else(|| "the replicated jobs depend on each other in a cycle".to_owned()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
