@@ -445,6 +445,8 @@ pub(crate) enum TargetArg {
     Trainjob,
     /// An Indexed Job and a headless Service, for a cluster without an operator.
     Job,
+    /// A JobSet, for a cluster with the JobSet controller.
+    Jobset,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -17,6 +17,8 @@
 //!   `<job>-node-0-<i>-<5 random characters>`, and JobSet's webhook rejects a
 //!   JobSet whose longest pod name, with `-abcde` standing in for the random
 //!   part, exceeds 63 characters.
+//!   trainc's own JobSet (`target = "jobset"`) names its one replicated
+//!   job `node` as well, so its names are the same.
 //! - Kubernetes' Job controller, for `target = "job"` (kubernetes
 //!   `pkg/controller/job/job_controller.go` `manageJob`): pod `i` of the
 //!   Indexed Job has the hostname `<job>-<i>` (a DNS-1123 label) under the
@@ -53,6 +55,17 @@ pub(crate) fn job_host(job: &str, index: u32) -> String {
 /// Where a Job's ranks meet: pod 0 (see [`job_host`]).
 pub(crate) fn job_rank0(job: &str) -> String {
     job_host(job, 0)
+}
+
+/// Where the ranks meet on the targets where trainc passes torchrun its
+/// topology (`job`, `jobset`): pod 0 of the Indexed Job, under its headless
+/// Service.
+pub(crate) fn rank0_address(job: &str, target: Target) -> String {
+    if target == Target::Jobset {
+        crate::cluster::jobset::rank0_address(job)
+    } else {
+        job_rank0(job)
+    }
 }
 
 /// The PersistentVolumeClaim trainc creates for a volume with a `size`.
@@ -129,7 +142,9 @@ pub(crate) fn names<'v>(
                 });
             }
         }
-        Target::Trainjob => out.push(Derived {
+        // JobSet's webhook checks the longest pod name with `-abcde` for the
+        // random part (`jobset_webhook.go` `ValidateCreate`).
+        Target::Trainjob | Target::Jobset => out.push(Derived {
             name: format!(
                 "{job}-node-0-{}{RANDOM_POD_SUFFIX}",
                 shape.max_nodes.saturating_sub(1)

@@ -176,6 +176,8 @@ pub struct Policy {
     pub active_deadline_seconds: Option<u64>,
     pub clean_pod_policy: Option<String>,
     pub suspend: bool,
+    /// How many times JobSet restarts the whole job (target `jobset`).
+    pub group_restarts: Option<u32>,
     /// What torchrun is told to wait for every pod to join, when trainc
     /// launches it and says so (`--rdzv_conf=timeout=`).
     pub join_timeout_seconds: Option<u64>,
@@ -194,6 +196,8 @@ pub struct Scheduling {
     pub node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
     pub spread_across_nodes: bool,
+    /// The node label whose domains JobSet gives a job each (target `jobset`).
+    pub exclusive_topology: Option<String>,
     pub service_account_name: Option<String>,
     pub image_pull_secrets: Vec<String>,
 }

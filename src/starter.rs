@@ -299,6 +299,11 @@ fn items(starter: &Starter) -> Vec<Item> {
             Val::Str("job"),
             "an Indexed Job: any cluster, no operator",
         ),
+        Target::Jobset => field(
+            "target",
+            Val::Str("jobset"),
+            "a JobSet: any cluster with the JobSet controller",
+        ),
     });
     items.extend([
         field(
@@ -423,7 +428,7 @@ fn placement(items: &mut Vec<Item>, starter: &Starter) {
             "retries before the job fails",
         ));
     }
-    if pytorchjob || starter.target == Target::Job {
+    if pytorchjob || matches!(starter.target, Target::Job | Target::Jobset) {
         items.push(field(
             "ttlAfterFinished",
             Val::Str("1d"),

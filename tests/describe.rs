@@ -100,29 +100,37 @@ fn described_env(description: &str) -> (BTreeMap<String, String>, Vec<BTreeMap<S
 /// must be what `describe --pods` shows.
 #[test]
 fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
-    let mut jobs = 0;
+    let (mut jobs, mut jobsets) = (0, 0);
     // A `command` on a Job is given variables instead of flags.
     let command = root().join("tests/check/entrypoint-pass-command-job.toml");
-    for (example, as_job) in examples()
+    for (example, target) in examples()
         .into_iter()
-        .flat_map(|e| [(e.clone(), false), (e, true)])
-        .chain([(command, false)])
+        .flat_map(|e| {
+            [
+                (e.clone(), None),
+                (e.clone(), Some("job")),
+                (e, Some("jobset")),
+            ]
+        })
+        .chain([(command.clone(), None), (command, Some("jobset"))])
     {
         let spec = example_args(&example);
         let mut args = vec!["build", "-o", "json", &spec];
-        if as_job {
-            args.extend(["--target", "job"]);
+        if let Some(target) = target {
+            args.extend(["--target", target]);
         }
         let built = trainc(&root(), &args);
-        if as_job && built.status.code() != Some(0) {
-            continue; // not something a plain Job can run
+        if target.is_some() && built.status.code() != Some(0) {
+            continue; // not something a plain Job or a JobSet can run
         }
         let list: Value = serde_json::from_slice(&built.stdout).unwrap();
         let job = list["items"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|o| ["PyTorchJob", "TrainJob", "Job"].contains(&o["kind"].as_str().unwrap()))
+            .find(|o| {
+                ["PyTorchJob", "TrainJob", "Job", "JobSet"].contains(&o["kind"].as_str().unwrap())
+            })
             .unwrap();
         args[0] = "describe";
         args[1] = "--pods";
@@ -132,69 +140,95 @@ fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
         let name = job["metadata"]["name"].as_str().unwrap();
         if job["kind"] == "Job" {
             jobs += 1;
-            job_environment(job, &described, &env, &pods);
+            let first_pod = format!("{name}-0");
+            job_environment(&job["spec"], name, &first_pod, &described, &env, &pods);
+        } else if job["kind"] == "JobSet" {
+            jobsets += 1;
+            // One replicated job `node` of one Indexed Job, its pods
+            // `<name>-node-0-<i>`.
+            let replicated = job["spec"]["replicatedJobs"].as_array().unwrap();
+            assert_eq!(replicated.len(), 1, "{spec}");
+            assert_eq!(replicated[0]["replicas"], 1, "{spec}");
+            let first_pod = format!("{name}-node-0-0");
+            let job_spec = &replicated[0]["template"]["spec"];
+            job_environment(job_spec, name, &first_pod, &described, &env, &pods);
         } else if job["kind"] == "PyTorchJob" {
-            let specs = &job["spec"]["pytorchReplicaSpecs"];
-            let total: u64 = specs
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|s| s["replicas"].as_u64().unwrap())
-                .sum();
-            let nproc = job["spec"]["nprocPerNode"].as_str().unwrap();
-            assert_eq!(env["PYTHONUNBUFFERED"], "1", "{spec}");
-            assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
-            let port_of = |role: &str| {
-                specs[role]["template"]["spec"]["containers"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|c| c["name"] == "pytorch")
-                    .unwrap()["ports"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|p| p["name"] == "pytorchjob-port")
-                    .unwrap()["containerPort"]
-                    .to_string()
-            };
-            if let Some(elastic) = job["spec"].get("elasticPolicy") {
-                let nnodes = format!("{}:{}", elastic["minReplicas"], elastic["maxReplicas"]);
-                assert_eq!(env["PET_NNODES"], nnodes, "{spec}");
-                let host = elastic["rdzvHost"]
-                    .as_str()
-                    .map_or_else(|| format!("{name}-worker-0"), str::to_owned);
-                let port = elastic
-                    .get("rdzvPort")
-                    .map_or_else(|| port_of("Worker"), ToString::to_string);
-                assert_eq!(env["PET_RDZV_ENDPOINT"], format!("{host}:{port}"), "{spec}");
-                assert_eq!(
-                    env["PET_RDZV_BACKEND"],
-                    elastic["rdzvBackend"].as_str().unwrap_or("c10d")
-                );
-                assert!(
-                    !env.contains_key("MASTER_ADDR"),
-                    "{spec}: no Master, no MASTER_ADDR"
-                );
-            } else {
-                assert_eq!(env["PET_NNODES"], total.to_string(), "{spec}");
-                let master = format!("{name}-master-0");
-                assert_eq!(env["MASTER_ADDR"], master);
-                assert_eq!(env["PET_MASTER_ADDR"], master);
-                assert_eq!(env["MASTER_PORT"], port_of("Master"));
-                assert_eq!(env["PET_MASTER_PORT"], port_of("Master"));
-                let per_node = nproc.parse::<u64>().unwrap_or(1);
-                assert_eq!(env["WORLD_SIZE"], (total * per_node).to_string(), "{spec}");
-                let ranks: Vec<String> = pods.iter().map(|p| p["RANK"].clone()).collect();
-                let expected: Vec<String> = (0..total).map(|r| r.to_string()).collect();
-                assert_eq!(ranks, expected, "{spec}: Master 0, Worker i is i+1");
-                assert!(pods.iter().all(|p| p["RANK"] == p["PET_NODE_RANK"]));
-            }
+            pytorchjob_environment(job, &spec, &env, &pods);
         } else {
             trainjob_environment(job, &spec, &env, &pods);
         }
     }
     assert!(jobs >= 6, "too few examples described as a Job: {jobs}");
+    assert!(
+        jobsets >= 8,
+        "too few examples described as a JobSet: {jobsets}"
+    );
+}
+
+/// A PyTorchJob: what the Training Operator sets from it.
+fn pytorchjob_environment(
+    job: &Value,
+    spec: &str,
+    env: &BTreeMap<String, String>,
+    pods: &[BTreeMap<String, String>],
+) {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let specs = &job["spec"]["pytorchReplicaSpecs"];
+    let total: u64 = specs
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|s| s["replicas"].as_u64().unwrap())
+        .sum();
+    let nproc = job["spec"]["nprocPerNode"].as_str().unwrap();
+    assert_eq!(env["PYTHONUNBUFFERED"], "1", "{spec}");
+    assert_eq!(env["PET_NPROC_PER_NODE"], nproc, "{spec}");
+    let port_of = |role: &str| {
+        specs[role]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "pytorch")
+            .unwrap()["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "pytorchjob-port")
+            .unwrap()["containerPort"]
+            .to_string()
+    };
+    if let Some(elastic) = job["spec"].get("elasticPolicy") {
+        let nnodes = format!("{}:{}", elastic["minReplicas"], elastic["maxReplicas"]);
+        assert_eq!(env["PET_NNODES"], nnodes, "{spec}");
+        let host = elastic["rdzvHost"]
+            .as_str()
+            .map_or_else(|| format!("{name}-worker-0"), str::to_owned);
+        let port = elastic
+            .get("rdzvPort")
+            .map_or_else(|| port_of("Worker"), ToString::to_string);
+        assert_eq!(env["PET_RDZV_ENDPOINT"], format!("{host}:{port}"), "{spec}");
+        assert_eq!(
+            env["PET_RDZV_BACKEND"],
+            elastic["rdzvBackend"].as_str().unwrap_or("c10d")
+        );
+        assert!(
+            !env.contains_key("MASTER_ADDR"),
+            "{spec}: no Master, no MASTER_ADDR"
+        );
+    } else {
+        assert_eq!(env["PET_NNODES"], total.to_string(), "{spec}");
+        let master = format!("{name}-master-0");
+        assert_eq!(env["MASTER_ADDR"], master);
+        assert_eq!(env["PET_MASTER_ADDR"], master);
+        assert_eq!(env["MASTER_PORT"], port_of("Master"));
+        assert_eq!(env["PET_MASTER_PORT"], port_of("Master"));
+        let per_node = nproc.parse::<u64>().unwrap_or(1);
+        assert_eq!(env["WORLD_SIZE"], (total * per_node).to_string(), "{spec}");
+        let ranks: Vec<String> = pods.iter().map(|p| p["RANK"].clone()).collect();
+        let expected: Vec<String> = (0..total).map(|r| r.to_string()).collect();
+        assert_eq!(ranks, expected, "{spec}: Master 0, Worker i is i+1");
+        assert!(pods.iter().all(|p| p["RANK"] == p["PET_NODE_RANK"]));
+    }
 }
 
 /// A TrainJob: what the Trainer's torch plugin sets from the TrainJob.
@@ -225,17 +259,19 @@ fn trainjob_environment(
     assert_eq!(ranks, expected, "{spec}");
 }
 
-/// A Job: pod `i` has completion index `i` (the Job controller's
+/// A Job (alone, or a JobSet's, of the job `name`, whose pod 0 is the host
+/// `first_pod`): pod `i` has completion index `i` (the Job controller's
 /// `JOB_COMPLETION_INDEX`), the rendezvous is the one torchrun's flags name,
 /// and a `command` is given exactly the variables `describe` lists.
 fn job_environment(
-    job: &Value,
+    job_spec: &Value,
+    name: &str,
+    first_pod: &str,
     described: &str,
     env: &BTreeMap<String, String>,
     pods: &[BTreeMap<String, String>],
 ) {
-    let name = job["metadata"]["name"].as_str().unwrap();
-    let n = job["spec"]["completions"].as_u64().unwrap();
+    let n = job_spec["completions"].as_u64().unwrap();
     let indexes: Vec<String> = pods
         .iter()
         .map(|p| p["JOB_COMPLETION_INDEX"].clone())
@@ -244,13 +280,13 @@ fn job_environment(
     assert_eq!(indexes, expected, "{name}");
     // Rank 0's address, and the pod it resolves to.
     let words = described.split_whitespace().collect::<Vec<_>>().join(" ");
-    let master = format!("{name}-0.{name}:29500");
-    let resolves = format!("{name}-0.{name} resolves to pod {name}-0.");
+    let master = format!("{first_pod}.{name}:29500");
+    let resolves = format!("{first_pod}.{name} resolves to pod {first_pod}.");
     assert!(
         words.contains(&master) && words.contains(&resolves),
         "{described}"
     );
-    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let container = &job_spec["template"]["spec"]["containers"][0];
     // No `command`: the image's entrypoint, given variables as a command is.
     let command: Vec<&str> = container["command"]
         .as_array()
@@ -303,12 +339,12 @@ fn job_environment(
         let text = command.join(" ");
         assert!(text.contains(&format!("--nnodes={n} ")), "{text}");
         assert!(
-            text.contains(&format!("--master_addr={name}-0.{name} ")),
+            text.contains(&format!("--master_addr={first_pod}.{name} ")),
             "{text}"
         );
     } else {
         assert_eq!(env["PET_NNODES"], n.to_string());
-        assert_eq!(env["MASTER_ADDR"], format!("{name}-0.{name}"));
+        assert_eq!(env["MASTER_ADDR"], format!("{first_pod}.{name}"));
         for (index, own) in pods.iter().enumerate() {
             assert_eq!(own["RANK"], index.to_string());
         }

@@ -44,6 +44,7 @@ fn own_variant(example: &Path) -> String {
     match spec_of(example).target.unwrap_or(Target::Pytorchjob) {
         Target::Pytorchjob => "pytorchjob".to_owned(),
         Target::Job => "job".to_owned(),
+        Target::Jobset => "jobset".to_owned(),
         Target::Trainjob => variant_of_level(spec_level(example)).to_owned(),
     }
 }
@@ -141,31 +142,53 @@ fn every_example_builds_verifies_and_matches_its_golden() {
 /// fails with errors that name the target, and writes nothing.
 #[test]
 fn every_example_builds_as_a_job_or_says_why_not() {
+    let built = every_example_builds_for("job");
+    assert!(
+        built.len() >= 6,
+        "too few examples build as a Job: {built:?}"
+    );
+}
+
+/// The same for `--target jobset`, `golden/<example>/jobset.yaml`.
+#[test]
+fn every_example_builds_as_a_jobset_or_says_why_not() {
+    let built = every_example_builds_for("jobset");
+    assert!(
+        built.len() >= 6,
+        "too few examples build as a JobSet: {built:?}"
+    );
+}
+
+/// Every example built for `target`: the stems of those that build.
+fn every_example_builds_for(target: &str) -> Vec<String> {
     let mut failures = Vec::new();
     let mut built = Vec::new();
     for example in examples() {
         let stem = example.file_stem().unwrap().to_str().unwrap();
-        if own_variant(&example) == "job" {
+        if own_variant(&example) == target {
             built.push(stem.to_owned()); // its own golden, above
             continue;
         }
-        let (status, stdout, stderr) = build(&example, &["--target", "job"]);
+        let (status, stdout, stderr) = build(&example, &["--target", target]);
         if status == 0 {
-            let path = root().join("golden").join(stem).join("job.yaml");
+            let path = root()
+                .join("golden")
+                .join(stem)
+                .join(format!("{target}.yaml"));
             failures.extend(compare(&path, &stdout));
             built.push(stem.to_owned());
         } else {
             assert_eq!(status, 1, "{stem}: {stderr}");
             assert!(stdout.is_empty(), "{stem}");
             let words: Vec<&str> = stderr.split_whitespace().filter(|w| *w != "│").collect();
-            assert!(words.join(" ").contains("target `job`"), "{stem}: {stderr}");
+            assert!(
+                words.join(" ").contains(&format!("target `{target}`")),
+                "{stem}: {stderr}"
+            );
         }
     }
     no_golden_differs(&failures);
-    assert!(
-        built.len() >= 6,
-        "too few examples build as a Job: {built:?}"
-    );
+    built
 }
 
 /// A TrainJob example is also built at every other Trainer API level: where
@@ -244,6 +267,7 @@ fn every_golden_passes_the_strict_schemas_and_webhook_rules() {
         "PyTorchJob",
         "TrainJob",
         "Job",
+        "JobSet",
         "Service",
         "PersistentVolumeClaim",
     ] {
@@ -252,6 +276,38 @@ fn every_golden_passes_the_strict_schemas_and_webhook_rules() {
             "no golden holds a {kind}"
         );
     }
+}
+
+/// JobSet v0.8.0 is the oldest release trainc's JobSets are for, and its
+/// CRD is stricter than v0.12.0's, which `verify` embeds: every JobSet of
+/// the goldens passes its schema too.
+#[test]
+fn every_jobset_golden_passes_jobset_v0_8_s_schema() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("schemas/k8s/variants/jobset-jobset-v1alpha2-v0.8.0.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut checked = 0;
+    for dir in std::fs::read_dir(root().join("golden")).unwrap() {
+        let path = dir.unwrap().path().join("jobset.yaml");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let documents: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
+        for jobset in documents.iter().filter(|d| d["kind"] == "JobSet") {
+            let errors: Vec<String> = validator
+                .iter_errors(jobset)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 13, "only {checked} JobSet goldens");
 }
 
 #[test]

@@ -131,11 +131,12 @@ fn importing_what_trainc_built_builds_the_same_bytes() {
         }
         let output = trainc(&scratch, &import);
         let local_code = built.contains("\nkind: ConfigMap\n");
-        let plain_job = built.contains("apiVersion: batch/v1\nkind: Job\n");
+        let plain_job = built.contains("apiVersion: batch/v1\nkind: Job\n")
+            || built.contains("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n");
         if plain_job {
             assert!(
                 !output.status.success(),
-                "{name}: a plain Job is not imported"
+                "{name}: a plain Job or a JobSet is not imported"
             );
             assert!(
                 text(&output.stderr).contains("no PyTorchJob or TrainJob to import"),
@@ -182,11 +183,13 @@ fn importing_what_trainc_built_builds_the_same_bytes() {
             "entrypoint-pass-image-job",
             "env-pass-job-command-refs",
             "env-warn-not-expanded-job",
+            "jobset-cpu",
+            "jobset-gpu",
             "local-code",
             "plain-job",
             "policy-pass-job"
         ],
-        "only local code and plain Jobs are not imported"
+        "only local code, plain Jobs and JobSets are not imported"
     );
 }
 

@@ -24,6 +24,7 @@ pub(super) fn run(args: &InitArgs) -> Status {
         TargetArg::Pytorchjob => Target::Pytorchjob,
         TargetArg::Trainjob => Target::Trainjob,
         TargetArg::Job => Target::Job,
+        TargetArg::Jobset => Target::Jobset,
     };
     let to_stdout = args.file.as_os_str() == "-";
     let shown = trainc::diagnostic::escape_for_terminal(&args.file.display().to_string());

@@ -174,6 +174,7 @@ fn options(
             TargetArg::Pytorchjob => Target::Pytorchjob,
             TargetArg::Trainjob => Target::Trainjob,
             TargetArg::Job => Target::Job,
+            TargetArg::Jobset => Target::Jobset,
         }),
         api_level: api_level(generate.api_level),
         sets: compose.sets.clone(),

@@ -1,8 +1,8 @@
 //! `trainc run SPEC`: build, then run the objects here as the cluster would.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -156,23 +156,6 @@ fn run_plan(
         Ok(plan) => plan,
         Err(error) => return fail(&error),
     };
-    let work = match WorkDir::create(&std::env::temp_dir()) {
-        Ok(work) => work,
-        Err(error) => return fail(&error),
-    };
-    // A bug that aborts trainc still removes the run's files (unwinding,
-    // and with it `Drop`, is off in a release build).
-    let path = work.path().to_path_buf();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let _ = std::fs::remove_dir_all(&path);
-        trainc::run::reaper::sweep();
-        previous(info);
-    }));
-    let laid = match work.lay(&plan) {
-        Ok(laid) => laid,
-        Err(error) => return fail(&error),
-    };
     write_stderr(&trainc::diagnostic::escape_lines_for_terminal(&plan.header));
     let interrupted = Arc::new(AtomicBool::new(false));
     for signal in [
@@ -184,23 +167,51 @@ fn run_plan(
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
     let job = trainc::diagnostic::escape_for_terminal(&plan.job);
-    let run = trainc::run::launches(&plan, laid, options.isolate);
-    let outcome = supervise::run(
-        run,
-        timeout,
-        &mut std::io::stdout(),
-        &mut std::io::stderr(),
-        &interrupted,
-    );
-    drop(work);
+    // A bug that aborts trainc still removes the run's files (unwinding,
+    // and with it `Drop`, is off in a release build).
+    let current: Arc<Mutex<Option<PathBuf>>> = Arc::default();
+    let previous = std::panic::take_hook();
+    let in_use = Arc::clone(&current);
+    std::panic::set_hook(Box::new(move |info| {
+        if let Some(path) = in_use.lock().ok().and_then(|p| p.clone()) {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        trainc::run::reaper::sweep();
+        previous(info);
+    }));
+    // A JobSet's failure policy: every pod deleted and made again, in a
+    // fresh directory (their emptyDirs new, the claims kept), at most
+    // `restarts` times, all within the run's `--timeout`.
+    let start = std::time::Instant::now();
+    let mut restart = 0;
+    let outcome = loop {
+        let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+        let outcome = run_once(&plan, options, left, &interrupted, &current);
+        match outcome {
+            Outcome::Failed(message) if restart < plan.restarts => {
+                restart += 1;
+                write_stderr(&format!(
+                    "trainc run: {job}: {}; the failed Job makes its controller delete every pod and make them all again (restart {restart} of {}, failurePolicy.maxRestarts)\n",
+                    trainc::diagnostic::escape_for_terminal(&message),
+                    plan.restarts
+                ));
+            }
+            outcome => break outcome,
+        }
+    };
     match outcome {
         Outcome::Succeeded => {
             write_stderr(&format!("trainc run: {job} succeeded\n"));
             Status::Ok
         }
         Outcome::Failed(message) => {
+            let after = if restart > 0 {
+                format!(" after {restart} restarts")
+            } else {
+                String::new()
+            };
             write_stderr(&format!(
-                "trainc run: {job} failed: {}\n",
+                "trainc run: {job} failed{after}: {}\n",
                 trainc::diagnostic::escape_for_terminal(&message)
             ));
             Status::Failed
@@ -213,6 +224,38 @@ fn run_plan(
             Status::Interrupted
         }
     }
+}
+
+/// One run of every pod of the plan, in a fresh private directory, removed
+/// when it ends.
+fn run_once(
+    plan: &trainc::run::Plan,
+    options: &trainc::run::Options,
+    timeout: Option<Duration>,
+    interrupted: &AtomicBool,
+    current: &Mutex<Option<PathBuf>>,
+) -> Outcome {
+    let work = match WorkDir::create(&std::env::temp_dir()) {
+        Ok(work) => work,
+        Err(error) => return Outcome::NotStarted(error),
+    };
+    if let Ok(mut current) = current.lock() {
+        *current = Some(work.path().to_path_buf());
+    }
+    let laid = match work.lay(plan) {
+        Ok(laid) => laid,
+        Err(error) => return Outcome::NotStarted(error),
+    };
+    let run = trainc::run::launches(plan, laid, options.isolate);
+    let outcome = supervise::run(
+        run,
+        timeout,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+        interrupted,
+    );
+    drop(work);
+    outcome
 }
 
 /// Says `error` and gives its exit status.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cluster::{job, pytorchjob, trainjob};
+use crate::cluster::{job, jobset, pytorchjob, trainjob};
 use crate::model::{Model, Nodes};
 use crate::spec::Target;
 
@@ -33,6 +33,18 @@ pub(super) fn commands(model: &Model, build: &str) -> String {
                 trainjob::NODE,
                 trainjob::LABEL_COMPLETION_INDEX,
                 trainjob::NODE
+            ),
+        ),
+        Target::Jobset => (
+            "jobset",
+            format!("{}={name}", jobset::LABEL_JOBSET_NAME),
+            format!(
+                "-l {}={name},{}={},{}=0 -c {}",
+                jobset::LABEL_JOBSET_NAME,
+                jobset::LABEL_REPLICATED_JOB,
+                jobset::NODE,
+                job::LABEL_COMPLETION_INDEX,
+                jobset::CONTAINER
             ),
         ),
         Target::Job => (

@@ -9,29 +9,41 @@ use crate::spec::Target;
 pub(super) fn failure(model: &Model) -> String {
     let p = &model.policy;
     let mut parts = Vec::new();
-    if model.target == Target::Job {
-        parts.push(match p.backoff_limit.unwrap_or(0) {
-            0 => "the first failed pod fails the Job and stops the others".to_owned(),
-            n => format!(
-                "a failed training process fails the Job; a pod lost otherwise (evicted, its node gone) is replaced up to {n} times"
-            ),
-        });
-    } else if model.target == Target::Trainjob {
-        parts.push(jobset_failure(model));
-    } else {
-        parts.push(format!("restart policy {}", p.restart_policy));
-        if let Some(master) = model
-            .master
-            .as_ref()
-            .filter(|m| m.restart_policy != p.restart_policy)
-        {
-            parts[0] = format!(
-                "restart policy {} ({} on the Master)",
-                p.restart_policy, master.restart_policy
-            );
+    match model.target {
+        Target::Job | Target::Jobset => {
+            parts.push(match p.backoff_limit.unwrap_or(0) {
+                0 => "the first failed pod fails the Job and stops the others".to_owned(),
+                n => format!(
+                    "a failed training process fails the Job; a pod lost otherwise (evicted, its node gone) is replaced up to {n} times"
+                ),
+            });
+            // JobSet's failure policy (kubernetes-sigs/jobset v0.8–v0.12,
+            // `failure_policy.go`): without one the first failed job fails
+            // the JobSet; `maxRestarts` recreates every job instead.
+            if model.target == Target::Jobset {
+                parts.push(match p.group_restarts {
+                    None | Some(0) => "a failed Job fails the JobSet".to_owned(),
+                    Some(1) => "then JobSet restarts every pod together, once, before the JobSet fails".to_owned(),
+                    Some(n) => format!("then JobSet restarts every pod together, up to {n} times, before the JobSet fails"),
+                });
+            }
         }
-        if let Some(limit) = p.backoff_limit {
-            parts.push(format!("up to {limit} retries"));
+        Target::Trainjob => parts.push(jobset_failure(model)),
+        Target::Pytorchjob => {
+            parts.push(format!("restart policy {}", p.restart_policy));
+            if let Some(master) = model
+                .master
+                .as_ref()
+                .filter(|m| m.restart_policy != p.restart_policy)
+            {
+                parts[0] = format!(
+                    "restart policy {} ({} on the Master)",
+                    p.restart_policy, master.restart_policy
+                );
+            }
+            if let Some(limit) = p.backoff_limit {
+                parts.push(format!("up to {limit} retries"));
+            }
         }
     }
     parts.extend(master_wait(model));

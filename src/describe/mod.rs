@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cluster::{job, pytorchjob, trainjob};
+use crate::cluster::{job, jobset, pytorchjob, trainjob};
 use crate::diagnostic::Diagnostic;
 use crate::model::{EnvValue, Model, Nodes, VolumeSource};
 use crate::source::Sources;
@@ -184,6 +184,15 @@ fn headline(model: &Model) -> (String, String) {
                         format!(", written by trainc from {}", base.describe()),
                     _ => String::new(),
                 }
+            ),
+        ),
+        Target::Jobset => (
+            jobset::KIND,
+            format!(
+                "JobSet ({}): one Indexed Job {}, pods named by JobSet's headless Service {}",
+                jobset::API_VERSION,
+                jobset::job_name(&model.name, jobset::NODE, 0),
+                model.name
             ),
         ),
         Target::Job => (

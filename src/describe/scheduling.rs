@@ -72,7 +72,7 @@ fn host_port(model: &Model) -> Option<u16> {
             });
             torch.then_some(trainjob::TRAINER_PORT)
         }
-        Target::Job => None,
+        Target::Job | Target::Jobset => None,
     }
 }
 
@@ -124,6 +124,11 @@ pub(super) fn scheduling(model: &Model) -> Vec<String> {
             t.effect
                 .as_deref()
                 .map_or_else(String::new, |e| format!(" ({e})"))
+        ));
+    }
+    if let Some(key) = &s.exclusive_topology {
+        lines.push(format!(
+            "all pods in one domain of the node label {key}, which no other JobSet's pods share (JobSet's exclusive placement)"
         ));
     }
     if s.spread_across_nodes {

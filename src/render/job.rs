@@ -82,6 +82,25 @@ pub(super) fn service(model: &Model) -> Object {
 }
 
 pub(super) fn render(model: &Model) -> Object {
+    let job = batch::Job {
+        metadata: metadata(model, &model.name, &model.job_labels),
+        spec: Some(spec(model, Standalone::Yes)),
+        status: None,
+    };
+    Object::new(KIND, &model.name, &job)
+}
+
+/// Whether the Job stands alone, or is a JobSet's job template (the JobSet
+/// holds the subdomain, suspension and time to live).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Standalone {
+    Yes,
+    InJobSet,
+}
+
+/// The Indexed Job of every node: its pod template and failure policy.
+pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
+    let alone = standalone == Standalone::Yes;
     let shape = PodShape {
         container: CONTAINER,
         // The Service reaches the rendezvous port by number; declared on the
@@ -95,7 +114,10 @@ pub(super) fn render(model: &Model) -> Object {
     };
     let mut template = pod::template(model, &shape);
     if let Some(spec) = template.spec.as_mut() {
-        spec.subdomain = Some(model.name.clone());
+        // JobSet sets its jobs' subdomain itself (`constructJob`).
+        if alone {
+            spec.subdomain = Some(model.name.clone());
+        }
         spec.restart_policy = Some(model.policy.restart_policy.clone());
         // trainc's variables come before `[env]`, so that a `$(RANK)` or
         // `$(JOB_COMPLETION_INDEX)` in a value of `[env]` expands: the
@@ -114,41 +136,37 @@ pub(super) fn render(model: &Model) -> Object {
     }
     let nodes = i32_of(model.nodes.max());
     let p = &model.policy;
-    let job = batch::Job {
-        metadata: metadata(model, &model.name, &model.job_labels),
-        spec: Some(batch::JobSpec {
-            completion_mode: Some("Indexed".to_owned()),
-            completions: Some(nodes),
-            parallelism: Some(nodes),
-            backoff_limit: p.backoff_limit.map(i32_of),
-            pod_failure_policy: Some(batch::PodFailurePolicy {
-                rules: vec![batch::PodFailurePolicyRule {
-                    action: "FailJob".to_owned(),
-                    on_exit_codes: Some(batch::PodFailurePolicyOnExitCodesRequirement {
-                        container_name: Some(CONTAINER.to_owned()),
-                        operator: "NotIn".to_owned(),
-                        values: vec![0],
-                    }),
-                    on_pod_conditions: None,
-                }],
-            }),
-            active_deadline_seconds: p
-                .active_deadline_seconds
-                .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-            ttl_seconds_after_finished: p
-                .ttl_seconds_after_finished
-                .map(|s| i32::try_from(s).unwrap_or(i32::MAX)),
-            suspend: p.suspend.then_some(true),
-            template,
-            ..Default::default()
+    batch::JobSpec {
+        completion_mode: Some("Indexed".to_owned()),
+        completions: Some(nodes),
+        parallelism: Some(nodes),
+        backoff_limit: p.backoff_limit.map(i32_of),
+        pod_failure_policy: Some(batch::PodFailurePolicy {
+            rules: vec![batch::PodFailurePolicyRule {
+                action: "FailJob".to_owned(),
+                on_exit_codes: Some(batch::PodFailurePolicyOnExitCodesRequirement {
+                    container_name: Some(CONTAINER.to_owned()),
+                    operator: "NotIn".to_owned(),
+                    values: vec![0],
+                }),
+                on_pod_conditions: None,
+            }],
         }),
-        status: None,
-    };
-    Object::new(KIND, &model.name, &job)
+        active_deadline_seconds: p
+            .active_deadline_seconds
+            .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+        ttl_seconds_after_finished: p
+            .ttl_seconds_after_finished
+            .filter(|_| alone)
+            .map(|s| i32::try_from(s).unwrap_or(i32::MAX)),
+        suspend: (alone && p.suspend).then_some(true),
+        template,
+        ..Default::default()
+    }
 }
 
 /// Validation keeps counts within an int32.
-fn i32_of(n: u32) -> i32 {
+pub(super) fn i32_of(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
@@ -164,6 +182,7 @@ fn index_var(name: &str) -> core::EnvVar {
 /// and `NODE_RANK` (this pod's index), and the `PET_*` variables from which a
 /// bare `torchrun` takes its flags.
 pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
+    let master = crate::derived::rank0_address(&model.name, model.target);
     let literal = |name: &str, value: String| core::EnvVar {
         name: name.to_owned(),
         value: Some(value),
@@ -174,7 +193,6 @@ pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
         NProc::Count(n) => nodes.saturating_mul(n),
         NProc::Auto | NProc::Cpu => nodes,
     };
-    let master = crate::derived::job_rank0(&model.name);
     let port = JOB_RENDEZVOUS_PORT.to_string();
     vec![
         literal("MASTER_ADDR", master.clone()),

@@ -17,6 +17,7 @@ use crate::spec::Target;
 
 mod configmap;
 pub mod job;
+pub mod jobset;
 mod merge;
 mod pod;
 pub mod pvc;
@@ -80,6 +81,7 @@ pub fn render(model: &Model) -> Vec<Object> {
             objects.push(job::service(model));
             (job::render(model), job::rank0_selector(model))
         }
+        Target::Jobset => (jobset::render(model), jobset::rank0_selector(model)),
     };
     if let Some(fragment) = &model.pod_template {
         pod_template(model, &mut job.value, fragment);
@@ -96,9 +98,14 @@ pub fn render(model: &Model) -> Vec<Object> {
 /// patch carries).
 fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_json::Value) {
     match model.target {
-        Target::Job => {
+        Target::Job | Target::Jobset => {
             let fragment = merge::for_target(fragment, crate::cluster::job::CONTAINER);
-            if let Some(template) = job.pointer_mut("/spec/template") {
+            let at = if model.target == Target::Job {
+                "/spec/template"
+            } else {
+                "/spec/replicatedJobs/0/template/spec/template"
+            };
+            if let Some(template) = job.pointer_mut(at) {
                 merge::merge(template, &fragment);
                 merge::sort_keys(template, None);
             }

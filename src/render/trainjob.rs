@@ -17,10 +17,7 @@ use serde::Serialize;
 
 use super::pod::{self, PodShape};
 use super::{Object, metadata, non_empty, non_empty_vec};
-use crate::cluster::trainjob::{
-    API_VERSION, KIND, LABEL_COMPLETION_INDEX, LABEL_JOB_INDEX, LABEL_JOBSET_NAME,
-    LABEL_REPLICATED_JOB, NODE,
-};
+use crate::cluster::trainjob::{API_VERSION, KIND, LABEL_JOBSET_NAME, NODE};
 use crate::model::Model;
 use crate::spec::ApiLevel;
 use crate::spec::NProc;
@@ -232,11 +229,7 @@ struct ContainerPatch {
 /// Labels that select the rank-0 pod: node 0 of job 0 of the `node` replicated job.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
     let mut selector = job_pods(model);
-    for (key, value) in [
-        (LABEL_REPLICATED_JOB, NODE),
-        (LABEL_JOB_INDEX, "0"),
-        (LABEL_COMPLETION_INDEX, "0"),
-    ] {
+    for (key, value) in crate::cluster::jobset::RANK0_LABELS {
         selector.insert(key.to_owned(), value.to_owned());
     }
     selector

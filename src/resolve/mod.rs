@@ -207,7 +207,13 @@ fn entrypoint(
     match target {
         Target::Pytorchjob => torchrun.push(format!("--nproc_per_node={}", nproc.text())),
         Target::Trainjob => {}
-        Target::Job => torchrun.extend(job_launch(&spec.name, nodes, nproc)),
+        Target::Job | Target::Jobset => {
+            torchrun.extend(job_launch(
+                &crate::derived::rank0_address(&spec.name, target),
+                nodes,
+                nproc,
+            ));
+        }
     }
     torchrun.extend(join_timeout.map(join_timeout_flag));
     if spec.code.is_some() {
@@ -250,12 +256,16 @@ fn entrypoint(
 ///   replicas, which this target refuses.
 ///   Ranks are the completion indexes, so rank 0's log is pod 0's.
 /// - The spellings with `_` are the ones every torchrun accepts.
-pub(crate) fn job_launch(name: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
+///
+/// A JobSet trainc writes is one such Indexed Job, `<name>-node-0`, its pods
+/// `<name>-node-0-<i>` under JobSet's headless Service `<name>`: the same
+/// flags, rank 0 at `<name>-node-0-0.<name>`.
+pub(crate) fn job_launch(master: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
     vec![
         format!("--nnodes={}", nodes.max()),
         format!("--nproc_per_node={}", nproc.text()),
         "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned(),
-        format!("--master_addr={}", crate::derived::job_rank0(name)),
+        format!("--master_addr={master}"),
         format!("--master_port={}", defaults::JOB_RENDEZVOUS_PORT),
     ]
 }
@@ -385,7 +395,7 @@ fn policy(spec: &Spec, target: Target, nodes: Nodes) -> Policy {
     };
     let (restart_policy, backoff_limit) = match target {
         // The only values validation lets through on a Job: see `job_launch`.
-        Target::Job => (
+        Target::Job | Target::Jobset => (
             defaults::JOB_RESTART_POLICY.to_owned(),
             Some(policy.backoff_limit.unwrap_or(defaults::JOB_BACKOFF_LIMIT)),
         ),
@@ -403,6 +413,7 @@ fn policy(spec: &Spec, target: Target, nodes: Nodes) -> Policy {
         active_deadline_seconds: seconds(&policy.active_deadline),
         clean_pod_policy: policy.clean_pod_policy.map(|p| spelled(&p)),
         suspend: policy.suspend.unwrap_or(false),
+        group_restarts: policy.group_restarts.filter(|_| target == Target::Jobset),
         join_timeout_seconds: join_timeout(spec, target, nodes, seconds(&policy.join_timeout)),
     }
 }
@@ -414,7 +425,8 @@ fn join_timeout(spec: &Spec, target: Target, nodes: Nodes, set: Option<u64>) -> 
     if spec.runs_as_written() || matches!(nodes, Nodes::Elastic { .. }) {
         return None;
     }
-    set.or((target == Target::Job).then_some(defaults::JOB_JOIN_TIMEOUT_SECONDS))
+    let job = matches!(target, Target::Job | Target::Jobset);
+    set.or(job.then_some(defaults::JOB_JOIN_TIMEOUT_SECONDS))
 }
 
 /// torchrun's flag for its static rendezvous' join timeout: the `timeout`
@@ -446,6 +458,7 @@ fn scheduling(spec: &Spec) -> Scheduling {
             })
             .collect(),
         spread_across_nodes: s.spread_across_nodes.unwrap_or(false),
+        exclusive_topology: s.exclusive_topology,
         service_account_name: s.service_account_name,
         image_pull_secrets: s.image_pull_secrets.unwrap_or_default(),
     }

@@ -130,6 +130,7 @@ mod tests {
             pods: Vec::new(),
             success: Success::AllPods,
             deadline: None,
+            restarts: 0,
             header: String::new(),
             hosts: String::new(),
             names: Vec::new(),

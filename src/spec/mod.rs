@@ -25,7 +25,7 @@ pub struct Spec {
     /// Namespace of every generated object. Omit it to let `kubectl apply -n` or kustomize decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default), `trainjob` (Kubeflow Trainer v2) or `job` (an Indexed Job and a headless Service, for a cluster without an operator).
+    /// What to generate: `pytorchjob` (Kubeflow Training Operator, the default), `trainjob` (Kubeflow Trainer v2), `job` (an Indexed Job and a headless Service, for a cluster without an operator) or `jobset` (a JobSet, for a cluster with the JobSet controller).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
     /// Container image that runs the training code, e.g. `ghcr.io/acme/train:1.4`. Pin a tag or digest. Required, except on a TrainJob whose runtime gives its trainer an image.
@@ -43,7 +43,7 @@ pub struct Spec {
     /// Command run verbatim, without torchrun (it must start the distributed processes itself). Exactly one of `script`, `module`, `command`, `imageEntrypoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
-    /// `true`: run the image's own ENTRYPOINT, with `args` in place of its CMD, as `command` runs: without torchrun, so the entrypoint starts the processes itself from the variables the target sets (`MASTER_ADDR`, `WORLD_SIZE`, `RANK` on a PyTorchJob or a Job; torchrun's `PET_*` on every target). `nProcPerNode` is then the count the entrypoint is told, not one trainc starts.
+    /// `true`: run the image's own ENTRYPOINT, with `args` in place of its CMD, as `command` runs: without torchrun, so the entrypoint starts the processes itself from the variables the target sets (`MASTER_ADDR`, `WORLD_SIZE`, `RANK` on a PyTorchJob, a Job or a JobSet; torchrun's `PET_*` on every target). `nProcPerNode` is then the count the entrypoint is told, not one trainc starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_entrypoint: Option<bool>,
     /// Local code to run without building an image: the files ship in a ConfigMap and run under torchrun. Replaces `script`, `module` and `command`.
@@ -58,7 +58,7 @@ pub struct Spec {
     /// Number of pods (nodes), at least 1; or `"min:max"` for an elastic job that runs with any count in that range. Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<Replicas>,
-    /// Processes per pod: an integer, `"gpu"` (one per GPU), `"auto"` or `"cpu"` (decided by torchrun on the node). Default: the GPU count when `resources.gpus` > 0, else 1. With `command` or `imageEntrypoint`, which start their own processes, it is the count they are told (`PET_NPROC_PER_NODE`, and `WORLD_SIZE` = pods × count on a PyTorchJob or Job): 1 for one plain `python` process per pod.
+    /// Processes per pod: an integer, `"gpu"` (one per GPU), `"auto"` or `"cpu"` (decided by torchrun on the node). Default: the GPU count when `resources.gpus` > 0, else 1. With `command` or `imageEntrypoint`, which start their own processes, it is the count they are told (`PET_NPROC_PER_NODE`, and `WORLD_SIZE` = pods × count on a PyTorchJob, Job or JobSet): 1 for one plain `python` process per pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_proc_per_node: Option<NProcPerNode>,
     /// Compute resources of each pod. Requests equal limits (Guaranteed QoS) unless `[resources.limits]` says otherwise.
@@ -199,6 +199,8 @@ pub enum Target {
     Trainjob,
     /// `batch/v1 Job` (Indexed) and a headless `Service`: any cluster, no operator.
     Job,
+    /// `jobset.x-k8s.io/v1alpha2 JobSet`: one Indexed Job of every node, restarted as a group; any cluster with JobSet v0.8 or later.
+    Jobset,
 }
 
 impl Target {
@@ -207,6 +209,7 @@ impl Target {
             Target::Pytorchjob => "pytorchjob",
             Target::Trainjob => "trainjob",
             Target::Job => "job",
+            Target::Jobset => "jobset",
         }
     }
 }

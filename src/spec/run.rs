@@ -69,10 +69,14 @@ pub struct Policy {
     /// Which pods to delete when the job finishes: `None`, `Running`, `All`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clean_pod_policy: Option<CleanPodPolicy>,
+    /// Target `jobset`: after a failure, stop every pod and start the whole job again, up to this many times (JobSet's `failurePolicy.maxRestarts`). Every rank starts afresh and meets the others at a new rendezvous, so resume from your own checkpoints. Unset: the first failure fails the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = i32::MAX))]
+    pub group_restarts: Option<u32>,
     /// Create the job suspended; it starts when unsuspended (or admitted by Kueue).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
-    /// How long torchrun on each pod waits for every pod to join its static rendezvous before it gives up: seconds or `"30m"`. On target `job`, where one pod that gives up fails the run, 30 minutes unless set; elsewhere torchrun's own 10 minutes unless set. Not for an elastic job (`elastic.rdzvConf` `join_timeout`) or a `command` (pass `--rdzv_conf=timeout=SECONDS` to your torchrun).
+    /// How long torchrun on each pod waits for every pod to join its static rendezvous before it gives up: seconds or `"30m"`. On targets `job` and `jobset`, where one pod that gives up fails the run, 30 minutes unless set; elsewhere torchrun's own 10 minutes unless set. Not for an elastic job (`elastic.rdzvConf` `join_timeout`) or a `command` (pass `--rdzv_conf=timeout=SECONDS` to your torchrun).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join_timeout: Option<Duration>,
 }
@@ -120,6 +124,9 @@ pub struct Scheduling {
     /// Taints the pods tolerate, e.g. `{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<Toleration>>,
+    /// Target `jobset`: a node label that divides the cluster into domains, e.g. `cloud.google.com/gke-nodepool` or a rack label; all the job's pods run in one domain that no other JobSet's pods share (JobSet's exclusive placement, the `alpha.jobset.sigs.k8s.io/exclusive-topology` annotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusive_topology: Option<String>,
     /// At most one pod of this job per node (pod anti-affinity on the hostname).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_across_nodes: Option<bool>,

@@ -284,12 +284,11 @@ fn trainjob_services(
     // What node 0 is labelled: by the patches, by JobSet and by Kubernetes.
     let mut rank0 = serde_json::Map::new();
     template_labels(&job["spec"], &mut rank0);
-    for (key, value) in [
-        (trainjob::LABEL_JOBSET_NAME, job_name),
-        (trainjob::LABEL_REPLICATED_JOB, trainjob::NODE),
-        (trainjob::LABEL_JOB_INDEX, "0"),
-        (trainjob::LABEL_COMPLETION_INDEX, "0"),
-    ] {
+    let jobset_name = [(trainjob::LABEL_JOBSET_NAME, job_name)];
+    for (key, value) in jobset_name
+        .into_iter()
+        .chain(crate::cluster::jobset::RANK0_LABELS)
+    {
         rank0.insert(key.to_owned(), Value::String(value.to_owned()));
     }
     for service in services {

@@ -59,6 +59,28 @@ pub const EXCLUSIVE_TOPOLOGY: &str = "alpha.jobset.sigs.k8s.io/exclusive-topolog
 /// The controller name `spec.managedBy` holds for JobSet's own controller.
 pub const CONTROLLER_NAME: &str = "jobset.sigs.k8s.io/jobset-controller";
 
+/// The replicated job of a JobSet trainc writes (target `jobset`): one
+/// Indexed Job of every node, named as Kubeflow Trainer's torch runtimes
+/// name theirs, so its pods are a TrainJob's (`<job>-node-0-<i>`).
+pub const NODE: &str = "node";
+/// The training container: the name `[podTemplate]` uses on every target.
+pub const CONTAINER: &str = crate::spec::defaults::TRAINER_CONTAINER;
+
+/// The labels of rank 0's pod, beside the JobSet's name, in a JobSet of one
+/// `node` job (trainc's, and the torch runtimes' of a TrainJob): pod 0 of
+/// job 0 of `node`.
+pub const RANK0_LABELS: [(&str, &str); 3] = [
+    (LABEL_REPLICATED_JOB, NODE),
+    (LABEL_JOB_INDEX, "0"),
+    (super::job::LABEL_COMPLETION_INDEX, "0"),
+];
+
+/// Where the ranks of a JobSet trainc writes meet: pod 0 of its one job,
+/// under JobSet's headless Service.
+pub fn rank0_address(name: &str) -> String {
+    format!("{}.{name}", pod_name(name, NODE, 0, 0))
+}
+
 /// A JobSet as its webhook defaults it before the API server stores it.
 /// What is not there is left out, never made (`IndexMut` would make it).
 pub fn defaulted(jobset: &Json) -> Json {
@@ -148,10 +170,16 @@ pub fn pod_domain(name: &str, spec: &Json) -> Option<String> {
     )
 }
 
+/// Copy `job` of replicated job `rjob` of the JobSet `jobset`: the Job's
+/// name (`GenJobName`).
+pub fn job_name(jobset: &str, rjob: &str, job: u64) -> String {
+    format!("{jobset}-{rjob}-{job}")
+}
+
 /// Pod `pod` of copy `job` of replicated job `rjob` of the JobSet `jobset`
 /// (`GenPodName`, without the random suffix): its hostname.
 pub fn pod_name(jobset: &str, rjob: &str, job: u64, pod: u64) -> String {
-    format!("{jobset}-{rjob}-{job}-{pod}")
+    format!("{}-{pod}", job_name(jobset, rjob, job))
 }
 
 /// The pods of a JobSet object.
@@ -166,7 +194,7 @@ pub fn workload(object: &Json) -> Result<Workload, String> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let mut notes = restart_notes(spec);
+    let (restarts, mut notes) = restarts(spec);
     let success = &spec["successPolicy"];
     let targets = success["targetReplicatedJobs"]
         .as_array()
@@ -185,24 +213,27 @@ pub fn workload(object: &Json) -> Result<Workload, String> {
         total: made.total,
         success: Success::AllPods,
         deadline: None,
+        restarts,
         services: made.services,
         notes,
     })
 }
 
-/// What a JobSet's failure policy does that trainc run does not.
-pub(super) fn restart_notes(spec: &Json) -> Vec<String> {
+/// How many times JobSet recreates every job after a failure
+/// (`failurePolicy.maxRestarts`, each failure counted: the default action
+/// `RestartJobSet`), and what of the failure policy trainc run does not
+/// follow: its rules, which match a job's failure reason.
+pub(super) fn restarts(spec: &Json) -> (u64, Vec<String>) {
     let policy = &spec["failurePolicy"];
-    if !policy.is_object() {
-        return Vec::new();
-    }
     let restarts = policy["maxRestarts"].as_u64().unwrap_or(0);
-    if restarts == 0 {
-        return Vec::new();
-    }
-    vec![format!(
-        "JobSet would recreate every job up to {restarts} times after a failure (failurePolicy.maxRestarts); trainc run ends the job at the first failure"
-    )]
+    let rules = policy["rules"].as_array().is_some_and(|r| !r.is_empty());
+    let notes = rules
+        .then(|| {
+            "the failure policy's rules are not followed: trainc run restarts the JobSet after any failure, up to maxRestarts".to_owned()
+        })
+        .into_iter()
+        .collect();
+    (restarts, notes)
 }
 
 /// A JobSet's pods, how many there are, and its headless Service.
@@ -248,7 +279,7 @@ pub(super) fn pods(name: &str, namespace: &str, jobset: &Json) -> Result<Made, S
         let all = copies.saturating_mul(count);
         for at in super::made(base, all, total) {
             let (copy, index) = (at / count, at % count);
-            let job_name = format!("{name}-{rname}-{copy}");
+            let job_name = job_name(name, rname, copy);
             let template = placement.pod_template(
                 job_template,
                 rname,

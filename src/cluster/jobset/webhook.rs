@@ -132,7 +132,7 @@ fn replicated_job(
             format!("the group name `{group}` must be a DNS-1035 label: {why}"),
         );
     }
-    let last_job = format!("{jobset}-{rname}-{}", replicas.saturating_sub(1));
+    let last_job = super::job_name(jobset, rname, replicas.saturating_sub(1));
     if let Err(why) = names::dns1035_label(&last_job) {
         refuse(
             format!("{at}/name"),

@@ -77,10 +77,11 @@ fn reserved(r: &mut Rules<'_>, target: Target, name: &str, pointer: &str) {
             format!("`{name}` is set by the Trainer torch runtime; a TrainJob may not set it"),
             "remove it: the runtime derives it from `replicas` and `nProcPerNode`",
         ),
-        Target::Job => (
+        Target::Job | Target::Jobset => (
             crate::cluster::job::RESERVED_ENV,
             format!(
-                "`{name}` is part of the topology trainc and the Job controller give each pod on target `job`; a spec may not set it"
+                "`{name}` is part of the topology trainc and the Job controller give each pod on target `{}`; a spec may not set it",
+                target.as_str()
             ),
             "remove it: trainc derives it from `name`, `replicas`, `nProcPerNode` and the pod's completion index",
         ),
@@ -153,7 +154,7 @@ fn rendezvous(r: &mut Rules<'_>, name: &str, pointer: &str) {
                 match r.target() {
                     Target::Pytorchjob => "Training Operator",
                     Target::Trainjob => "Trainer runtime",
-                    Target::Job => "torchrun command trainc writes",
+                    Target::Job | Target::Jobset => "torchrun command trainc writes",
                 }
             ),
             "remove it; for a c10d rendezvous that pods can join and leave, use an elastic `replicas = \"min:max\"` on a PyTorchJob",

@@ -82,6 +82,9 @@ fn has_master(r: &mut Rules<'_>) -> bool {
         Target::Trainjob => {
             "a TrainJob runs one `node` template on every node, rank 0's too: use `target = \"pytorchjob\"` for a Master unlike its Workers, or write what `[master]` sets at the top level"
         }
+        Target::Jobset => {
+            "trainc's JobSet runs one `node` job of one pod template on every node, rank 0's too: use `target = \"pytorchjob\"` for a Master unlike its Workers, or write what `[master]` sets at the top level"
+        }
     };
     r.push(
         Diagnostic::error(

@@ -216,7 +216,7 @@ fn keyword(r: &mut Rules<'_>) {
     let gpus = r.gpus();
     let span = r.value("/nProcPerNode");
     let level = match r.target() {
-        Target::Pytorchjob | Target::Job => None,
+        Target::Pytorchjob | Target::Job | Target::Jobset => None,
         Target::Trainjob => Some(r.api_level()),
     };
     let resources = r.spec.resources.as_ref();

@@ -81,6 +81,18 @@ fn scheduling(r: &mut Rules<'_>) {
     if let Some(selector) = &s.node_selector {
         label_map(r, "/scheduling/nodeSelector", selector, "nodeSelector");
     }
+    if let Some(key) = &s.exclusive_topology
+        && let Err(why) = names::qualified_name(key)
+    {
+        r.push(
+            Diagnostic::error(
+                codes::SCHEDULING_INVALID_NAME,
+                r.value("/scheduling/exclusiveTopology"),
+                format!("`{key}` is not a node label key: {why}"),
+            )
+            .with_help("a topology is a node label whose values are its domains, e.g. `cloud.google.com/gke-nodepool` or `topology.kubernetes.io/zone`"),
+        );
+    }
     tolerations(r);
 }
 
@@ -192,10 +204,10 @@ fn ports(r: &mut Rules<'_>) {
             pytorchjob::PORT_NAME,
             "the Training Operator's rendezvous port",
         ),
-        Target::Job => (
+        Target::Job | Target::Jobset => (
             crate::spec::defaults::JOB_RENDEZVOUS_PORT,
             job::PORT_NAME,
-            "the rendezvous port at pod 0 on target `job` (torchrun's `--master_port`)",
+            "the rendezvous port at pod 0 (torchrun's `--master_port`)",
         ),
         // The runtime declares its port without a name.
         Target::Trainjob => (
