@@ -59,10 +59,11 @@ pub(crate) fn job_rank0(job: &str) -> String {
 
 /// Where the ranks meet on the targets where trainc passes torchrun its
 /// topology (`job`, `jobset`): pod 0 of the Indexed Job, under its headless
-/// Service.
+/// Service; on a JobSet, made of its name when the pod starts
+/// ([`crate::cluster::jobset::rank0_address_expanded`]).
 pub(crate) fn rank0_address(job: &str, target: Target) -> String {
     if target == Target::Jobset {
-        crate::cluster::jobset::rank0_address(job)
+        crate::cluster::jobset::rank0_address_expanded()
     } else {
         job_rank0(job)
     }

@@ -21,7 +21,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cluster::{pytorchjob, trainjob};
+use crate::cluster::{jobset, pytorchjob, trainjob};
 use crate::render::trainingruntime;
 
 /// Where each kind keeps the pods trainc writes, from the object's root:
@@ -60,6 +60,15 @@ const PODS: &[(&str, &str, &str, bool)] = &[
         trainjob::KIND,
         "spec/podSpecOverrides",
         false,
+    ),
+    // A JobSet's replicated jobs (`target = "jobset"`): its pods find rank
+    // 0 by the JobSet's name as JobSet labels them, so a rename needs
+    // nothing more (see `crate::cluster::jobset::NAME_ENV`).
+    (
+        "jobset.x-k8s.io",
+        jobset::KIND,
+        "spec/replicatedJobs/template/spec/template",
+        true,
     ),
     // The TrainingRuntime trainc writes (`[trainjob] writeRuntime`).
     (

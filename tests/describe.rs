@@ -301,17 +301,21 @@ fn job_environment(
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|e| trainc::cluster::job::RESERVED_ENV.contains(&e["name"].as_str().unwrap()))
+            .filter(|e| {
+                let var = e["name"].as_str().unwrap();
+                trainc::cluster::job::RESERVED_ENV.contains(&var)
+                    || trainc::cluster::jobset::RESERVED_ENV.contains(&var)
+            })
             .map(|e| {
                 let value = e["value"].as_str().map_or_else(
-                    || {
-                        assert_eq!(
-                            e["valueFrom"]["fieldRef"]["fieldPath"],
-                            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-                        );
-                        index.to_string()
+                    || match e["valueFrom"]["fieldRef"]["fieldPath"].as_str().unwrap() {
+                        "metadata.annotations['batch.kubernetes.io/job-completion-index']" => {
+                            index.to_string()
+                        }
+                        trainc::cluster::jobset::NAME_FIELD => name.to_owned(),
+                        other => panic!("{name}: {other}"),
                     },
-                    str::to_owned,
+                    |written| written.replace("$(JOBSET_NAME)", name),
                 );
                 (e["name"].as_str().unwrap().to_owned(), value)
             })
@@ -335,11 +339,19 @@ fn job_environment(
         .first()
         .is_some_and(|c| *c == "torchrun" || *c == "sh")
     {
-        assert!(env.is_empty(), "{name}: torchrun takes flags");
+        // The JobSet's name, of which torchrun's flags make rank 0's address.
+        assert!(
+            env.keys()
+                .all(|k| trainc::cluster::jobset::RESERVED_ENV.contains(&k.as_str())),
+            "{name}: torchrun takes flags"
+        );
         let text = command.join(" ");
         assert!(text.contains(&format!("--nnodes={n} ")), "{text}");
+        let written = text.replace("$(JOBSET_NAME)", name);
+        // Quoted in a launcher script where it holds `$(...)`.
+        let flag = format!("--master_addr={first_pod}.{name}");
         assert!(
-            text.contains(&format!("--master_addr={first_pod}.{name} ")),
+            written.contains(&format!("{flag} ")) || written.contains(&format!("{flag}' ")),
             "{text}"
         );
     } else {

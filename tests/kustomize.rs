@@ -350,6 +350,7 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         ("trainjob", "  trainjob:\n    apiLevel: \"v2.1\"\n"),
         ("trainjob", "  trainjob:\n    apiLevel: \"v2.0\"\n"),
         ("trainjob", "  trainjob:\n    writeRuntime: true\n"),
+        ("jobset", ""),
     ] {
         let what = format!("{target} {extra}");
         let built = build_renamed(&kubectl, &xdg, target, extra);
@@ -367,10 +368,13 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
         }
         let job = built
             .iter()
-            .find(|o| o["kind"] == "PyTorchJob" || o["kind"] == "TrainJob")
+            .find(|o| ["PyTorchJob", "TrainJob", "JobSet"].contains(&o["kind"].as_str().unwrap()))
             .unwrap();
         let job_name = job["metadata"]["name"].as_str().unwrap();
         assert_eq!(job_name, "dev-resnet-v2");
+        if target == "jobset" {
+            rank0_follows_the_jobsets_name(job, &what);
+        }
         // With a runtime trainc wrote, the pods are there, and the TrainJob
         // names it by its new name.
         let runtime = built.iter().find(|o| o["kind"] == "TrainingRuntime");
@@ -430,6 +434,29 @@ fn renamed_by_kustomize_every_reference_and_selector_still_holds() {
             );
         }
     }
+}
+
+/// A JobSet's ranks meet at an address made of the name JobSet gives its
+/// pods, the renamed one, not of the name trainc built.
+fn rank0_follows_the_jobsets_name(job: &Value, what: &str) {
+    let container =
+        &job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0];
+    let command = container["command"].to_string();
+    assert!(
+        command.contains("--master_addr=$(JOBSET_NAME)-node-0-0.$(JOBSET_NAME)")
+            && !command.contains("resnet"),
+        "{what}: {command}"
+    );
+    assert!(
+        container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "JOBSET_NAME"
+                && e["valueFrom"]["fieldRef"]["fieldPath"]
+                    == "metadata.annotations['jobset.sigs.k8s.io/jobset-name']"),
+        "{what}"
+    );
 }
 
 fn find_match_labels(value: &Value, out: &mut Vec<Value>) {

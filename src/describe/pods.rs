@@ -80,6 +80,7 @@ fn distributed(name: &str) -> bool {
     name.starts_with("PET_")
         || name.starts_with("TORCHELASTIC_")
         || crate::cluster::job::RESERVED_ENV.contains(&name)
+        || crate::cluster::jobset::RESERVED_ENV.contains(&name)
         || [
             "LOCAL_RANK",
             "LOCAL_WORLD_SIZE",

@@ -127,6 +127,12 @@ pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
         // indexed_job_utils.go` `addCompletionIndexEnvVariable`).
         if let Some(container) = spec.containers.first_mut() {
             let mut env = vec![index_var(COMPLETION_INDEX_ENV)];
+            if !alone {
+                env.push(pod::field_var(
+                    crate::cluster::jobset::NAME_ENV,
+                    crate::cluster::jobset::NAME_FIELD,
+                ));
+            }
             if model.container.verbatim {
                 env.extend(command_env(model));
             }

@@ -81,6 +81,25 @@ pub fn rank0_address(name: &str) -> String {
     format!("{}.{name}", pod_name(name, NODE, 0, 0))
 }
 
+/// The variable that holds the JobSet's name in a JobSet trainc writes,
+/// read from the annotation JobSet puts on every pod: the rendezvous
+/// address is made of it when the pod starts, so it follows the JobSet
+/// when kustomize's `namePrefix` or `nameSuffix` renames it.
+pub const NAME_ENV: &str = "JOBSET_NAME";
+/// Where [`NAME_ENV`] is read from (a `fieldRef`).
+pub const NAME_FIELD: &str = "metadata.annotations['jobset.sigs.k8s.io/jobset-name']";
+
+/// [`rank0_address`] as the kubelet expands it from [`NAME_ENV`]: what a
+/// JobSet trainc writes tells torchrun.
+pub fn rank0_address_expanded() -> String {
+    let name = format!("$({NAME_ENV})");
+    rank0_address(&name)
+}
+
+/// What trainc sets in the training container of a JobSet beside what it
+/// sets in a Job's ([`super::job::RESERVED_ENV`]).
+pub const RESERVED_ENV: &[&str] = &[NAME_ENV];
+
 /// A JobSet as its webhook defaults it before the API server stores it.
 /// What is not there is left out, never made (`IndexMut` would make it).
 pub fn defaulted(jobset: &Json) -> Json {

@@ -87,7 +87,8 @@ fn reserved(r: &mut Rules<'_>, target: Target, name: &str, pointer: &str) {
         ),
         Target::Pytorchjob => return,
     };
-    if names.contains(&name) {
+    let jobset = target == Target::Jobset && crate::cluster::jobset::RESERVED_ENV.contains(&name);
+    if names.contains(&name) || jobset {
         r.push(Diagnostic::error(codes::ENV_RESERVED, r.key(pointer), message).with_help(help));
     }
 }
