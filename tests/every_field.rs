@@ -17,10 +17,12 @@ enum Target {
     /// A TrainJob on the TrainingRuntime trainc writes (`writeRuntime`):
     /// every field a PyTorchJob takes lands.
     Written(&'static str),
+    JobSet,
 }
 
-const TARGETS: [Target; 6] = [
+const TARGETS: [Target; 7] = [
     Target::PyTorchJob,
+    Target::JobSet,
     Target::TrainJob("v2.2"),
     Target::TrainJob("v2.1"),
     Target::TrainJob("v2.0"),
@@ -32,6 +34,7 @@ impl Target {
     fn header(self) -> String {
         match self {
             Target::PyTorchJob => "target = \"pytorchjob\"\n".to_owned(),
+            Target::JobSet => "target = \"jobset\"\n".to_owned(),
             Target::TrainJob(_) | Target::Written(_) => "target = \"trainjob\"\n".to_owned(),
         }
     }
@@ -40,7 +43,7 @@ impl Target {
     /// ([`RUNTIMES`]).
     fn table(self) -> String {
         match self {
-            Target::PyTorchJob => String::new(),
+            Target::PyTorchJob | Target::JobSet => String::new(),
             Target::TrainJob(level) => format!(
                 "[trainjob]\napiLevel = \"{level}\"\nruntime = \"llm-runtime\"\nruntimeKind = \"TrainingRuntime\"\nruntimesFile = \"runtimes.yaml\"\n\n"
             ),
@@ -194,7 +197,10 @@ const FIELDS: &[Field] = &[
             "storageUri: hf://tatsu-lab/alpaca",
             "HF_HUB_ENABLE_HF_TRANSFER",
         ],
-        rejected_by: &[(Target::PyTorchJob, "initContainers")],
+        rejected_by: &[
+            (Target::PyTorchJob, "initContainers"),
+            (Target::JobSet, "initContainers"),
+        ],
     },
     Field {
         name: "trainjob.initializer.model",
@@ -204,7 +210,10 @@ const FIELDS: &[Field] = &[
             "storageUri: hf://meta-llama/Llama-3.2-1B-Instruct",
             "name: hf-token",
         ],
-        rejected_by: &[(Target::PyTorchJob, "initContainers")],
+        rejected_by: &[
+            (Target::PyTorchJob, "initContainers"),
+            (Target::JobSet, "initContainers"),
+        ],
     },
 ];
 
@@ -332,6 +341,7 @@ fn errors(dir: &Path) -> Vec<(usize, String, String)> {
 fn label(target: Target) -> String {
     match target {
         Target::PyTorchJob => "pytorchjob".to_owned(),
+        Target::JobSet => "jobset".to_owned(),
         Target::TrainJob(level) => format!("trainjob-{level}"),
         Target::Written(level) => format!("trainjob-written-{level}"),
     }

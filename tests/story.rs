@@ -194,6 +194,9 @@ fn describe_and_run_tell_the_same_story() {
         ("examples/cpu-minimal.toml", &[]),
         ("examples/cpu-minimal.toml", &["--target", "trainjob"]),
         ("examples/cpu-minimal.toml", &["--target", "job"]),
+        ("examples/cpu-minimal.toml", &["--target", "jobset"]),
+        ("examples/jobset-cpu.toml", &[]),
+        ("examples/plain-job.toml", &["--target", "jobset"]),
         (
             "examples/cpu-minimal.toml",
             &["--target", "trainjob", "--api-level", "v2.0"],
@@ -302,6 +305,18 @@ impl Case<'_> {
             return 0; // no pod has node rank 1
         }
         assert_eq!(status, 3, "{spec} {args:?}:\n{output}");
+        // A JobSet's group restarts: as many runs of every pod as describe
+        // says JobSet makes.
+        if let Some(times) = group_restarts(&summary) {
+            let restarted = output.matches("make them all again").count();
+            assert_eq!(restarted, times, "{spec} {args:?}:\n{summary}\n{output}");
+            let last = format!("failed after {times} restarts");
+            assert!(
+                times == 0 || output.contains(&last),
+                "{spec} {args:?}:\n{output}"
+            );
+            return 1;
+        }
         let Some(policy) = restart_policy(&summary) else {
             return 0;
         };
@@ -316,6 +331,20 @@ impl Case<'_> {
         );
         1
     }
+}
+
+/// How many times `describe` says JobSet restarts every pod: `Some(0)` when
+/// a failed Job fails the JobSet; `None` when the job is no JobSet.
+fn group_restarts(summary: &str) -> Option<usize> {
+    let words = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+    if words.contains("a failed Job fails the JobSet") {
+        return Some(0);
+    }
+    if words.contains("JobSet restarts every pod together, once") {
+        return Some(1);
+    }
+    let (_, after) = words.split_once("JobSet restarts every pod together, up to ")?;
+    after.split_whitespace().next()?.parse().ok()
 }
 
 /// The `on failure` part of `describe` (without `--pods`).
