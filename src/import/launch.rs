@@ -105,12 +105,59 @@ pub(super) fn import(
         }
         return nproc;
     }
+    verbatim(job, &command, &args)
+}
+
+/// `command` and `args` as written; a torchrun flag of the command decides
+/// the count whatever the operator sets.
+fn verbatim(job: &mut Job<'_>, command: &[String], args: &[String]) -> Option<NProc> {
+    let words: Vec<String> = command.iter().chain(args).cloned().collect();
     job.set("/command", json!(command));
     if !args.is_empty() {
         job.set("/args", json!(args));
     }
-    // A torchrun flag decides the count whatever the operator sets.
     launcher_nproc(&words)
+}
+
+/// trainc's torchrun line on an Indexed Job of `nodes` pods (targets `job`
+/// and `jobset`): `torchrun --nnodes=N --nproc_per_node=P
+/// --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=MASTER
+/// --master_port=29500 [--rdzv_conf=timeout=S] SCRIPT|-m MODULE`, imported
+/// as [`import`] imports a PyTorchJob's once the topology is taken out
+/// (trainc writes it again from the spec), the join timeout left out where
+/// it is these targets' default. Any other command line stays as written.
+pub(super) fn import_indexed(
+    job: &mut Job<'_>,
+    command: Option<&Json>,
+    args: Option<&Json>,
+    nodes: u64,
+    master: &str,
+) -> Option<NProc> {
+    use crate::spec::defaults::{JOB_JOIN_TIMEOUT_SECONDS, JOB_RENDEZVOUS_PORT};
+    let Some(words) = self::words(command).filter(|c| !c.is_empty()) else {
+        return import(job, command, args, true);
+    };
+    let topology = [
+        (1, format!("--nnodes={nodes}")),
+        (3, "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned()),
+        (4, format!("--master_addr={master}")),
+        (5, format!("--master_port={JOB_RENDEZVOUS_PORT}")),
+    ];
+    let ours = words.first().is_some_and(|w| w == "torchrun")
+        && words
+            .get(2)
+            .is_some_and(|w| w.starts_with("--nproc_per_node="))
+        && topology.iter().all(|(i, flag)| words.get(*i) == Some(flag));
+    if !ours {
+        return verbatim(job, &words, &self::words(args).unwrap_or_default());
+    }
+    let mut launcher = vec![words[0].clone(), words[2].clone()];
+    launcher.extend(words[6..].iter().cloned());
+    let nproc = import(job, Some(&json!(launcher)), args, true);
+    if job.get("/policy/joinTimeout") == Some(&super::duration(JOB_JOIN_TIMEOUT_SECONDS)) {
+        job.take("/policy/joinTimeout");
+    }
+    nproc
 }
 
 /// The `--nproc_per_node` of a container's torchrun line (`command` then

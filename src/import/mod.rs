@@ -1,8 +1,9 @@
 //! `trainc import`: Kubernetes manifests back into specs.
 //!
 //! The inverse of resolve and render, for the objects teams already have:
-//! PyTorchJobs (`kubeflow.org/v1`) and TrainJobs (`trainer.kubeflow.org/
-//! v1alpha1`, every patch form), with the PersistentVolumeClaims and Services
+//! PyTorchJobs (`kubeflow.org/v1`), TrainJobs (`trainer.kubeflow.org/
+//! v1alpha1`, every patch form) and JobSets of one Indexed Job
+//! (`jobset.x-k8s.io/v1alpha2`), with the PersistentVolumeClaims and Services
 //! that belong to them. Each job becomes the shortest spec that builds the
 //! same run: a value trainc would write anyway is left out.
 //!
@@ -27,6 +28,7 @@ use crate::tree::Node;
 
 mod container;
 mod job;
+mod jobset;
 mod launch;
 mod master;
 mod metadata;
@@ -177,20 +179,22 @@ pub fn import_jobs(
             .as_str()
             .unwrap_or("")
             .to_owned();
-        let wanted = kind == "PyTorchJob" || (kind == "TrainJob" && which_jobs == Jobs::All);
+        let wanted = kind == "PyTorchJob"
+            || (["TrainJob", "JobSet"].contains(&kind.as_str()) && which_jobs == Jobs::All);
         seen += usize::from(wanted);
         let which = match (kind.as_str(), api_version.as_str()) {
-            ("PyTorchJob", pytorchjob::API_VERSION) => Some(true),
-            ("TrainJob", _) if which_jobs == Jobs::PyTorchJobsKeepingObjects => None,
-            ("TrainJob", trainjob::API_VERSION) => Some(false),
-            ("PyTorchJob" | "TrainJob", _) => {
+            ("PyTorchJob", pytorchjob::API_VERSION) => Some(Kind::PyTorchJob),
+            ("TrainJob" | "JobSet", _) if which_jobs == Jobs::PyTorchJobsKeepingObjects => None,
+            ("TrainJob", trainjob::API_VERSION) => Some(Kind::TrainJob),
+            ("JobSet", jobset::API_VERSION) => Some(Kind::JobSet),
+            ("PyTorchJob" | "TrainJob" | "JobSet", _) => {
                 diagnostics.push(unsupported_version(&objects[i], &kind, &api_version));
                 objects[i].used = true;
                 None
             }
             _ => None,
         };
-        let Some(is_pytorchjob) = which else { continue };
+        let Some(which) = which else { continue };
         let start = objects[i].node.span.start;
         if let Some((_, errors)) = refused.iter().find(|(at, _)| *at == start) {
             objects[i].used = true;
@@ -198,7 +202,7 @@ pub fn import_jobs(
             continue;
         }
         let migrating = which_jobs == Jobs::PyTorchJobsKeepingObjects;
-        match one_job(&mut objects, i, is_pytorchjob, migrating, level) {
+        match one_job(&mut objects, i, which, migrating, level) {
             Ok((job, mut found)) => {
                 diagnostics.append(&mut found);
                 jobs.push(job);
@@ -213,8 +217,8 @@ pub fn import_jobs(
         .collect();
     if jobs.is_empty() && !diagnostics.iter().any(Diagnostic::is_error) {
         diagnostics.push(
-            Diagnostic::error(codes::IMPORT, Span::new(id, 0, 0), "no PyTorchJob or TrainJob to import")
-                .with_help("trainc import reads PyTorchJobs (kubeflow.org/v1) and TrainJobs (trainer.kubeflow.org/v1alpha1), with their PersistentVolumeClaims and Services"),
+            Diagnostic::error(codes::IMPORT, Span::new(id, 0, 0), "no PyTorchJob, TrainJob or JobSet to import")
+                .with_help("trainc import reads PyTorchJobs (kubeflow.org/v1), TrainJobs (trainer.kubeflow.org/v1alpha1) and JobSets (jobset.x-k8s.io/v1alpha2), with their PersistentVolumeClaims and Services"),
         );
     }
     Imported {
@@ -285,12 +289,20 @@ fn schema_refused(
     out
 }
 
+/// The kinds of job import reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    PyTorchJob,
+    TrainJob,
+    JobSet,
+}
+
 /// The job `objects[i]` as a spec, with its warnings; `Err` with the errors
 /// when it cannot be one.
 fn one_job(
     objects: &mut [Object<'_>],
     i: usize,
-    is_pytorchjob: bool,
+    which: Kind,
     migrating: bool,
     level: Option<crate::spec::ApiLevel>,
 ) -> Result<(ImportedJob, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -322,10 +334,10 @@ fn one_job(
     );
     let node = objects[i].node.clone();
     let mut others = Others { objects };
-    if is_pytorchjob {
-        pytorchjob::import(&mut job, &object, &mut others);
-    } else {
-        trainjob::import(&mut job, &object, &mut others, level);
+    match which {
+        Kind::PyTorchJob => pytorchjob::import(&mut job, &object, &mut others),
+        Kind::TrainJob => trainjob::import(&mut job, &object, &mut others, level),
+        Kind::JobSet => jobset::import(&mut job, &object, &mut others),
     }
     let at = job.at;
     let name = job.name.clone();
@@ -373,10 +385,10 @@ fn objects(documents: &[Node]) -> Vec<Object<'_>> {
 }
 
 fn unsupported_version(object: &Object<'_>, kind: &str, api_version: &str) -> Diagnostic {
-    let want = if kind == "PyTorchJob" {
-        pytorchjob::API_VERSION
-    } else {
-        trainjob::API_VERSION
+    let want = match kind {
+        "PyTorchJob" => pytorchjob::API_VERSION,
+        "JobSet" => jobset::API_VERSION,
+        _ => trainjob::API_VERSION,
     };
     Diagnostic::error(
         codes::IMPORT,

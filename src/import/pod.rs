@@ -23,6 +23,35 @@ const POD_FIELDS: &[&str] = &[
     "securityContext",
 ];
 
+/// The labels trainc puts on every object and pod of the job `name`, which
+/// select its pods and no other's.
+pub(super) fn own_labels(name: &str) -> Map<String, Json> {
+    Map::from_iter([
+        (defaults::LABEL_MANAGED_BY.to_owned(), json!("trainc")),
+        (defaults::LABEL_NAME.to_owned(), json!(name)),
+    ])
+}
+
+/// [`import`], and an error at the pod's containers when none is the
+/// training container, which `runs` (the operator, in words) runs.
+pub(super) fn import_trainer<'t>(
+    job: &mut Job<'_>,
+    others: &mut Others<'_, '_>,
+    pod: &Pod<'t>,
+    runs: &str,
+) -> Option<(&'t Json, String)> {
+    let found = import(job, others, pod);
+    if found.is_none() {
+        let trainer = pod.trainer;
+        job.error(
+            &format!("{}/containers", pod.base),
+            format!("no container is named `{trainer}`; {runs} the one named so"),
+            &format!("name the training container `{trainer}`"),
+        );
+    }
+    found
+}
+
 /// Imports the pod-level fields and the training container's mounts; returns
 /// the training container (for the caller's own container fields) and its
 /// pointer, when there is one.

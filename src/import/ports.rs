@@ -10,6 +10,37 @@ use super::{Job, Others, warn_at};
 /// `rank0` is every label the rank-0 pod carries (its template's and the
 /// operator's); `container` the training container's ports beyond the
 /// operator's own.
+/// `[ports]` of a job whose rank-0 pod is made from `template` and carries,
+/// beside its template's labels and trainc's (`own`), the controller's
+/// `labels`: the Services that select it, and the training container's
+/// ports but the controller's own `port` (name and number).
+pub(super) fn import_rank0(
+    job: &mut Job<'_>,
+    others: &mut Others<'_, '_>,
+    template: &Json,
+    container: &Json,
+    own: Map<String, Json>,
+    labels: &[(&str, String)],
+    port: (&str, u16),
+) {
+    let mut rank0 = template["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    rank0.extend(own);
+    for (key, value) in labels {
+        rank0.insert((*key).to_owned(), Json::from(value.clone()));
+    }
+    let ports: Vec<Json> = container["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| !(p["name"] == port.0 && p["containerPort"] == port.1))
+        .cloned()
+        .collect();
+    import(job, others, &rank0, &ports);
+}
+
 pub(super) fn import(
     job: &mut Job<'_>,
     others: &mut Others<'_, '_>,

@@ -14,7 +14,7 @@ use crate::cluster::pytorchjob::{
     CONTAINER, LABEL_JOB_NAME, LABEL_JOB_ROLE, LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE, PORT,
     PORT_NAME,
 };
-use crate::spec::defaults::{self, LABEL_MANAGED_BY, LABEL_NAME};
+use crate::spec::defaults;
 
 pub(super) const API_VERSION: &str = crate::cluster::pytorchjob::API_VERSION;
 
@@ -74,10 +74,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         &object["metadata"],
         Some((&template["metadata"], &format!("{base}/template/metadata"))),
     );
-    let own = Map::from_iter([
-        (LABEL_MANAGED_BY.to_owned(), json!("trainc")),
-        (LABEL_NAME.to_owned(), json!(job.name.clone())),
-    ]);
+    let own = pod::own_labels(&job.name);
     let pod = Pod {
         spec: &template["spec"],
         base: format!("{base}/template/spec"),
@@ -88,14 +85,9 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
             Map::from_iter([(LABEL_JOB_NAME.to_owned(), json!(job.name.clone()))]),
         ],
     };
-    let Some((container, pointer)) = pod::import(job, others, &pod) else {
-        job.error(
-            &format!("{base}/template/spec/containers"),
-            format!(
-                "no container is named `{CONTAINER}`; the Training Operator runs the one named so"
-            ),
-            &format!("name the training container `{CONTAINER}`"),
-        );
+    let Some((container, pointer)) =
+        pod::import_trainer(job, others, &pod, "the Training Operator runs")
+    else {
         return;
     };
     super::container::full(job, container, &pointer);
@@ -132,12 +124,7 @@ fn ports(
     container: &Json,
     own: Map<String, Json>,
 ) {
-    let mut rank0 = template["metadata"]["labels"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    rank0.extend(own);
-    for (key, value) in [
+    let labels = [
         (LABEL_JOB_NAME, job.name.clone()),
         (LABEL_JOB_ROLE, "master".to_owned()),
         (LABEL_REPLICA_TYPE, primary_type.to_lowercase()),
@@ -146,17 +133,16 @@ fn ports(
             "training.kubeflow.org/operator-name",
             "pytorchjob-controller".to_owned(),
         ),
-    ] {
-        rank0.insert(key.to_owned(), json!(value));
-    }
-    let ports: Vec<Json> = container["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| !(p["name"] == PORT_NAME && p["containerPort"] == PORT))
-        .cloned()
-        .collect();
-    super::ports::import(job, others, &rank0, &ports);
+    ];
+    super::ports::import_rank0(
+        job,
+        others,
+        template,
+        container,
+        own,
+        &labels,
+        (PORT_NAME, PORT),
+    );
 }
 
 /// The replica specs, the Master first; other types are reported.

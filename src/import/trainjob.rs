@@ -19,7 +19,6 @@ use crate::cluster::trainjob::{
 use crate::render::trainingruntime::BASE_ANNOTATION;
 use crate::spec::ApiLevel;
 use crate::spec::defaults;
-use crate::spec::defaults::{LABEL_MANAGED_BY, LABEL_NAME};
 use crate::trainer::runtime::Runtime;
 use crate::trainer::torch::Procs;
 
@@ -99,10 +98,7 @@ pub(super) fn import<'a>(
     let own = if level == ApiLevel::V2_0 && written.is_none() {
         Map::from_iter([(LABEL_JOBSET_NAME.to_owned(), json!(job.name.clone()))])
     } else {
-        Map::from_iter([
-            (LABEL_MANAGED_BY.to_owned(), json!("trainc")),
-            (LABEL_NAME.to_owned(), json!(job.name.clone())),
-        ])
+        pod::own_labels(&job.name)
     };
     let empty = json!({});
     let pod = Pod {
