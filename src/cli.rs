@@ -301,6 +301,10 @@ pub(crate) struct VerifyArgs {
     /// The cluster's Training Operator release, for PyTorchJobs (default: v1.9).
     #[arg(long, value_enum, value_name = "RELEASE")]
     pub(crate) training_operator: Option<TrainingOperatorArg>,
+    /// The cluster's JobSet release, for JobSets (default: v0.12): a field a
+    /// release lacks is an error.
+    #[arg(long, value_enum, value_name = "RELEASE")]
+    pub(crate) jobset: Option<JobSetArg>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
@@ -447,6 +451,25 @@ pub(crate) enum TargetArg {
     Job,
     /// A JobSet, for a cluster with the JobSet controller.
     Jobset,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum JobSetArg {
+    /// v0.12: `RestartJob` actions (behind a feature gate), `dependsOn` without `status`.
+    #[value(name = "v0.12")]
+    V0_12,
+    /// v0.11: `volumeClaimPolicies`, `InPlaceRestart` (behind a feature gate).
+    #[value(name = "v0.11")]
+    V0_11,
+    /// v0.10: failure policy rules' `onJobFailureMessagePatterns`.
+    #[value(name = "v0.10")]
+    V0_10,
+    /// v0.9: `groupName`, up to 5 `dependsOn` items.
+    #[value(name = "v0.9")]
+    V0_9,
+    /// v0.8: the oldest trainc knows; trainc's own JobSets are for it and later.
+    #[value(name = "v0.8")]
+    V0_8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

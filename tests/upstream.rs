@@ -296,5 +296,15 @@ fn jobset_v0_12_examples_verify_but_for_the_feature_gated_ones() {
             assert!(stderr.contains("0 errors, 0 warnings"), "{file}: {stderr}");
             assert!(!stderr.contains("not checked"), "{file}: {stderr}");
         }
+        // On JobSet v0.8, what v0.9 to v0.12 added is refused too.
+        let newer = ["simple-group", "volume-claim-policy", "multiple-depends-on"]
+            .iter()
+            .any(|n| file.contains(n));
+        let old = trainc(&dir, &["verify", "--jobset", "v0.8", &file]);
+        let said = text(&old.stderr);
+        assert_eq!(old.status.success(), !gated && !newer, "{file}: {said}");
+        if newer {
+            assert!(said.contains("JobSet v0.8"), "{file}: {said}");
+        }
     }
 }

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Status;
-use crate::cli::{TrainingOperatorArg, VerifyArgs};
+use crate::cli::{JobSetArg, TrainingOperatorArg, VerifyArgs};
+use trainc::cluster::jobset::release::Release as JobSetRelease;
 use trainc::cluster::pytorchjob::Release;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
@@ -33,10 +34,19 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     let options = Options {
         crds: &crds,
         require_schemas: args.require_schemas,
-        training_operator: match args.training_operator {
-            Some(TrainingOperatorArg::V1_7) => Release::V1_7,
-            Some(TrainingOperatorArg::V1_8) => Release::V1_8,
-            Some(TrainingOperatorArg::V1_9) | None => Release::V1_9,
+        releases: trainc::verify::Releases {
+            operator: match args.training_operator {
+                Some(TrainingOperatorArg::V1_7) => Release::V1_7,
+                Some(TrainingOperatorArg::V1_8) => Release::V1_8,
+                Some(TrainingOperatorArg::V1_9) | None => Release::V1_9,
+            },
+            jobset: match args.jobset {
+                Some(JobSetArg::V0_8) => JobSetRelease::V0_8,
+                Some(JobSetArg::V0_9) => JobSetRelease::V0_9,
+                Some(JobSetArg::V0_10) => JobSetRelease::V0_10,
+                Some(JobSetArg::V0_11) => JobSetRelease::V0_11,
+                Some(JobSetArg::V0_12) | None => JobSetRelease::V0_12,
+            },
         },
     };
     let mut files = 0;

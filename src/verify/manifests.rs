@@ -33,8 +33,9 @@ pub struct Verified {
 pub struct Options<'a> {
     /// An object of a kind without a schema is an error, not a note.
     pub require_schemas: bool,
-    /// The cluster's Training Operator, for PyTorchJobs.
-    pub training_operator: crate::cluster::pytorchjob::Release,
+    /// The cluster's Training Operator (for PyTorchJobs) and JobSet (for
+    /// JobSets).
+    pub releases: super::Releases,
     /// CRDs whose kinds are checked by their own schemas and rules (`--crd`).
     pub crds: &'a super::crd::Crds,
 }
@@ -43,7 +44,7 @@ impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             require_schemas: false,
-            training_operator: crate::cluster::pytorchjob::Release::default(),
+            releases: super::Releases::default(),
             crds: &super::crd::NONE,
         }
     }
@@ -123,16 +124,15 @@ fn verify_stream(
     options: Options<'_>,
 ) -> Verified {
     let text = &sources.get(id).text;
-    let mut read =
-        match super::stream::read(text, id, level, options.training_operator, options.crds) {
-            Ok(read) => read,
-            Err(diagnostics) => {
-                return Verified {
-                    diagnostics,
-                    ..Verified::default()
-                };
-            }
-        };
+    let mut read = match super::stream::read(text, id, level, options.releases, options.crds) {
+        Ok(read) => read,
+        Err(diagnostics) => {
+            return Verified {
+                diagnostics,
+                ..Verified::default()
+            };
+        }
+    };
     let mut diagnostics = std::mem::take(&mut read.not_objects);
     diagnostics.append(&mut read.identity);
     // Two objects of one id: said once, at the second. (Problems find

@@ -177,14 +177,30 @@ impl Problem {
     }
 }
 
-/// Every problem of every object; a TrainJob is checked for Trainer `level`.
+/// The releases of the operators of the cluster, for the kinds whose API or
+/// rules differ between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Releases {
+    /// The Training Operator, for PyTorchJobs.
+    pub operator: pytorchjob::Release,
+    /// JobSet, for JobSets.
+    pub jobset: jobset::release::Release,
+}
+
+/// Every problem of every object trainc builds; a TrainJob is checked for
+/// Trainer `level`, a JobSet for JobSet v0.8, the oldest release trainc's
+/// JobSets are for.
 pub fn verify(
     objects: &[Object],
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
     let values: Vec<&Value> = objects.iter().map(|o| &o.value).collect();
-    verify_with_runtimes(&values, level, runtimes)
+    let releases = Releases {
+        jobset: jobset::release::Release::V0_8,
+        ..Releases::default()
+    };
+    verify_at(&values, level, releases, runtimes)
 }
 
 /// Every problem of every object given as JSON (as read back from YAML).
@@ -199,22 +215,22 @@ pub fn verify_with_runtimes(
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
-    verify_at(values, level, pytorchjob::Release::default(), runtimes)
+    verify_at(values, level, Releases::default(), runtimes)
 }
 
-/// [`verify_with_runtimes`], a PyTorchJob checked for the Training
-/// Operator `operator`.
+/// [`verify_with_runtimes`], a PyTorchJob and a JobSet checked for the
+/// `releases` of their operators.
 pub fn verify_at(
     values: &[&Value],
     level: ApiLevel,
-    operator: pytorchjob::Release,
+    releases: Releases,
     runtimes: &[crate::trainer::runtime::Runtime],
 ) -> Vec<Problem> {
     let mut problems: Vec<Problem> = in_order(values, |offset, chunk| {
         let mut problems = Vec::new();
         for (i, value) in chunk.iter().enumerate() {
             let start = problems.len();
-            one_object(value, level, operator, &crd::NONE, &mut problems);
+            one_object(value, level, releases, &crd::NONE, &mut problems);
             for problem in &mut problems[start..] {
                 problem.index = Some(offset + i);
             }
@@ -278,7 +294,7 @@ fn in_order<T: Sync, R: Send>(items: &[T], check: impl Fn(usize, &[T]) -> R + Sy
 fn one_object(
     value: &Value,
     level: ApiLevel,
-    operator: pytorchjob::Release,
+    releases: Releases,
     crds: &crd::Crds,
     problems: &mut Vec<Problem>,
 ) {
@@ -298,7 +314,7 @@ fn one_object(
         value["kind"].as_str().unwrap_or(""),
     ) {
         (pytorchjob::API_VERSION, pytorchjob::KIND) => {
-            webhooks::pytorchjob(&id, value, operator, problems);
+            webhooks::pytorchjob(&id, value, releases.operator, problems);
         }
         (trainjob::API_VERSION, trainjob::KIND) => {
             webhooks::trainjob(&id, value, level, problems);
@@ -307,7 +323,9 @@ fn one_object(
             webhooks::runtime(&id, value, level, problems);
         }
         (jobset::API_VERSION, jobset::KIND) => {
-            for refusal in jobset::webhook::refusals(value) {
+            let release = releases.jobset;
+            let refused = jobset::release::refusals(value, release);
+            for refusal in refused.into_iter().chain(jobset::webhook::refusals(value)) {
                 problems.push(Problem::webhook(&id, &refusal.pointer, refusal.message));
             }
         }

@@ -16,7 +16,6 @@ use serde_json::Value as Json;
 
 use super::Problem;
 use super::crd::Crds;
-use crate::cluster::pytorchjob;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Span};
 use crate::spec::ApiLevel;
@@ -69,7 +68,7 @@ impl Kept {
 /// What each object is checked for.
 struct Checks<'a> {
     level: ApiLevel,
-    operator: pytorchjob::Release,
+    releases: super::Releases,
     crds: &'a Crds,
 }
 
@@ -116,12 +115,12 @@ pub(super) fn read(
     text: &str,
     id: SourceId,
     level: ApiLevel,
-    operator: pytorchjob::Release,
+    releases: super::Releases,
     crds: &Crds,
 ) -> Result<Read, Vec<Diagnostic>> {
     let split = crate::yaml::parts(text)
         .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
-        .and_then(|parts| read_parts(text, id, &parts, level, operator, crds));
+        .and_then(|parts| read_parts(text, id, &parts, level, releases, crds));
     if let Some(read) = split {
         return Ok(read);
     }
@@ -131,7 +130,7 @@ pub(super) fn read(
     };
     let checks = Checks {
         level,
-        operator,
+        releases,
         crds,
     };
     read_part(text, id, 0, 0..text.len(), 1, &checks, &mut read)?;
@@ -145,12 +144,12 @@ fn read_parts(
     id: SourceId,
     parts: &[crate::yaml::Part],
     level: ApiLevel,
-    operator: pytorchjob::Release,
+    releases: super::Releases,
     crds: &Crds,
 ) -> Option<Read> {
     let checks = Checks {
         level,
-        operator,
+        releases,
         crds,
     };
     // Each part's first document number, from the documents before it.
@@ -227,7 +226,7 @@ fn read_part(
             super::one_object(
                 &located.json,
                 checks.level,
-                checks.operator,
+                checks.releases,
                 checks.crds,
                 &mut problems,
             );

@@ -477,7 +477,13 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
 #[test]
 fn each_training_operator_release_admits_by_its_own_rules() {
     use crate::cluster::pytorchjob::Release;
-    let at = |value: &Value, release| verify_at(&[value], ApiLevel::V2_3, release, &[]);
+    let at = |value: &Value, operator| {
+        let releases = super::Releases {
+            operator,
+            ..super::Releases::default()
+        };
+        verify_at(&[value], ApiLevel::V2_3, releases, &[])
+    };
     // A Master with `replicas` unset: v1.7's controller takes the default,
     // the webhook of v1.8 and v1.9 wants it written.
     let mut unset = job();

@@ -31,6 +31,7 @@
 //!   times, then fails it. It succeeds when every job succeeds (the
 //!   default `successPolicy`).
 
+pub mod release;
 pub mod webhook;
 
 use serde_json::Value as Json;

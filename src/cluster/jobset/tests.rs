@@ -123,3 +123,41 @@ fn the_webhook_refuses_names_that_grow_too_long_and_references_to_nothing() {
     ok["metadata"]["name"] = Json::from(format!("{fits}b"));
     assert_eq!(refusals(&defaulted(&ok)).len(), 1);
 }
+
+#[test]
+fn each_release_refuses_what_came_after_it() {
+    use super::release::{Release, refusals};
+    let value = defaulted(&jobset(&json!({
+        "replicatedJobs": [
+            { "name": "a", "groupName": "g", "template": job(1) },
+            { "name": "b", "template": job(1), "dependsOn": [{ "name": "a" }, { "name": "a", "status": "Ready" }] },
+        ],
+        "failurePolicy": { "rules": [{ "action": "FailJobSet", "onJobFailureMessagePatterns": ["x"] }] },
+        "volumeClaimPolicies": [],
+    })));
+    let at = |release| -> Vec<String> {
+        refusals(&value, release)
+            .into_iter()
+            .map(|r| r.pointer)
+            .collect()
+    };
+    assert_eq!(
+        at(Release::V0_8),
+        [
+            "/spec/replicatedJobs/0/groupName",
+            "/spec/failurePolicy/rules/0/onJobFailureMessagePatterns",
+            "/spec/volumeClaimPolicies",
+            "/spec/replicatedJobs/1/dependsOn",
+            "/spec/replicatedJobs/1/dependsOn/0",
+        ]
+    );
+    assert_eq!(
+        at(Release::V0_10),
+        [
+            "/spec/volumeClaimPolicies",
+            "/spec/replicatedJobs/1/dependsOn/0"
+        ]
+    );
+    assert_eq!(at(Release::V0_11), ["/spec/replicatedJobs/1/dependsOn/0"]);
+    assert!(at(Release::V0_12).is_empty());
+}
