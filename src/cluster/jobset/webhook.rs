@@ -97,7 +97,90 @@ pub fn refusals(jobset: &Json) -> Vec<Refusal> {
     );
     failure_policy(&spec["failurePolicy"], &known, &mut refuse);
     coordinator(name, spec, &mut refuse);
+    claim_policies(name, spec, &mut refuse);
     found
+}
+
+/// `volumeClaimPolicies` (v0.11 and later, `validateVolumeClaimPolicies`):
+/// each template's name unique, a DNS-1123 subdomain, short enough that
+/// the claim `<template>-<jobset>` has at most 63 characters, mounted by
+/// some container, and no pod volume of the same name. (Whether a claim of
+/// that name already exists, and matches, is the cluster's to say.)
+fn claim_policies(jobset: &str, spec: &Json, refuse: &mut impl FnMut(String, String)) {
+    let policies = spec["volumeClaimPolicies"].as_array().into_iter().flatten();
+    let rjobs: &[Json] = spec["replicatedJobs"].as_array().map_or(&[], Vec::as_slice);
+    let mut seen: Vec<&str> = Vec::new();
+    for (p, policy) in policies.enumerate() {
+        let templates = policy["templates"].as_array().into_iter().flatten();
+        for (t, template) in templates.enumerate() {
+            let at = format!("/spec/volumeClaimPolicies/{p}/templates/{t}/metadata/name");
+            let name = template["metadata"]["name"].as_str().unwrap_or("");
+            if seen.contains(&name) {
+                refuse(
+                    at.clone(),
+                    format!(
+                        "a second claim template is named `{name}`: their names must be unique"
+                    ),
+                );
+            }
+            seen.push(name);
+            if let Err(why) = names::dns1123_subdomain(name) {
+                refuse(
+                    at.clone(),
+                    format!("the claim template name `{name}` must be a DNS-1123 subdomain: {why}"),
+                );
+            }
+            let claim = format!("{name}-{jobset}");
+            if claim.len() > names::MAX_LABEL {
+                refuse(
+                    at.clone(),
+                    format!(
+                        "JobSet names the claim `{claim}`, {} characters; the limit is {}",
+                        claim.len(),
+                        names::MAX_LABEL
+                    ),
+                );
+            }
+            claim_uses(name, &at, rjobs, refuse);
+        }
+    }
+}
+
+/// The replicated jobs' use of the claim template `name`: some container
+/// mounts it, and no pod has a volume of its own by that name.
+fn claim_uses(name: &str, at: &str, rjobs: &[Json], refuse: &mut impl FnMut(String, String)) {
+    let mut mounted = false;
+    for (i, rjob) in rjobs.iter().enumerate() {
+        let pod = &rjob["template"]["spec"]["template"]["spec"];
+        let volumes = pod["volumes"].as_array().into_iter().flatten();
+        for (v, volume) in volumes.enumerate() {
+            if volume["name"] == name {
+                refuse(
+                    format!(
+                        "/spec/replicatedJobs/{i}/template/spec/template/spec/volumes/{v}/name"
+                    ),
+                    format!(
+                        "the volume `{name}` has the name of a claim template, whose volume JobSet adds"
+                    ),
+                );
+            }
+        }
+        mounted |= ["initContainers", "containers"].iter().any(|list| {
+            pod[*list].as_array().into_iter().flatten().any(|c| {
+                c["volumeMounts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|m| m["name"] == name)
+            })
+        });
+    }
+    if !mounted {
+        refuse(
+            at.to_owned(),
+            format!("no container of the replicated jobs mounts the claim template `{name}`"),
+        );
+    }
 }
 
 /// The rules on one replicated job: its names, the names of its jobs and
@@ -111,14 +194,16 @@ fn replicated_job(
 ) {
     let at = format!("/spec/replicatedJobs/{i}");
     let rname = rjob["name"].as_str().unwrap_or("");
-    let replicas = rjob["replicas"].as_u64().unwrap_or(1);
     let job = &rjob["template"]["spec"];
-    let parallelism = job["parallelism"].as_u64().unwrap_or(1);
-    if replicas.saturating_mul(parallelism) > i32::MAX as u64 {
+    // As the webhook multiplies them, as int64s: two negative counts too.
+    let signed = |value: &Json| value.as_i64().map_or(1, i128::from);
+    let (replicas, parallelism) = (signed(&rjob["replicas"]), signed(&job["parallelism"]));
+    if replicas * parallelism > i128::from(i32::MAX) {
         refuse(
             format!("{at}/replicas"),
             format!(
-                "{replicas} jobs of {parallelism} pods at once are more than {} pods",
+                "`replicas` {replicas} × `parallelism` {parallelism} is {}, more than the {} pods a replicated job may run",
+                replicas * parallelism,
                 i32::MAX
             ),
         );
@@ -132,6 +217,7 @@ fn replicated_job(
             format!("the group name `{group}` must be a DNS-1035 label: {why}"),
         );
     }
+    let replicas = rjob["replicas"].as_u64().unwrap_or(1);
     let last_job = super::job_name(jobset, rname, replicas.saturating_sub(1));
     if let Err(why) = names::dns1035_label(&last_job) {
         refuse(
