@@ -13,6 +13,7 @@ use crate::tree::{Node, pointer_segment};
 mod code;
 mod env;
 mod env_refs;
+mod indexed;
 mod initializer;
 mod injected;
 mod job;
@@ -213,4 +214,17 @@ pub(crate) fn name_error(
         Some(better) => d.with_help(format!("try `{better}`")),
         None => d,
     }
+}
+
+/// "target `T` cannot express WHAT" at the key at `pointer`, with what to do
+/// instead.
+fn cannot_express(r: &mut Rules<'_>, pointer: &str, what: &str, help: &str) {
+    r.push(
+        Diagnostic::error(
+            crate::diagnostic::codes::TARGET_UNSUPPORTED,
+            r.key(pointer),
+            format!("target `{}` cannot express {what}", r.target().as_str()),
+        )
+        .with_help(help.to_owned()),
+    );
 }
