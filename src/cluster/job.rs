@@ -52,6 +52,41 @@ pub const RESERVED_ENV: &[&str] = &[
     "PET_MASTER_PORT",
 ];
 
+/// What a variable trainc gives a `command` on an Indexed Job holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Told {
+    Value(String),
+    /// The pod's completion index ([`COMPLETION_INDEX_FIELD`]).
+    CompletionIndex,
+}
+
+/// The variables trainc gives a `command` on an Indexed Job (targets `job`
+/// and `jobset`), as the Training Operator sets them on a PyTorchJob, so the
+/// same command runs on either: rank 0 at `master` (`MASTER_ADDR`,
+/// `MASTER_PORT`), `WORLD_SIZE` (every process when `nproc`, the count per
+/// pod, is a number, else the pods), `RANK` and `NODE_RANK` (the pod's
+/// index), and the `PET_*` variables from which a bare `torchrun` takes its
+/// flags. Render writes them; import recognises them.
+pub fn command_env(master: &str, nodes: u32, nproc: &str) -> Vec<(&'static str, Told)> {
+    let value = |text: String| Told::Value(text);
+    let world = nproc
+        .parse::<u32>()
+        .map_or(nodes, |n| nodes.saturating_mul(n));
+    let port = crate::spec::defaults::JOB_RENDEZVOUS_PORT.to_string();
+    vec![
+        ("MASTER_ADDR", value(master.to_owned())),
+        ("MASTER_PORT", value(port.clone())),
+        ("WORLD_SIZE", value(world.to_string())),
+        ("RANK", Told::CompletionIndex),
+        ("NODE_RANK", Told::CompletionIndex),
+        ("PET_NNODES", value(nodes.to_string())),
+        ("PET_NPROC_PER_NODE", value(nproc.to_owned())),
+        ("PET_NODE_RANK", Told::CompletionIndex),
+        ("PET_MASTER_ADDR", value(master.to_owned())),
+        ("PET_MASTER_PORT", value(port)),
+    ]
+}
+
 /// The pods of an Indexed Job.
 pub fn workload(job: &Json) -> Result<Workload, String> {
     let name = super::text(job, "/metadata/name", "the Job")?;

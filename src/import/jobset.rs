@@ -11,7 +11,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::{Job, Others, Pod, launch, pod};
-use crate::cluster::job::{COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, PORT_NAME};
+use crate::cluster::job::{COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, PORT_NAME, Told};
 use crate::cluster::jobset::{
     CONTAINER, EXCLUSIVE_TOPOLOGY, LABEL_JOBSET_NAME, NAME_ENV, NAME_FIELD, RANK0_LABELS,
 };
@@ -85,12 +85,7 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     let nproc = flag
         .or_else(|| told_count(container))
         .unwrap_or(launch::NProc::Count(1));
-    let topology = Topology {
-        nodes,
-        nproc: &nproc,
-        master: &master,
-        command: job.get("/command").is_some(),
-    };
+    let topology = Topology::new(&master, nodes, &nproc, job.get("/command").is_some());
     let ours = without_trainc_env(job, container, &pointer, &topology);
     super::container::full(job, &ours, &pointer);
     launch::set_nproc(job, &nproc, &format!("{pointer}/command"));
@@ -308,37 +303,35 @@ fn pod_spec(job: &mut Job<'_>, spec: &Json, base: &str) -> Json {
     spec
 }
 
-/// What trainc gives each pod of the job, from which it writes the
-/// variables of the topology.
-struct Topology<'a> {
-    nodes: u64,
-    nproc: &'a launch::NProc,
-    master: &'a str,
+/// What trainc gives a `command` on the job's pods
+/// ([`crate::cluster::job::command_env`]), and whether it runs one.
+struct Topology {
+    told: Vec<(&'static str, Told)>,
     /// The container runs a `command`, which is given them as variables.
     command: bool,
 }
 
-impl Topology<'_> {
-    /// The value trainc gives `name`: `None` for one read from the pod's
-    /// completion index, or one it does not give (to torchrun, which takes
-    /// flags, it gives none but the index and the JobSet's name).
-    fn literal(&self, name: &str) -> Option<String> {
-        let port = JOB_RENDEZVOUS_PORT.to_string();
-        let world = match self.nproc {
-            launch::NProc::Count(n) => self.nodes.saturating_mul(u64::from(*n)),
-            launch::NProc::Keyword(_) => self.nodes,
+impl Topology {
+    fn new(master: &str, nodes: u64, nproc: &launch::NProc, command: bool) -> Topology {
+        let nproc = match nproc {
+            launch::NProc::Count(n) => n.to_string(),
+            launch::NProc::Keyword(keyword) => keyword.clone(),
         };
-        match name {
-            "MASTER_ADDR" | "PET_MASTER_ADDR" => Some(self.master.to_owned()),
-            "MASTER_PORT" | "PET_MASTER_PORT" => Some(port),
-            "WORLD_SIZE" => Some(world.to_string()),
-            "PET_NNODES" => Some(self.nodes.to_string()),
-            "PET_NPROC_PER_NODE" => Some(match self.nproc {
-                launch::NProc::Count(n) => n.to_string(),
-                launch::NProc::Keyword(keyword) => keyword.clone(),
-            }),
-            _ => None,
+        let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
+        Topology {
+            told: crate::cluster::job::command_env(master, nodes, &nproc),
+            command,
         }
+    }
+
+    /// What trainc gives a `command` as `name`; `None` for a name it does
+    /// not give one (to torchrun, which takes flags, it gives none but the
+    /// index and the JobSet's name).
+    fn told(&self, name: &str) -> Option<Told> {
+        self.told
+            .iter()
+            .find(|(given, _)| *given == name)
+            .map(|(_, told)| told.clone())
     }
 }
 
@@ -351,7 +344,7 @@ fn without_trainc_env(
     job: &mut Job<'_>,
     container: &Json,
     pointer: &str,
-    topology: &Topology<'_>,
+    topology: &Topology,
 ) -> Json {
     let mut container = container.clone();
     let Some(env) = container.get_mut("env").and_then(Json::as_array_mut) else {
@@ -367,18 +360,24 @@ fn without_trainc_env(
             kept.push(var);
             continue;
         }
-        let given = match name {
-            COMPLETION_INDEX_ENV => field == Some(COMPLETION_INDEX_FIELD),
-            NAME_ENV => field == Some(NAME_FIELD),
-            "RANK" | "NODE_RANK" | "PET_NODE_RANK" => {
+        let told = topology.told(name);
+        let given = match (name, &told) {
+            (COMPLETION_INDEX_ENV, _) => field == Some(COMPLETION_INDEX_FIELD),
+            (NAME_ENV, _) => field == Some(NAME_FIELD),
+            (_, Some(Told::CompletionIndex)) => {
                 topology.command && field == Some(COMPLETION_INDEX_FIELD)
             }
-            _ => topology.command && var["value"].as_str() == topology.literal(name).as_deref(),
+            (_, Some(Told::Value(value))) => {
+                topology.command && var["value"].as_str() == Some(value.as_str())
+            }
+            (_, None) => false,
         };
         if !given {
-            let instead = match (topology.command, topology.literal(name)) {
-                (true, Some(value)) => format!("trainc gives the command `{name}={value}`"),
-                (true, None) => {
+            let instead = match (topology.command, told) {
+                (true, Some(Told::Value(value))) => {
+                    format!("trainc gives the command `{name}={value}`")
+                }
+                (true, _) => {
                     format!("trainc gives the command `{name}` from the pod's completion index")
                 }
                 (false, _) => "trainc gives torchrun the topology as flags".to_owned(),

@@ -46,10 +46,9 @@ use super::pod::{self, PodShape};
 use super::{Object, metadata, own_pods};
 use crate::cluster::job::{
     COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, CONTAINER, KIND, LABEL_COMPLETION_INDEX,
-    PORT_NAME,
+    PORT_NAME, Told,
 };
 use crate::model::Model;
-use crate::spec::NProc;
 use crate::spec::defaults::JOB_RENDEZVOUS_PORT;
 
 /// Labels that select pod 0, the rank-0 pod.
@@ -181,35 +180,20 @@ fn index_var(name: &str) -> core::EnvVar {
     pod::field_var(name, COMPLETION_INDEX_FIELD)
 }
 
-/// For a `command`: the variables a script or a launcher of its own reads,
-/// as the Training Operator sets them on a PyTorchJob, so the same command
-/// runs on either target: `MASTER_ADDR`/`MASTER_PORT` (pod 0), `WORLD_SIZE`
-/// (every process when the count per pod is known, else the pods), `RANK`
-/// and `NODE_RANK` (this pod's index), and the `PET_*` variables from which a
-/// bare `torchrun` takes its flags.
+/// For a `command`: the variables a script or a launcher of its own reads
+/// ([`crate::cluster::job::command_env`]).
 pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
     let master = crate::derived::rank0_address(&model.name, model.target);
-    let literal = |name: &str, value: String| core::EnvVar {
-        name: name.to_owned(),
-        value: Some(value),
-        value_from: None,
-    };
-    let nodes = model.nodes.max();
-    let world = match model.nproc_per_node {
-        NProc::Count(n) => nodes.saturating_mul(n),
-        NProc::Auto | NProc::Cpu => nodes,
-    };
-    let port = JOB_RENDEZVOUS_PORT.to_string();
-    vec![
-        literal("MASTER_ADDR", master.clone()),
-        literal("MASTER_PORT", port.clone()),
-        literal("WORLD_SIZE", world.to_string()),
-        index_var("RANK"),
-        index_var("NODE_RANK"),
-        literal("PET_NNODES", nodes.to_string()),
-        literal("PET_NPROC_PER_NODE", model.nproc_per_node.text()),
-        index_var("PET_NODE_RANK"),
-        literal("PET_MASTER_ADDR", master),
-        literal("PET_MASTER_PORT", port),
-    ]
+    let told =
+        crate::cluster::job::command_env(&master, model.nodes.max(), &model.nproc_per_node.text());
+    told.into_iter()
+        .map(|(name, told)| match told {
+            Told::Value(value) => core::EnvVar {
+                name: name.to_owned(),
+                value: Some(value),
+                value_from: None,
+            },
+            Told::CompletionIndex => index_var(name),
+        })
+        .collect()
 }

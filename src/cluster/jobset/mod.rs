@@ -60,8 +60,6 @@ pub const LABEL_RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
 /// (a topology key); each job's pods then run in one domain of that key that
 /// no other job's pods share (`ExclusiveKey`).
 pub const EXCLUSIVE_TOPOLOGY: &str = "alpha.jobset.sigs.k8s.io/exclusive-topology";
-/// The controller name `spec.managedBy` holds for JobSet's own controller.
-pub const CONTROLLER_NAME: &str = "jobset.sigs.k8s.io/jobset-controller";
 
 /// The replicated job of a JobSet trainc writes (target `jobset`): one
 /// Indexed Job of every node, named as Kubeflow Trainer's torch runtimes
