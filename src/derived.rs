@@ -57,15 +57,34 @@ pub(crate) fn job_rank0(job: &str) -> String {
     job_host(job, 0)
 }
 
-/// Where the ranks meet on the targets where trainc passes torchrun its
-/// topology (`job`, `jobset`): pod 0 of the Indexed Job, under its headless
-/// Service; on a JobSet, made of its name when the pod starts
-/// ([`crate::cluster::jobset::rank0_address_expanded`]).
-pub(crate) fn rank0_address(job: &str, target: Target) -> String {
+/// What trainc tells each pod of the topology on the targets where it
+/// passes torchrun the topology itself (`job`, `jobset`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rendezvous {
+    /// Where the ranks meet: pod 0 of the Indexed Job under its headless
+    /// Service; on a JobSet, made of its name when the pod starts
+    /// ([`crate::cluster::jobset::rank0_address_expanded`]).
+    pub master: String,
+    /// The variable that holds the pod's node rank: its completion index,
+    /// or on a JobSet with a Master its job's global index
+    /// ([`crate::cluster::jobset::Layout`]).
+    pub node_rank: &'static str,
+}
+
+/// [`Rendezvous`] of the job `job`; `master`: whether it has a Master pod
+/// apart (`[master]` on more than one node).
+pub(crate) fn rendezvous(job: &str, target: Target, master: bool) -> Rendezvous {
     if target == Target::Jobset {
-        crate::cluster::jobset::rank0_address_expanded()
+        let layout = crate::cluster::jobset::Layout::of(master);
+        Rendezvous {
+            master: crate::cluster::jobset::rank0_address_expanded(layout),
+            node_rank: layout.node_rank().0,
+        }
     } else {
-        job_rank0(job)
+        Rendezvous {
+            master: job_rank0(job),
+            node_rank: crate::cluster::job::COMPLETION_INDEX_ENV,
+        }
     }
 }
 
@@ -107,6 +126,9 @@ pub(crate) struct Shape<'a> {
     pub max_nodes: u32,
     /// Whether the job is elastic (a PyTorchJob of workers only).
     pub elastic: bool,
+    /// Whether it has a Master pod apart (`[master]`, more than one node):
+    /// a JobSet's is then a `master` job and `worker` jobs.
+    pub master: bool,
     /// Whether trainc creates the Service for `[ports]`.
     pub ports: bool,
 }
@@ -145,6 +167,15 @@ pub(crate) fn names<'v>(
         }
         // JobSet's webhook checks the longest pod name with `-abcde` for the
         // random part (`jobset_webhook.go` `ValidateCreate`).
+        Target::Jobset if shape.master => out.push(Derived {
+            name: format!(
+                "{job}-worker-{}-0{RANDOM_POD_SUFFIX}",
+                shape.max_nodes.saturating_sub(2)
+            ),
+            what: "the last worker pod",
+            by: "JobSet",
+            limit: MAX_LABEL,
+        }),
         Target::Trainjob | Target::Jobset => out.push(Derived {
             name: format!(
                 "{job}-node-0-{}{RANDOM_POD_SUFFIX}",
@@ -202,6 +233,7 @@ mod tests {
             target,
             max_nodes,
             elastic: false,
+            master: false,
             ports: false,
         }
     }
@@ -232,6 +264,17 @@ mod tests {
         assert_eq!(long.name.len(), 64);
         assert_eq!(long.by, "JobSet");
         assert!(too_long(shape(&"a".repeat(48), Target::Trainjob, 4), []).is_none());
+    }
+
+    #[test]
+    fn a_jobset_with_a_master_names_its_last_worker_pod() {
+        // One job per Worker: of 4 nodes, the Workers' jobs are 0 to 2.
+        let with_master = Shape {
+            master: true,
+            ..shape("mnist", Target::Jobset, 4)
+        };
+        let names: Vec<String> = names(with_master, []).into_iter().map(|d| d.name).collect();
+        assert_eq!(names, [format!("mnist-worker-2-0{RANDOM_POD_SUFFIX}")]);
     }
 
     #[test]

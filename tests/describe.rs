@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::golden::examples;
 use crate::support::{compare, root, text, trainc};
@@ -142,6 +142,9 @@ fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
             jobs += 1;
             let first_pod = format!("{name}-0");
             job_environment(&job["spec"], name, &first_pod, &described, &env, &pods);
+        } else if job["kind"] == "JobSet" && job["spec"]["replicatedJobs"][0]["name"] == "master" {
+            jobsets += 1;
+            master_jobset_environment(job, &described, &env, &pods);
         } else if job["kind"] == "JobSet" {
             jobsets += 1;
             // One replicated job `node` of one Indexed Job, its pods
@@ -163,6 +166,89 @@ fn the_pods_environment_is_what_the_operator_derives_from_the_built_object() {
         jobsets >= 8,
         "too few examples described as a JobSet: {jobsets}"
     );
+}
+
+/// What trainc writes for the launch in `container`'s env, a value read
+/// from the pod's completion index or its job's global index as the kubelet
+/// resolves it on a pod with those indexes.
+fn given_env(container: &Value, name: &str, index: u64, global: u64) -> BTreeMap<String, String> {
+    container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            let var = e["name"].as_str().unwrap();
+            trainc::cluster::job::RESERVED_ENV.contains(&var)
+                || trainc::cluster::jobset::RESERVED_ENV.contains(&var)
+        })
+        .map(|e| {
+            let value = e["value"].as_str().map_or_else(
+                || match e["valueFrom"]["fieldRef"]["fieldPath"].as_str().unwrap() {
+                    "metadata.annotations['batch.kubernetes.io/job-completion-index']" => {
+                        index.to_string()
+                    }
+                    "metadata.annotations['jobset.sigs.k8s.io/job-global-index']" => {
+                        global.to_string()
+                    }
+                    trainc::cluster::jobset::NAME_FIELD => name.to_owned(),
+                    other => panic!("{name}: {other}"),
+                },
+                |written| written.replace("$(JOBSET_NAME)", name),
+            );
+            (e["name"].as_str().unwrap().to_owned(), value)
+        })
+        .collect()
+}
+
+/// A JobSet with a Master: a `master` job of one pod, then a `worker` job
+/// of one pod for each Worker, node rank the job's global index.
+fn master_jobset_environment(
+    job: &Value,
+    described: &str,
+    env: &BTreeMap<String, String>,
+    pods: &[BTreeMap<String, String>],
+) {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let replicated = job["spec"]["replicatedJobs"].as_array().unwrap();
+    assert_eq!(replicated.len(), 2, "{name}");
+    assert_eq!(
+        (&replicated[0]["name"], &replicated[1]["name"]),
+        (&json!("master"), &json!("worker"))
+    );
+    assert_eq!(replicated[0]["replicas"], 1, "{name}");
+    let workers = replicated[1]["replicas"].as_u64().unwrap();
+    assert_eq!(pods.len() as u64, 1 + workers, "{name}: a pod for each job");
+    let words = described.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rank0 = format!("{name}-master-0-0");
+    assert!(
+        words.contains(&format!("{rank0}.{name}:29500"))
+            && words.contains(&format!("{rank0}.{name} resolves to pod {rank0}.")),
+        "{described}"
+    );
+    for (global, own) in (0u64..).zip(pods) {
+        let rjob = &replicated[usize::from(global > 0)];
+        let job_spec = &rjob["template"]["spec"];
+        assert_eq!(
+            (&job_spec["completions"], &job_spec["parallelism"]),
+            (&json!(1), &json!(1)),
+            "{name}: one pod a job"
+        );
+        let container = &job_spec["template"]["spec"]["containers"][0];
+        let mut listed = env.clone();
+        listed.extend(own.clone());
+        assert_eq!(
+            given_env(container, name, 0, global),
+            listed,
+            "{name}: what describe lists is what pod {global} gets"
+        );
+        let command = container["command"].to_string();
+        assert!(
+            command.contains("--node_rank=$(JOB_GLOBAL_INDEX)")
+                && command.contains("--master_addr=$(JOBSET_NAME)-master-0-0.$(JOBSET_NAME)")
+                && command.contains(&format!("--nnodes={}", 1 + workers)),
+            "{command}"
+        );
+    }
 }
 
 /// A PyTorchJob: what the Training Operator sets from it.
@@ -296,31 +382,7 @@ fn job_environment(
         .collect();
     // What trainc writes for the launch, a value read from the completion
     // index as the kubelet resolves it on pod `index`.
-    let given = |index: u64| -> BTreeMap<String, String> {
-        container["env"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|e| {
-                let var = e["name"].as_str().unwrap();
-                trainc::cluster::job::RESERVED_ENV.contains(&var)
-                    || trainc::cluster::jobset::RESERVED_ENV.contains(&var)
-            })
-            .map(|e| {
-                let value = e["value"].as_str().map_or_else(
-                    || match e["valueFrom"]["fieldRef"]["fieldPath"].as_str().unwrap() {
-                        "metadata.annotations['batch.kubernetes.io/job-completion-index']" => {
-                            index.to_string()
-                        }
-                        trainc::cluster::jobset::NAME_FIELD => name.to_owned(),
-                        other => panic!("{name}: {other}"),
-                    },
-                    |written| written.replace("$(JOBSET_NAME)", name),
-                );
-                (e["name"].as_str().unwrap().to_owned(), value)
-            })
-            .collect()
-    };
+    let given = |index: u64| given_env(container, name, index, 0);
     for (index, own) in (0..n).zip(pods) {
         let mut described = env.clone();
         described.extend(own.clone());

@@ -71,6 +71,10 @@ fn every_hand_written_manifest_builds_the_run_it_describes() {
     for case in manifests() {
         let name = case.file_stem().unwrap().to_str().unwrap();
         let yaml = std::fs::read_to_string(&case).unwrap();
+        if yaml.contains("\nkind: JobSet\n") {
+            // Its pods, job by job: `a_jobset_with_a_master_imports_to_the_same_pods`.
+            continue;
+        }
         let dir = temp_dir(&format!("import-run-{name}"));
         let spec = dir.join("spec.toml");
         std::fs::write(&spec, import(&yaml, &dir)).unwrap();
@@ -837,6 +841,60 @@ fn every_jobset_trainc_builds_imports_to_a_spec_that_builds_it_again() {
 /// JobSet's own PyTorch example: a JobSet of one Indexed Job that trainc
 /// did not write imports, every change said at its line, and builds a
 /// JobSet that verifies; a JobSet of several replicated jobs has no spec.
+/// A hand-written JobSet of a leader job of one pod beside one-pod worker
+/// jobs imports as `[master]`, and the spec builds the same pods: each
+/// replicated job's count, image, resources and command line, and the
+/// failure policy.
+#[test]
+fn a_jobset_with_a_master_imports_to_the_same_pods() {
+    let dir = root().join("tests/import");
+    let yaml = std::fs::read_to_string(dir.join("jobset-master-hand.yaml")).unwrap();
+    let scratch = temp_dir("import-jobset-master");
+    std::fs::write(scratch.join("spec.toml"), import(&yaml, &scratch)).unwrap();
+    let built = build_in(&scratch, &scratch.join("spec.toml"), &["--verify"]).unwrap();
+    let (before, after): (Value, Value) = (
+        serde_saphyr::from_str(&yaml).unwrap(),
+        serde_saphyr::from_str(&built).unwrap(),
+    );
+    let pods = |jobset: &Value| -> Vec<Value> {
+        jobset["spec"]["replicatedJobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rjob| {
+                let job = &rjob["template"]["spec"];
+                let container = &job["template"]["spec"]["containers"][0];
+                let argv: Vec<&str> = container["command"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| w.as_str().unwrap())
+                    .collect();
+                json!({
+                    "jobs": rjob["replicas"],
+                    "pods": job["completions"].as_u64().unwrap_or(1),
+                    "image": container["image"],
+                    "resources": container["resources"],
+                    "argv": argv,
+                    "restartPolicy": job["template"]["spec"]["restartPolicy"],
+                })
+            })
+            .collect()
+    };
+    assert_eq!(pods(&before), pods(&after), "{built}");
+    assert_eq!(
+        before["spec"]["failurePolicy"],
+        after["spec"]["failurePolicy"]
+    );
+    let names: Vec<&Value> = after["spec"]["replicatedJobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["name"])
+        .collect();
+    assert_eq!(names, [&json!("master"), &json!("worker")]);
+}
+
 #[test]
 fn a_hand_written_jobset_imports_with_every_change_said() {
     let dir = root().join("tests/upstream/jobset-v0.12.0");

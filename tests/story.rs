@@ -196,6 +196,7 @@ fn describe_and_run_tell_the_same_story() {
         ("examples/cpu-minimal.toml", &["--target", "job"]),
         ("examples/cpu-minimal.toml", &["--target", "jobset"]),
         ("examples/jobset-cpu.toml", &[]),
+        ("examples/jobset-master.toml", &[]),
         ("examples/plain-job.toml", &["--target", "jobset"]),
         (
             "examples/cpu-minimal.toml",

@@ -56,8 +56,10 @@ pub const RESERVED_ENV: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Told {
     Value(String),
-    /// The pod's completion index ([`COMPLETION_INDEX_FIELD`]).
-    CompletionIndex,
+    /// The pod's node rank: its completion index ([`COMPLETION_INDEX_FIELD`]),
+    /// or in a JobSet with a Master its job's global index
+    /// ([`super::jobset::Layout::node_rank`]).
+    NodeRank,
 }
 
 /// The variables trainc gives a `command` on an Indexed Job (targets `job`
@@ -65,7 +67,7 @@ pub enum Told {
 /// same command runs on either: rank 0 at `master` (`MASTER_ADDR`,
 /// `MASTER_PORT`), `WORLD_SIZE` (every process when `nproc`, the count per
 /// pod, is a number, else the pods), `RANK` and `NODE_RANK` (the pod's
-/// index), and the `PET_*` variables from which a bare `torchrun` takes its
+/// node rank), and the `PET_*` variables from which a bare `torchrun` takes its
 /// flags. Render writes them; import recognises them.
 pub fn command_env(master: &str, nodes: u32, nproc: &str) -> Vec<(&'static str, Told)> {
     let value = |text: String| Told::Value(text);
@@ -77,11 +79,11 @@ pub fn command_env(master: &str, nodes: u32, nproc: &str) -> Vec<(&'static str, 
         ("MASTER_ADDR", value(master.to_owned())),
         ("MASTER_PORT", value(port.clone())),
         ("WORLD_SIZE", value(world.to_string())),
-        ("RANK", Told::CompletionIndex),
-        ("NODE_RANK", Told::CompletionIndex),
+        ("RANK", Told::NodeRank),
+        ("NODE_RANK", Told::NodeRank),
         ("PET_NNODES", value(nodes.to_string())),
         ("PET_NPROC_PER_NODE", value(nproc.to_owned())),
-        ("PET_NODE_RANK", Told::CompletionIndex),
+        ("PET_NODE_RANK", Told::NodeRank),
         ("PET_MASTER_ADDR", value(master.to_owned())),
         ("PET_MASTER_PORT", value(port)),
     ]

@@ -42,7 +42,7 @@ pub(super) fn commands(model: &Model, build: &str) -> String {
                 "-l {}={name},{}={},{}=0 -c {}",
                 jobset::LABEL_JOBSET_NAME,
                 jobset::LABEL_REPLICATED_JOB,
-                jobset::NODE,
+                jobset::Layout::of(model.master.is_some()).rank0_job(),
                 job::LABEL_COMPLETION_INDEX,
                 jobset::CONTAINER
             ),

@@ -10,6 +10,19 @@ pub(super) fn failure(model: &Model) -> String {
     let p = &model.policy;
     let mut parts = Vec::new();
     match model.target {
+        // With a Master, every pod of a JobSet is a Job of its own
+        // (`cluster::jobset::Layout`); when the JobSet ends, JobSet deletes
+        // the Jobs still running (`jobset_controller.go` `reconcile`).
+        Target::Jobset if model.master.is_some() => {
+            parts.push(
+                "the first failed pod fails its Job (every pod is a Job of its own)".to_owned(),
+            );
+            parts.push(match p.group_restarts {
+                None | Some(0) => "a failed Job fails the JobSet, which stops the other Jobs".to_owned(),
+                Some(1) => "then JobSet restarts every pod together, once, before the JobSet fails".to_owned(),
+                Some(n) => format!("then JobSet restarts every pod together, up to {n} times, before the JobSet fails"),
+            });
+        }
         Target::Job | Target::Jobset => {
             parts.push(match p.backoff_limit.unwrap_or(0) {
                 0 => "the first failed pod fails the Job and stops the others".to_owned(),

@@ -188,12 +188,26 @@ fn headline(model: &Model) -> (String, String) {
         ),
         Target::Jobset => (
             jobset::KIND,
-            format!(
-                "JobSet ({}): one Indexed Job {}, pods named by JobSet's headless Service {}",
-                jobset::API_VERSION,
-                jobset::job_name(&model.name, jobset::NODE, 0),
-                model.name
-            ),
+            match &model.master {
+                None => format!(
+                    "JobSet ({}): one Indexed Job {}, pods named by JobSet's headless Service {}",
+                    jobset::API_VERSION,
+                    jobset::job_name(&model.name, jobset::NODE, 0),
+                    model.name
+                ),
+                Some(_) => format!(
+                    "JobSet ({}): the Master's Job {} and a Job of one pod for each Worker, {} to {}, pods named by JobSet's headless Service {}",
+                    jobset::API_VERSION,
+                    jobset::job_name(&model.name, jobset::MASTER, 0),
+                    jobset::job_name(&model.name, jobset::WORKER, 0),
+                    jobset::job_name(
+                        &model.name,
+                        jobset::WORKER,
+                        u64::from(model.nodes.max().saturating_sub(2))
+                    ),
+                    model.name
+                ),
+            },
         ),
         Target::Job => (
             job::KIND,

@@ -121,7 +121,7 @@ fn verbatim(job: &mut Job<'_>, command: &[String], args: &[String]) -> Option<NP
 
 /// trainc's torchrun line on an Indexed Job of `nodes` pods (targets `job`
 /// and `jobset`): `torchrun --nnodes=N --nproc_per_node=P
-/// --node_rank=$(JOB_COMPLETION_INDEX) --master_addr=MASTER
+/// --node_rank=$(NODE_RANK_VAR) --master_addr=MASTER
 /// --master_port=29500 [--rdzv_conf=timeout=S] SCRIPT|-m MODULE`, imported
 /// as [`import`] imports a PyTorchJob's once the topology is taken out
 /// (trainc writes it again from the spec), the join timeout left out where
@@ -131,7 +131,7 @@ pub(super) fn import_indexed(
     command: Option<&Json>,
     args: Option<&Json>,
     nodes: u64,
-    master: &str,
+    rendezvous: &crate::derived::Rendezvous,
 ) -> Option<NProc> {
     use crate::spec::defaults::{JOB_JOIN_TIMEOUT_SECONDS, JOB_RENDEZVOUS_PORT};
     let Some(words) = self::words(command).filter(|c| !c.is_empty()) else {
@@ -139,8 +139,8 @@ pub(super) fn import_indexed(
     };
     let topology = [
         (1, format!("--nnodes={nodes}")),
-        (3, "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned()),
-        (4, format!("--master_addr={master}")),
+        (3, format!("--node_rank=$({})", rendezvous.node_rank)),
+        (4, format!("--master_addr={}", rendezvous.master)),
         (5, format!("--master_port={JOB_RENDEZVOUS_PORT}")),
     ];
     let ours = words.first().is_some_and(|w| w == "torchrun")

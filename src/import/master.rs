@@ -1,5 +1,5 @@
-//! A fixed-size PyTorchJob's Master and Workers back into one spec: the
-//! spec describes the Workers, and `[master]` what the Master's pod sets
+//! A fixed-size PyTorchJob's Master and Workers, or a JobSet's `master` and
+//! `worker` jobs, back into one spec: the spec describes the Workers, and `[master]` what the Master's pod sets
 //! apart (its image, resources and `/dev/shm`, processes, restart policy).
 //! Anything else that differs between the two templates cannot be said, and
 //! is reported; the spec then takes the Master's.
@@ -8,15 +8,22 @@ use serde_json::{Map, Value as Json, json};
 
 use super::launch::{self, NProc};
 use super::{Job, container, volumes};
-use crate::cluster::pytorchjob::CONTAINER;
 use crate::spec::defaults;
 
-/// The Master's and the Workers' replicas, with where the Workers' is.
+/// The Master's and the Workers' replicas (objects whose `template` is
+/// the pod template: a PyTorchJob's replica specs, a JobSet's job specs),
+/// with where each is in the input.
 pub(super) struct Pair<'a> {
     pub master: &'a Json,
-    pub master_type: &'a str,
+    pub master_at: String,
     pub worker: &'a Json,
-    pub worker_type: &'a str,
+    pub worker_at: String,
+    /// The training container's name.
+    pub container: &'a str,
+    /// Whether each replica has a restart policy of its own beside its
+    /// template (a PyTorchJob's); a JobSet's are in its pods' templates,
+    /// where the import of the pod reads them.
+    pub restart_policies: bool,
 }
 
 /// What the Master's replica says apart from the Workers': everything was
@@ -24,11 +31,14 @@ pub(super) struct Pair<'a> {
 /// and `[master]` the Master's. `nproc` is the Master's count; returns the
 /// count of the spec's top level, and the Master's own where it differs.
 pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc, Option<NProc>) {
-    let at = format!("/spec/pytorchReplicaSpecs/{}", pair.worker_type);
+    let at = &pair.worker_at;
+    let trainer = |replica| trainer(replica, pair.container);
     let (Some(master), Some(worker)) = (trainer(pair.master), trainer(pair.worker)) else {
         return (nproc, None);
     };
-    restart(job, pair);
+    if pair.restart_policies {
+        restart(job, pair);
+    }
     if master["image"] != worker["image"]
         && let (Some(own), Some(image)) = (master["image"].as_str(), worker["image"].as_str())
     {
@@ -40,15 +50,15 @@ pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc,
     };
     let (master_shm, worker_shm) = (shm(pair.master, master), shm(pair.worker, worker));
     if master["resources"] != worker["resources"] || master_shm != worker_shm {
-        let pointer = |replica: &Json, kind: &str| {
+        let pointer = |replica: &Json, at: &str| {
             format!(
-                "/spec/pytorchReplicaSpecs/{kind}/template/spec/containers/{}/resources",
-                index(replica)
+                "{at}/template/spec/containers/{}/resources",
+                index(replica, pair.container)
             )
         };
         let places = [
-            pointer(pair.worker, pair.worker_type),
-            pointer(pair.master, pair.master_type),
+            pointer(pair.worker, &pair.worker_at),
+            pointer(pair.master, &pair.master_at),
         ];
         resources(job, &worker["resources"], &places, worker_shm);
     }
@@ -60,7 +70,7 @@ pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc,
         Some(count) if trainc_line && count != nproc => (count, Some(nproc)),
         _ => (nproc, None),
     };
-    compare(job, pair, &at, trainc_line);
+    compare(job, pair, at, trainc_line);
     (top, own)
 }
 
@@ -96,17 +106,17 @@ pub(super) fn set_nproc(job: &mut Job<'_>, own: &NProc) {
 }
 
 /// The training container of a replica.
-fn trainer(replica: &Json) -> Option<&Json> {
+fn trainer<'a>(replica: &'a Json, name: &str) -> Option<&'a Json> {
     replica["template"]["spec"]["containers"]
         .as_array()?
         .iter()
-        .find(|c| c["name"] == CONTAINER)
+        .find(|c| c["name"] == name)
 }
 
-fn index(replica: &Json) -> usize {
+fn index(replica: &Json, name: &str) -> usize {
     replica["template"]["spec"]["containers"]
         .as_array()
-        .and_then(|list| list.iter().position(|c| c["name"] == CONTAINER))
+        .and_then(|list| list.iter().position(|c| c["name"] == name))
         .unwrap_or(0)
 }
 
@@ -194,9 +204,15 @@ fn resources(job: &mut Job<'_>, workers: &Json, places: &[String; 2], shm: Optio
 fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
     let normal = |replica: &Json| {
         let mut template = replica["template"].clone();
-        let shm_volume = trainer(replica)
+        let shm_volume = trainer(replica, pair.container)
             .and_then(|c| volumes::pod_shm(&template["spec"], c))
             .map(|(name, _)| name.clone());
+        // A JobSet's pods' restart policies are imported with the pod.
+        if !pair.restart_policies
+            && let Some(spec) = template.get_mut("spec").and_then(Json::as_object_mut)
+        {
+            spec.remove("restartPolicy");
+        }
         // Masked where they are, so that what differs is still found at
         // its place in the input.
         if let Some(name) = &shm_volume
@@ -210,7 +226,7 @@ fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
         if let Some(c) = containers
             .into_iter()
             .flatten()
-            .find(|c| c["name"] == CONTAINER)
+            .find(|c| c["name"] == pair.container)
             && let Some(fields) = c.as_object_mut()
         {
             fields.remove("image");

@@ -47,9 +47,11 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     let pair = match replicas.as_slice() {
         [_, (worker_type, worker)] if !elastic_policy => Some(master::Pair {
             master: &primary,
-            master_type: &primary_type,
+            master_at: base.clone(),
             worker,
-            worker_type,
+            worker_at: format!("/spec/pytorchReplicaSpecs/{worker_type}"),
+            container: CONTAINER,
+            restart_policies: true,
         }),
         [_, (worker_type, worker)] => {
             alike(job, &primary, worker_type, worker);

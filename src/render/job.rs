@@ -42,13 +42,15 @@ use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::pod::{self, PodShape};
+use super::pod::{self, PodShape, Role};
 use super::{Object, metadata, own_pods};
 use crate::cluster::job::{
     COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, CONTAINER, KIND, LABEL_COMPLETION_INDEX,
     PORT_NAME, Told,
 };
-use crate::model::Model;
+use crate::cluster::jobset::{GLOBAL_INDEX_ENV, GLOBAL_INDEX_FIELD, Layout, NAME_ENV, NAME_FIELD};
+use crate::model::{Master, Model};
+use crate::spec::Target;
 use crate::spec::defaults::JOB_RENDEZVOUS_PORT;
 
 /// Labels that select pod 0, the rank-0 pod.
@@ -83,7 +85,7 @@ pub(super) fn service(model: &Model) -> Object {
 pub(super) fn render(model: &Model) -> Object {
     let job = batch::Job {
         metadata: metadata(model, &model.name, &model.job_labels),
-        spec: Some(spec(model, Standalone::Yes)),
+        spec: Some(spec(model, Standalone::Yes, Pods::Every)),
         status: None,
     };
     Object::new(KIND, &model.name, &job)
@@ -97,8 +99,18 @@ pub(super) enum Standalone {
     InJobSet,
 }
 
-/// The Indexed Job of every node: its pod template and failure policy.
-pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
+/// Which pods a Job runs: every node, or in a JobSet with a Master
+/// ([`Layout::MasterWorkers`]) the Master's one pod, with its own template
+/// and restart policy, or one Worker's.
+#[derive(Clone, Copy)]
+pub(super) enum Pods<'a> {
+    Every,
+    Master(&'a Master),
+    Worker,
+}
+
+/// The Indexed Job of `pods`: its pod template and failure policy.
+pub(super) fn spec(model: &Model, standalone: Standalone, pods: Pods<'_>) -> batch::JobSpec {
     let alone = standalone == Standalone::Yes;
     let shape = PodShape {
         container: CONTAINER,
@@ -111,13 +123,18 @@ pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
         },
         job_selector: own_pods(model),
     };
-    let mut template = pod::template(model, &shape);
+    let (role, restart_policy) = match pods {
+        Pods::Master(own) => (Role::master(own), &own.restart_policy),
+        Pods::Every | Pods::Worker => (Role::of(model), &model.policy.restart_policy),
+    };
+    let layout = Layout::of(model.master.is_some());
+    let mut template = pod::template_as(model, role, &shape);
     if let Some(spec) = template.spec.as_mut() {
         // JobSet sets its jobs' subdomain itself (`constructJob`).
         if alone {
             spec.subdomain = Some(model.name.clone());
         }
-        spec.restart_policy = Some(model.policy.restart_policy.clone());
+        spec.restart_policy = Some(restart_policy.clone());
         // trainc's variables come before `[env]`, so that a `$(RANK)` or
         // `$(JOB_COMPLETION_INDEX)` in a value of `[env]` expands: the
         // kubelet expands only variables declared earlier. The Job
@@ -127,10 +144,10 @@ pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
         if let Some(container) = spec.containers.first_mut() {
             let mut env = vec![index_var(COMPLETION_INDEX_ENV)];
             if !alone {
-                env.push(pod::field_var(
-                    crate::cluster::jobset::NAME_ENV,
-                    crate::cluster::jobset::NAME_FIELD,
-                ));
+                if layout == Layout::MasterWorkers {
+                    env.push(pod::field_var(GLOBAL_INDEX_ENV, GLOBAL_INDEX_FIELD));
+                }
+                env.push(pod::field_var(NAME_ENV, NAME_FIELD));
             }
             if model.container.verbatim {
                 env.extend(command_env(model));
@@ -139,7 +156,10 @@ pub(super) fn spec(model: &Model, standalone: Standalone) -> batch::JobSpec {
             container.env = Some(env);
         }
     }
-    let nodes = i32_of(model.nodes.max());
+    let nodes = match pods {
+        Pods::Every => i32_of(model.nodes.max()),
+        Pods::Master(_) | Pods::Worker => 1,
+    };
     let p = &model.policy;
     batch::JobSpec {
         completion_mode: Some("Indexed".to_owned()),
@@ -183,9 +203,17 @@ fn index_var(name: &str) -> core::EnvVar {
 /// For a `command`: the variables a script or a launcher of its own reads
 /// ([`crate::cluster::job::command_env`]).
 pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
-    let master = crate::derived::rank0_address(&model.name, model.target);
-    let told =
-        crate::cluster::job::command_env(&master, model.nodes.max(), &model.nproc_per_node.text());
+    let master = model.master.is_some();
+    let rendezvous = crate::derived::rendezvous(&model.name, model.target, master);
+    let node_rank = match model.target {
+        Target::Jobset => Layout::of(master).node_rank().1,
+        _ => COMPLETION_INDEX_FIELD,
+    };
+    let told = crate::cluster::job::command_env(
+        &rendezvous.master,
+        model.nodes.max(),
+        &model.nproc_per_node.text(),
+    );
     told.into_iter()
         .map(|(name, told)| match told {
             Told::Value(value) => core::EnvVar {
@@ -193,7 +221,7 @@ pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
                 value: Some(value),
                 value_from: None,
             },
-            Told::CompletionIndex => index_var(name),
+            Told::NodeRank => pod::field_var(name, node_rank),
         })
         .collect()
 }

@@ -10,6 +10,14 @@
 //! (the same pods a TrainJob on Kubeflow's torch runtimes has), rank 0 at
 //! `<job>-node-0-0.<job>`.
 //!
+//! With `[master]` (and more than one node) rank 0 has a pod of its own:
+//! the replicated job `master`, one job of one pod with the Master's
+//! template and restart policy, and `worker`, a job of one pod for each
+//! Worker, `<job>-worker-<j>-0`. A pod's node rank is then its job's global
+//! index (0 the Master's, `j + 1` worker job `j`'s), which JobSet writes on
+//! every pod ([`crate::cluster::jobset::Layout`]); rank 0 is at
+//! `<job>-master-0-0.<job>`.
+//!
 //! What JobSet adds to the Job:
 //!
 //! - `failurePolicy.maxRestarts` (`policy.groupRestarts`): a failed job
@@ -35,9 +43,9 @@ use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
-use super::job::Standalone;
+use super::job::{Pods, Standalone};
 use super::{Object, metadata, own_pods};
-use crate::cluster::jobset::{API_VERSION, EXCLUSIVE_TOPOLOGY, KIND, NODE, RANK0_LABELS};
+use crate::cluster::jobset::{API_VERSION, EXCLUSIVE_TOPOLOGY, KIND, Layout, MASTER, NODE, WORKER};
 use crate::model::Model;
 
 #[derive(Serialize)]
@@ -96,13 +104,37 @@ struct SuccessPolicy {
 }
 
 /// Labels that select the rank-0 pod: pod 0 of job 0 of the `node`
-/// replicated job.
+/// replicated job, or of the `master` one.
 pub fn rank0_selector(model: &Model) -> BTreeMap<String, String> {
     let mut selector = own_pods(model);
-    for (key, value) in RANK0_LABELS {
+    for (key, value) in Layout::of(model.master.is_some()).rank0_labels() {
         selector.insert(key.to_owned(), value.to_owned());
     }
     selector
+}
+
+/// The replicated jobs of the [`Layout`]: `node`, one Indexed Job of every
+/// node; or with a Master apart `master`, one job of its one pod, and
+/// `worker`, a job of one pod for each Worker.
+fn replicated_jobs(model: &Model) -> Vec<ReplicatedJob> {
+    let job = |name, replicas, pods| ReplicatedJob {
+        name,
+        replicas,
+        template: JobTemplate {
+            spec: super::job::spec(model, Standalone::InJobSet, pods),
+        },
+    };
+    match &model.master {
+        None => vec![job(NODE, 1, Pods::Every)],
+        Some(own) => vec![
+            job(MASTER, 1, Pods::Master(own)),
+            job(
+                WORKER,
+                super::job::i32_of(model.nodes.max().saturating_sub(1)),
+                Pods::Worker,
+            ),
+        ],
+    }
 }
 
 pub(super) fn render(model: &Model) -> Object {
@@ -125,13 +157,7 @@ pub(super) fn render(model: &Model) -> Object {
                 enable_dns_hostnames: true,
                 publish_not_ready_addresses: true,
             },
-            replicated_jobs: vec![ReplicatedJob {
-                name: NODE,
-                replicas: 1,
-                template: JobTemplate {
-                    spec: super::job::spec(model, Standalone::InJobSet),
-                },
-            }],
+            replicated_jobs: replicated_jobs(model),
             success_policy: SuccessPolicy { operator: "All" },
             suspend: p.suspend.then_some(true),
             ttl_seconds_after_finished: p

@@ -98,16 +98,23 @@ pub fn render(model: &Model) -> Vec<Object> {
 /// patch carries).
 fn pod_template(model: &Model, job: &mut serde_json::Value, fragment: &serde_json::Value) {
     match model.target {
-        Target::Job | Target::Jobset => {
+        Target::Job => {
             let fragment = merge::for_target(fragment, crate::cluster::job::CONTAINER);
-            let at = if model.target == Target::Job {
-                "/spec/template"
-            } else {
-                "/spec/replicatedJobs/0/template/spec/template"
-            };
-            if let Some(template) = job.pointer_mut(at) {
+            if let Some(template) = job.pointer_mut("/spec/template") {
                 merge::merge(template, &fragment);
                 merge::sort_keys(template, None);
+            }
+        }
+        Target::Jobset => {
+            let fragment = merge::for_target(fragment, crate::cluster::jobset::CONTAINER);
+            let rjobs = job
+                .pointer_mut("/spec/replicatedJobs")
+                .and_then(serde_json::Value::as_array_mut);
+            for rjob in rjobs.into_iter().flatten() {
+                if let Some(template) = rjob.pointer_mut("/template/spec/template") {
+                    merge::merge(template, &fragment);
+                    merge::sort_keys(template, None);
+                }
             }
         }
         Target::Pytorchjob => {

@@ -208,8 +208,9 @@ fn entrypoint(
         Target::Pytorchjob => torchrun.push(format!("--nproc_per_node={}", nproc.text())),
         Target::Trainjob => {}
         Target::Job | Target::Jobset => {
+            let master = spec.master_role().is_some() && nodes.max() > 1;
             torchrun.extend(job_launch(
-                &crate::derived::rank0_address(&spec.name, target),
+                &crate::derived::rendezvous(&spec.name, target, master),
                 nodes,
                 nproc,
             ));
@@ -259,13 +260,20 @@ fn entrypoint(
 ///
 /// A JobSet trainc writes is one such Indexed Job, `<name>-node-0`, its pods
 /// `<name>-node-0-<i>` under JobSet's headless Service `<name>`: the same
-/// flags, rank 0 at `<name>-node-0-0.<name>`.
-pub(crate) fn job_launch(master: &str, nodes: Nodes, nproc: NProc) -> Vec<String> {
+/// flags, rank 0 at `<name>-node-0-0.<name>`. With `[master]` it is a
+/// `master` job of one pod and `worker` jobs of one pod each: rank 0 at
+/// `<name>-master-0-0.<name>`, the node rank the job's global index
+/// ([`crate::cluster::jobset::Layout`]).
+pub(crate) fn job_launch(
+    rendezvous: &crate::derived::Rendezvous,
+    nodes: Nodes,
+    nproc: NProc,
+) -> Vec<String> {
     vec![
         format!("--nnodes={}", nodes.max()),
         format!("--nproc_per_node={}", nproc.text()),
-        "--node_rank=$(JOB_COMPLETION_INDEX)".to_owned(),
-        format!("--master_addr={master}"),
+        format!("--node_rank=$({})", rendezvous.node_rank),
+        format!("--master_addr={}", rendezvous.master),
         format!("--master_port={}", defaults::JOB_RENDEZVOUS_PORT),
     ]
 }

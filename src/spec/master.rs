@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{NProcPerNode, Quantity, ResourceLimits, Resources, RestartPolicy};
 
-/// The Master pod of a PyTorchJob (rank 0, node rank 0), where it differs from the Workers: the rest of the spec describes the Workers, and the Master too except for what is written here. Target `pytorchjob` only, with a fixed `replicas` (an elastic job has no Master).
+/// The Master pod of a PyTorchJob or a JobSet (rank 0, node rank 0), where it differs from the Workers: the rest of the spec describes the Workers, and the Master too except for what is written here. Targets `pytorchjob` and `jobset` only, with a fixed `replicas` (an elastic job has no Master).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Master {

@@ -64,7 +64,7 @@ pub struct Spec {
     /// Compute resources of each pod. Requests equal limits (Guaranteed QoS) unless `[resources.limits]` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
-    /// The Master pod of a PyTorchJob where it differs from the Workers: `image`, `nProcPerNode`, `[master.resources]` (laid over `[resources]`) and `restartPolicy`. A CPU-only coordinator is `[master.resources] gpus = 0`; a bigger rank 0, `[master.resources] memory = "512Gi"`.
+    /// The Master pod of a PyTorchJob or a JobSet where it differs from the Workers: `image`, `nProcPerNode`, `[master.resources]` (laid over `[resources]`) and `restartPolicy`. A CPU-only coordinator is `[master.resources] gpus = 0`; a bigger rank 0, `[master.resources] memory = "512Gi"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master: Option<Master>,
     /// Environment variables of the training container, in the order written: a string, or `{ secret, key }`, `{ configMap, key }`, `{ field }`.
@@ -158,14 +158,14 @@ impl Spec {
     }
 
     /// The Master's settings, when `[master]` is written on a target and
-    /// job that has a Master (a fixed-size PyTorchJob); validation refuses
-    /// it anywhere else.
+    /// job that has a Master (a fixed-size PyTorchJob, a JobSet); validation
+    /// refuses it anywhere else.
     pub fn master_role(&self) -> Option<&Master> {
         let fixed = !self.replicas.as_ref().is_some_and(Replicas::is_elastic);
         let target = self.target.unwrap_or(Target::Pytorchjob);
         self.master
             .as_ref()
-            .filter(|_| fixed && target == Target::Pytorchjob)
+            .filter(|_| fixed && matches!(target, Target::Pytorchjob | Target::Jobset))
     }
 
     /// `imageEntrypoint = true`, and nothing else to run (a spec that also
@@ -199,7 +199,7 @@ pub enum Target {
     Trainjob,
     /// `batch/v1 Job` (Indexed) and a headless `Service`: any cluster, no operator.
     Job,
-    /// `jobset.x-k8s.io/v1alpha2 JobSet`: one Indexed Job of every node, restarted as a group; any cluster with JobSet v0.8 or later.
+    /// `jobset.x-k8s.io/v1alpha2 JobSet`: one Indexed Job of every node (with `[master]`, a job for each pod), restarted as a group; any cluster with JobSet v0.8 or later.
     Jobset,
 }
 

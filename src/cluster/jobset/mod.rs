@@ -65,22 +65,79 @@ pub const EXCLUSIVE_TOPOLOGY: &str = "alpha.jobset.sigs.k8s.io/exclusive-topolog
 /// Indexed Job of every node, named as Kubeflow Trainer's torch runtimes
 /// name theirs, so its pods are a TrainJob's (`<job>-node-0-<i>`).
 pub const NODE: &str = "node";
+/// The replicated jobs of a JobSet trainc writes for a spec with
+/// `[master]`: the Master, one job of one pod, and the Workers.
+pub const MASTER: &str = "master";
+pub const WORKER: &str = "worker";
 /// The training container: the name `[podTemplate]` uses on every target.
 pub const CONTAINER: &str = crate::spec::defaults::TRAINER_CONTAINER;
 
-/// The labels of rank 0's pod, beside the JobSet's name, in a JobSet of one
-/// `node` job (trainc's, and the torch runtimes' of a TrainJob): pod 0 of
-/// job 0 of `node`.
-pub const RANK0_LABELS: [(&str, &str); 3] = [
-    (LABEL_REPLICATED_JOB, NODE),
-    (LABEL_JOB_INDEX, "0"),
-    (super::job::LABEL_COMPLETION_INDEX, "0"),
-];
+/// How a JobSet trainc writes lays out its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One replicated job, [`NODE`], of one Indexed Job whose pod `i` is
+    /// node rank `i` (its completion index): every pod runs one template.
+    Nodes,
+    /// `[master]`: the replicated job [`MASTER`], one job of one pod, node
+    /// rank 0, with a template of its own; and [`WORKER`], `nodes - 1`
+    /// jobs of one pod each. A pod's node rank is its job's global index
+    /// (the master's 0, worker job `j`'s `j + 1`), which JobSet writes on
+    /// every pod ([`LABEL_JOB_GLOBAL_INDEX`]; `globalJobIndex`, v0.8.0 and
+    /// v0.12.0): a job of several pods could not give them `index + 1`,
+    /// since the kubelet expands `$(VAR)` but does no arithmetic.
+    MasterWorkers,
+}
 
-/// Where the ranks of a JobSet trainc writes meet: pod 0 of its one job,
-/// under JobSet's headless Service.
-pub fn rank0_address(name: &str) -> String {
-    format!("{}.{name}", pod_name(name, NODE, 0, 0))
+impl Layout {
+    /// The layout of a job with a Master apart (`[master]` and more than
+    /// one node) or without.
+    pub fn of(master: bool) -> Layout {
+        if master {
+            Layout::MasterWorkers
+        } else {
+            Layout::Nodes
+        }
+    }
+
+    /// The replicated job of node rank 0.
+    pub const fn rank0_job(self) -> &'static str {
+        match self {
+            Layout::Nodes => NODE,
+            Layout::MasterWorkers => MASTER,
+        }
+    }
+
+    /// The labels of rank 0's pod, beside the JobSet's name: pod 0 of job
+    /// 0 of [`Layout::rank0_job`].
+    pub const fn rank0_labels(self) -> [(&'static str, &'static str); 3] {
+        [
+            (LABEL_REPLICATED_JOB, self.rank0_job()),
+            (LABEL_JOB_INDEX, "0"),
+            (super::job::LABEL_COMPLETION_INDEX, "0"),
+        ]
+    }
+
+    /// The variable that holds a pod's node rank, and the `fieldRef` it
+    /// is read from.
+    pub fn node_rank(self) -> (&'static str, &'static str) {
+        match self {
+            Layout::Nodes => (
+                super::job::COMPLETION_INDEX_ENV,
+                super::job::COMPLETION_INDEX_FIELD,
+            ),
+            Layout::MasterWorkers => (GLOBAL_INDEX_ENV, GLOBAL_INDEX_FIELD),
+        }
+    }
+}
+
+/// The labels of rank 0's pod in a JobSet of one `node` job (trainc's
+/// without a Master, and the torch runtimes' of a TrainJob).
+pub const RANK0_LABELS: [(&str, &str); 3] = Layout::Nodes.rank0_labels();
+
+/// Where the ranks of a JobSet trainc writes meet: pod 0 of job 0 of the
+/// rank-0 replicated job, under JobSet's headless Service.
+pub fn rank0_address(name: &str, layout: Layout) -> String {
+    format!("{}.{name}", pod_name(name, layout.rank0_job(), 0, 0))
 }
 
 /// The variable that holds the JobSet's name in a JobSet trainc writes,
@@ -90,17 +147,21 @@ pub fn rank0_address(name: &str) -> String {
 pub const NAME_ENV: &str = "JOBSET_NAME";
 /// Where [`NAME_ENV`] is read from (a `fieldRef`).
 pub const NAME_FIELD: &str = "metadata.annotations['jobset.sigs.k8s.io/jobset-name']";
+/// The variable that holds a pod's node rank in a JobSet trainc writes
+/// with a Master ([`Layout::MasterWorkers`]), and where it is read from.
+pub const GLOBAL_INDEX_ENV: &str = "JOB_GLOBAL_INDEX";
+pub const GLOBAL_INDEX_FIELD: &str = "metadata.annotations['jobset.sigs.k8s.io/job-global-index']";
 
 /// [`rank0_address`] as the kubelet expands it from [`NAME_ENV`]: what a
 /// JobSet trainc writes tells torchrun.
-pub fn rank0_address_expanded() -> String {
+pub fn rank0_address_expanded(layout: Layout) -> String {
     let name = format!("$({NAME_ENV})");
-    rank0_address(&name)
+    rank0_address(&name, layout)
 }
 
 /// What trainc sets in the training container of a JobSet beside what it
 /// sets in a Job's ([`super::job::RESERVED_ENV`]).
-pub const RESERVED_ENV: &[&str] = &[NAME_ENV];
+pub const RESERVED_ENV: &[&str] = &[NAME_ENV, GLOBAL_INDEX_ENV];
 
 /// A JobSet as its webhook defaults it before the API server stores it.
 /// What is not there is left out, never made (`IndexMut` would make it).

@@ -96,6 +96,7 @@ pub(super) fn unsupported(r: &mut Rules<'_>) {
             cannot_express(r, pointer, &what, help);
         }
     }
+    master_restart(r);
     if pods > MAX_INDEXED_JOB_PARALLELISM && !r.is_elastic() {
         r.push(
             Diagnostic::error(
@@ -104,6 +105,26 @@ pub(super) fn unsupported(r: &mut Rules<'_>) {
                 format!("target `{}` runs {pods} pods in one Indexed Job; the API server rejects a `parallelism` above {MAX_INDEXED_JOB_PARALLELISM}", r.target().as_str()),
             )
             .with_help(format!("use at most {MAX_INDEXED_JOB_PARALLELISM} `replicas`, or `target = \"pytorchjob\"`")),
+        );
+    }
+}
+
+/// A JobSet's Master restarted alone (`[master] restartPolicy`), as
+/// `policy.restartPolicy` for every pod.
+fn master_restart(r: &mut Rules<'_>) {
+    let restart = r
+        .spec
+        .master_role()
+        .and_then(|m| m.restart_policy)
+        .filter(|p| *p != crate::spec::RestartPolicy::Never);
+    if let Some(restart) = restart {
+        cannot_express(
+            r,
+            "/master/restartPolicy",
+            &format!(
+                "`[master] restartPolicy = \"{restart:?}\"`: the Master restarted alone cannot rejoin the Workers' rendezvous, so in its job the first failure fails the run"
+            ),
+            "remove `[master] restartPolicy`: `policy.groupRestarts` restarts every pod together after a failure, at a new rendezvous",
         );
     }
 }

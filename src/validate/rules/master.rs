@@ -1,11 +1,13 @@
 //! Rules on `[master]`: where a Master exists to set apart, and what a
 //! Master unlike its Workers does to the run.
 //!
-//! Only a fixed-size PyTorchJob has a Master: a replica of its own, with its
+//! A fixed-size PyTorchJob has a Master: a replica of its own, with its
 //! own template and restart policy, that the Training Operator makes node
 //! rank 0 (`RANK`/`PET_NODE_RANK` 0, the Workers the index + 1) and the
 //! address every pod meets at (kubeflow/trainer v1.7.0–v1.9.2,
-//! `pkg/controller.v1/pytorch/envvar.go` `setPodEnv`). An elastic
+//! `pkg/controller.v1/pytorch/envvar.go` `setPodEnv`). So has a JobSet
+//! trainc writes: a `master` replicated job of one pod beside the Workers'
+//! ([`crate::cluster::jobset::Layout`]). An elastic
 //! PyTorchJob has Workers only, whose node ranks c10d gives as they join;
 //! a Job and a TrainJob run one pod template on every pod.
 //!
@@ -76,14 +78,15 @@ fn has_master(r: &mut Rules<'_>) -> bool {
             return false;
         }
         Target::Pytorchjob => return true,
+        Target::Jobset => {
+            exclusive(r);
+            return true;
+        }
         Target::Job => {
             "a Job runs one pod template on every pod, rank 0's too: use `target = \"pytorchjob\"` for a Master unlike its Workers, or write what `[master]` sets at the top level"
         }
         Target::Trainjob => {
             "a TrainJob runs one `node` template on every node, rank 0's too: use `target = \"pytorchjob\"` for a Master unlike its Workers, or write what `[master]` sets at the top level"
-        }
-        Target::Jobset => {
-            "trainc's JobSet runs one `node` job of one pod template on every node, rank 0's too: use `target = \"pytorchjob\"` for a Master unlike its Workers, or write what `[master]` sets at the top level"
         }
     };
     r.push(
@@ -98,6 +101,34 @@ fn has_master(r: &mut Rules<'_>) -> bool {
         .with_help(help),
     );
     false
+}
+
+/// Exclusive placement on a JobSet with a Master: JobSet places each job
+/// in a topology domain of its own that no other job shares
+/// (`alpha.jobset.sigs.k8s.io/exclusive-topology`, v0.8.0 and v0.12.0
+/// `pkg/webhooks/pod_mutating_webhook.go` `setExclusiveAffinities`: pod
+/// affinity within the job, anti-affinity to every other job), and with a
+/// Master every pod is a job of its own ([`crate::cluster::jobset::Layout`]),
+/// so each pod would take a whole domain, apart from the rest: not what
+/// `exclusiveTopology` says, the job's pods together in one domain.
+fn exclusive(r: &mut Rules<'_>) {
+    let exclusive = r
+        .spec
+        .scheduling
+        .as_ref()
+        .is_some_and(|s| s.exclusive_topology.is_some());
+    if !exclusive || r.max_replicas() < 2 {
+        return;
+    }
+    r.push(
+        Diagnostic::error(
+            codes::TARGET_UNSUPPORTED,
+            r.value("/scheduling/exclusiveTopology"),
+            "exclusive placement cannot keep a JobSet with a Master in one domain: with `[master]` every pod is a job of its own, and JobSet gives each job a topology domain that no other job shares, so each pod would hold a whole domain apart from the others",
+        )
+        .with_secondary(r.key("/master"), "a job of its own for the Master, one for each Worker")
+        .with_help("remove `[master]` (the job is then one Indexed Job, which JobSet keeps in one domain), or remove `scheduling.exclusiveTopology` and place the pods with `nodeSelector`"),
+    );
 }
 
 /// The GPUs of the Workers and of the Master.

@@ -175,6 +175,7 @@ fn name_length(r: &mut Rules<'_>) {
         target: r.target(),
         max_nodes: r.max_replicas(),
         elastic: r.is_elastic(),
+        master: spec.master_role().is_some() && r.max_replicas() > 1,
         ports: spec.ports.as_ref().is_some_and(|p| !p.is_empty()),
     };
     let claims = spec

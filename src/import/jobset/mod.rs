@@ -1,8 +1,9 @@
 //! A `jobset.x-k8s.io/v1alpha2 JobSet` back into a spec of `target =
-//! "jobset"`: one replicated job of one Indexed Job that runs every node,
-//! the shape trainc writes (`render::jobset`). A JobSet of several
-//! replicated jobs, or of several copies of one, has no spec: it is refused,
-//! with why. What JobSet's webhook defaults (`crate::cluster::jobset::
+//! "jobset"`: the shapes trainc writes (`render::jobset`), one replicated
+//! job of one Indexed Job that runs every node, or a Master's job of one
+//! pod and a job of one pod for each Worker (`[master]`, its differences
+//! read as a PyTorchJob's Master's are, `import::master`). A JobSet of
+//! other shapes has no spec: it is refused, with why. What JobSet's webhook defaults (`crate::cluster::jobset::
 //! defaulted`) and what trainc writes anyway (its launch flags, the
 //! variables it reads the topology from, the rendezvous port, the pod
 //! failure policy, the network) is left out, so that importing what trainc
@@ -10,12 +11,14 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Job, Others, Pod, launch, pod};
-use crate::cluster::job::{COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD, PORT_NAME, Told};
+use super::{Job, Others, Pod, launch, master, pod};
+use crate::cluster::job::PORT_NAME;
 use crate::cluster::jobset::{
-    CONTAINER, EXCLUSIVE_TOPOLOGY, LABEL_JOBSET_NAME, NAME_ENV, NAME_FIELD, RANK0_LABELS,
+    CONTAINER, EXCLUSIVE_TOPOLOGY, LABEL_JOBSET_NAME, Layout, MASTER, NODE, WORKER,
 };
 use crate::spec::defaults::JOB_RENDEZVOUS_PORT;
+
+mod topology;
 
 pub(super) const API_VERSION: &str = crate::cluster::jobset::API_VERSION;
 
@@ -36,14 +39,33 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
         ],
         "a spec's JobSet has one job of every node, its failure policy, suspension and time to live",
     );
-    let Some(rjob) = one_job(job, spec) else {
+    let Some(shape) = shape(job, spec) else {
         return;
     };
     jobset_policy(job, spec);
     let base = "/spec/replicatedJobs/0/template/spec";
-    let Some(nodes) = indexed_job(job, &rjob["template"]["spec"], base) else {
+    let rjob = &spec["replicatedJobs"][0];
+    let (layout, workers) = match shape {
+        Shape::Nodes => (Layout::Nodes, 0),
+        Shape::MasterWorkers { copies } => (Layout::MasterWorkers, copies),
+    };
+    let Some(nodes) = indexed_job(job, &rjob["template"]["spec"], base, workers) else {
         return;
     };
+    let pair = match layout {
+        Layout::Nodes => None,
+        Layout::MasterWorkers => Some(master::Pair {
+            master: &rjob["template"]["spec"],
+            master_at: base.to_owned(),
+            worker: &spec["replicatedJobs"][1]["template"]["spec"],
+            worker_at: "/spec/replicatedJobs/1/template/spec".to_owned(),
+            container: trainer_name(&rjob["template"]["spec"]["template"]["spec"]),
+            restart_policies: false,
+        }),
+    };
+    if let Some(pair) = &pair {
+        worker_jobs(job, pair);
+    }
     let template = &rjob["template"]["spec"]["template"];
     let mut metadata = object["metadata"].clone();
     if let Some(key) = metadata["annotations"]
@@ -74,67 +96,103 @@ pub(super) fn import(job: &mut Job<'_>, object: &Json, others: &mut Others<'_, '
     else {
         return;
     };
-    let master = crate::cluster::jobset::rank0_address_expanded();
-    let flag = launch::import_indexed(
-        job,
-        container.get("command"),
-        container.get("args"),
-        nodes,
-        &master,
-    );
-    let nproc = flag
-        .or_else(|| told_count(container))
-        .unwrap_or(launch::NProc::Count(1));
-    let topology = Topology::new(&master, nodes, &nproc, job.get("/command").is_some());
-    let ours = without_trainc_env(job, container, &pointer, &topology);
-    super::container::full(job, &ours, &pointer);
+    let nproc = topology::import(job, container, &pointer, nodes, layout);
+    let (nproc, master_nproc) = match &pair {
+        Some(pair) => master::split(job, pair, nproc),
+        None => (nproc, None),
+    };
     launch::set_nproc(job, &nproc, &format!("{pointer}/command"));
+    if let Some(own) = master_nproc {
+        master::set_nproc(job, &own);
+    }
     let mut labels = vec![(LABEL_JOBSET_NAME, job.name.clone())];
-    labels.extend(RANK0_LABELS.map(|(k, v)| (k, v.to_owned())));
+    labels.extend(layout.rank0_labels().map(|(k, v)| (k, v.to_owned())));
     let port = (PORT_NAME, JOB_RENDEZVOUS_PORT);
     super::ports::import_rank0(job, others, template, container, own, &labels, port);
 }
 
-/// The JobSet's one replicated job, of one copy; `None`, with the error,
-/// for any other shape.
-fn one_job(job: &mut Job<'_>, spec: &Json) -> Option<Json> {
+/// The shapes of JobSet a spec describes ([`Layout`]).
+enum Shape {
+    /// One replicated job of one Indexed Job of every node.
+    Nodes,
+    /// A replicated job of one job, the Master's, then one of `copies`
+    /// jobs of one Worker pod each.
+    MasterWorkers { copies: u64 },
+}
+
+/// The JobSet's shape; `None`, with the error, for one a spec cannot
+/// describe.
+fn shape(job: &mut Job<'_>, spec: &Json) -> Option<Shape> {
     let rjobs: &[Json] = spec["replicatedJobs"].as_array().map_or(&[], Vec::as_slice);
-    let copies = rjobs
-        .first()
-        .map_or(1, |r| r["replicas"].as_u64().unwrap_or(1));
-    if let [rjob] = rjobs
-        && copies == 1
-    {
+    let copies = |r: &Json| r["replicas"].as_u64().unwrap_or(1);
+    // Each of a Job's pods, unless it says otherwise (Kubernetes' default).
+    let one_pod = |r: &Json| {
+        let job = &r["template"]["spec"];
+        ["completions", "parallelism"]
+            .iter()
+            .all(|key| job[key].as_u64().unwrap_or(1) == 1)
+    };
+    let (shape, names): (Shape, &[&str]) = match rjobs {
+        [rjob] if copies(rjob) == 1 => (Shape::Nodes, &[NODE]),
+        [master, workers] if copies(master) == 1 && one_pod(master) && one_pod(workers) => (
+            Shape::MasterWorkers {
+                copies: copies(workers),
+            },
+            &[MASTER, WORKER],
+        ),
+        _ => {
+            let what = match rjobs {
+                [rjob] => format!("one replicated job of {} Jobs", copies(rjob)),
+                _ => format!("{} replicated jobs", rjobs.len()),
+            };
+            job.error(
+                "/spec/replicatedJobs",
+                format!("the JobSet has {what}; a spec's JobSet runs every node in one Indexed Job, or a Master's job of one pod beside a job of one pod for each Worker, so it has no spec"),
+                "keep this JobSet as it is (`trainc verify` checks it), or write a spec for the job that trains",
+            );
+            return None;
+        }
+    };
+    for (i, (rjob, name)) in rjobs.iter().zip(names).enumerate() {
+        let at = format!("/spec/replicatedJobs/{i}");
         job.unknown_keys(
             rjob,
-            "/spec/replicatedJobs/0",
+            &at,
             &["name", "replicas", "template"],
-            "a spec's JobSet has one replicated job of one Indexed Job",
+            "a spec's JobSet's replicated jobs have a name, a count and a Job",
         );
-        if rjob["name"] != crate::cluster::jobset::NODE {
+        if rjob["name"] != *name {
             job.warn(
-                "/spec/replicatedJobs/0/name",
+                &format!("{at}/name"),
                 format!(
-                    "the replicated job `{}` becomes `{}`, which trainc names it: its pods are renamed with it",
+                    "the replicated job `{}` becomes `{name}`, which trainc names it: its pods are renamed with it",
                     rjob["name"].as_str().unwrap_or_default(),
-                    crate::cluster::jobset::NODE
                 ),
                 "change what refers to the old pod names (logs, dashboards, Services)",
             );
         }
-        return Some(rjob.clone());
     }
-    let what = if rjobs.len() == 1 {
-        format!("one replicated job of {copies} Jobs")
-    } else {
-        format!("{} replicated jobs", rjobs.len())
-    };
-    job.error(
-        "/spec/replicatedJobs",
-        format!("the JobSet has {what}; a spec's JobSet runs every node in one Indexed Job, so it has no spec"),
-        "keep this JobSet as it is (`trainc verify` checks it), or write a spec for the job that trains: one Indexed Job of every node",
-    );
-    None
+    Some(shape)
+}
+
+/// The Workers' jobs of a JobSet with a Master are as the Master's job,
+/// whose fields the spec takes: what differs is said.
+fn worker_jobs(job: &mut Job<'_>, pair: &master::Pair<'_>) {
+    let (spec, at) = (pair.worker, &pair.worker_at);
+    for key in [
+        "completionMode",
+        "backoffLimit",
+        "podFailurePolicy",
+        "activeDeadlineSeconds",
+    ] {
+        if spec[key] != pair.master[key] {
+            job.warn(
+                &format!("{at}/{key}"),
+                format!("the Worker jobs' `{key}` differs from the Master's; the spec has one, the Master's"),
+                "",
+            );
+        }
+    }
 }
 
 /// The JobSet's own fields: its failure and success policies, network,
@@ -187,9 +245,10 @@ fn jobset_policy(job: &mut Job<'_>, spec: &Json) {
     }
 }
 
-/// The Indexed Job of every node: the node count, the pods' retries and
-/// deadline; `None`, with the error, when it is not one.
-fn indexed_job(job: &mut Job<'_>, spec: &Json, base: &str) -> Option<u64> {
+/// The Indexed Job of every node, or the Master's job beside `others`
+/// Worker pods: the node count, the pods' retries and deadline; `None`,
+/// with the error, when it is not one.
+fn indexed_job(job: &mut Job<'_>, spec: &Json, base: &str, others: u64) -> Option<u64> {
     job.unknown_keys(
         spec,
         base,
@@ -226,14 +285,15 @@ fn indexed_job(job: &mut Job<'_>, spec: &Json, base: &str) -> Option<u64> {
         );
         return None;
     }
-    if completions != 1 {
-        job.set("/replicas", json!(completions));
+    let nodes = completions.saturating_add(others);
+    if nodes != 1 {
+        job.set("/replicas", json!(nodes));
     }
     match spec["backoffLimit"].as_u64() {
         Some(0) => {}
         Some(limit) => job.set("/policy/backoffLimit", json!(limit)),
         // Kubernetes' default: 6 retries, which a spec allows a single pod.
-        None if completions == 1 => job.set("/policy/backoffLimit", json!(6)),
+        None if nodes == 1 => job.set("/policy/backoffLimit", json!(6)),
         None => job.warn(
             base,
             "the job has Kubernetes' default `backoffLimit` of 6; a spec's JobSet fails its job at the first failed pod (a replacement cannot rejoin the others) and restarts every pod instead (`policy.groupRestarts`)",
@@ -252,7 +312,7 @@ fn indexed_job(job: &mut Job<'_>, spec: &Json, base: &str) -> Option<u64> {
     if let Some(seconds) = spec["activeDeadlineSeconds"].as_u64() {
         job.set("/policy/activeDeadline", super::duration(seconds));
     }
-    Some(completions)
+    Some(nodes)
 }
 
 /// The pod failure policy trainc writes (`render::job`).
@@ -261,6 +321,15 @@ fn trainc_pod_failure_policy() -> Json {
         "action": "FailJob",
         "onExitCodes": { "containerName": CONTAINER, "operator": "NotIn", "values": [0] },
     }] })
+}
+
+/// The training container's name in a pod spec: its one container's,
+/// whatever its name ([`pod_spec`] renames it), else `trainer`.
+fn trainer_name(spec: &Json) -> &str {
+    match spec["containers"].as_array().map(Vec::as_slice) {
+        Some([only]) => only["name"].as_str().unwrap_or(CONTAINER),
+        _ => CONTAINER,
+    }
 }
 
 /// The pod spec without what JobSet and trainc set on every pod: the
@@ -301,102 +370,4 @@ fn pod_spec(job: &mut Job<'_>, spec: &Json, base: &str) -> Json {
         );
     }
     spec
-}
-
-/// What trainc gives a `command` on the job's pods
-/// ([`crate::cluster::job::command_env`]), and whether it runs one.
-struct Topology {
-    told: Vec<(&'static str, Told)>,
-    /// The container runs a `command`, which is given them as variables.
-    command: bool,
-}
-
-impl Topology {
-    fn new(master: &str, nodes: u64, nproc: &launch::NProc, command: bool) -> Topology {
-        let nproc = match nproc {
-            launch::NProc::Count(n) => n.to_string(),
-            launch::NProc::Keyword(keyword) => keyword.clone(),
-        };
-        let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
-        Topology {
-            told: crate::cluster::job::command_env(master, nodes, &nproc),
-            command,
-        }
-    }
-
-    /// What trainc gives a `command` as `name`; `None` for a name it does
-    /// not give one (to torchrun, which takes flags, it gives none but the
-    /// index and the JobSet's name).
-    fn told(&self, name: &str) -> Option<Told> {
-        self.told
-            .iter()
-            .find(|(given, _)| *given == name)
-            .map(|(_, told)| told.clone())
-    }
-}
-
-/// The training container without the variables trainc sets on it: the
-/// completion index and the JobSet's name, which the topology is read
-/// from, and those a `command` is told. One of those names with a value
-/// trainc would not give is left out too (trainc gives its own; a spec may
-/// not set them), and the change is said.
-fn without_trainc_env(
-    job: &mut Job<'_>,
-    container: &Json,
-    pointer: &str,
-    topology: &Topology,
-) -> Json {
-    let mut container = container.clone();
-    let Some(env) = container.get_mut("env").and_then(Json::as_array_mut) else {
-        return container;
-    };
-    let mut kept = Vec::new();
-    for (i, var) in env.drain(..).enumerate() {
-        let name = var["name"].as_str().unwrap_or_default();
-        let field = var["valueFrom"]["fieldRef"]["fieldPath"].as_str();
-        let reserved = crate::cluster::job::RESERVED_ENV.contains(&name)
-            || crate::cluster::jobset::RESERVED_ENV.contains(&name);
-        if !reserved {
-            kept.push(var);
-            continue;
-        }
-        let told = topology.told(name);
-        let given = match (name, &told) {
-            (COMPLETION_INDEX_ENV, _) => field == Some(COMPLETION_INDEX_FIELD),
-            (NAME_ENV, _) => field == Some(NAME_FIELD),
-            (_, Some(Told::CompletionIndex)) => {
-                topology.command && field == Some(COMPLETION_INDEX_FIELD)
-            }
-            (_, Some(Told::Value(value))) => {
-                topology.command && var["value"].as_str() == Some(value.as_str())
-            }
-            (_, None) => false,
-        };
-        if !given {
-            let instead = match (topology.command, told) {
-                (true, Some(Told::Value(value))) => {
-                    format!("trainc gives the command `{name}={value}`")
-                }
-                (true, _) => {
-                    format!("trainc gives the command `{name}` from the pod's completion index")
-                }
-                (false, _) => "trainc gives torchrun the topology as flags".to_owned(),
-            };
-            job.warn(
-                &format!("{pointer}/env/{i}"),
-                format!("env `{name}` is not imported: {instead}"),
-                "check that the job finds its peers with trainc's topology (`trainc describe --pods`)",
-            );
-        }
-    }
-    *env = kept;
-    container
-}
-
-/// The count a `command` is told (`PET_NPROC_PER_NODE`), which is its
-/// `nProcPerNode`.
-fn told_count(container: &Json) -> Option<launch::NProc> {
-    let env = container["env"].as_array()?;
-    let told = env.iter().find(|v| v["name"] == "PET_NPROC_PER_NODE")?;
-    launch::NProc::parse(&told["value"])
 }
