@@ -333,3 +333,89 @@ fn each_class_of_error_has_its_code_and_exit_status() {
     assert_eq!(status, 1, "{said}");
     assert!(said.contains("trainc::run::missing"), "{said}");
 }
+
+/// A JobSet's failure policy as JobSet applies it after a job fails: the
+/// first rule that applies to the Job's failure (its reason, message and
+/// replicated job) decides, and with none `RestartJobSet` up to
+/// `maxRestarts`. The plain-job example as a JobSet, node 1 failing with
+/// exit code 7 (the pod failure policy fails its Job: `PodFailurePolicy`).
+#[test]
+fn a_jobset_fails_or_restarts_as_its_failure_policy_rules_say() {
+    let env = fake_env("run-jobset-rules");
+    let overlay = env.join("fail.toml");
+    std::fs::write(&overlay, "[env]\nFAIL_NODE = \"1\"\n").unwrap();
+    let built = trainc(
+        &root(),
+        &[
+            "build",
+            "-o",
+            "json",
+            "examples/plain-job.toml",
+            "--target",
+            "jobset",
+            "-O",
+            overlay.to_str().unwrap(),
+        ],
+    );
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let list: serde_json::Value = serde_json::from_slice(&built.stdout).unwrap();
+    let with_policy = |policy: serde_json::Value| -> (i32, String) {
+        let mut list = list.clone();
+        for item in list["items"].as_array_mut().unwrap() {
+            if item["kind"] == "JobSet" {
+                item["spec"]["failurePolicy"] = policy.clone();
+            }
+        }
+        let path = env.join("jobset.json");
+        std::fs::write(&path, list.to_string()).unwrap();
+        run(&env, &["--manifests", path.to_str().unwrap()])
+    };
+    // A rule for this failure: the JobSet fails at once.
+    let (status, said) = with_policy(serde_json::json!({
+        "maxRestarts": 3,
+        "rules": [
+            { "name": "lostNode", "action": "RestartJobSet", "onJobFailureReasons": ["BackoffLimitExceeded"] },
+            { "name": "codeBug", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"], "targetReplicatedJobs": ["node"] },
+        ],
+    }));
+    assert_eq!(status, 3, "{said}");
+    assert!(!said.contains("make them all again"), "{said}");
+    assert!(
+        said.contains(
+            "failure policy rule `codeBug` matches the Job's failure (PodFailurePolicy): FailJobSet"
+        ),
+        "{said}"
+    );
+    // No rule applies: RestartJobSet, counted, then maxRestarts is reached.
+    let (status, said) = with_policy(serde_json::json!({
+        "maxRestarts": 1,
+        "rules": [{ "name": "lostNode", "action": "FailJobSet", "onJobFailureReasons": ["BackoffLimitExceeded"] }],
+    }));
+    assert_eq!(status, 3, "{said}");
+    assert_eq!(said.matches("make them all again").count(), 1, "{said}");
+    assert!(said.contains("failed after 1 restart:"), "{said}");
+    assert!(
+        said.contains("failurePolicy.maxRestarts (1) is reached"),
+        "{said}"
+    );
+    // A message pattern (Kubernetes' words for the pod failure policy) and
+    // restarts that do not count: JobSet makes them for ever, trainc run
+    // stops after ten.
+    let (status, said) = with_policy(serde_json::json!({
+        "rules": [{
+            "name": "flaky",
+            "action": "RestartJobSetAndIgnoreMaxRestarts",
+            "onJobFailureMessagePatterns": ["failed with exit code 7 matching FailJob rule"],
+        }],
+    }));
+    assert_eq!(status, 3, "{said}");
+    assert_eq!(said.matches("make them all again").count(), 10, "{said}");
+    assert!(
+        said.contains("a restart that does not count towards maxRestarts"),
+        "{said}"
+    );
+    assert!(
+        said.contains("trainc run stops after 10 restarts that do not count"),
+        "{said}"
+    );
+}

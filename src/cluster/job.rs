@@ -126,7 +126,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
         total: completions,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
-        restarts: 0,
+        group: None,
         services: Vec::new(),
         notes,
     })

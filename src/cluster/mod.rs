@@ -103,9 +103,9 @@ pub struct Workload {
     pub success: Success,
     /// `activeDeadlineSeconds`.
     pub deadline: Option<u64>,
-    /// How many times the controller deletes every pod and makes them all
-    /// again after the job fails (a JobSet's `failurePolicy.maxRestarts`).
-    pub restarts: u64,
+    /// What a JobSet does after a job fails, restarting every pod or not
+    /// (its `failurePolicy`); `None`: the first failure fails the job.
+    pub group: Option<jobset::Group>,
     /// Services the controller makes (beside those among the objects).
     pub services: Vec<Service>,
     /// What the controller adds that is worth saying (retries trainc does not

@@ -200,7 +200,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
         total,
         success,
         deadline: spec["runPolicy"]["activeDeadlineSeconds"].as_u64(),
-        restarts: 0,
+        group: None,
         notes,
     })
 }

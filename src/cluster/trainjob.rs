@@ -130,7 +130,7 @@ pub fn workload(
         "spec": jobset_spec,
     }));
     let made = super::jobset::pods(name, namespace, &jobset)?;
-    let (restarts, mut said) = super::jobset::restarts(&jobset["spec"]);
+    let (group, mut said) = super::jobset::group(&jobset["spec"]);
     if trainer["command"]
         .as_array()
         .is_some_and(|c| c == &[Json::from("tune"), Json::from("run")])
@@ -146,7 +146,7 @@ pub fn workload(
         total: made.total,
         success: Success::AllPods,
         deadline: spec["activeDeadlineSeconds"].as_u64(),
-        restarts,
+        group,
         services: made.services,
         notes: said,
     })

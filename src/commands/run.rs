@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 
 use super::{Status, read_input, read_overlays, report, write_stderr};
 use crate::cli::RunArgs;
+use trainc::cluster::jobset::failure::Verdict;
 use trainc::emit::{self, Format};
 use trainc::run::RunError;
 use trainc::run::supervise::{self, Outcome};
@@ -180,23 +181,23 @@ fn run_plan(
         previous(info);
     }));
     // A JobSet's failure policy: every pod deleted and made again, in a
-    // fresh directory (their emptyDirs new, the claims kept), at most
-    // `restarts` times, all within the run's `--timeout`.
+    // fresh directory (their emptyDirs new, the claims kept), as long as
+    // the policy says, all within the run's `--timeout`.
     let start = std::time::Instant::now();
-    let mut restart = 0;
+    let mut restarts = Restarts::default();
     let outcome = loop {
         let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
         let outcome = run_once(&plan, options, left, &interrupted, &current);
-        match outcome {
-            Outcome::Failed(message) if restart < plan.restarts => {
-                restart += 1;
-                write_stderr(&format!(
-                    "trainc run: {job}: {}; the failed Job makes its controller delete every pod and make them all again (restart {restart} of {}, failurePolicy.maxRestarts)\n",
-                    trainc::diagnostic::escape_for_terminal(&message),
-                    plan.restarts
-                ));
-            }
-            outcome => break outcome,
+        let Outcome::Failed(failure) = &outcome else {
+            break outcome;
+        };
+        match restarts.next(&plan, workload, failure) {
+            Some(why) => write_stderr(&format!(
+                "trainc run: {job}: {}; {}: the failed Job makes its controller delete every pod and make them all again\n",
+                trainc::diagnostic::escape_for_terminal(&failure.message),
+                trainc::diagnostic::escape_for_terminal(&why),
+            )),
+            None => break outcome,
         }
     };
     match outcome {
@@ -204,15 +205,20 @@ fn run_plan(
             write_stderr(&format!("trainc run: {job} succeeded\n"));
             Status::Ok
         }
-        Outcome::Failed(message) => {
-            let after = if restart > 0 {
-                format!(" after {restart} restarts")
-            } else {
-                String::new()
+        Outcome::Failed(failure) => {
+            let after = match restarts.made {
+                0 => String::new(),
+                1 => " after 1 restart".to_owned(),
+                n => format!(" after {n} restarts"),
             };
+            let why = restarts
+                .ended
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default();
             write_stderr(&format!(
-                "trainc run: {job} failed{after}: {}\n",
-                trainc::diagnostic::escape_for_terminal(&message)
+                "trainc run: {job} failed{after}: {}{}\n",
+                trainc::diagnostic::escape_for_terminal(&failure.message),
+                trainc::diagnostic::escape_for_terminal(&why)
             ));
             Status::Failed
         }
@@ -222,6 +228,57 @@ fn run_plan(
                 "trainc run: interrupted; every process of {job} was stopped\n"
             ));
             Status::Interrupted
+        }
+    }
+}
+
+/// The restarts of a JobSet's pods after its jobs fail
+/// ([`trainc::cluster::jobset::failure`]).
+#[derive(Default)]
+struct Restarts {
+    /// Every restart made; those that count towards `maxRestarts`.
+    made: u64,
+    counted: u64,
+    /// Why the JobSet then failed, where its failure policy says so.
+    ended: Option<String>,
+}
+
+/// Restarts that do not count towards `maxRestarts` that `trainc run`
+/// makes at most: JobSet makes them for ever, and a run must end.
+const UNCOUNTED_AT_MOST: u64 = 10;
+
+impl Restarts {
+    /// After `failure`: why every pod is made again, or `None` when the
+    /// run ends (no failure policy, a failure no container made, the
+    /// policy's word).
+    fn next(
+        &mut self,
+        plan: &trainc::run::Plan,
+        workload: &trainc::cluster::Workload,
+        failure: &supervise::Failure,
+    ) -> Option<String> {
+        let group = plan.group.as_ref()?;
+        let exit = failure.exit.as_ref()?;
+        let pod = workload.pods.iter().find(|p| p.name == exit.pod)?;
+        let job_failure = group.failure(pod, &exit.container, exit.code);
+        match group.policy.decide(&job_failure, self.counted) {
+            Verdict::Fail(why) => {
+                self.ended = Some(why);
+                None
+            }
+            Verdict::Restart { counted: false, .. }
+                if self.made - self.counted >= UNCOUNTED_AT_MOST =>
+            {
+                self.ended = Some(format!(
+                    "trainc run stops after {UNCOUNTED_AT_MOST} restarts that do not count; on the cluster JobSet goes on"
+                ));
+                None
+            }
+            Verdict::Restart { counted, why } => {
+                self.made += 1;
+                self.counted += u64::from(counted);
+                Some(why)
+            }
         }
     }
 }

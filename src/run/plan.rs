@@ -57,9 +57,8 @@ pub struct Plan {
     pub pods: Vec<PodPlan>,
     pub success: Success,
     pub deadline: Option<u64>,
-    /// How many times every pod is made again after the job fails
-    /// ([`Workload::restarts`]).
-    pub restarts: u64,
+    /// What a JobSet does after a job fails ([`Workload::group`]).
+    pub group: Option<crate::cluster::jobset::Group>,
     /// What the run says before it starts: the pods, their addresses, what
     /// differs from the cluster.
     pub header: String,
@@ -230,7 +229,7 @@ pub fn plan(objects: &[Json], workload: &Workload, options: &Options) -> Result<
         job: workload.job.clone(),
         success: workload.success.clone(),
         deadline: workload.deadline,
-        restarts: workload.restarts,
+        group: workload.group.clone(),
         header: header(workload, &ips, options),
         hosts,
         names,

@@ -130,7 +130,7 @@ mod tests {
             pods: Vec::new(),
             success: Success::AllPods,
             deadline: None,
-            restarts: 0,
+            group: None,
             header: String::new(),
             hosts: String::new(),
             names: Vec::new(),

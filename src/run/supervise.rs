@@ -33,11 +33,28 @@ use crate::cluster::Success;
 pub enum Outcome {
     Succeeded,
     /// The job failed as the cluster would fail it.
-    Failed(String),
+    Failed(Failure),
     /// A container could not be started (its setup failed): the run, not
     /// the job.
     NotStarted(RunError),
     Interrupted,
+}
+
+/// How the job failed: in words, and the container whose exit failed it
+/// (none when it ran past its deadline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub exit: Option<Exit>,
+}
+
+/// A container that ended with a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    pub pod: String,
+    pub container: String,
+    /// `None`: killed by a signal.
+    pub code: Option<i32>,
 }
 
 /// One pod, ready to start.
@@ -161,10 +178,13 @@ pub fn run(
             break Outcome::Interrupted;
         }
         if let Some((limit, what)) = limit.filter(|(limit, _)| start.elapsed() > *limit) {
-            break Outcome::Failed(format!(
-                "{job} ran past {what} ({} s) and was stopped",
-                limit.as_secs()
-            ));
+            break Outcome::Failed(Failure {
+                message: format!(
+                    "{job} ran past {what} ({} s) and was stopped",
+                    limit.as_secs()
+                ),
+                exit: None,
+            });
         }
     };
     stop(&mut pods);
@@ -343,10 +363,17 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), Outcome> {
                 None => "was killed by a signal".to_owned(),
             };
             let what = if init { "init container" } else { "container" };
-            return Err(Outcome::Failed(format!(
-                "pod {}: {what} `{}` {how}; on the cluster {}",
-                pod.run.name, launch.container, pod.run.on_failure
-            )));
+            return Err(Outcome::Failed(Failure {
+                message: format!(
+                    "pod {}: {what} `{}` {how}; on the cluster {}",
+                    pod.run.name, launch.container, pod.run.on_failure
+                ),
+                exit: Some(Exit {
+                    pod: pod.run.name.clone(),
+                    container: launch.container.clone(),
+                    code: status.code(),
+                }),
+            }));
         }
         if init {
             advance(pod, sender).map_err(Outcome::NotStarted)?;

@@ -26,15 +26,15 @@
 //!   `Ready`).
 //! - the end (`failure_policy.go` `executeFailurePolicy`,
 //!   `success_policy.go`): with no `failurePolicy`, the first failed job
-//!   fails the JobSet; with one, a failed job (unless a rule says
-//!   `FailJobSet`) deletes and recreates every job, up to `maxRestarts`
-//!   times, then fails it. It succeeds when every job succeeds (the
-//!   default `successPolicy`).
+//!   fails the JobSet; with one, its rules decide ([`failure`]). It
+//!   succeeds when every job succeeds (the default `successPolicy`).
 
+pub mod failure;
 mod pods;
 pub mod release;
 pub mod webhook;
 
+pub use failure::Group;
 pub(super) use pods::pods;
 
 use serde_json::Value as Json;
@@ -276,7 +276,7 @@ pub fn workload(object: &Json) -> Result<Workload, String> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let (restarts, mut notes) = restarts(spec);
+    let (group, mut notes) = group(spec);
     let success = &spec["successPolicy"];
     let targets = success["targetReplicatedJobs"]
         .as_array()
@@ -295,27 +295,18 @@ pub fn workload(object: &Json) -> Result<Workload, String> {
         total: made.total,
         success: Success::AllPods,
         deadline: None,
-        restarts,
+        group,
         services: made.services,
         notes,
     })
 }
 
-/// How many times JobSet recreates every job after a failure
-/// (`failurePolicy.maxRestarts`, each failure counted: the default action
-/// `RestartJobSet`), and what of the failure policy trainc run does not
-/// follow: its rules, which match a job's failure reason.
-pub(super) fn restarts(spec: &Json) -> (u64, Vec<String>) {
-    let policy = &spec["failurePolicy"];
-    let restarts = policy["maxRestarts"].as_u64().unwrap_or(0);
-    let rules = policy["rules"].as_array().is_some_and(|r| !r.is_empty());
-    let notes = rules
-        .then(|| {
-            "the failure policy's rules are not followed: trainc run restarts the JobSet after any failure, up to maxRestarts".to_owned()
-        })
-        .into_iter()
-        .collect();
-    (restarts, notes)
+/// What JobSet does after a job fails ([`failure`]), and what of it
+/// `trainc run` does otherwise.
+pub(super) fn group(spec: &Json) -> (Option<Group>, Vec<String>) {
+    let group = Group::of(spec);
+    let notes = group.as_ref().map(|g| g.policy.notes()).unwrap_or_default();
+    (group, notes)
 }
 
 #[cfg(test)]

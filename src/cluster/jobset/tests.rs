@@ -161,3 +161,73 @@ fn each_release_refuses_what_came_after_it() {
     assert_eq!(at(Release::V0_11), ["/spec/replicatedJobs/1/dependsOn/0"]);
     assert!(at(Release::V0_12).is_empty());
 }
+
+#[test]
+fn the_job_controller_names_a_failure_by_the_pod_failure_policy() {
+    use super::failure::{FailurePolicy, Verdict};
+    let spec = json!({
+        "failurePolicy": { "maxRestarts": 2, "rules": [
+            { "name": "oom", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"], "onJobFailureMessagePatterns": ["exit code 137"] },
+            { "name": "driver", "action": "RestartJobSetAndIgnoreMaxRestarts", "targetReplicatedJobs": ["driver"] },
+        ] },
+        "replicatedJobs": [
+            { "name": "node", "template": { "spec": { "podFailurePolicy": { "rules": [
+                { "action": "Ignore", "onExitCodes": { "operator": "In", "values": [42] } },
+                { "action": "FailJob", "onExitCodes": { "containerName": "trainer", "operator": "NotIn", "values": [0, 42] } },
+            ] } } } },
+            { "name": "driver", "template": { "spec": {} } },
+        ],
+    });
+    let group = super::Group::of(&spec).unwrap();
+    let pod = |rjob: &str| crate::cluster::Pod {
+        name: format!("js-{rjob}-0-0"),
+        hostname: String::new(),
+        namespace: "ns".to_owned(),
+        role: String::new(),
+        labels: serde_json::Map::from_iter([(super::LABEL_REPLICATED_JOB.to_owned(), json!(rjob))]),
+        annotations: serde_json::Map::new(),
+        spec: json!({}),
+        on_failure: String::new(),
+        stage: 0,
+    };
+    let killed = group.failure(&pod("node"), "trainer", Some(137));
+    assert_eq!(killed.reason, "PodFailurePolicy");
+    assert_eq!(
+        killed.message,
+        "Container trainer for pod ns/js-node-0-0 failed with exit code 137 matching FailJob rule at index 1"
+    );
+    assert!(
+        matches!(group.policy.decide(&killed, 0), Verdict::Fail(why) if why.contains("rule `oom`"))
+    );
+    // Ignored by the pod failure policy, a sidecar, a signal: counted
+    // against the backoff limit instead.
+    for (container, code) in [
+        ("trainer", Some(42)),
+        ("sidecar", Some(1)),
+        ("trainer", None),
+    ] {
+        let failure = group.failure(&pod("node"), container, code);
+        assert_eq!(
+            failure.reason, "BackoffLimitExceeded",
+            "{container} {code:?}"
+        );
+        let verdict = group.policy.decide(&failure, 2);
+        assert!(
+            matches!(&verdict, Verdict::Fail(why) if why.contains("maxRestarts (2) is reached")),
+            "{verdict:?}"
+        );
+    }
+    let counted = group
+        .policy
+        .decide(&group.failure(&pod("node"), "trainer", Some(1)), 0);
+    assert!(
+        matches!(counted, Verdict::Restart { counted: true, .. }),
+        "{counted:?}"
+    );
+    let driver = group.failure(&pod("driver"), "trainer", Some(1));
+    assert!(matches!(
+        group.policy.decide(&driver, 5),
+        Verdict::Restart { counted: false, .. }
+    ));
+    assert_eq!(FailurePolicy::of(&json!({})), None);
+}
