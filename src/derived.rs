@@ -67,8 +67,10 @@ pub(crate) struct Rendezvous {
     pub master: String,
     /// The variable that holds the pod's node rank: its completion index,
     /// or on a JobSet with a Master its job's global index
-    /// ([`crate::cluster::jobset::Layout`]).
+    /// ([`crate::cluster::jobset::Layout`]); and the `fieldRef` trainc
+    /// declares it from.
     pub node_rank: &'static str,
+    pub node_rank_field: &'static str,
 }
 
 /// [`Rendezvous`] of the job `job`; `master`: whether it has a Master pod
@@ -76,14 +78,17 @@ pub(crate) struct Rendezvous {
 pub(crate) fn rendezvous(job: &str, target: Target, master: bool) -> Rendezvous {
     if target == Target::Jobset {
         let layout = crate::cluster::jobset::Layout::of(master);
+        let (node_rank, node_rank_field) = layout.node_rank();
         Rendezvous {
             master: crate::cluster::jobset::rank0_address_expanded(layout),
-            node_rank: layout.node_rank().0,
+            node_rank,
+            node_rank_field,
         }
     } else {
         Rendezvous {
             master: job_rank0(job),
             node_rank: crate::cluster::job::COMPLETION_INDEX_ENV,
+            node_rank_field: crate::cluster::job::COMPLETION_INDEX_FIELD,
         }
     }
 }

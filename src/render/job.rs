@@ -50,7 +50,6 @@ use crate::cluster::job::{
 };
 use crate::cluster::jobset::{GLOBAL_INDEX_ENV, GLOBAL_INDEX_FIELD, Layout, NAME_ENV, NAME_FIELD};
 use crate::model::{Master, Model};
-use crate::spec::Target;
 use crate::spec::defaults::JOB_RENDEZVOUS_PORT;
 
 /// Labels that select pod 0, the rank-0 pod.
@@ -203,12 +202,7 @@ fn index_var(name: &str) -> core::EnvVar {
 /// For a `command`: the variables a script or a launcher of its own reads
 /// ([`crate::cluster::job::command_env`]).
 pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
-    let master = model.master.is_some();
-    let rendezvous = crate::derived::rendezvous(&model.name, model.target, master);
-    let node_rank = match model.target {
-        Target::Jobset => Layout::of(master).node_rank().1,
-        _ => COMPLETION_INDEX_FIELD,
-    };
+    let rendezvous = crate::derived::rendezvous(&model.name, model.target, model.master.is_some());
     let told = crate::cluster::job::command_env(
         &rendezvous.master,
         model.nodes.max(),
@@ -221,7 +215,7 @@ pub fn command_env(model: &Model) -> Vec<core::EnvVar> {
                 value: Some(value),
                 value_from: None,
             },
-            Told::NodeRank => pod::field_var(name, node_rank),
+            Told::NodeRank => pod::field_var(name, rendezvous.node_rank_field),
         })
         .collect()
 }

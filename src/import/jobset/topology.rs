@@ -32,13 +32,7 @@ pub(super) fn import(
     let nproc = flag
         .or_else(|| told_count(trainer))
         .unwrap_or(launch::NProc::Count(1));
-    let topology = Topology::new(
-        &rendezvous,
-        layout,
-        nodes,
-        &nproc,
-        job.get("/command").is_some(),
-    );
+    let topology = Topology::new(&rendezvous, nodes, &nproc, job.get("/command").is_some());
     let ours = without_trainc_env(job, trainer, pointer, &topology);
     container::full(job, &ours, pointer);
     nproc
@@ -55,13 +49,7 @@ struct Topology {
 }
 
 impl Topology {
-    fn new(
-        rendezvous: &Rendezvous,
-        layout: Layout,
-        nodes: u64,
-        nproc: &launch::NProc,
-        command: bool,
-    ) -> Topology {
+    fn new(rendezvous: &Rendezvous, nodes: u64, nproc: &launch::NProc, command: bool) -> Topology {
         let nproc = match nproc {
             launch::NProc::Count(n) => n.to_string(),
             launch::NProc::Keyword(keyword) => keyword.clone(),
@@ -69,7 +57,7 @@ impl Topology {
         let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
         Topology {
             told: crate::cluster::job::command_env(&rendezvous.master, nodes, &nproc),
-            node_rank: layout.node_rank().1,
+            node_rank: rendezvous.node_rank_field,
             command,
         }
     }
