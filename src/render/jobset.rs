@@ -40,22 +40,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1 as batch;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
 use super::job::{Pods, Standalone};
-use super::{Object, metadata, own_pods};
+use super::{Object, Resource, metadata, own_pods};
 use crate::cluster::jobset::{API_VERSION, EXCLUSIVE_TOPOLOGY, KIND, Layout, MASTER, NODE, WORKER};
 use crate::model::Model;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JobSet {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: ObjectMeta,
-    spec: Spec,
-}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -145,7 +135,7 @@ pub(super) fn render(model: &Model) -> Object {
             .insert(EXCLUSIVE_TOPOLOGY.to_owned(), key.clone());
     }
     let p = &model.policy;
-    let jobset = JobSet {
+    let jobset = Resource {
         api_version: API_VERSION,
         kind: KIND,
         metadata: meta,

@@ -46,6 +46,17 @@ impl Object {
     }
 }
 
+/// A custom resource: its kind's `apiVersion` and `kind`, its metadata and
+/// its spec (a PyTorchJob, a TrainJob, a JobSet).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Resource<S> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ObjectMeta,
+    spec: S,
+}
+
 /// The labels trainc puts on every pod of the job. Selectors use them rather
 /// than the operators' labels, which carry the job's name: kustomize's
 /// `namePrefix`, `nameSuffix` and `namespace` rename the job but never rewrite

@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,15 +24,6 @@ use crate::cluster::pytorchjob::{
 };
 use crate::cluster::torchrun::LOCAL_ADDR_ENV;
 use crate::model::{Model, Nodes};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PyTorchJob {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: ObjectMeta,
-    spec: Spec,
-}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -203,7 +193,7 @@ pub(super) fn render(model: &Model) -> Object {
             .collect(),
         max_restarts: e.max_restarts,
     });
-    let job = PyTorchJob {
+    let job = super::Resource {
         api_version: API_VERSION,
         kind: KIND,
         metadata: metadata(model, &model.name, &model.job_labels),

@@ -27,15 +27,6 @@ pub const MANAGER: &str = "trainc.dev/trainc";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct TrainJob {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    spec: Spec,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Spec {
     runtime_ref: RuntimeRef,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -320,7 +311,7 @@ pub(super) fn render(model: &Model) -> Object {
     if !model.trainjob.write_runtime {
         place_pod_patch(&mut spec, model, pod_metadata, patch);
     }
-    let job = TrainJob {
+    let job = super::Resource {
         api_version: API_VERSION,
         kind: KIND,
         metadata: metadata(model, &model.name, &model.job_labels),
