@@ -279,6 +279,16 @@ pub fn read_limited(sources: &mut Sources, path: &Path, limit: u64) -> Result<So
     Ok(id)
 }
 
+/// The directory that holds `path`: `.` for a bare file name (whose
+/// `parent()` is the empty path, which no file call accepts), `/` for the root.
+pub fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if parent.as_os_str().is_empty() => Path::new("."),
+        Some(parent) => parent,
+        None => Path::new("/"),
+    }
+}
+
 /// Adds already-read bytes as a source, applying the same limits as [`read`].
 pub fn add_bytes(
     sources: &mut Sources,

@@ -198,13 +198,6 @@ fn write_files(
             "two jobs are named `{name}`; import them into different directories"
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|e| {
-        format!(
-            "cannot create `{}`: {}",
-            dir.display(),
-            trainc::source::io_reason(&e)
-        )
-    })?;
     let runtimes_text = (!runtimes.is_empty()).then(|| runtimes_text(runtimes));
     if runtimes_text.is_some()
         && specs
@@ -219,19 +212,19 @@ fn write_files(
         .iter()
         .map(|(name, text, _)| {
             (
-                dir.join(format!("{name}.{}", format.extension())),
+                PathBuf::from(format!("{name}.{}", format.extension())),
                 text.as_str(),
             )
         })
         .chain(
             runtimes_text
                 .as_deref()
-                .map(|text| (dir.join(RUNTIMES_FILE), text)),
+                .map(|text| (PathBuf::from(RUNTIMES_FILE), text)),
         )
         .collect();
-    atomic::write_all_or_say(&files, force)?;
+    atomic::write_all_or_say(dir, &files, force)?;
     for (path, _) in &files {
-        super::write_stderr(&format!("wrote {}\n", path.display()));
+        super::write_stderr(&format!("wrote {}\n", dir.join(path).display()));
     }
     Ok(())
 }

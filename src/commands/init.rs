@@ -63,10 +63,12 @@ pub(super) fn run(args: &InitArgs) -> Status {
     } else {
         super::atomic::Existing::Keep
     };
-    let mut files = vec![(path.clone(), text.as_str())];
+    let name = std::path::PathBuf::from(path.file_name().unwrap_or_default());
+    let mut files = vec![(name, text.as_str())];
     let (schema, said) = schema_beside(path, format, args.force);
     files.extend(schema);
-    let written = super::atomic::write_all(&files, existing).map_err(|(_, error)| error);
+    let dir = trainc::source::directory_of(path);
+    let written = super::atomic::write_all(dir, &files, existing).map_err(|(_, error)| error);
     match written {
         Ok(()) => {
             write_stderr(&format!(
@@ -94,8 +96,9 @@ pub(super) fn run(args: &InitArgs) -> Status {
     }
 }
 
-/// The schema the spec's first line names, beside it: to write when it is
-/// not there (or with `--force`), else kept; and what to say of it.
+/// The schema the spec's first line names, beside it (its name in the
+/// spec's directory): to write when it is not there (or with `--force`),
+/// else kept; and what to say of it.
 fn schema_beside(
     path: &std::path::Path,
     format: StarterFormat,
@@ -123,7 +126,8 @@ fn schema_beside(
         );
     }
     let said = format!(" and its schema, {}", schema_path.display());
-    (Some((schema_path, schema)), said)
+    let name = std::path::PathBuf::from(starter::schema_file(format));
+    (Some((name, schema)), said)
 }
 
 /// The starter's format, from the file name's extension and `--krm`.

@@ -39,19 +39,11 @@ pub(super) fn man(dir: Option<&Path>) -> Status {
         let main = all.pop().map(|(_, page)| page).unwrap_or_default();
         return written(write_stdout(&main), Status::Ok);
     };
-    if let Err(error) = std::fs::create_dir_all(dir) {
-        write_stderr(&format!(
-            "error: cannot make the directory {}: {}\n",
-            dir.display(),
-            trainc::source::io_reason(&error)
-        ));
-        return Status::Usage;
-    }
     let files: Vec<(PathBuf, &str)> = all
         .iter()
-        .map(|(name, page)| (dir.join(name), page.as_str()))
+        .map(|(name, page)| (PathBuf::from(name), page.as_str()))
         .collect();
-    match atomic::write_all(&files, atomic::Existing::Replace) {
+    match atomic::write_all(dir, &files, atomic::Existing::Replace) {
         Ok(()) => {
             write_stderr(&format!(
                 "wrote {} manual pages to {}: `man trainc`, `man trainc-build`, ... (man finds them where MANPATH, or a PATH directory's ../share/man, says)\n",

@@ -103,9 +103,9 @@ fn manifests(args: &MigrateArgs, results: &[(PathBuf, Migrated)]) -> Result<(), 
     };
     let files: Vec<(PathBuf, &str)> = results
         .iter()
-        .map(|(path, m)| (dir.join(output_name(path, &args.files)), m.text.as_str()))
+        .map(|(path, m)| (output_name(path, &args.files), m.text.as_str()))
         .collect();
-    write_files(&files, args.force)
+    write_files(dir, &files, args.force)
 }
 
 /// Each migrated job's spec: the one on standard output, or one file each.
@@ -134,9 +134,9 @@ fn specs(args: &MigrateArgs, results: &[(PathBuf, Migrated)]) -> Result<(), Stat
     }
     let files: Vec<(PathBuf, &str)> = specs
         .iter()
-        .map(|(name, text)| (dir.join(format!("{name}.toml")), text.as_str()))
+        .map(|(name, text)| (PathBuf::from(format!("{name}.toml")), text.as_str()))
         .collect();
-    write_files(&files, args.force)
+    write_files(dir, &files, args.force)
 }
 
 /// Where an input file goes under `--output-dir`: its path under the
@@ -155,34 +155,22 @@ fn output_name(path: &Path, arguments: &[PathBuf]) -> PathBuf {
         .map_or_else(|| PathBuf::from("stdin.yaml"), PathBuf::from)
 }
 
-fn write_files(files: &[(PathBuf, &str)], force: bool) -> Result<(), Status> {
+fn write_files(dir: &Path, files: &[(PathBuf, &str)], force: bool) -> Result<(), Status> {
     let mut paths: Vec<&PathBuf> = files.iter().map(|(p, _)| p).collect();
     paths.sort();
     if let Some([path, _]) = paths.windows(2).find(|w| w[0] == w[1]) {
         write_stderr(&format!(
             "error: two inputs would be written to `{}`; migrate them into different directories\n",
-            path.display()
+            dir.join(path).display()
         ));
         return Err(Status::Usage);
     }
-    for (path, _) in files {
-        if let Some(parent) = path.parent()
-            && let Err(e) = std::fs::create_dir_all(parent)
-        {
-            write_stderr(&format!(
-                "error: cannot create `{}`: {}\n",
-                parent.display(),
-                source::io_reason(&e)
-            ));
-            return Err(Status::Usage);
-        }
-    }
-    if let Err(message) = atomic::write_all_or_say(files, force) {
+    if let Err(message) = atomic::write_all_or_say(dir, files, force) {
         write_stderr(&format!("error: {message}\n"));
         return Err(Status::Usage);
     }
     for (path, _) in files {
-        write_stderr(&format!("wrote {}\n", path.display()));
+        write_stderr(&format!("wrote {}\n", dir.join(path).display()));
     }
     Ok(())
 }

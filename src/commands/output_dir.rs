@@ -82,13 +82,21 @@ pub(super) fn write(
     job: &str,
     force: bool,
 ) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read `{}`: {}", dir.display(), io_reason(&e)))?;
+    // A directory not there yet holds nothing: the writer makes it.
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(format!(
+                "cannot read `{}`: {}",
+                dir.display(),
+                io_reason(&e)
+            ));
+        }
+    };
     let mut ours = Vec::new();
     let mut foreign = Vec::new();
-    for entry in entries.flatten() {
+    for entry in entries.into_iter().flatten().flatten() {
         let path = entry.path();
         // `kubectl apply -f DIR` skips directories; it reads links and FIFOs,
         // which `owner` counts as foreign without following or reading them.
@@ -121,16 +129,21 @@ pub(super) fn write(
     }
     let targets: Vec<(PathBuf, &str)> = files
         .iter()
-        .map(|(name, text)| (dir.join(name), text.as_str()))
+        .map(|(name, text)| (PathBuf::from(name), text.as_str()))
         .collect();
-    super::atomic::write_all(&targets, super::atomic::Existing::Replace).map_err(|(path, e)| {
-        format!(
-            "cannot write `{}`: {}; nothing was written",
-            path.display(),
-            io_reason(&e)
-        )
-    })?;
-    let written: Vec<PathBuf> = targets.into_iter().map(|(path, _)| path).collect();
+    super::atomic::write_all(dir, &targets, super::atomic::Existing::Replace).map_err(
+        |(path, e)| {
+            format!(
+                "cannot write `{}`: {}; nothing was written",
+                path.display(),
+                io_reason(&e)
+            )
+        },
+    )?;
+    let written: Vec<PathBuf> = targets
+        .into_iter()
+        .map(|(name, _)| dir.join(name))
+        .collect();
     for stale in ours.iter().filter(|p| !written.contains(p)) {
         std::fs::remove_file(stale).map_err(|e| {
             format!(

@@ -13,7 +13,9 @@ const PLUGIN_PATH: &str = "trainc.dev/v1alpha1/trainspec/TrainSpec";
 /// build: `cargo clean` would delete it and leave kustomize a dangling link.
 pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
     let Some(root) = dir.or_else(default_plugin_root) else {
-        write_stderr("error: neither XDG_CONFIG_HOME nor HOME is set; pass --dir\n");
+        write_stderr(
+            "error: neither XDG_CONFIG_HOME nor HOME is set to an absolute path (a relative one is ignored); pass --dir\n",
+        );
         return Status::Usage;
     };
     let link = root.join(PLUGIN_PATH);
@@ -82,11 +84,25 @@ fn cargo_build_dir(exe: &Path) -> Option<&Path> {
 }
 
 /// `$XDG_CONFIG_HOME/kustomize/plugin`, else `$HOME/.config/kustomize/plugin`.
+/// A relative `XDG_CONFIG_HOME` is ignored, as the XDG Base Directory
+/// Specification says ("If an implementation encounters a relative path in
+/// any of these variables it should consider the path invalid and ignore
+/// it"), and so is a relative `HOME`: neither may put the plugin under the
+/// current directory.
 fn default_plugin_root() -> Option<PathBuf> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    plugin_root(
+        std::env::var_os("XDG_CONFIG_HOME"),
+        std::env::var_os("HOME"),
+    )
+}
+
+fn plugin_root(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let absolute =
+        |value: Option<std::ffi::OsString>| value.map(PathBuf::from).filter(|p| p.is_absolute());
+    let config = absolute(xdg).or_else(|| absolute(home).map(|home| home.join(".config")))?;
     Some(config.join("kustomize").join("plugin"))
 }
 
@@ -102,7 +118,28 @@ fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::cargo_build_dir;
+    use super::{cargo_build_dir, plugin_root};
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_relative_config_home_is_ignored() {
+        let some = |s: &str| Some(std::ffi::OsString::from(s));
+        let root = |xdg, home| plugin_root(xdg, home);
+        assert_eq!(
+            root(some("/x"), some("/home/u")),
+            Some(PathBuf::from("/x/kustomize/plugin"))
+        );
+        assert_eq!(
+            root(some("cfg"), some("/home/u")),
+            Some(PathBuf::from("/home/u/.config/kustomize/plugin"))
+        );
+        assert_eq!(
+            root(some(""), some("/home/u")),
+            Some(PathBuf::from("/home/u/.config/kustomize/plugin"))
+        );
+        assert_eq!(root(some("cfg"), some("home")), None);
+        assert_eq!(root(None, None), None);
+    }
 
     #[test]
     fn a_binary_below_a_cargo_tagged_directory_is_a_build() {

@@ -124,9 +124,8 @@ fn read_local(path: &Path) -> Result<Data, String> {
         }
         return Ok(data);
     }
-    let bytes =
-        crate::bind::read::read_within(path, path.parent().unwrap_or(Path::new("/")), MAX_DATA)
-            .map_err(|why| format!("{shown}: {why}"))?;
+    let bytes = crate::bind::read::read_within(path, crate::source::directory_of(path), MAX_DATA)
+        .map_err(|why| format!("{shown}: {why}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))?;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_start();
