@@ -12,11 +12,13 @@ use crate::cli::RunArgs;
 use trainc::cluster::jobset::failure::Verdict;
 use trainc::emit::{self, Format};
 use trainc::run::RunError;
-use trainc::run::supervise::{self, Outcome};
+use trainc::run::supervise::{self, Outcome, Timeout};
 use trainc::run::workdir::WorkDir;
 use trainc::source::{SourceId, Sources};
 
 pub(super) fn run(args: &RunArgs) -> Status {
+    // `--timeout` counts from here: everything the run does is within it.
+    let started = std::time::Instant::now();
     let mut sources = Sources::new();
     let Read {
         objects,
@@ -74,8 +76,8 @@ pub(super) fn run(args: &RunArgs) -> Status {
     if let Err(error) = trainc::run::plan::fits(&workload) {
         return fail(&error);
     }
-    match options(args, &workload) {
-        Ok((options, timeout)) => run_plan(&objects, &workload, &options, timeout),
+    match options(args, &workload, started) {
+        Ok((options, timeout)) => run_plan(&objects, &workload, &options, timeout.as_ref()),
         Err(error) => fail(&error),
     }
 }
@@ -85,21 +87,23 @@ pub(super) fn run(args: &RunArgs) -> Status {
 fn options(
     args: &RunArgs,
     workload: &trainc::cluster::Workload,
-) -> Result<(trainc::run::Options, Option<Duration>), RunError> {
+    started: std::time::Instant,
+) -> Result<(trainc::run::Options, Option<Timeout>), RunError> {
     if args.entrypoint.is_some() && !runs_an_image_entrypoint(workload) {
         return Err(RunError::invalid(
             "`--entrypoint` says what an image's entrypoint is, but every container here has a `command`",
         )
         .with_help("leave `--entrypoint` out"));
     }
-    let timeout = match args
-        .timeout
-        .as_deref()
-        .map(trainc::syntax::duration::parse_seconds)
-    {
+    let timeout = match args.timeout.as_deref() {
         None => None,
-        Some(Ok(seconds)) => Some(Duration::from_secs(seconds)),
-        Some(Err(message)) => return Err(RunError::usage(format!("--timeout: {message}"))),
+        Some(given) => match trainc::syntax::duration::parse_seconds(given) {
+            Ok(seconds) => Some(Timeout {
+                ends: started + Duration::from_secs(seconds),
+                given: given.to_owned(),
+            }),
+            Err(message) => return Err(RunError::usage(format!("--timeout: {message}"))),
+        },
     };
     let python = python(args.python.as_ref()).map_err(RunError::usage)?;
     let maps: Vec<(String, PathBuf)> = args
@@ -147,7 +151,7 @@ fn run_plan(
     objects: &[Json],
     workload: &trainc::cluster::Workload,
     options: &trainc::run::Options,
-    timeout: Option<Duration>,
+    timeout: Option<&Timeout>,
 ) -> Status {
     let python_bin = options.python.parent().unwrap_or(Path::new("/"));
     let plan = match trainc::run::plan::plan(objects, workload, options)
@@ -183,15 +187,23 @@ fn run_plan(
     // A JobSet's failure policy: every pod deleted and made again, in a
     // fresh directory (their emptyDirs new, the claims kept), as long as
     // the policy says, all within the run's `--timeout`.
-    let start = std::time::Instant::now();
     let mut restarts = Restarts::default();
     let outcome = loop {
-        let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
-        let outcome = run_once(&plan, options, left, &interrupted, &current);
+        if let Some(timeout) = timeout.filter(|t| t.passed()) {
+            break Outcome::Failed(timeout.failure(&job));
+        }
+        let outcome = run_once(&plan, options, timeout, &interrupted, &current);
         let Outcome::Failed(failure) = &outcome else {
             break outcome;
         };
-        match restarts.next(&plan, workload, failure) {
+        let next = restarts.next(&plan, workload, failure);
+        // Deciding on a restart counts too.
+        if next.is_some()
+            && let Some(timeout) = timeout.filter(|t| t.passed())
+        {
+            break Outcome::Failed(timeout.failure(&job));
+        }
+        match next {
             Some(why) => write_stderr(&format!(
                 "trainc run: {job}: {}; {}: the failed Job makes its controller delete every pod and make them all again\n",
                 trainc::diagnostic::escape_for_terminal(&failure.message),
@@ -288,7 +300,7 @@ impl Restarts {
 fn run_once(
     plan: &trainc::run::Plan,
     options: &trainc::run::Options,
-    timeout: Option<Duration>,
+    timeout: Option<&Timeout>,
     interrupted: &AtomicBool,
     current: &Mutex<Option<PathBuf>>,
 ) -> Outcome {

@@ -109,11 +109,39 @@ struct Pod {
     live: Vec<Live>,
 }
 
+/// The run's own time limit (`--timeout`), counted from the start of
+/// `trainc run`: everything after that counts (reading, each restart,
+/// matching a failure against a failure policy), and a run past it is
+/// stopped and said to be, in the words it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeout {
+    pub ends: Instant,
+    /// As the command line gave it (`3s`, `1h`).
+    pub given: String,
+}
+
+impl Timeout {
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.ends
+    }
+
+    /// The failure of a run of `job` that went past it.
+    pub fn failure(&self, job: &str) -> Failure {
+        Failure {
+            message: format!(
+                "{job} ran past --timeout {} and was stopped",
+                crate::diagnostic::escape_for_terminal(&self.given)
+            ),
+            exit: None,
+        }
+    }
+}
+
 /// Runs `run` to its end. `timeout` bounds it besides the job's deadline;
 /// `interrupted` is set by a signal.
 pub fn run(
     run: Run,
-    timeout: Option<Duration>,
+    timeout: Option<&Timeout>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     interrupted: &AtomicBool,
@@ -122,12 +150,8 @@ pub fn run(
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let (sender, lines) = mpsc::channel::<Line>();
     let start = Instant::now();
-    let limit = match (run.deadline.map(Duration::from_secs), timeout) {
-        (Some(d), Some(t)) if t < d => Some((t, "the run's --timeout")),
-        (Some(d), _) => Some((d, "the job's activeDeadlineSeconds")),
-        (None, Some(t)) => Some((t, "the run's --timeout")),
-        (None, None) => None,
-    };
+    // The job's own deadline, from the start of this attempt.
+    let deadline = run.deadline.map(|d| (start + Duration::from_secs(d), d));
     let job = run.job.clone();
     let mut pods: Vec<Pod> = run
         .pods
@@ -177,11 +201,15 @@ pub fn run(
         if interrupted.load(Ordering::Relaxed) {
             break Outcome::Interrupted;
         }
-        if let Some((limit, what)) = limit.filter(|(limit, _)| start.elapsed() > *limit) {
+        if let Some(timeout) = timeout.filter(|t| t.passed())
+            && deadline.is_none_or(|(ends, _)| timeout.ends <= ends)
+        {
+            break Outcome::Failed(timeout.failure(&job));
+        }
+        if let Some((_, seconds)) = deadline.filter(|(ends, _)| Instant::now() > *ends) {
             break Outcome::Failed(Failure {
                 message: format!(
-                    "{job} ran past {what} ({} s) and was stopped",
-                    limit.as_secs()
+                    "{job} ran past the job's activeDeadlineSeconds ({seconds} s) and was stopped"
                 ),
                 exit: None,
             });

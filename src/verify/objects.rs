@@ -2,6 +2,8 @@
 //! schema or webhook shows: the names their controllers take for their own
 //! Services, and the ports a Service can reach on the job's pods.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::{Problem, id};
@@ -23,33 +25,154 @@ pub(super) fn is_runtime(value: &Value) -> bool {
 /// [`check`] of `values` (the objects of one namespace, or all of them),
 /// TrainJobs finding their runtimes among `runtimes`.
 pub(super) fn check_among(values: &[&Value], runtimes: &[&Value], problems: &mut Vec<Problem>) {
-    let of_kind = |kind: &str| -> Vec<&Value> {
-        values
-            .iter()
-            .copied()
-            .filter(|v| v["kind"] == kind)
-            .collect()
-    };
     // A job reaches, and its operator creates, Services of its own
-    // namespace: grouped once, so that a stream of thousands of jobs and
-    // Services costs their number, not its square.
-    let mut by_namespace: std::collections::HashMap<Option<&str>, Vec<&Value>> =
-        std::collections::HashMap::new();
-    for service in of_kind("Service") {
-        by_namespace
-            .entry(service["metadata"]["namespace"].as_str())
-            .or_default()
-            .push(service);
+    // namespace: grouped and indexed once, so that a namespace of thousands
+    // of jobs and Services costs their number, not its square.
+    let mut by_namespace: HashMap<Option<&str>, Vec<(usize, &Value)>> = HashMap::new();
+    for (index, service) in values.iter().enumerate() {
+        if service["kind"] == "Service" {
+            by_namespace
+                .entry(service["metadata"]["namespace"].as_str())
+                .or_default()
+                .push((index, service));
+        }
     }
-    for job in of_kind(trainjob::KIND) {
-        let ports = runtime_port_names(job, runtimes);
-        trainjob_services(values, job, beside(&by_namespace, job), &ports, problems);
+    let services: HashMap<Option<&str>, Services<'_>> = by_namespace
+        .into_iter()
+        .map(|(namespace, list)| (namespace, Services::new(list)))
+        .collect();
+    let none = Services::new(Vec::new());
+    let runtimes = Runtimes::new(runtimes);
+    for (index, job) in values.iter().enumerate() {
+        let beside = services
+            .get(&job["metadata"]["namespace"].as_str())
+            .unwrap_or(&none);
+        let job = Indexed { index, value: job };
+        match job.value["kind"].as_str() {
+            Some(trainjob::KIND) => {
+                let ports = runtime_port_names(job.value, &runtimes);
+                trainjob_services(job, beside, &ports, problems);
+            }
+            Some(pytorchjob::KIND) => pytorchjob_services(job, beside, problems),
+            Some(job::KIND) => job_service(job, beside, problems),
+            _ => {}
+        }
     }
-    for job in of_kind(pytorchjob::KIND) {
-        pytorchjob_services(values, job, beside(&by_namespace, job), problems);
+}
+
+/// An object and its index among those checked (where its problems point).
+#[derive(Clone, Copy)]
+struct Indexed<'v> {
+    index: usize,
+    value: &'v Value,
+}
+
+/// The Services of one namespace, found by name and by what they select.
+struct Services<'v> {
+    by_name: HashMap<&'v str, Vec<Indexed<'v>>>,
+    /// By the name up to a last `-<digits>` (`job-worker` of
+    /// `job-worker-3`): the names the Training Operator gives its Services.
+    by_stem: HashMap<&'v str, Vec<Indexed<'v>>>,
+    /// Each Service with a selector under one of its pairs, the one fewest
+    /// Services select by: a pod's labels find every Service that may
+    /// select it through their own pairs, and little else.
+    by_pair: HashMap<(&'v str, String), Vec<Indexed<'v>>>,
+}
+
+impl<'v> Services<'v> {
+    fn new(list: Vec<(usize, &'v Value)>) -> Services<'v> {
+        let pair = |key: &'v str, value: &Value| (key, value.to_string());
+        let mut counts: HashMap<(&str, String), usize> = HashMap::new();
+        for (_, service) in &list {
+            for (key, value) in selector(service).into_iter().flatten() {
+                *counts.entry(pair(key, value)).or_default() += 1;
+            }
+        }
+        let mut services = Services {
+            by_name: HashMap::new(),
+            by_stem: HashMap::new(),
+            by_pair: HashMap::new(),
+        };
+        for (index, value) in list {
+            let service = Indexed { index, value };
+            let name = name(value);
+            services.by_name.entry(name).or_default().push(service);
+            if let Some(stem) = numbered_stem(name) {
+                services.by_stem.entry(stem).or_default().push(service);
+            }
+            let rarest = selector(value)
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| pair(key, value))
+                .min_by_key(|p| (counts[p], p.clone()));
+            if let Some(rarest) = rarest {
+                services.by_pair.entry(rarest).or_default().push(service);
+            }
+        }
+        services
     }
-    for job in of_kind(job::KIND) {
-        job_service(values, job, beside(&by_namespace, job), problems);
+
+    fn named(&self, name: &str) -> &[Indexed<'v>] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The Services that select pods labelled `labels`, in their order.
+    fn selecting(&self, labels: &serde_json::Map<String, Value>) -> Vec<Indexed<'v>> {
+        let mut found: Vec<Indexed<'v>> = labels
+            .iter()
+            .filter_map(|(key, value)| self.by_pair.get(&(key.as_str(), value.to_string())))
+            .flatten()
+            .copied()
+            .filter(|service| selects(service.value, labels))
+            .collect();
+        found.sort_by_key(|service| service.index);
+        found.dedup_by_key(|service| service.index);
+        found
+    }
+}
+
+/// `name` up to its last `-<digits>`, when it ends so.
+fn numbered_stem(name: &str) -> Option<&str> {
+    let (stem, number) = name.rsplit_once('-')?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
+}
+
+fn selector(service: &Value) -> Option<&serde_json::Map<String, Value>> {
+    service.pointer("/spec/selector").and_then(Value::as_object)
+}
+
+/// Trainer's runtimes among the objects, by kind, name and (for a
+/// TrainingRuntime) namespace: the first of each, as a search in order
+/// finds it.
+struct Runtimes<'v>(HashMap<(&'v str, &'v str, Option<&'v str>), &'v Value>);
+
+impl<'v> Runtimes<'v> {
+    fn new(runtimes: &[&'v Value]) -> Runtimes<'v> {
+        let mut found = HashMap::new();
+        for runtime in runtimes {
+            let kind = runtime["kind"].as_str().unwrap_or_default();
+            let namespace = runtime["metadata"]["namespace"]
+                .as_str()
+                .filter(|_| kind == "TrainingRuntime");
+            found
+                .entry((kind, name(runtime), namespace))
+                .or_insert(*runtime);
+        }
+        Runtimes(found)
+    }
+
+    /// The runtime `job` names: a ClusterTrainingRuntime, or a
+    /// TrainingRuntime of the job's namespace.
+    fn named(&self, job: &Value) -> Option<&'v Value> {
+        let reference = &job["spec"]["runtimeRef"];
+        let kind = reference["kind"]
+            .as_str()
+            .unwrap_or("ClusterTrainingRuntime");
+        let namespace = job["metadata"]["namespace"]
+            .as_str()
+            .filter(|_| kind == "TrainingRuntime");
+        let name = reference["name"].as_str()?;
+        self.0.get(&(kind, name, namespace)).copied()
     }
 }
 
@@ -132,21 +255,11 @@ fn pick(value: &Value, paths: &[&str]) -> Value {
     kept
 }
 
-/// The Services of `job`'s namespace.
-fn beside<'v>(
-    by_namespace: &'v std::collections::HashMap<Option<&str>, Vec<&'v Value>>,
-    job: &'v Value,
-) -> &'v [&'v Value] {
-    by_namespace
-        .get(&job["metadata"]["namespace"].as_str())
-        .map_or(&[], Vec::as_slice)
-}
-
-/// A problem with `value`, one of `values`, found there by identity: two
+/// A problem with the object `value`, found there by its index: two
 /// objects of one `Kind/name` each get their own.
-fn operator(values: &[&Value], value: &Value, path: &str, message: String) -> Problem {
-    let mut problem = Problem::operator(&id(value), path, message);
-    problem.index = values.iter().position(|v| std::ptr::eq(*v, value));
+fn operator(value: Indexed<'_>, path: &str, message: String) -> Problem {
+    let mut problem = Problem::operator(&id(value.value), path, message);
+    problem.index = Some(value.index);
     problem
 }
 
@@ -155,14 +268,13 @@ fn operator(values: &[&Value], value: &Value, path: &str, message: String) -> Pr
 /// ready if it publishes them then (Kubernetes DNS for Services and Pods):
 /// without it, ranks never find pod 0 and wait until the rendezvous times
 /// out. A Job without a `subdomain` asks for nothing.
-fn job_service(values: &[&Value], job: &Value, services: &[&Value], problems: &mut Vec<Problem>) {
-    let template = &job["spec"]["template"];
+fn job_service(job: Indexed<'_>, services: &Services<'_>, problems: &mut Vec<Problem>) {
+    let template = &job.value["spec"]["template"];
     let Some(subdomain) = template.pointer("/spec/subdomain").and_then(Value::as_str) else {
         return;
     };
-    let Some(service) = services.iter().find(|s| name(s) == subdomain) else {
+    let Some(&service) = services.named(subdomain).first() else {
         problems.push(operator(
-            values,
             job,
             "/spec/template/spec/subdomain",
             format!("no Service `{subdomain}` among the objects: the pods' names `<hostname>.{subdomain}` will not resolve"),
@@ -176,17 +288,17 @@ fn job_service(values: &[&Value], job: &Value, services: &[&Value], problems: &m
         .unwrap_or_default();
     let checks = [
         (
-            service.pointer("/spec/clusterIP") == Some(&Value::from("None")),
+            service.value.pointer("/spec/clusterIP") == Some(&Value::from("None")),
             "/spec/clusterIP",
             "is not headless (`clusterIP: None`): the pods get no names under it",
         ),
         (
-            selects(service, &labels),
+            selects(service.value, &labels),
             "/spec/selector",
             "does not select the Job's pods: they get no names under it",
         ),
         (
-            service.pointer("/spec/publishNotReadyAddresses") == Some(&Value::Bool(true)),
+            service.value.pointer("/spec/publishNotReadyAddresses") == Some(&Value::Bool(true)),
             "/spec/publishNotReadyAddresses",
             "does not publish pods before they are ready: ranks cannot reach pod 0 while they start",
         ),
@@ -194,12 +306,11 @@ fn job_service(values: &[&Value], job: &Value, services: &[&Value], problems: &m
     for (holds, path, what) in checks {
         if !holds {
             problems.push(operator(
-                values,
                 service,
                 path,
                 format!(
                     "this Service names Job `{}`'s pods (their `subdomain`) but {what}",
-                    name(job)
+                    name(job.value)
                 ),
             ));
         }
@@ -238,17 +349,8 @@ fn template_labels(value: &Value, into: &mut serde_json::Map<String, Value>) {
 /// The port names the `node` container of `job`'s runtime declares, when
 /// the runtime is among `runtimes` (a ClusterTrainingRuntime, or a
 /// TrainingRuntime of the job's namespace).
-fn runtime_port_names(job: &Value, runtimes: &[&Value]) -> Vec<String> {
-    let reference = &job["spec"]["runtimeRef"];
-    let kind = reference["kind"]
-        .as_str()
-        .unwrap_or("ClusterTrainingRuntime");
-    let runtime = runtimes.iter().find(|v| {
-        v["kind"] == kind
-            && v["metadata"]["name"] == reference["name"]
-            && (kind != "TrainingRuntime"
-                || v["metadata"]["namespace"] == job["metadata"]["namespace"])
-    });
+fn runtime_port_names(job: &Value, runtimes: &Runtimes<'_>) -> Vec<String> {
+    let runtime = runtimes.named(job);
     let jobs = runtime.and_then(|r| r.pointer("/spec/template/spec/replicatedJobs")?.as_array());
     jobs.into_iter()
         .flatten()
@@ -274,16 +376,15 @@ fn runtime_port_names(job: &Value, runtimes: &[&Value]) -> Vec<String> {
 /// runtime's `node` container declares (`ports`, for a runtime among the
 /// objects: one `trainc migrate` or `writeRuntime` writes).
 fn trainjob_services(
-    values: &[&Value],
-    job: &Value,
-    services: &[&Value],
+    job: Indexed<'_>,
+    services: &Services<'_>,
     ports: &[String],
     problems: &mut Vec<Problem>,
 ) {
-    let job_name = name(job);
+    let job_name = name(job.value);
     // What node 0 is labelled: by the patches, by JobSet and by Kubernetes.
     let mut rank0 = serde_json::Map::new();
-    template_labels(&job["spec"], &mut rank0);
+    template_labels(&job.value["spec"], &mut rank0);
     let jobset_name = [(trainjob::LABEL_JOBSET_NAME, job_name)];
     for (key, value) in jobset_name
         .into_iter()
@@ -291,28 +392,23 @@ fn trainjob_services(
     {
         rank0.insert(key.to_owned(), Value::String(value.to_owned()));
     }
-    for service in services {
-        if name(service) == job_name {
-            problems.push(operator(
-                values,
-                service,
-                "/metadata/name",
-                format!(
-                    "JobSet creates its headless Service `{job_name}` only when no Service of that name exists; this one would take its place, and rank 0's address `{job_name}-{node}-0-0.{job_name}` would never resolve",
-                    node = trainjob::NODE
-                ),
-            ));
-        }
-        if !selects(service, &rank0) {
-            continue;
-        }
-        for (i, port) in service_ports(service) {
+    for &service in services.named(job_name) {
+        problems.push(operator(
+            service,
+            "/metadata/name",
+            format!(
+                "JobSet creates its headless Service `{job_name}` only when no Service of that name exists; this one would take its place, and rank 0's address `{job_name}-{node}-0-0.{job_name}` would never resolve",
+                node = trainjob::NODE
+            ),
+        ));
+    }
+    for service in services.selecting(&rank0) {
+        for (i, port) in service_ports(service.value) {
             if port["targetPort"]
                 .as_str()
                 .is_some_and(|p| !ports.iter().any(|n| n == p))
             {
                 problems.push(operator(
-                    values,
                     service,
                     &format!("/spec/ports/{i}/targetPort"),
                     "a TrainJob's node container has no port of this name (a TrainJob cannot declare one; its runtime's `node` container can): target the port by number".to_owned(),
@@ -326,27 +422,32 @@ fn trainjob_services(
 /// pod (`<job>-master-0`, `<job>-worker-<i>`; kubeflow/trainer v1.9.4,
 /// `pkg/controller.v1/common/service.go`). A Service exposing the rank-0 pod
 /// must target by name only ports its `pytorch` container declares.
-fn pytorchjob_services(
-    values: &[&Value],
-    job: &Value,
-    services: &[&Value],
-    problems: &mut Vec<Problem>,
-) {
-    let job_name = name(job);
+fn pytorchjob_services(job: Indexed<'_>, services: &Services<'_>, problems: &mut Vec<Problem>) {
+    let job_name = name(job.value);
     let replicas = job
+        .value
         .pointer("/spec/pytorchReplicaSpecs")
         .and_then(Value::as_object);
-    // Whether the operator names one of this job's pod Services `service`.
-    let operator_service = |service: &str| {
-        replicas.into_iter().flatten().any(|(kind, spec)| {
-            let prefix = format!("{job_name}-{}-", kind.to_ascii_lowercase());
-            service
-                .strip_prefix(&prefix)
-                .filter(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|i| i.parse::<u64>().ok())
-                .is_some_and(|i| i < spec["replicas"].as_u64().unwrap_or(0))
-        })
-    };
+    // The Services named as the operator names one of this job's pod
+    // Services: `<job>-<replica type>-<index>`, the index below its count.
+    for (kind, spec) in replicas.into_iter().flatten() {
+        let stem = format!("{job_name}-{}", kind.to_ascii_lowercase());
+        let count = spec["replicas"].as_u64().unwrap_or(0);
+        let named = services.by_stem.get(stem.as_str()).into_iter().flatten();
+        for &service in named {
+            let index = name(service.value)[stem.len() + 1..].parse::<u64>();
+            if index.is_ok_and(|i| i < count) {
+                problems.push(operator(
+                    service,
+                    "/metadata/name",
+                    format!(
+                        "the Training Operator names one of `{job_name}`'s pod Services `{}`; this Service would collide with it",
+                        name(service.value)
+                    ),
+                ));
+            }
+        }
+    }
     // Rank 0: the Master, or worker 0 of an elastic job without one.
     let rank0 = replicas.and_then(|r| r.get("Master").or_else(|| r.get("Worker")));
     // What rank 0 is labelled: by its template and by the operator.
@@ -385,22 +486,8 @@ fn pytorchjob_services(
     // Looked up by name: a Service may target thousands.
     let declared_names: std::collections::HashSet<&str> =
         declared.iter().filter_map(|p| p["name"].as_str()).collect();
-    for service in services {
-        if operator_service(name(service)) {
-            problems.push(operator(
-                values,
-                service,
-                "/metadata/name",
-                format!(
-                    "the Training Operator names one of `{job_name}`'s pod Services `{}`; this Service would collide with it",
-                    name(service)
-                ),
-            ));
-        }
-        if !selects(service, &rank0_labels) {
-            continue;
-        }
-        for (i, port) in service_ports(service) {
+    for service in services.selecting(&rank0_labels) {
+        for (i, port) in service_ports(service.value) {
             // Without a targetPort, a Service targets its own port number.
             let target = match &port["targetPort"] {
                 Value::Null => &port["port"],
@@ -415,7 +502,6 @@ fn pytorchjob_services(
             };
             if !found {
                 problems.push(operator(
-                    values,
                     service,
                     &format!("/spec/ports/{i}/targetPort"),
                     format!(

@@ -41,8 +41,52 @@ struct Rule {
     name: String,
     action: String,
     reasons: Vec<String>,
-    patterns: Vec<String>,
+    patterns: Vec<Pattern>,
     targets: Vec<String>,
+}
+
+/// One of a rule's `onJobFailureMessagePatterns`, compiled once when the
+/// policy is read: a failure is matched against it in microseconds, and a
+/// pattern that does not compile (or whose program would pass
+/// [`MAX_PATTERN_BYTES`]) is remembered as matching nothing, as JobSet logs
+/// and skips a pattern `regexp` refuses, instead of being compiled again at
+/// every failure.
+#[derive(Debug, Clone)]
+struct Pattern {
+    written: String,
+    compiled: Option<regex::Regex>,
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.written == other.written
+    }
+}
+
+/// The most a pattern's compiled program may take: a real message pattern
+/// (`exit code 137`, `.*OOMKilled.*`) takes a few kilobytes, and a pattern
+/// of repetitions written to take gigabytes is refused in milliseconds.
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+impl Pattern {
+    fn new(written: &str) -> Pattern {
+        let compiled = regex::RegexBuilder::new(written)
+            .size_limit(MAX_PATTERN_BYTES)
+            .dfa_size_limit(MAX_PATTERN_BYTES)
+            .nest_limit(100)
+            .build()
+            .ok();
+        Pattern {
+            written: written.to_owned(),
+            compiled,
+        }
+    }
+
+    fn is_match(&self, message: &str) -> bool {
+        self.compiled
+            .as_ref()
+            .is_some_and(|re| re.is_match(message))
+    }
 }
 
 /// A JobSet's failure policy and its jobs, for `trainc run`.
@@ -130,7 +174,10 @@ impl FailurePolicy {
                 name: rule["name"].as_str().unwrap_or_default().to_owned(),
                 action: rule["action"].as_str().unwrap_or_default().to_owned(),
                 reasons: strings(rule, "onJobFailureReasons"),
-                patterns: strings(rule, "onJobFailureMessagePatterns"),
+                patterns: strings(rule, "onJobFailureMessagePatterns")
+                    .iter()
+                    .map(|p| Pattern::new(p))
+                    .collect(),
                 targets: strings(rule, "targetReplicatedJobs"),
             })
             .collect();
@@ -195,10 +242,8 @@ impl Rule {
         let listed =
             |list: &[String], value: &str| list.is_empty() || list.iter().any(|v| v == value);
         // An invalid pattern matches nothing, as JobSet logs and skips it.
-        let matches = self.patterns.is_empty()
-            || self.patterns.iter().any(|pattern| {
-                regex::Regex::new(pattern).is_ok_and(|re| re.is_match(&failure.message))
-            });
+        let matches =
+            self.patterns.is_empty() || self.patterns.iter().any(|p| p.is_match(&failure.message));
         listed(&self.reasons, failure.reason)
             && matches
             && listed(&self.targets, &failure.replicated_job)

@@ -211,12 +211,16 @@ pub(super) fn duplicate_keys(
                 .filter_map(Json::as_str)
                 .collect();
             let is_map = schema["x-kubernetes-list-type"] == "map" && !keys.is_empty();
-            let mut seen: Vec<Vec<&Json>> = Vec::new();
+            // Each item's keys as JSON text, to the first item that has
+            // them: one lookup an item, however long the list.
+            let mut seen: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
             for (n, item) in items.iter().enumerate() {
                 let _ = write!(at, "/{n}");
                 if is_map {
                     let these: Vec<&Json> = keys.iter().map(|k| &item[*k]).collect();
-                    match seen.iter().position(|earlier| *earlier == these) {
+                    let text = serde_json::to_string(&these).unwrap_or_default();
+                    match seen.get(&text).copied() {
                         Some(first) => {
                             let repeated: Vec<String> = (keys.iter().zip(&these))
                                 .map(|(key, value)| format!("`{key}: {value}`"))
@@ -226,7 +230,9 @@ pub(super) fn duplicate_keys(
                                 format!("{} again (item {first} has it)", repeated.join(", ")),
                             ));
                         }
-                        None => seen.push(these),
+                        None => {
+                            seen.insert(text, n);
+                        }
                     }
                 }
                 if schema["items"].is_object() {
