@@ -364,6 +364,75 @@ pub fn expand<'v>(
     if over { Err(Overflow) } else { Ok(out) }
 }
 
+/// A Secret's value that the kubelet writes into a container's command
+/// line: `command` or `args` item `index` expands `$(variable)`, and the
+/// container's last `variable` reads key `key` of Secret `secret`
+/// (`valueFrom.secretKeyRef`). A command line is no secret: every user of
+/// the node reads it (`ps`, `/proc/PID/cmdline`), and of the machine under
+/// `trainc run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretOnCommandLine {
+    pub field: &'static str,
+    pub index: usize,
+    pub variable: String,
+    pub secret: String,
+    pub key: String,
+}
+
+impl SecretOnCommandLine {
+    /// What to do instead, for a diagnostic's help.
+    pub fn help(&self) -> String {
+        format!(
+            "read `{}` from the environment inside the program (in Python, `os.environ[\"{}\"]`), where only the process sees it, rather than expanding `$({})` into its command line; or mount Secret `{}` as a file and pass the file's path",
+            self.variable, self.variable, self.variable, self.secret
+        )
+    }
+}
+
+/// Every [`SecretOnCommandLine`] of `container` (a Kubernetes container:
+/// `command`, `args`, `env`), in the order of its command line; each
+/// variable said once.
+pub fn secrets_on_command_line(container: &Json) -> Vec<SecretOnCommandLine> {
+    // The last definition of a name wins, as in `makeEnvironmentVariables`.
+    let mut from_secret: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
+    for var in container["env"].as_array().into_iter().flatten() {
+        let Some(name) = var["name"].as_str() else {
+            continue;
+        };
+        let reference = &var["valueFrom"]["secretKeyRef"];
+        let secret = reference["name"]
+            .as_str()
+            .map(|secret| (secret, reference["key"].as_str().unwrap_or_default()));
+        from_secret.insert(name, secret);
+    }
+    let mut found: Vec<SecretOnCommandLine> = Vec::new();
+    for field in ["command", "args"] {
+        let words = container[field].as_array().into_iter().flatten();
+        for (index, word) in words.enumerate() {
+            let Some(word) = word.as_str() else { continue };
+            scan(word, |piece| {
+                let Piece::Reference(name) = piece else {
+                    return;
+                };
+                let Some(Some((secret, key))) = from_secret.get(name) else {
+                    return;
+                };
+                if found.iter().any(|f| f.variable == name) {
+                    return;
+                }
+                found.push(SecretOnCommandLine {
+                    field,
+                    index,
+                    variable: name.to_owned(),
+                    secret: (*secret).to_owned(),
+                    key: (*key).to_owned(),
+                });
+            });
+        }
+    }
+    found
+}
+
 /// A part of a value as the kubelet reads it.
 pub enum Piece<'a> {
     Text(&'a str),

@@ -186,6 +186,8 @@ codes! {
         "An `[env]` value whose `$(…)` references expand it past what Linux starts a program with (128 KiB for one variable, 2 MiB in all): the container cannot start.";
     ENV_NOT_EXPANDED = "trainc::env::not_expanded"
         "A `$(VAR)` in an env value that Kubernetes leaves as written: the variable is declared later, or not at all.";
+    ENV_SECRET_ON_COMMAND_LINE = "trainc::env::secret_on_command_line"
+        "A `$(VAR)` in `command` or `args` of a variable read from a Secret: the kubelet writes its value into the process's command line, which every user of the node can read.";
     ENV_LITERAL_SECRET = "trainc::env::literal_secret"
         "A secret-looking value written literally instead of read from a Secret.";
     ENV_SOURCE = "trainc::env::source"

@@ -471,5 +471,27 @@ fn header(workload: &Workload, ips: &[String], options: &Options) -> String {
     for note in &workload.notes {
         let _ = writeln!(out, "  note: {note}");
     }
+    // A Secret's value on a command line: every user of this machine reads
+    // it while the job runs, as every user of a node does on the cluster.
+    let mut said: Vec<(String, String)> = Vec::new();
+    for pod in &workload.pods {
+        for container in pod.containers(true).iter().chain(pod.containers(false)) {
+            let name = container["name"].as_str().unwrap_or_default();
+            for found in crate::cluster::kubelet::secrets_on_command_line(container) {
+                if said.contains(&(name.to_owned(), found.variable.clone())) {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "  warning: container `{name}` expands `$({})` into its command line: key `{}` of Secret `{}` is there for every user of this machine to read (`ps`)\n    help: {}",
+                    found.variable,
+                    found.key,
+                    found.secret,
+                    found.help()
+                );
+                said.push((name.to_owned(), found.variable));
+            }
+        }
+    }
     out
 }

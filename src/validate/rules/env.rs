@@ -24,6 +24,7 @@ const FIELDS: &[&str] = &[
 ];
 
 pub(super) fn check(r: &mut Rules<'_>) {
+    secrets_on_command_lines(r);
     if let Some(initializers) = r
         .spec
         .trainjob
@@ -315,5 +316,76 @@ fn field(r: &mut Rules<'_>, source: &EnvSource, pointer: &str) {
             };
             r.push(d);
         }
+    }
+}
+
+/// A Secret's value expanded into a command line (`$(HF_TOKEN)` in `args`):
+/// of the training container, its variables from `[env]`; of each container
+/// of `[podTemplate]`, from its own `env`.
+fn secrets_on_command_lines(r: &mut Rules<'_>) {
+    let env: Vec<serde_json::Value> = r
+        .spec
+        .env
+        .iter()
+        .flatten()
+        .map(|(name, value)| match value {
+            EnvValue::Source(EnvSource {
+                secret: Some(secret),
+                key,
+                ..
+            }) => serde_json::json!({
+                "name": name,
+                "valueFrom": { "secretKeyRef": { "name": secret, "key": key } },
+            }),
+            _ => serde_json::json!({ "name": name }),
+        })
+        .collect();
+    let training = serde_json::json!({
+        "command": r.spec.command,
+        "args": r.spec.args,
+        "env": env,
+    });
+    let mut found: Vec<(String, crate::cluster::kubelet::SecretOnCommandLine)> =
+        crate::cluster::kubelet::secrets_on_command_line(&training)
+            .into_iter()
+            .map(|f| (format!("/{}/{}", f.field, f.index), f))
+            .collect();
+    let containers = r
+        .spec
+        .pod_template
+        .as_ref()
+        .and_then(|t| t.spec.as_ref())
+        .into_iter()
+        .flat_map(|spec| {
+            ["initContainers", "containers"]
+                .into_iter()
+                .flat_map(move |list| {
+                    spec.get(list)
+                        .and_then(serde_json::Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(move |(i, c)| (format!("/podTemplate/spec/{list}/{i}"), c))
+                })
+        });
+    for (at, container) in containers {
+        found.extend(
+            crate::cluster::kubelet::secrets_on_command_line(container)
+                .into_iter()
+                .map(|f| (format!("{at}/{}/{}", f.field, f.index), f)),
+        );
+    }
+    for (pointer, f) in found {
+        r.push(
+            Diagnostic::warning(
+                codes::ENV_SECRET_ON_COMMAND_LINE,
+                r.value(&pointer),
+                format!(
+                    "`$({})` puts key `{}` of Secret `{}` into the process's command line, which every user of the node can read (`ps`, `/proc/PID/cmdline`); so can every user of this machine under `trainc run`",
+                    f.variable, f.key, f.secret
+                ),
+            )
+            .with_help(f.help()),
+        );
     }
 }
