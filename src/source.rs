@@ -66,6 +66,18 @@ pub struct Source {
     /// line is then a binary search, so thousands of diagnostics on one big
     /// file take time linear in the file, not quadratic.
     line_starts: std::sync::OnceLock<Vec<usize>>,
+    /// Characters before each [`CHAR_BLOCK`] bytes, built on first use: a
+    /// column on a line of megabytes (a flow list) is then counted from
+    /// the block that holds it, not from the start of the line.
+    char_blocks: std::sync::OnceLock<Vec<usize>>,
+}
+
+/// Bytes between two character counts [`Source`] keeps.
+const CHAR_BLOCK: usize = 4096;
+
+/// Characters in UTF-8 `bytes`: the bytes that are not continuations.
+fn chars_in(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
 }
 
 impl Source {
@@ -74,8 +86,25 @@ impl Source {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let line = self.line_of(offset);
         let line_start = self.line_starts()[line];
-        let col = self.text[line_start..offset].chars().count() + 1;
+        let col = self.chars_before(offset) - self.chars_before(line_start) + 1;
         (line + 1, col)
+    }
+
+    /// Characters of the text before byte `offset` (a character boundary).
+    fn chars_before(&self, offset: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let blocks = self.char_blocks.get_or_init(|| {
+            let mut counts = Vec::with_capacity(bytes.len() / CHAR_BLOCK + 1);
+            let mut count = 0;
+            counts.push(0);
+            for block in bytes.chunks(CHAR_BLOCK) {
+                count += chars_in(block);
+                counts.push(count);
+            }
+            counts
+        });
+        let block = offset / CHAR_BLOCK;
+        blocks[block] + chars_in(&bytes[block * CHAR_BLOCK..offset])
     }
 
     /// The 0-based line holding byte `offset`.
@@ -130,6 +159,7 @@ impl Sources {
             dir: None,
             alias: None,
             line_starts: std::sync::OnceLock::new(),
+            char_blocks: std::sync::OnceLock::new(),
         });
         id
     }

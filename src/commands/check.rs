@@ -1,8 +1,6 @@
 //! `trainc check FILE...`: validate every file, print every diagnostic.
 
-use std::fmt::Write as _;
-
-use super::{Status, read_input, read_overlays, rendered, write_rendered, write_stdout};
+use super::{Status, read_input, read_overlays};
 use crate::cli::{CheckArgs, Format};
 use trainc::diagnostic::{self, Diagnostic};
 use trainc::source::Sources;
@@ -132,42 +130,15 @@ pub(super) fn print_diagnostics(
     format: Format,
     sources: &Sources,
     mut diagnostics: Vec<Diagnostic>,
-    mut status: Status,
+    status: Status,
     what: &str,
 ) -> Status {
     diagnostic::sort(&mut diagnostics);
-    // An overlay shared by several specs would report its own problems once per spec.
-    diagnostics.dedup();
-    let mut write = Ok(());
-    match format {
-        Format::Human => {
-            let mut out = rendered(sources, &diagnostics);
-            let _ = writeln!(out, "{what}: {}", diagnostic::summary(&diagnostics));
-            write_rendered(&out);
-        }
-        Format::Json => {
-            let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
-                let _ = writeln!(out, "{}", d.to_json(sources));
-                out
-            });
-            write = write_stdout(&lines);
-        }
-        Format::Github => {
-            let lines = diagnostics.iter().fold(String::new(), |mut out, d| {
-                let _ = writeln!(out, "{}", d.to_github(sources));
-                out
-            });
-            write = write_stdout(&lines);
-        }
-        Format::Sarif => {
-            let log = diagnostic::sarif::log(&diagnostics, sources);
-            let mut text = serde_json::to_string_pretty(&log).expect("JSON values serialise");
-            text.push('\n');
-            write = write_stdout(&text);
-        }
+    // An overlay shared by several specs would report its own problems once
+    // per spec: the printer prints a repeat once.
+    let mut printer = super::printer::Printer::new(format);
+    for d in diagnostics {
+        printer.add(sources, d);
     }
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        status = status.max(Status::Invalid);
-    }
-    super::written(write, status)
+    printer.finish(sources, what, status)
 }

@@ -20,6 +20,7 @@ mod man;
 mod migrate;
 mod output_dir;
 mod plugin;
+mod printer;
 #[cfg(target_os = "linux")]
 mod run;
 mod usage;
@@ -284,26 +285,24 @@ fn rendered(sources: &trainc::Sources, diagnostics: &[trainc::Diagnostic]) -> St
     for d in diagnostics {
         let count = shown.entry(d.primary.span.source).or_default();
         *count += 1;
-        if *count <= MAX_SHOWN_PER_FILE {
+        if *count <= printer::MAX_SHOWN_PER_FILE {
             out.push_str(&trainc::diagnostic::render(d, sources, style));
             out.push('\n');
         }
     }
-    for (id, count) in shown.into_iter().filter(|(_, n)| *n > MAX_SHOWN_PER_FILE) {
+    for (id, count) in shown
+        .into_iter()
+        .filter(|(_, n)| *n > printer::MAX_SHOWN_PER_FILE)
+    {
         let _ = writeln!(
             out,
             "{} more problems in {} are not shown; `--format json` lists them all\n",
-            count - MAX_SHOWN_PER_FILE,
+            count - printer::MAX_SHOWN_PER_FILE,
             trainc::diagnostic::escape_for_terminal(&sources.get(id).name),
         );
     }
     out
 }
-
-/// Diagnostics shown per file for people: past this, one file with
-/// thousands of problems would bury the others (and the first few are the
-/// ones to fix first).
-const MAX_SHOWN_PER_FILE: usize = 50;
 
 /// Diagnostics for people, on stderr, with a closing tally; nothing when there are none.
 fn report(sources: &trainc::Sources, diagnostics: &[trainc::Diagnostic]) {

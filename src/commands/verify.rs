@@ -10,7 +10,7 @@ use trainc::cluster::jobset::release::Release as JobSetRelease;
 use trainc::cluster::pytorchjob::Release;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
-use trainc::verify::manifests::{Options, verify_file};
+use trainc::verify::manifests::{Options, verify_file_into};
 
 pub(super) fn run(args: &VerifyArgs) -> Status {
     let level = super::api_level(args.api_level).unwrap_or(trainc::spec::ApiLevel::V2_3);
@@ -52,23 +52,36 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     let mut files = 0;
     let mut objects = 0;
     let mut unchecked = BTreeMap::new();
-    for path in manifests(&args.files, &mut sources, &mut diagnostics, &mut status) {
-        let Some(id) = read(&mut sources, &path, &mut diagnostics, &mut status) else {
+    let paths = manifests(&args.files, &mut sources, &mut diagnostics, &mut status);
+    // Each file's problems printed as they are found, after what was said
+    // of the arguments, the runtimes and the CRDs.
+    trainc::diagnostic::sort(&mut diagnostics);
+    let mut printer = super::printer::Printer::new(args.format);
+    for d in diagnostics {
+        printer.add(&sources, d);
+    }
+    for path in paths {
+        let mut said = Vec::new();
+        let id = read(&mut sources, &path, &mut said, &mut status);
+        said.into_iter().for_each(|d| printer.add(&sources, d));
+        let Some(id) = id else {
             continue;
         };
         files += 1;
-        let verified = verify_file(&sources, id, level, &runtimes, options);
-        objects += verified.objects;
-        for (kind, count) in verified.unchecked {
+        let counted = verify_file_into(&sources, id, level, &runtimes, options, &mut |d| {
+            printer.add(&sources, d);
+        });
+        objects += counted.objects;
+        for (kind, count) in counted.unchecked {
             *unchecked.entry(kind).or_insert(0) += count;
         }
-        diagnostics.extend(verified.diagnostics);
     }
-    if objects == 0 && files > 0 && !diagnostics.iter().any(Diagnostic::is_error) {
+    if objects == 0 && files > 0 && !printer.has_errors() {
         // `kubectl kustomize DIR | trainc verify -` where kustomize failed:
         // an empty stream must not pass as a verified one.
         let id = sources.add("<input>", String::new());
-        diagnostics.push(
+        printer.add(
+            &sources,
             Diagnostic::error(
                 codes::VERIFY_SCHEMA,
                 Span::new(id, 0, 0),
@@ -78,7 +91,7 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
         );
     }
     let what = summary(objects, files, &unchecked);
-    super::check::print_diagnostics(args.format, &sources, diagnostics, status, &what)
+    printer.finish(&sources, &what, status)
 }
 
 /// A manifest file (or standard input) as a source, up to

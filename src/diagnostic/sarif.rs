@@ -19,35 +19,78 @@ use crate::source::Sources;
 const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
-/// The whole log for `diagnostics`, in their order.
-pub fn log(diagnostics: &[Diagnostic], sources: &Sources) -> Value {
-    let mut rules: Vec<&'static str> = Vec::new();
-    let results: Vec<Value> = diagnostics
-        .iter()
-        .map(|d| {
-            let index = rules.iter().position(|r| *r == d.code).unwrap_or_else(|| {
-                rules.push(d.code);
-                rules.len() - 1
+/// The log written a result at a time ([`Log::head`], then
+/// [`Log::result`] for each diagnostic, then [`Log::tail`]): however many
+/// results there are, what is held is one. The run's `results` come before
+/// its `tool`, whose rules are those the results used, in the order first
+/// used (JSON objects have no order; SARIF readers find `tool` anywhere).
+#[derive(Debug, Default)]
+pub struct Log {
+    rules: Vec<&'static str>,
+    results: usize,
+}
+
+/// Indentation of a result, and of the `tool`, in the log.
+const RESULT_INDENT: usize = 8;
+const TOOL_INDENT: usize = 6;
+
+impl Log {
+    /// The log up to its first result.
+    pub fn head() -> String {
+        format!(
+            "{{\n  \"$schema\": \"{SCHEMA}\",\n  \"version\": \"2.1.0\",\n  \"runs\": [\n    {{\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": ["
+        )
+    }
+
+    /// The text of `d`'s result, with the comma before it.
+    pub fn result(&mut self, d: &Diagnostic, sources: &Sources) -> String {
+        let index = self
+            .rules
+            .iter()
+            .position(|r| *r == d.code)
+            .unwrap_or_else(|| {
+                self.rules.push(d.code);
+                self.rules.len() - 1
             });
-            result(d, index, sources)
-        })
-        .collect();
-    let rules: Vec<Value> = rules.into_iter().map(rule).collect();
-    json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "trainc",
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "rules": rules,
-                }
-            },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }]
-    })
+        let separator = if self.results == 0 { "\n" } else { ",\n" };
+        self.results += 1;
+        format!(
+            "{separator}{}",
+            indented(&result(d, index, sources), RESULT_INDENT)
+        )
+    }
+
+    /// The log after its last result.
+    pub fn tail(&self) -> String {
+        let rules: Vec<Value> = self.rules.iter().map(|code| rule(code)).collect();
+        let tool = json!({
+            "driver": {
+                "name": "trainc",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }
+        });
+        let close = if self.results == 0 { "]" } else { "\n      ]" };
+        format!(
+            "{close},\n      \"tool\": {}\n    }}\n  ]\n}}\n",
+            indented(&tool, TOOL_INDENT).trim_start()
+        )
+    }
+}
+
+/// `value` pretty-printed, every line indented by `by` spaces.
+fn indented(value: &Value, by: usize) -> String {
+    let text = serde_json::to_string_pretty(value).expect("JSON values serialise");
+    let pad = " ".repeat(by);
+    let mut out = String::with_capacity(text.len() + by * 8);
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&pad);
+        out.push_str(line);
+    }
+    out
 }
 
 /// A rule: the code is its id; its name is the code in words

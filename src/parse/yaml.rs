@@ -78,9 +78,21 @@ pub(super) fn parse_manifest_stream(
         .map(|document| reader.convert(document))
         .collect();
     if reader.problems.is_empty() {
+        let mut readings = reader.readings;
+        if reader.readings_past > 0 {
+            // Said once, where the first one not said is.
+            readings.push(Diagnostic::note(
+                codes::PARSE_YAML,
+                Span::new(id, reader.first_past, reader.first_past),
+                format!(
+                    "{} more values from here on read two ways (YAML 1.2 and Kubernetes' YAML 1.1); trainc says the first {MAX_READINGS} of a document one by one",
+                    reader.readings_past
+                ),
+            ));
+        }
         Ok(super::ManifestStream {
             documents,
-            readings: reader.readings,
+            readings,
         })
     } else {
         Err(reader.problems)
@@ -106,8 +118,16 @@ struct Reader {
     /// YAML 1.2 reader reads otherwise; else as a spec (YAML 1.2).
     kubernetes: bool,
     problems: Vec<Diagnostic>,
+    /// At most [`MAX_READINGS`]; past them, how many more, and where the
+    /// first of those is.
     readings: Vec<Diagnostic>,
+    readings_past: usize,
+    first_past: usize,
 }
+
+/// Values read two ways said one by one in a part of a stream: a file of
+/// 400,000 `yes` would otherwise hold as many warnings in memory.
+const MAX_READINGS: usize = 1000;
 
 impl Reader {
     fn new(kubernetes: bool) -> Reader {
@@ -115,6 +135,8 @@ impl Reader {
             kubernetes,
             problems: Vec::new(),
             readings: Vec::new(),
+            readings_past: 0,
+            first_past: 0,
         }
     }
 
@@ -122,7 +144,14 @@ impl Reader {
         let resolved = if self.kubernetes {
             let reading = crate::yaml::kubernetes::resolve(raw);
             if let (Ok(value), Some(other)) = (&reading.value, &reading.differs) {
-                self.readings.push(two_readings(raw, value, other));
+                if self.readings.len() < MAX_READINGS {
+                    self.readings.push(two_readings(raw, value, other));
+                } else {
+                    if self.readings_past == 0 {
+                        self.first_past = raw.span.start;
+                    }
+                    self.readings_past += 1;
+                }
             }
             reading.value
         } else {

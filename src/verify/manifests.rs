@@ -101,101 +101,144 @@ pub fn verify_file(
     runtimes: &[crate::trainer::runtime::Runtime],
     options: Options<'_>,
 ) -> Verified {
-    if crate::parse::is_spec(sources.get(id)) {
-        return Verified {
-            diagnostics: vec![spec_not_manifest(
-                sources,
-                id,
-                codes::VERIFY_SCHEMA,
-                "verify",
-            )],
-            ..Verified::default()
-        };
+    let mut diagnostics = Vec::new();
+    let counted = verify_file_into(sources, id, level, runtimes, options, &mut |d| {
+        diagnostics.push(d);
+    });
+    Verified {
+        objects: counted.objects,
+        unchecked: counted.unchecked,
+        diagnostics,
     }
-    verify_stream(sources, id, level, runtimes, options)
 }
 
-/// [`verify_file`] of a file that is no spec.
-fn verify_stream(
+/// What [`verify_file_into`] found besides the problems it handed out.
+#[derive(Default)]
+pub struct Counted {
+    /// Objects found (List items counted one by one).
+    pub objects: usize,
+    /// Of those, objects not checked, by `apiVersion` and `kind`.
+    pub unchecked: BTreeMap<(String, String), usize>,
+}
+
+/// [`verify_file`], each problem handed to `sink` as soon as it is found:
+/// a window of documents at a time, each window's in the order of the
+/// file, then those of objects together. What is held is a window's, not
+/// the file's problems, however many there are.
+pub fn verify_file_into(
     sources: &Sources,
     id: SourceId,
     level: ApiLevel,
     runtimes: &[crate::trainer::runtime::Runtime],
     options: Options<'_>,
-) -> Verified {
+    sink: &mut dyn FnMut(Diagnostic),
+) -> Counted {
+    if crate::parse::is_spec(sources.get(id)) {
+        sink(spec_not_manifest(
+            sources,
+            id,
+            codes::VERIFY_SCHEMA,
+            "verify",
+        ));
+        return Counted::default();
+    }
     let text = &sources.get(id).text;
-    let mut read = match super::stream::read(text, id, level, options.releases, options.crds) {
+    let mut out = Out {
+        sink,
+        unchecked: BTreeMap::new(),
+        require_schemas: options.require_schemas,
+    };
+    let read = super::stream::read(
+        text,
+        id,
+        level,
+        options.releases,
+        options.crds,
+        &mut |batch| out.batch(batch),
+    );
+    let read = match read {
         Ok(read) => read,
         Err(diagnostics) => {
-            return Verified {
-                diagnostics,
-                ..Verified::default()
+            diagnostics.into_iter().for_each(&mut *out.sink);
+            return Counted {
+                objects: 0,
+                unchecked: out.unchecked,
             };
         }
     };
-    let mut diagnostics = std::mem::take(&mut read.not_objects);
-    diagnostics.append(&mut read.identity);
     // Two objects of one id: said once, at the second. (Problems find
     // their object by its place in the stream, not by its id.)
     let mut by_id: HashMap<&str, &Kept> = HashMap::with_capacity(read.objects.len());
+    let mut twice_found = Vec::new();
     for object in &read.objects {
         match by_id.entry(&object.id) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(object);
             }
             std::collections::hash_map::Entry::Occupied(first) => {
-                diagnostics.push(twice(first.get(), object));
+                twice_found.push(twice(first.get(), object));
             }
         }
     }
     let (together, with_runtimes) = together(&read, level, runtimes);
-    let together = super::stream::locate_together(text, id, &read, &together);
-    let with_runtimes = super::stream::locate_together(text, id, &read, &with_runtimes);
-    let mut unchecked = BTreeMap::new();
-    // Each error by the span of the value it is about (the diagnostic
-    // points at the key), to meet the readings of those values below.
-    let mut errors: HashMap<Span, usize> = HashMap::new();
-    for found in read.found.into_iter().chain(together).chain(with_runtimes) {
+    let mut found: Vec<Diagnostic> = twice_found;
+    for found_one in super::stream::locate_together(text, id, &read, &together)
+        .into_iter()
+        .chain(super::stream::locate_together(
+            text,
+            id,
+            &read,
+            &with_runtimes,
+        ))
+    {
+        found.extend(out.kept(found_one));
+    }
+    crate::diagnostic::sort(&mut found);
+    found.into_iter().for_each(&mut *out.sink);
+    Counted {
+        objects: read.objects.len(),
+        unchecked: out.unchecked,
+    }
+}
+
+/// Where a file's problems go, and the count of objects not checked.
+struct Out<'s> {
+    sink: &'s mut dyn FnMut(Diagnostic),
+    unchecked: BTreeMap<(String, String), usize>,
+    require_schemas: bool,
+}
+
+impl Out<'_> {
+    /// A batch's problems, in the order of the file.
+    fn batch(&mut self, batch: super::stream::Batch) {
+        let mut diagnostics = batch.not_objects;
+        for found in batch.found {
+            diagnostics.extend(self.kept(found));
+        }
+        diagnostics.extend(batch.readings);
+        crate::diagnostic::sort(&mut diagnostics);
+        diagnostics.into_iter().for_each(&mut *self.sink);
+    }
+
+    /// A problem as it is said: an object of a kind not checked is counted,
+    /// and noted at its kind's first object (an error under
+    /// `--require-schemas`, at every one).
+    fn kept(&mut self, found: super::stream::Found) -> Option<Diagnostic> {
         let mut diagnostic = found.diagnostic;
         if let Some(key) = found.unchecked {
-            let count = unchecked.entry(key).or_insert(0);
+            let count = self.unchecked.entry(key).or_insert(0);
             *count += 1;
-            if options.require_schemas {
+            if self.require_schemas {
                 diagnostic.severity = crate::diagnostic::Severity::Error;
                 diagnostic.help = Some(format!(
                     "{}; without `--require-schemas`, objects trainc cannot check are counted, not failed",
                     diagnostic.help.unwrap_or_default()
                 ));
             } else if *count > 1 {
-                continue;
+                return None;
             }
         }
-        if let Some(value) = found.value {
-            errors.insert(value, diagnostics.len());
-        }
-        diagnostics.push(diagnostic);
-    }
-    // A value read two ways that is also wrong for its field: one error,
-    // which says how Kubernetes read it.
-    for reading in read.readings {
-        if let Some(error) = errors
-            .get(&reading.primary.span)
-            .map(|&i| &mut diagnostics[i])
-            .filter(|d| d.is_error())
-        {
-            error.help = Some(format!(
-                "{}; {}",
-                reading.message,
-                error.help.take().unwrap_or_default()
-            ));
-        } else {
-            diagnostics.push(reading);
-        }
-    }
-    Verified {
-        objects: read.objects.len(),
-        unchecked,
-        diagnostics,
+        Some(diagnostic)
     }
 }
 

@@ -32,6 +32,11 @@ mod wording;
 /// Characters of a message, object name or path shown at most.
 const MAX_SHOWN: usize = 300;
 
+/// Problems of one object `trainc verify` reports, at most: a 6 MB object
+/// can hold hundreds of thousands of wrong values, and the first hundred
+/// say what is wrong with it (a note says that more are not reported).
+pub const MAX_PROBLEMS_PER_OBJECT: usize = 100;
+
 /// `text` escaped and, past `chars` characters, cut in the middle: a schema
 /// error quotes the value it is about (which can be megabytes long) before
 /// saying what is wrong with it.

@@ -86,7 +86,11 @@ impl Bundled {
         }
         let root = schema_verdict::embedded_json(&self.json, self.text);
         let validator = schema_verdict::validator(&self.validator, root, Draft::Draft7);
-        for error in validator.iter_errors(value) {
+        // One past the most reported: the caller notes that there are more.
+        for error in validator
+            .iter_errors(value)
+            .take(super::MAX_PROBLEMS_PER_OBJECT + 1)
+        {
             super::wording::push_error(id, prefix, &error, root, problems);
         }
     }

@@ -1,22 +1,27 @@
-//! A manifest stream read a document at a time: each document parsed,
-//! checked on its own and its problems located at their lines while its
-//! tree is at hand, then dropped, keeping only what the checks of objects
-//! together read ([`super::objects::kept`]). The documents are found by
-//! their markers ([`crate::yaml::parts`]) and read on every core; where the
-//! parts do not read as predicted (a syntax error, a directive, a part that
-//! holds another number of documents than its text shows), the stream is
-//! read as one part, exactly as a reader of the whole reads it. A problem of objects together is located
-//! by reading its object's part again.
+//! A manifest stream read a window of documents at a time: each document
+//! parsed, checked on its own and its problems located at their lines while
+//! its tree is at hand, then dropped, keeping only what the checks of
+//! objects together read ([`super::objects::kept`]). The documents are
+//! found by their markers ([`crate::yaml::parts`]) and read on every core,
+//! [`PARTS_PER_WINDOW`] at a time; each window's problems go to the caller
+//! as soon as its objects are checked ([`OBJECTS_PER_BATCH`] at a time, a
+//! `v1 List`'s items too), so what is held is a window's, however many
+//! problems the stream has. Where the parts of a window do not read as
+//! predicted (a syntax error, a directive, a part that holds another
+//! number of documents than its text shows), the rest of the stream is
+//! read as one part, exactly as a reader of the whole reads it, its
+//! documents before that window passed over. A problem of objects together
+//! is located by reading its object's part again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value as Json;
 
 use super::Problem;
 use super::crd::Crds;
 use crate::diagnostic::{Diagnostic, codes};
+use crate::parse::ManifestStream;
 use crate::source::{SourceId, Span};
 use crate::spec::ApiLevel;
 use crate::tree::{Node, field_path};
@@ -27,6 +32,10 @@ pub const MAX_DEPTH: usize = 64;
 /// More documents than a large repository's whole rendered output holds
 /// (the benchmark verifies 10,000 in one stream).
 pub const MAX_DOCUMENTS: usize = 200_000;
+/// Parts parsed at a time (on every core), and objects checked at a time:
+/// what a window holds is their trees and their problems.
+const PARTS_PER_WINDOW: usize = 2048;
+const OBJECTS_PER_BATCH: usize = 512;
 
 /// What each document of a manifest is.
 pub const ONE_OBJECT_EACH: &str = "each `---`-separated document of a manifest is one object";
@@ -75,184 +84,276 @@ struct Checks<'a> {
 /// A problem at its line.
 pub(super) struct Found {
     pub diagnostic: Diagnostic,
-    /// The span of the value it is about, where it has one (a reading of
-    /// that value joins the error).
-    pub value: Option<Span>,
     /// The object's `apiVersion` and `kind`, for one it did not check.
     pub unchecked: Option<(String, String)>,
 }
 
-/// Everything a stream's objects are on their own.
+/// What a stream's objects are, once every window is read: what the checks
+/// of objects together need.
 #[derive(Default)]
 pub(super) struct Read {
     /// The stream's parts, each read on its own.
     parts: Vec<Range<usize>>,
     pub objects: Vec<Kept>,
-    /// Documents that are no objects.
+}
+
+/// The problems of a batch of objects, handed out as soon as they are
+/// found, in the stream's order.
+#[derive(Default)]
+pub(super) struct Batch {
+    /// Documents that are no objects, objects without `apiVersion`, `kind`
+    /// or a name.
     pub not_objects: Vec<Diagnostic>,
-    /// Objects without `apiVersion`, `kind` or a name.
-    pub identity: Vec<Diagnostic>,
-    /// Each object's own problems, in the objects' order.
+    /// Each object's own problems, in the objects' order; a value a YAML
+    /// 1.2 reader reads otherwise than Kubernetes joined to its error.
     pub found: Vec<Found>,
-    /// Scalars a YAML 1.2 reader reads otherwise than Kubernetes.
+    /// The other such values, said on their own.
     pub readings: Vec<Diagnostic>,
 }
 
-impl Read {
-    /// `more`'s objects and problems after these (its parts are these).
-    fn append(&mut self, more: Read) {
-        self.objects.extend(more.objects);
-        self.not_objects.extend(more.not_objects);
-        self.identity.extend(more.identity);
-        self.found.extend(more.found);
-        self.readings.extend(more.readings);
-    }
+/// A part parsed: its index among the stream's parts, its first document's
+/// number, and what it holds.
+struct Parsed {
+    index: usize,
+    first: usize,
+    stream: ManifestStream,
 }
 
-/// The objects of `text` read and checked one by one; the stream's parse
-/// errors if it is not YAML.
+/// The objects of `text` read and checked window by window, each batch's
+/// problems handed to `emit` as soon as they are found; the stream's parse
+/// errors if it is not YAML (after the batches of the windows before the
+/// error).
 pub(super) fn read(
     text: &str,
     id: SourceId,
     level: ApiLevel,
     releases: super::Releases,
     crds: &Crds,
+    emit: &mut dyn FnMut(Batch),
 ) -> Result<Read, Vec<Diagnostic>> {
-    let split = crate::yaml::parts(text)
-        .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
-        .and_then(|parts| read_parts(text, id, &parts, level, releases, crds));
-    if let Some(read) = split {
-        return Ok(read);
-    }
-    let mut read = Read {
-        parts: std::iter::once(0..text.len()).collect(),
-        ..Read::default()
-    };
     let checks = Checks {
         level,
         releases,
         crds,
     };
-    read_part(text, id, 0, 0..text.len(), 1, &checks, &mut read)?;
+    let mut read = Read::default();
+    let parts = crate::yaml::parts(text)
+        .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
+        .unwrap_or_default();
+    // Each part's first document number, from the documents before it.
+    let mut documents = 1;
+    let mut windows = parts.chunks(PARTS_PER_WINDOW);
+    let mut offset = 0;
+    let rest = loop {
+        let Some(window) = windows.next() else {
+            if parts.is_empty() {
+                break Some((0, 1));
+            }
+            return Ok(read);
+        };
+        let mut first = Vec::with_capacity(window.len());
+        for part in window {
+            first.push(documents);
+            documents += usize::from(!part.empty);
+        }
+        let parsed = super::in_order(window, |start, chunk| {
+            let mut parsed = Vec::with_capacity(chunk.len());
+            for (i, part) in chunk.iter().enumerate() {
+                let range = part.range.clone();
+                let stream =
+                    crate::parse::parse_manifest_part(id, text, range, MAX_DEPTH, MAX_DOCUMENTS)
+                        .ok()
+                        .filter(|s| s.documents.len() == usize::from(!part.empty))?;
+                parsed.push(Parsed {
+                    index: offset + start + i,
+                    first: first[start + i],
+                    stream,
+                });
+            }
+            Some(parsed)
+        });
+        let Some(parsed): Option<Vec<Parsed>> = parsed
+            .into_iter()
+            .collect::<Option<Vec<Vec<Parsed>>>>()
+            .map(|chunks| chunks.into_iter().flatten().collect())
+        else {
+            // Read as the whole from this window's first part on.
+            break Some((window[0].range.start, first[0]));
+        };
+        read.parts.extend(window.iter().map(|p| p.range.clone()));
+        check(&parsed, id, &checks, &mut read, emit);
+        offset += window.len();
+    };
+    let (start, first) = rest.unwrap_or((0, 1));
+    let range = start..text.len();
+    let stream =
+        crate::parse::parse_manifest_part(id, text, range.clone(), MAX_DEPTH, MAX_DOCUMENTS)?;
+    let index = read.parts.len();
+    read.parts.push(range);
+    check(
+        &[Parsed {
+            index,
+            first,
+            stream,
+        }],
+        id,
+        &checks,
+        &mut read,
+        emit,
+    );
     Ok(read)
 }
 
-/// The parts read on every core, in order; `None` where one does not read
-/// as one document (or none, for an empty one) or does not read at all.
-fn read_parts(
-    text: &str,
+/// The objects of the parts `parsed`, checked on every core a batch at a
+/// time, each batch's problems handed to `emit`; what stays of each object
+/// kept in `read`.
+fn check(
+    parsed: &[Parsed],
     id: SourceId,
-    parts: &[crate::yaml::Part],
-    level: ApiLevel,
-    releases: super::Releases,
-    crds: &Crds,
-) -> Option<Read> {
-    let checks = Checks {
-        level,
-        releases,
-        crds,
-    };
-    // Each part's first document number, from the documents before it.
-    let mut first = Vec::with_capacity(parts.len());
-    let mut documents = 1;
-    for part in parts {
-        first.push(documents);
-        documents += usize::from(!part.empty);
-    }
-    let failed = AtomicBool::new(false);
-    let chunks = super::in_order(parts, |offset, chunk| {
-        let mut read = Read::default();
-        for (i, part) in chunk.iter().enumerate() {
-            let index = offset + i;
-            let found = (!failed.load(Ordering::Relaxed))
-                .then(|| {
-                    let range = part.range.clone();
-                    read_part(text, id, index, range, first[index], &checks, &mut read).ok()
-                })
-                .flatten();
-            if found != Some(usize::from(!part.empty)) {
-                failed.store(true, Ordering::Relaxed);
-                return None;
-            }
-        }
-        Some(read)
-    });
-    let mut read = Read {
-        parts: parts.iter().map(|p| p.range.clone()).collect(),
-        ..Read::default()
-    };
-    for chunk in chunks {
-        read.append(chunk?);
-    }
-    Some(read)
-}
-
-/// The objects of part `index` (the bytes `range`, its first document
-/// numbered `first`) checked and added to `read`; how many non-empty
-/// documents it held.
-fn read_part(
-    text: &str,
-    id: SourceId,
-    index: usize,
-    range: Range<usize>,
-    first: usize,
     checks: &Checks<'_>,
     read: &mut Read,
-) -> Result<usize, Vec<Diagnostic>> {
-    let stream = crate::parse::parse_manifest_part(id, text, range, MAX_DEPTH, MAX_DOCUMENTS)?;
-    let (objects, not_objects) = crate::parse::stream_objects(&stream.documents);
-    let numbered = |document: usize| first + document - 1;
-    read.not_objects.extend(crate::parse::not_objects_errors(
-        not_objects
-            .into_iter()
-            .map(|(document, node)| (numbered(document), node))
-            .collect(),
-        codes::VERIFY_SCHEMA,
-        "",
-        ONE_OBJECT_EACH,
-    ));
-    // A `v1 List` of thousands of items is one part: its items are checked
-    // on every core too.
-    let checked = super::in_order(&objects, |offset, chunk| {
-        let mut read = Read::default();
-        for (i, object) in chunk.iter().enumerate() {
-            let located = Located {
-                document: numbered(object.document),
-                node: object.node,
-                json: object.node.to_json(),
-            };
-            read.identity.extend(missing_identity(&located));
-            let mut problems = Vec::new();
-            super::one_object(
-                &located.json,
-                checks.level,
-                checks.releases,
-                checks.crds,
-                &mut problems,
-            );
-            read.found
-                .extend(problems.iter().map(|p| found(p, Some(&located), id)));
-            read.objects.push(Kept {
-                document: located.document,
-                part: index,
-                ordinal: offset + i,
-                start: located.start(),
-                id: super::id(&located.json),
-                namespace: located.json["metadata"]["namespace"]
-                    .as_str()
-                    .map(str::to_owned),
-                runtime: super::objects::is_runtime(&located.json),
-                trainjob: super::runtimes::is_trainjob(&located.json),
-                together: super::objects::kept(located.json).map(|kept| kept.to_string()),
-            });
-        }
-        read
-    });
-    for chunk in checked {
-        read.append(chunk);
+    emit: &mut dyn FnMut(Batch),
+) {
+    // Every object of the window, with its part and its place there.
+    let mut objects = Vec::new();
+    let mut not_objects = Vec::new();
+    for part in parsed {
+        let (found, none) = crate::parse::stream_objects(&part.stream.documents);
+        let numbered = |document: usize| part.first + document - 1;
+        not_objects.extend(none.into_iter().map(|(d, node)| (numbered(d), node)));
+        objects.extend(
+            found
+                .into_iter()
+                .enumerate()
+                .map(|(ordinal, object)| Located {
+                    part: part.index,
+                    ordinal,
+                    document: numbered(object.document),
+                    node: object.node,
+                }),
+        );
     }
-    read.readings.extend(stream.readings);
-    Ok(stream.documents.len())
+    // A value read two ways that is also wrong for its field: one error,
+    // which says how Kubernetes read it; the readings of a part wait for
+    // its last batch.
+    let mut readings: HashMap<Span, Diagnostic> = parsed
+        .iter()
+        .flat_map(|p| p.stream.readings.iter().cloned())
+        .map(|d| (d.primary.span, d))
+        .collect();
+    let mut first = Batch {
+        not_objects: crate::parse::not_objects_errors(
+            not_objects,
+            codes::VERIFY_SCHEMA,
+            "",
+            ONE_OBJECT_EACH,
+        ),
+        ..Batch::default()
+    };
+    let batches = objects.chunks(OBJECTS_PER_BATCH).collect::<Vec<_>>();
+    if batches.is_empty() {
+        first.readings = readings.into_values().collect();
+        first.readings.sort_by_key(|d| d.primary.span.start);
+        emit(first);
+        return;
+    }
+    let last = batches.len() - 1;
+    for (n, batch) in batches.into_iter().enumerate() {
+        let checked = super::in_order(batch, |_, chunk| {
+            chunk
+                .iter()
+                .map(|object| checked(object, id, checks))
+                .collect::<Vec<_>>()
+        });
+        let mut out = std::mem::take(&mut first);
+        for (kept, problems, identity) in checked.into_iter().flatten() {
+            read.objects.push(kept);
+            out.not_objects.extend(identity);
+            for mut found in problems {
+                if let Some(reading) = found.value.and_then(|v| readings.remove(&v))
+                    && found.diagnostic.is_error()
+                {
+                    found.diagnostic.help = Some(format!(
+                        "{}; {}",
+                        reading.message,
+                        found.diagnostic.help.take().unwrap_or_default()
+                    ));
+                }
+                out.found.push(Found {
+                    diagnostic: found.diagnostic,
+                    unchecked: found.unchecked,
+                });
+            }
+        }
+        if n == last {
+            out.readings = std::mem::take(&mut readings).into_values().collect();
+            out.readings.sort_by_key(|d| d.primary.span.start);
+        }
+        emit(out);
+    }
+}
+
+/// A problem at its line, with the span of the value it is about.
+struct Placed {
+    diagnostic: Diagnostic,
+    value: Option<Span>,
+    unchecked: Option<(String, String)>,
+}
+
+/// One object checked on its own: what stays of it, its problems (at most
+/// [`super::MAX_PROBLEMS_PER_OBJECT`], then a note), and an error when it
+/// has no identity.
+fn checked(
+    object: &Located<'_>,
+    id: SourceId,
+    checks: &Checks<'_>,
+) -> (Kept, Vec<Placed>, Option<Diagnostic>) {
+    let json = object.node.to_json();
+    let identity = missing_identity(object, &json);
+    let mut problems = Vec::new();
+    super::one_object(
+        &json,
+        checks.level,
+        checks.releases,
+        checks.crds,
+        &mut problems,
+    );
+    let past = problems.len() > super::MAX_PROBLEMS_PER_OBJECT;
+    problems.truncate(super::MAX_PROBLEMS_PER_OBJECT);
+    let mut placed: Vec<Placed> = problems
+        .iter()
+        .map(|p| place(p, Some((object, &json)), id))
+        .collect();
+    let object_id = super::id(&json);
+    if past {
+        placed.push(Placed {
+            diagnostic: Diagnostic::note(
+                codes::VERIFY_SCHEMA,
+                object.start(),
+                format!(
+                    "document {}, {}: more problems of this object are not reported; trainc reports the first {} of an object",
+                    object.document,
+                    super::shortened(object_id.clone(), super::MAX_SHOWN),
+                    super::MAX_PROBLEMS_PER_OBJECT
+                ),
+            )
+            .with_help("fix these and verify again to see the rest"),
+            value: None,
+            unchecked: None,
+        });
+    }
+    let kept = Kept {
+        document: object.document,
+        part: object.part,
+        ordinal: object.ordinal,
+        start: object.start(),
+        id: object_id,
+        namespace: json["metadata"]["namespace"].as_str().map(str::to_owned),
+        runtime: super::objects::is_runtime(&json),
+        trainjob: super::runtimes::is_trainjob(&json),
+        together: super::objects::kept(json).map(|kept| kept.to_string()),
+    };
+    (kept, placed, identity)
 }
 
 /// Problems found once every document was dropped (each with its
@@ -286,41 +387,47 @@ pub(super) fn locate_together(
                 let kept = &read.objects[problem.index.unwrap_or_default()];
                 if let Some(object) = objects.get(kept.ordinal) {
                     let object = Located {
+                        part: kept.part,
+                        ordinal: kept.ordinal,
                         document: kept.document,
                         node: object.node,
-                        json: object.node.to_json(),
                     };
-                    located.push((n, found(problem, Some(&object), id)));
+                    let json = object.node.to_json();
+                    located.push((n, place(problem, Some((&object, &json)), id)));
                 }
             }
         }
         located
     });
-    let mut placed: Vec<Option<Found>> = problems.iter().map(|_| None).collect();
+    let mut placed: Vec<Option<Placed>> = problems.iter().map(|_| None).collect();
     for (n, found) in located.into_iter().flatten() {
         placed[n] = Some(found);
     }
     placed
         .into_iter()
         .zip(problems)
-        .map(|(placed, problem)| placed.unwrap_or_else(|| found(problem, None, id)))
+        .map(|(placed, problem)| placed.unwrap_or_else(|| place(problem, None, id)))
+        .map(|placed| Found {
+            diagnostic: placed.diagnostic,
+            unchecked: placed.unchecked,
+        })
         .collect()
 }
 
-/// A problem at its line in `object`.
-fn found(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Found {
+/// A problem at its line in `object` (its node and its JSON).
+fn place(problem: &Problem, object: Option<(&Located<'_>, &Json)>, id: SourceId) -> Placed {
     let value = object
-        .and_then(|o| o.node.pointer(&problem.path))
+        .and_then(|(o, _)| o.node.pointer(&problem.path))
         .map(|(value, _)| value.span);
     let unchecked = (!problem.contract.checked()).then(|| {
-        object.map_or_else(Default::default, |o| {
+        object.map_or_else(Default::default, |(_, json)| {
             (
-                o.json["apiVersion"].as_str().unwrap_or("").to_owned(),
-                o.json["kind"].as_str().unwrap_or("").to_owned(),
+                json["apiVersion"].as_str().unwrap_or("").to_owned(),
+                json["kind"].as_str().unwrap_or("").to_owned(),
             )
         })
     });
-    Found {
+    Placed {
         diagnostic: locate(problem, object, id),
         value,
         unchecked,
@@ -329,10 +436,12 @@ fn found(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Found
 
 /// One object of the file: where it is and what it says.
 struct Located<'a> {
+    /// Its part of the stream, and which object of it.
+    part: usize,
+    ordinal: usize,
     /// 1-based, among the file's non-empty documents.
     document: usize,
     node: &'a Node,
-    json: Json,
 }
 
 impl Located<'_> {
@@ -349,11 +458,11 @@ impl Located<'_> {
 
 /// An object without `apiVersion`, `kind` or a name gets one clear error
 /// rather than a schema lookup for `?`.
-fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
+fn missing_identity(object: &Located<'_>, json: &Json) -> Option<Diagnostic> {
     let missing: Vec<&str> = [
-        ("apiVersion", object.json["apiVersion"].is_string()),
-        ("kind", object.json["kind"].is_string()),
-        ("metadata.name", object.json["metadata"]["name"].is_string()),
+        ("apiVersion", json["apiVersion"].is_string()),
+        ("kind", json["kind"].is_string()),
+        ("metadata.name", json["metadata"]["name"].is_string()),
     ]
     .into_iter()
     .filter(|(_, present)| !present)
@@ -380,10 +489,10 @@ fn missing_identity(object: &Located<'_>) -> Option<Diagnostic> {
 /// A problem as a diagnostic at the line of the field it is about: the value
 /// when it exists, else the nearest enclosing one (a missing field is
 /// reported at the object that should hold it).
-fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diagnostic {
+fn locate(problem: &Problem, object: Option<(&Located<'_>, &Json)>, id: SourceId) -> Diagnostic {
     let code = problem.code();
     let (span, document) = match object {
-        Some(o) => {
+        Some((o, _)) => {
             let span = match o.node.pointer(&problem.path) {
                 Some((_, Some(key))) => key,
                 _ => o.node.span_at(&problem.path),
@@ -402,10 +511,10 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
     } else {
         format!("document {document}, ")
     };
-    let help = problem
-        .contract
-        .help()
-        .map_or_else(|| schema_help(problem, object), str::to_owned);
+    let help = problem.contract.help().map_or_else(
+        || schema_help(problem, object.map(|(_, json)| json)),
+        str::to_owned,
+    );
     let mut diagnostic = Diagnostic::error(
         code,
         span,
@@ -418,9 +527,9 @@ fn locate(problem: &Problem, object: Option<&Located<'_>>, id: SourceId) -> Diag
 
 /// Where to read what a field takes: `kubectl explain` of the object that
 /// holds it (`deployment.spec.template.spec` for an unknown field there).
-fn schema_help(problem: &Problem, object: Option<&Located<'_>>) -> String {
+fn schema_help(problem: &Problem, object: Option<&Json>) -> String {
     let rejects = "the API server rejects an object that does not match its kind's schema";
-    let Some(kind) = object.and_then(|o| o.json["kind"].as_str()) else {
+    let Some(kind) = object.and_then(|o| o["kind"].as_str()) else {
         return rejects.to_owned();
     };
     let mut holder: Vec<String> = problem
