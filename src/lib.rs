@@ -108,7 +108,7 @@ pub struct Input {
     /// Merged over the spec in order.
     pub overlays: Vec<SourceId>,
     /// `--runtimes FILE`: the cluster's runtimes, over `[trainjob] runtimesFile`.
-    pub runtimes: Option<SourceId>,
+    pub runtimes: Option<trainer::file::RuntimesFile>,
 }
 
 impl Input {
@@ -292,7 +292,14 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked
     let Some(tree) = tree.filter(|_| !problems.iter().any(Diagnostic::is_error)) else {
         return Checked::stopped(problems);
     };
-    compose_and_validate(sources, tree, overlays, problems, input.runtimes, options)
+    compose_and_validate(
+        sources,
+        tree,
+        overlays,
+        problems,
+        input.runtimes.as_ref(),
+        options,
+    )
 }
 
 /// Overlays and command-line settings on top of `tree`, templates,
@@ -302,7 +309,7 @@ fn compose_and_validate(
     mut tree: tree::Node,
     overlays: Vec<tree::Node>,
     mut problems: Vec<Diagnostic>,
-    runtimes: Option<SourceId>,
+    runtimes: Option<&trainer::file::RuntimesFile>,
     options: &Options,
 ) -> Checked {
     // `--set` first: a name given both ways is said once, as the `--set`.

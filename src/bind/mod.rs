@@ -13,7 +13,7 @@ pub(crate) mod runtime;
 pub(crate) use root::Root;
 
 use crate::diagnostic::Diagnostic;
-use crate::source::{SourceId, Sources};
+use crate::source::Sources;
 use crate::spec::Spec;
 use crate::trainer::bind::Bound;
 use crate::tree::Node;
@@ -37,7 +37,7 @@ pub(crate) fn bind(
     tree: &Node,
     sources: &mut Sources,
     root: &Root,
-    runtimes: Option<SourceId>,
+    runtimes: Option<&crate::trainer::file::RuntimesFile>,
     read_code: bool,
     look_up_runtime: bool,
 ) -> (Bindings, Vec<Diagnostic>) {

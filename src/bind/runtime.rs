@@ -13,7 +13,8 @@ use crate::source::{SourceId, Sources};
 use crate::spec::defaults;
 use crate::spec::{RuntimeKind, Spec, Target};
 use crate::trainer::bind::{Bound, bind};
-use crate::trainer::runtime::{Kind, Runtime};
+use crate::trainer::file::RuntimesFile;
+use crate::trainer::runtime::Kind;
 use crate::tree::Node;
 
 /// Most bytes of a runtimes file: the size of any other input trainc reads.
@@ -31,26 +32,28 @@ pub(crate) fn load(
     tree: &Node,
     sources: &mut Sources,
     root: &Root,
-    flag: Option<SourceId>,
+    flag: Option<&RuntimesFile>,
 ) -> (Option<Bound>, Vec<Diagnostic>) {
     if spec.target != Some(Target::Trainjob) {
         return (None, Vec::new());
     }
     let options = spec.trainjob.as_ref();
-    let mut problems = Vec::new();
-    let file = match (flag, options.and_then(|t| t.runtimes_file.as_deref())) {
-        (Some(id), _) => Some(id),
+    let named = match (flag, options.and_then(|t| t.runtimes_file.as_deref())) {
         (None, Some(path)) => match named_file(path, tree, sources, root) {
-            Ok(id) => Some(id),
+            Ok(id) => Some(RuntimesFile::new(id)),
             Err(d) => return (None, vec![*d]),
         },
-        (None, None) => None,
+        _ => None,
     };
-    let runtimes: Option<Vec<Runtime>> = file.map(|id| {
-        let (runtimes, mut found) = crate::trainer::file::read(sources, id);
-        problems.append(&mut found);
-        runtimes
-    });
+    // The command line's file is read once for every spec built against it.
+    let file = flag.or(named.as_ref());
+    let (runtimes, problems) = match file {
+        Some(file) => {
+            let (runtimes, problems) = file.runtimes(sources);
+            (Some(runtimes.as_slice()), problems.clone())
+        }
+        None => (None, Vec::new()),
+    };
     let kind = match options
         .and_then(|t| t.runtime_kind)
         .unwrap_or(defaults::TRAINJOB_RUNTIME_KIND)
@@ -65,13 +68,7 @@ pub(crate) fn load(
         .and_then(|t| t.api_level)
         .unwrap_or(defaults::TRAINJOB_API_LEVEL)
         .release();
-    let bound = bind(
-        kind,
-        name,
-        spec.namespace.as_deref(),
-        release,
-        runtimes.as_deref(),
-    );
+    let bound = bind(kind, name, spec.namespace.as_deref(), release, runtimes);
     (Some(bound), problems)
 }
 

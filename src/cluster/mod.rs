@@ -150,6 +150,59 @@ impl Service {
     }
 }
 
+/// Things with a label selector (Services) found by the labels of the pods
+/// they select: each under the one pair of its selector that the fewest of
+/// them select by, so that a pod's labels find every one that may select
+/// it, and little else; a namespace of thousands of jobs and Services then
+/// costs their number, not its square.
+pub struct BySelector<T> {
+    by_pair: std::collections::HashMap<(String, String), Vec<(usize, T, Map<String, Json>)>>,
+}
+
+impl<T: Clone> BySelector<T> {
+    /// `items` with their selectors, in order; an empty selector selects
+    /// nothing.
+    pub fn new(items: impl IntoIterator<Item = (T, Map<String, Json>)>) -> BySelector<T> {
+        let items: Vec<(T, Map<String, Json>)> = items.into_iter().collect();
+        let pair = |key: &str, value: &Json| (key.to_owned(), value.to_string());
+        let mut counts: std::collections::HashMap<(String, String), usize> =
+            std::collections::HashMap::new();
+        for (_, selector) in &items {
+            for (key, value) in selector {
+                *counts.entry(pair(key, value)).or_default() += 1;
+            }
+        }
+        let mut by_pair: std::collections::HashMap<_, Vec<_>> = std::collections::HashMap::new();
+        for (order, (item, selector)) in items.into_iter().enumerate() {
+            let rarest = selector
+                .iter()
+                .map(|(key, value)| pair(key, value))
+                .min_by_key(|p| (counts[p], p.clone()));
+            if let Some(rarest) = rarest {
+                by_pair
+                    .entry(rarest)
+                    .or_default()
+                    .push((order, item, selector));
+            }
+        }
+        BySelector { by_pair }
+    }
+
+    /// The items whose selector picks a pod labelled `labels`, in their order.
+    pub fn selecting(&self, labels: &Map<String, Json>) -> Vec<T> {
+        let mut found: Vec<(usize, T)> = labels
+            .iter()
+            .filter_map(|(key, value)| self.by_pair.get(&(key.clone(), value.to_string())))
+            .flatten()
+            .filter(|(_, _, selector)| selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
+            .map(|(order, item, _)| (*order, item.clone()))
+            .collect();
+        found.sort_by_key(|(order, _)| *order);
+        found.dedup_by_key(|(order, _)| *order);
+        found.into_iter().map(|(_, item)| item).collect()
+    }
+}
+
 impl Workload {
     /// The Services that name the pods: those among `objects` and the
     /// controller's.

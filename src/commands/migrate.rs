@@ -27,7 +27,7 @@ pub(super) fn run(args: &MigrateArgs) -> Status {
             source::MAX_MANIFEST_BYTES,
             &mut diagnostics,
         ) {
-            Ok(id) => options.runtimes = id,
+            Ok(id) => options.runtimes = id.map(trainc::trainer::file::RuntimesFile::new),
             Err(failed) => status = failed,
         }
     }
@@ -55,6 +55,8 @@ pub(super) fn run(args: &MigrateArgs) -> Status {
         results.push((path, migrated));
     }
     trainc::diagnostic::sort(&mut diagnostics);
+    // The runtimes file's problems come with each job's build: said once.
+    diagnostics.dedup();
     let jobs: usize = results.iter().map(|(_, m)| m.jobs).sum();
     let failed: usize = results.iter().map(|(_, m)| m.failed).sum();
     if status != Status::Ok {

@@ -208,7 +208,7 @@ fn read_input(
     Ok(id.map(|id| trainc::Input {
         spec: id,
         overlays: shared.overlays.clone(),
-        runtimes: shared.runtimes,
+        runtimes: shared.runtimes.clone(),
     }))
 }
 
@@ -255,7 +255,7 @@ fn unreadable(
 #[derive(Debug, Clone, Default)]
 struct Shared {
     overlays: Vec<trainc::SourceId>,
-    runtimes: Option<trainc::SourceId>,
+    runtimes: Option<trainc::trainer::file::RuntimesFile>,
 }
 
 /// Reads every overlay and the runtimes file once; the same apply to every spec.
@@ -271,8 +271,8 @@ fn read_overlays(
         }
     }
     if let Some(path) = &args.runtimes {
-        shared.runtimes =
-            read_input(sources, path, &Shared::default(), diagnostics)?.map(|input| input.spec);
+        shared.runtimes = read_input(sources, path, &Shared::default(), diagnostics)?
+            .map(|input| trainc::trainer::file::RuntimesFile::new(input.spec));
     }
     Ok(shared)
 }

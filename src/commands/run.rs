@@ -410,7 +410,10 @@ fn objects(args: &RunArgs, sources: &mut Sources) -> Result<Read, Status> {
     Ok(Read {
         objects: found.iter().map(|o| o.node.to_json()).collect(),
         text_id,
-        runtimes_file: shared.runtimes,
+        runtimes_file: shared
+            .runtimes
+            .as_ref()
+            .map(trainc::trainer::file::RuntimesFile::id),
         built: trainjob,
     })
 }

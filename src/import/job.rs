@@ -2,6 +2,8 @@
 //! `[podTemplate]`, the warnings at their lines), the pod it describes, and
 //! the input's other objects a job may claim (its Services and claims).
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value as Json};
 
 use super::{Object, escape_templates};
@@ -221,6 +223,56 @@ impl<'a> Job<'a> {
 /// that belong to a job.
 pub(crate) struct Others<'o, 'a> {
     pub(super) objects: &'o mut [Object<'a>],
+    pub(super) index: &'o Index,
+}
+
+/// The input's objects found by kind, name and namespace (the first of
+/// each), and its Services by namespace and what they select: looked up,
+/// not searched, so that thousands of jobs beside thousands of objects cost
+/// their number, not its square.
+pub(crate) struct Index {
+    named: HashMap<(String, String, Option<String>), usize>,
+    services: HashMap<Option<String>, crate::cluster::BySelector<usize>>,
+}
+
+impl Index {
+    pub(super) fn new(objects: &[Object<'_>]) -> Index {
+        let mut named = HashMap::new();
+        let mut services: HashMap<Option<String>, Vec<(usize, Map<String, Json>)>> = HashMap::new();
+        for (i, o) in objects.iter().enumerate() {
+            let key = (
+                o.kind().to_owned(),
+                o.name().to_owned(),
+                o.namespace().map(str::to_owned),
+            );
+            named.entry(key).or_insert(i);
+            if o.kind() == "Service"
+                && let Some(selector) = o.json["spec"]["selector"].as_object()
+            {
+                let namespace = o.namespace().map(str::to_owned);
+                services
+                    .entry(namespace)
+                    .or_default()
+                    .push((i, selector.clone()));
+            }
+        }
+        Index {
+            named,
+            services: services
+                .into_iter()
+                .map(|(namespace, list)| (namespace, crate::cluster::BySelector::new(list)))
+                .collect(),
+        }
+    }
+
+    fn named(&self, kind: &str, name: &str, namespace: Option<&str>) -> Option<usize> {
+        let key = (
+            kind.to_owned(),
+            name.to_owned(),
+            namespace.map(str::to_owned),
+        );
+        self.named.get(&key).copied()
+    }
 }
 
 impl<'a> Others<'_, 'a> {
@@ -230,9 +282,8 @@ impl<'a> Others<'_, 'a> {
         name: &str,
         namespace: Option<&str>,
     ) -> Option<(Json, &'a Node)> {
-        let object = self.objects.iter_mut().find(|o| {
-            o.kind() == "PersistentVolumeClaim" && o.name() == name && o.namespace() == namespace
-        })?;
+        let i = self.index.named("PersistentVolumeClaim", name, namespace)?;
+        let object = &mut self.objects[i];
         object.used = true;
         Some((object.json.clone(), object.node))
     }
@@ -250,10 +301,8 @@ impl<'a> Others<'_, 'a> {
         } else {
             None
         };
-        let object = self
-            .objects
-            .iter_mut()
-            .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)?;
+        let i = self.index.named(kind, name, namespace)?;
+        let object = &mut self.objects[i];
         object.used = true;
         Some((object.json.clone(), object.node))
     }
@@ -264,18 +313,14 @@ impl<'a> Others<'_, 'a> {
         labels: &Map<String, Json>,
         namespace: Option<&str>,
     ) -> Vec<(Json, &'a Node)> {
+        let Some(services) = self.index.services.get(&namespace.map(str::to_owned)) else {
+            return Vec::new();
+        };
         let mut found = Vec::new();
-        for object in self.objects.iter_mut() {
-            if object.kind() != "Service" || object.namespace() != namespace {
-                continue;
-            }
-            let Some(selector) = object.json["spec"]["selector"].as_object() else {
-                continue;
-            };
-            if !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
-                object.used = true;
-                found.push((object.json.clone(), object.node));
-            }
+        for i in services.selecting(labels) {
+            let object = &mut self.objects[i];
+            object.used = true;
+            found.push((object.json.clone(), object.node));
         }
         found
     }

@@ -159,7 +159,46 @@ pub fn import_jobs(
     };
     let mut documents = documents;
     documents.iter_mut().for_each(merge_keys);
-    let mut objects = objects(&documents);
+    import_objects(sources, id, objects(&documents), level, which_jobs)
+}
+
+/// [`import_jobs`] of objects already read (`trainc migrate` reads the
+/// stream with `verify`'s reader and keeps what import reads: the jobs,
+/// claims and Services, merge keys applied), each with its document's
+/// number.
+pub fn import_nodes(
+    sources: &Sources,
+    id: SourceId,
+    nodes: &[(usize, Node)],
+    level: Option<crate::spec::ApiLevel>,
+    which_jobs: Jobs,
+) -> Imported {
+    let objects = nodes
+        .iter()
+        .map(|(document, node)| Object {
+            node,
+            json: node.to_json(),
+            document: *document,
+            used: false,
+        })
+        .collect();
+    import_objects(sources, id, objects, level, which_jobs)
+}
+
+/// Whether an object is one that import reads beside the jobs.
+pub fn read_beside(kind: &str) -> bool {
+    matches!(kind, "PersistentVolumeClaim" | "Service")
+}
+
+/// Every job of the `which_jobs` kinds among `objects`.
+fn import_objects(
+    sources: &Sources,
+    id: SourceId,
+    mut objects: Vec<Object<'_>>,
+    level: Option<crate::spec::ApiLevel>,
+    which_jobs: Jobs,
+) -> Imported {
+    let index = job::Index::new(&objects);
     let mut diagnostics = Vec::new();
     // A PyTorchJob its schema refuses is said in `verify`'s words (a
     // misspelt field with its did-you-mean) and not imported: what import
@@ -202,7 +241,7 @@ pub fn import_jobs(
             continue;
         }
         let migrating = which_jobs == Jobs::PyTorchJobsKeepingObjects;
-        match one_job(&mut objects, i, which, migrating, level) {
+        match one_job(&mut objects, &index, i, which, migrating, level) {
             Ok((job, mut found)) => {
                 diagnostics.append(&mut found);
                 jobs.push(job);
@@ -301,6 +340,7 @@ enum Kind {
 /// when it cannot be one.
 fn one_job(
     objects: &mut [Object<'_>],
+    index: &job::Index,
     i: usize,
     which: Kind,
     migrating: bool,
@@ -333,7 +373,7 @@ fn one_job(
         &format!("a {kind} has `metadata` and `spec`"),
     );
     let node = objects[i].node.clone();
-    let mut others = Others { objects };
+    let mut others = Others { objects, index };
     match which {
         Kind::PyTorchJob => pytorchjob::import(&mut job, &object, &mut others),
         Kind::TrainJob => trainjob::import(&mut job, &object, &mut others, level),
@@ -463,7 +503,7 @@ fn escape_templates(value: &mut Json) {
 /// YAML's merge keys, as Kubernetes' YAML reader applies them: the entries
 /// of `<<: *base` (or of each mapping in `<<: [*a, *b]`, the first winning)
 /// that the mapping does not set itself.
-fn merge_keys(node: &mut Node) {
+pub fn merge_keys(node: &mut Node) {
     use crate::tree::Value;
     match &mut node.value {
         Value::Table(entries) => {

@@ -1,71 +1,139 @@
-//! What the input holds beside its PyTorchJobs' specs: every object with
-//! where it was written, which PyTorchJobs the cluster would refuse as they
-//! are (`trainc verify`'s verdict, said in its words), and the other
-//! workloads, which pass through.
+//! What `trainc migrate` reads of its input, in one pass of the reader
+//! `verify` uses ([`crate::verify::stream::windows`]: the same documents,
+//! the same limits, a window at a time): the objects import reads (the
+//! PyTorchJobs, and the claims and Services beside them) kept whole, every
+//! other object counted and dropped; which PyTorchJobs the cluster would
+//! refuse as they are (`trainc verify`'s verdict, said in its words); and
+//! the other workloads, which pass through.
 
 use std::ops::Range;
 
-use serde_json::Value as Json;
-
 use crate::cluster::pytorchjob;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::source::{SourceId, Sources};
-use crate::tree::Node;
+use crate::source::{SourceId, Sources, Span};
+use crate::tree::{Node, Value};
 
-/// Every object of the input, a `v1 List`'s items one by one.
-pub(super) fn objects(id: SourceId, text: &str) -> Vec<(Json, Node)> {
-    let documents = crate::parse::parse_yaml_stream(id, text, 64, 10_000).unwrap_or_default();
-    let mut out = Vec::new();
-    for node in documents {
-        let json = node.to_json();
-        if json["kind"] == "List"
-            && let Some(crate::tree::Value::Array(items)) =
-                node.get("items").map(|e| e.value.value.clone())
-        {
-            out.extend(items.into_iter().map(|item| (item.to_json(), item)));
-        } else if json.is_object() {
-            out.push((json, node));
-        }
-    }
-    out
+/// What the input holds, as far as a migration reads it.
+#[derive(Default)]
+pub(super) struct Input {
+    /// The objects import reads, merge keys applied, each with its
+    /// document's number.
+    pub nodes: Vec<(usize, Node)>,
+    /// Of each of `nodes` (by where it starts), the `v1 List` document it
+    /// is an item of: where that document's mapping is.
+    pub lists: std::collections::HashMap<usize, Range<usize>>,
+    /// Objects found, a `v1 List`'s items one by one.
+    pub objects: usize,
+    /// Where each PyTorchJob (`kubeflow.org/v1`) is.
+    pub jobs: Vec<Range<usize>>,
+    /// A note at each other workload: it passes through.
+    pub workloads: Vec<Diagnostic>,
 }
 
-/// The PyTorchJobs `trainc verify` rejects as written (where each is in
-/// the text), with its errors: the cluster would not take them, so they are
-/// not migrated.
+/// The input `text` (source `id`) read; its parse errors if it is not YAML.
+pub(super) fn read(text: &str, id: SourceId) -> Result<Input, Vec<Diagnostic>> {
+    let mut input = Input::default();
+    crate::verify::stream::windows(text, id, &mut |parsed| {
+        for part in parsed {
+            for (i, document) in part.stream.documents.iter().enumerate() {
+                let number = part.first + i;
+                let items = match document.get("items").map(|e| &e.value.value) {
+                    Some(Value::Array(items)) if kind(document) == "List" => Some(items),
+                    _ => None,
+                };
+                match items {
+                    Some(items) => {
+                        let list = document.span.start..document.span.end;
+                        for item in items {
+                            input.object(item, number, Some(&list));
+                        }
+                    }
+                    None if matches!(document.value, Value::Table(_)) => {
+                        input.object(document, number, None);
+                    }
+                    None => {}
+                }
+            }
+        }
+    })?;
+    Ok(input)
+}
+
+fn kind(node: &Node) -> &str {
+    text(node, "kind")
+}
+
+fn text<'n>(node: &'n Node, key: &str) -> &'n str {
+    node.get(key).and_then(|e| e.value.as_str()).unwrap_or("")
+}
+
+impl Input {
+    /// One object, an item of the List at `list` or a document of its own.
+    fn object(&mut self, node: &Node, document: usize, list: Option<&Range<usize>>) {
+        self.objects += 1;
+        let kind = kind(node);
+        let api_version = text(node, "apiVersion");
+        if kind == pytorchjob::KIND && api_version == pytorchjob::API_VERSION {
+            self.jobs
+                .push(node.span.start..node.span.end.max(node.span.start + 1));
+        }
+        if kind == pytorchjob::KIND || crate::import::read_beside(kind) {
+            let mut kept = node.clone();
+            crate::import::merge_keys(&mut kept);
+            if let Some(list) = list {
+                self.lists.insert(kept.span.start, list.clone());
+            }
+            self.nodes.push((document, kept));
+        }
+        if let Some(note) = passes_through(node, kind) {
+            self.workloads.push(note);
+        }
+    }
+}
+
+/// The PyTorchJobs (at `jobs`) that `trainc verify` rejects as written,
+/// where each is, with its errors: the cluster would not take them, so they
+/// are not migrated. Verify reads the whole input, a window at a time, and
+/// only the errors inside a job are kept.
 pub(super) fn invalid_jobs(
     sources: &Sources,
     id: SourceId,
-    objects: &[(Json, Node)],
+    jobs: &[Range<usize>],
 ) -> (Vec<Range<usize>>, Vec<Diagnostic>) {
-    let jobs: Vec<Range<usize>> = objects
-        .iter()
-        .filter(|(o, _)| {
-            o["kind"] == pytorchjob::KIND && o["apiVersion"] == pytorchjob::API_VERSION
-        })
-        .map(|(_, node)| node.span.start..node.span.end.max(node.span.start + 1))
-        .collect();
     if jobs.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let errors = crate::verify::manifests::errors(sources, id);
-    let mut bad = Vec::new();
+    // In the order of the input (a List's jobs are in order too).
+    let holding = |at: usize| {
+        let i = jobs.partition_point(|r| r.start <= at);
+        i.checked_sub(1).filter(|&i| jobs[i].contains(&at))
+    };
+    let mut bad: Vec<usize> = Vec::new();
     let mut said = Vec::new();
-    for d in errors {
-        let at = d.primary.span.start;
-        if let Some(job) = jobs.iter().find(|r| r.contains(&at)) {
-            if !bad.contains(job) {
-                bad.push(job.clone());
+    crate::verify::manifests::verify_file_into(
+        sources,
+        id,
+        crate::spec::defaults::TRAINJOB_API_LEVEL,
+        &[],
+        crate::verify::manifests::Options::default(),
+        &mut |d| {
+            if !d.is_error() {
+                return;
             }
-            said.push(d);
-        }
-    }
-    (bad, said)
+            if let Some(job) = holding(d.primary.span.start) {
+                bad.push(job);
+                said.push(d);
+            }
+        },
+    );
+    bad.sort_unstable();
+    bad.dedup();
+    (bad.into_iter().map(|i| jobs[i].clone()).collect(), said)
 }
 
 /// The Kubeflow and batch workloads that are not PyTorchJobs: `migrate`
 /// moves PyTorchJobs only, and says that these pass through.
-pub(super) fn other_workloads(objects: &[(Json, Node)]) -> Vec<Diagnostic> {
+fn passes_through(node: &Node, kind: &str) -> Option<Diagnostic> {
     const KINDS: [&str; 9] = [
         "Job",
         "CronJob",
@@ -77,26 +145,22 @@ pub(super) fn other_workloads(objects: &[(Json, Node)]) -> Vec<Diagnostic> {
         "PaddleJob",
         "JAXJob",
     ];
-    objects
-        .iter()
-        .filter(|(o, _)| {
-            KINDS.iter().any(|k| o["kind"] == *k)
-                || (o["kind"] == pytorchjob::KIND && o["apiVersion"] != pytorchjob::API_VERSION)
-        })
-        .filter(|(o, _)| o["kind"] != pytorchjob::KIND)
-        .map(|(o, node)| {
-            let kind = o["kind"].as_str().unwrap_or_default();
-            let name = o["metadata"]["name"].as_str().unwrap_or_default();
-            let what = if kind == "TrainJob" {
-                "already a TrainJob"
-            } else {
-                "not a PyTorchJob"
-            };
-            Diagnostic::note(
-                codes::MIGRATE_PASSED,
-                crate::source::Span::new(node.span.source, node.span.start, node.span.start),
-                format!("{kind} `{name}` is {what}: it passes through as it is"),
-            )
-        })
-        .collect()
+    if !KINDS.contains(&kind) {
+        return None;
+    }
+    let name = node
+        .get("metadata")
+        .and_then(|m| m.value.get("name"))
+        .and_then(|e| e.value.as_str())
+        .unwrap_or_default();
+    let what = if kind == "TrainJob" {
+        "already a TrainJob"
+    } else {
+        "not a PyTorchJob"
+    };
+    Some(Diagnostic::note(
+        codes::MIGRATE_PASSED,
+        Span::new(node.span.source, node.span.start, node.span.start),
+        format!("{kind} `{name}` is {what}: it passes through as it is"),
+    ))
 }

@@ -9,8 +9,10 @@
 //! TrainJob's patches cannot carry (a backoff limit, a restart policy, a
 //! sidecar) gets `writeRuntime = true`, and the TrainingRuntime trainc
 //! writes goes before the TrainJob. Everything else in the input passes
-//! through byte for byte ([`segments`]), except the Services that selected
-//! the job's pods by the Training Operator's labels, whose selector is
+//! through byte for byte: the input is read by `verify`'s reader
+//! ([`input`]), and only the bytes of a migrated job (or of the `v1 List`
+//! that holds it) are replaced, and those of the Services that selected the
+//! job's pods by the Training Operator's labels, whose selector is
 //! rewritten to the TrainJob's pods.
 //!
 //! What changes for the running job is reported as warnings located in the
@@ -18,17 +20,20 @@
 //! cannot be a TrainJob (elastic, a Master unlike its Workers) is an error
 //! with the reason, and the build's own diagnostics of the spec made of it.
 
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
 use serde_json::Value as Json;
 
 use crate::diagnostic::{Diagnostic, codes};
 use crate::import::{ImportedJob, Jobs};
 use crate::render::Object;
-use crate::source::{SourceId, Sources};
+use crate::source::{SourceId, Sources, Span};
 use crate::spec::{ApiLevel, Spec, Target, TrainJobOptions};
+use crate::tree::Node;
 
 mod input;
 mod report;
-mod segments;
 mod world;
 
 /// What the command line asks of a migration.
@@ -38,8 +43,9 @@ pub struct Options {
     pub api_level: Option<ApiLevel>,
     /// The runtime every TrainJob names, instead of `torch-distributed`.
     pub runtime: Option<String>,
-    /// `--runtimes FILE`, read into the sources: the cluster's runtimes.
-    pub runtimes: Option<SourceId>,
+    /// `--runtimes FILE`, read into the sources: the cluster's runtimes,
+    /// read once for every job.
+    pub runtimes: Option<crate::trainer::file::RuntimesFile>,
     /// `--gang-scheduler NAME`: the scheduler that gangs a job's pods on the
     /// cluster (the Training Operator's `--gang-scheduler-name`), for a
     /// gang-scheduled PyTorchJob that names none.
@@ -65,18 +71,39 @@ struct Done {
     /// Objects in apply order: the written runtime, then the TrainJob.
     objects: Vec<Json>,
     /// Services of the input rewritten for the TrainJob's pods: where the
-    /// original starts, and the new object.
-    services: Vec<(usize, Json)>,
+    /// original is, and the new object.
+    services: Vec<(Span, Json)>,
     spec_text: String,
 }
 
 /// Every PyTorchJob of the manifests in `id`, migrated.
 pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrated {
+    if crate::parse::is_spec(sources.get(id)) {
+        return Migrated {
+            diagnostics: vec![crate::verify::manifests::spec_not_manifest(
+                sources,
+                id,
+                codes::MIGRATE,
+                "migrate",
+            )],
+            ..Migrated::default()
+        };
+    }
     let text = sources.get(id).text.clone();
     let file = sources.get(id).name.clone();
-    let imported = crate::import::import_jobs(
+    let input = match input::read(&text, id) {
+        Ok(input) => input,
+        Err(diagnostics) => {
+            return Migrated {
+                diagnostics,
+                ..Migrated::default()
+            };
+        }
+    };
+    let imported = crate::import::import_nodes(
         sources,
         id,
+        &input.nodes,
         options.api_level,
         Jobs::PyTorchJobsKeepingObjects,
     );
@@ -85,11 +112,9 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
         failed: imported.seen - imported.jobs.len(),
         ..Migrated::default()
     };
-    let objects = input::objects(id, &text);
-    let objects_found = objects.len();
     // A PyTorchJob the cluster would refuse is said in `verify`'s words,
     // and what import says of it gives way.
-    let (refused, invalid) = input::invalid_jobs(sources, id, &objects);
+    let (refused, invalid) = input::invalid_jobs(sources, id, &input.jobs);
     let in_refused = |d: &Diagnostic| {
         d.primary.span.source == id && refused.iter().any(|r| r.contains(&d.primary.span.start))
     };
@@ -102,64 +127,59 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             .filter(|d| !no_job(d) && !in_refused(d)),
     );
     out.diagnostics.extend(invalid);
-    out.diagnostics.extend(input::other_workloads(&objects));
-    let segments = segments::split(&text);
-    let mut parts: Vec<String> = segments
-        .iter()
-        .map(|s| text[s.start..s.end].to_owned())
-        .collect();
-    // The Services a migration may rewrite: whole documents, not a List's items.
-    let services: Vec<(Json, crate::tree::Node)> = objects
-        .into_iter()
-        .filter(|(o, _)| o["kind"] == "Service" && o["apiVersion"] == "v1")
-        .filter(|(_, node)| {
-            segments::holding(&segments, node.span.start).is_some_and(|s| !in_list(&parts[s]))
-        })
-        .collect();
-    // The jobs of each `v1 List` segment, written again item by item.
-    let mut lists: Vec<(usize, Vec<Json>)> = Vec::new();
-    for job in &imported.jobs {
-        let Some(segment) = segments::holding(&segments, job.at.start) else {
+    out.diagnostics.extend(input.workloads);
+    // The Services a migration may rewrite (those that select a job's pods
+    // by the Training Operator's job-name label), by that name: whole
+    // documents, not a List's items.
+    let mut services: HashMap<String, Vec<(Json, Node)>> = HashMap::new();
+    for (_, node) in &input.nodes {
+        let object = node.to_json();
+        if object["kind"] != "Service"
+            || object["apiVersion"] != "v1"
+            || input.lists.contains_key(&node.span.start)
+        {
             continue;
-        };
+        }
+        let job = &object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME];
+        if let Some(job) = job.as_str() {
+            services
+                .entry(job.to_owned())
+                .or_default()
+                .push((object.clone(), node.clone()));
+        }
+    }
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    // The jobs of each `v1 List`, written again item by item.
+    let mut lists: BTreeMap<(usize, usize), Vec<(usize, Vec<Json>)>> = BTreeMap::new();
+    for job in &imported.jobs {
         if refused.iter().any(|r| r.contains(&job.node.span.start)) {
             out.failed += 1;
             continue;
         }
-        let Some(done) = migrate_job(
-            sources,
-            &file,
-            job,
-            &services,
-            options,
-            &mut out.diagnostics,
-        ) else {
+        let beside = services.get(&job.name).map_or(&[][..], Vec::as_slice);
+        let Some(done) = migrate_job(sources, &file, job, beside, options, &mut out.diagnostics)
+        else {
             out.failed += 1;
             continue;
         };
-        if job.node.span.start > segments[segment].start && in_list(&parts[segment]) {
-            lists.push((segment, done.objects));
-        } else {
-            parts[segment] = yaml(&done.objects);
+        match input.lists.get(&job.node.span.start) {
+            Some(list) => lists
+                .entry((list.start, list.end))
+                .or_default()
+                .push((job.node.span.start, done.objects)),
+            None => edits.push((span_range(job.node.span), yaml(&done.objects))),
         }
-        for (offset, service) in done.services {
-            if let Some(at) = segments::holding(&segments, offset) {
-                parts[at] = yaml(&[service]);
-            }
+        for (span, service) in done.services {
+            edits.push((span_range(span), yaml(&[service])));
         }
         out.specs.push((job.name.clone(), done.spec_text));
     }
-    for (segment, part) in parts.iter_mut().enumerate() {
-        let jobs: Vec<&Vec<Json>> = lists
-            .iter()
-            .filter(|(s, _)| *s == segment)
-            .map(|(_, o)| o)
-            .collect();
-        if !jobs.is_empty() {
-            *part = relisted(sources, part, &jobs);
+    for ((start, end), jobs) in lists {
+        if let Some(list) = relisted(&text, id, start..end, &jobs) {
+            edits.push((start..end, list));
         }
     }
-    if objects_found == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
+    if input.objects == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
         // `kubectl get ... | trainc migrate -` where kubectl failed: an
         // empty stream must not pass as a migrated one.
         out.diagnostics.push(
@@ -177,37 +197,97 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             "no PyTorchJob (`kubeflow.org/v1`) here: its objects pass through as they are",
         ));
     }
-    out.text = segments::join(&parts);
+    out.text = edited(&text, edits);
     out
 }
 
-/// Whether a segment is a `v1 List` (whose items import reads one by one).
-fn in_list(part: &str) -> bool {
-    part.lines().any(|l| l.trim_end() == "kind: List")
+/// The bytes a node's span covers.
+fn span_range(span: Span) -> Range<usize> {
+    span.start..span.end
 }
 
-/// A `v1 List` that held migrated jobs, its PyTorchJobs replaced in order
-/// by what each became.
-fn relisted(sources: &mut Sources, part: &str, jobs: &[&Vec<Json>]) -> String {
-    let id = sources.add("<list>", part.to_owned());
-    let Ok(documents) = crate::parse::parse_yaml_stream(id, part, 64, 1) else {
-        return part.to_owned();
-    };
-    let Some(mut list) = documents.first().map(crate::tree::Node::to_json) else {
-        return part.to_owned();
-    };
-    let mut migrated = jobs.iter();
-    let mut items = Vec::new();
-    for item in list["items"].as_array().into_iter().flatten() {
-        let is_job = item["kind"] == crate::cluster::pytorchjob::KIND
-            && item["apiVersion"] == crate::cluster::pytorchjob::API_VERSION;
-        match migrated.next().filter(|_| is_job) {
-            Some(objects) => items.extend(objects.iter().cloned()),
-            None => items.push(item.clone()),
+/// `text` with each edit's bytes replaced by its new YAML, everything else
+/// as it was, byte for byte: the markers and comments around an object,
+/// and every object not replaced. An object's trailing comment lines
+/// (which its span takes in up to the next document) are kept; an object
+/// that starts on its `---` line starts on the next.
+fn edited(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+    edits.sort_by_key(|(range, _)| range.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, new) in edits {
+        if range.start < at {
+            continue;
+        }
+        let end = content_end(text, range.clone());
+        out.push_str(&text[at..range.start]);
+        let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+        if !text[line_start..range.start].trim().is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&new);
+        if !new.ends_with('\n') {
+            out.push('\n');
+        }
+        at = end;
+        // What followed the object on its last line (a comment after a
+        // flow mapping's `}`) starts a line of its own.
+        if !text[..at].ends_with('\n') && at < text.len() {
+            let rest = text[at..].split('\n').next().unwrap_or_default();
+            if rest.trim().is_empty() {
+                at += rest.len() + usize::from(at + rest.len() < text.len());
+            }
         }
     }
-    list["items"] = Json::Array(items);
-    yaml(&[list])
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Where the object at `range` ends: before the blank lines and the
+/// comment lines (a `#` at the start of a line) that close its span.
+fn content_end(text: &str, range: Range<usize>) -> usize {
+    let mut end = range.end;
+    let body = &text[range.start..range.end];
+    if !body.ends_with('\n') {
+        return end;
+    }
+    for line in body.split_inclusive('\n').rev() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            end -= line.len();
+        } else {
+            break;
+        }
+    }
+    end.max(range.start)
+}
+
+/// The `v1 List` at `range` of `text`, each of its PyTorchJobs that
+/// migrated (by where each starts) replaced by what it became; `None` if
+/// it does not read again.
+fn relisted(
+    text: &str,
+    id: SourceId,
+    range: Range<usize>,
+    jobs: &[(usize, Vec<Json>)],
+) -> Option<String> {
+    let stream =
+        crate::parse::parse_manifest_part(id, text, range, crate::verify::manifests::MAX_DEPTH, 1)
+            .ok()?;
+    let list = stream.documents.first()?;
+    let mut json = list.to_json();
+    let items = match list.get("items").map(|e| &e.value.value) {
+        Some(crate::tree::Value::Array(items)) => items,
+        _ => return None,
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        match jobs.iter().find(|(start, _)| *start == item.span.start) {
+            Some((_, objects)) => out.extend(objects.iter().cloned()),
+            None => out.push(item.to_json()),
+        }
+    }
+    json["items"] = Json::Array(out);
+    Some(yaml(&[json]))
 }
 
 /// Objects as YAML documents.
@@ -260,7 +340,7 @@ fn migrate_job(
     sources: &mut Sources,
     file: &str,
     job: &ImportedJob,
-    services: &[(Json, crate::tree::Node)],
+    services: &[(Json, Node)],
     options: &Options,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Done> {
@@ -372,7 +452,7 @@ fn build(
     let input = crate::Input {
         spec: id,
         overlays: Vec::new(),
-        runtimes: options.runtimes,
+        runtimes: options.runtimes.clone(),
     };
     let built = crate::build(
         sources,

@@ -343,7 +343,7 @@ pub(super) fn services(
     services: &[(Json, Node)],
     before: &Workload,
     after: &Workload,
-) -> (Vec<(usize, Json)>, Vec<Diagnostic>) {
+) -> (Vec<(crate::source::Span, Json)>, Vec<Diagnostic>) {
     let mut rewritten = Vec::new();
     let mut said = Vec::new();
     let (b, a) = (trainers(before), trainers(after));
@@ -428,7 +428,7 @@ pub(super) fn services(
             )
             .with_help("the rest of the Service is as it was, written again (its comments are not kept)"),
         );
-        rewritten.push((node.span.start, object));
+        rewritten.push((node.span, object));
     }
     (rewritten, said)
 }

@@ -301,7 +301,7 @@ pub(super) fn load_error(
             format!("the document nests deeper than {max_depth} levels"),
         )
         .with_help("no spec nests this deep; check that this is a training spec"),
-        LoadError::TooManyDocuments { span } => Diagnostic::error(
+        LoadError::TooManyDocuments { span, .. } => Diagnostic::error(
             codes::PARSE_YAML,
             point(*span),
             "the file holds more than one YAML document",
@@ -367,6 +367,15 @@ fn objects_limit(error: &LoadError, max_depth: usize) -> Option<Diagnostic> {
             ),
         )
         .with_help("split the input, or write out long values that aliases repeat many times over"),
+        LoadError::TooManyDocuments { span, limit } => Diagnostic::error(
+            codes::PARSE_YAML,
+            point(*span),
+            format!(
+                "the stream holds more than {} documents, the most trainc reads from one file",
+                thousands(*limit)
+            ),
+        )
+        .with_help("split the stream into several files and pass them all (or their directory)"),
         _ => return None,
     })
 }

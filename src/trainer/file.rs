@@ -15,6 +15,34 @@ const MAX_DEPTH: usize = 64;
 /// More runtimes than a cluster holds.
 const MAX_DOCUMENTS: usize = 10_000;
 
+/// A runtimes file given on the command line (`--runtimes FILE`), read into
+/// the sources: what it holds is read from its text once, on first use,
+/// however many specs are built against it (`trainc migrate` builds one a
+/// job, `trainc check` one a file).
+#[derive(Debug, Clone)]
+pub struct RuntimesFile {
+    id: SourceId,
+    read: std::sync::Arc<std::sync::OnceLock<(Vec<Runtime>, Vec<Diagnostic>)>>,
+}
+
+impl RuntimesFile {
+    pub fn new(id: SourceId) -> RuntimesFile {
+        RuntimesFile {
+            id,
+            read: std::sync::Arc::default(),
+        }
+    }
+
+    pub fn id(&self) -> SourceId {
+        self.id
+    }
+
+    /// Its runtimes and its problems ([`read`]), read the first time asked.
+    pub fn runtimes(&self, sources: &Sources) -> &(Vec<Runtime>, Vec<Diagnostic>) {
+        self.read.get_or_init(|| read(sources, self.id))
+    }
+}
+
 /// The runtimes of the file `id`, with where each is, and every problem of
 /// the file. Objects of other kinds are skipped with a warning: a file from
 /// `kubectl get` may hold what was asked for and nothing else, but one

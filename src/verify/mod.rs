@@ -24,7 +24,7 @@ pub mod manifests;
 mod objects;
 mod runtimes;
 pub(crate) mod schema;
-mod stream;
+pub(crate) mod stream;
 mod webhooks;
 mod wording;
 

@@ -73,43 +73,30 @@ struct Services<'v> {
     /// By the name up to a last `-<digits>` (`job-worker` of
     /// `job-worker-3`): the names the Training Operator gives its Services.
     by_stem: HashMap<&'v str, Vec<Indexed<'v>>>,
-    /// Each Service with a selector under one of its pairs, the one fewest
-    /// Services select by: a pod's labels find every Service that may
-    /// select it through their own pairs, and little else.
-    by_pair: HashMap<(&'v str, String), Vec<Indexed<'v>>>,
+    by_selector: crate::cluster::BySelector<Indexed<'v>>,
 }
 
 impl<'v> Services<'v> {
     fn new(list: Vec<(usize, &'v Value)>) -> Services<'v> {
-        let pair = |key: &'v str, value: &Value| (key, value.to_string());
-        let mut counts: HashMap<(&str, String), usize> = HashMap::new();
-        for (_, service) in &list {
-            for (key, value) in selector(service).into_iter().flatten() {
-                *counts.entry(pair(key, value)).or_default() += 1;
-            }
-        }
-        let mut services = Services {
-            by_name: HashMap::new(),
-            by_stem: HashMap::new(),
-            by_pair: HashMap::new(),
-        };
+        let mut by_name: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
+        let mut by_stem: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
+        let mut selectors = Vec::new();
         for (index, value) in list {
             let service = Indexed { index, value };
             let name = name(value);
-            services.by_name.entry(name).or_default().push(service);
+            by_name.entry(name).or_default().push(service);
             if let Some(stem) = numbered_stem(name) {
-                services.by_stem.entry(stem).or_default().push(service);
+                by_stem.entry(stem).or_default().push(service);
             }
-            let rarest = selector(value)
-                .into_iter()
-                .flatten()
-                .map(|(key, value)| pair(key, value))
-                .min_by_key(|p| (counts[p], p.clone()));
-            if let Some(rarest) = rarest {
-                services.by_pair.entry(rarest).or_default().push(service);
+            if let Some(selector) = selector(value) {
+                selectors.push((service, selector.clone()));
             }
         }
-        services
+        Services {
+            by_name,
+            by_stem,
+            by_selector: crate::cluster::BySelector::new(selectors),
+        }
     }
 
     fn named(&self, name: &str) -> &[Indexed<'v>] {
@@ -118,16 +105,7 @@ impl<'v> Services<'v> {
 
     /// The Services that select pods labelled `labels`, in their order.
     fn selecting(&self, labels: &serde_json::Map<String, Value>) -> Vec<Indexed<'v>> {
-        let mut found: Vec<Indexed<'v>> = labels
-            .iter()
-            .filter_map(|(key, value)| self.by_pair.get(&(key.as_str(), value.to_string())))
-            .flatten()
-            .copied()
-            .filter(|service| selects(service.value, labels))
-            .collect();
-        found.sort_by_key(|service| service.index);
-        found.dedup_by_key(|service| service.index);
-        found
+        self.by_selector.selecting(labels)
     }
 }
 

@@ -112,11 +112,12 @@ pub(super) struct Batch {
 }
 
 /// A part parsed: its index among the stream's parts, its first document's
-/// number, and what it holds.
-struct Parsed {
+/// number and what it holds.
+pub(crate) struct Parsed {
     index: usize,
-    first: usize,
-    stream: ManifestStream,
+    /// 1-based, among the stream's non-empty documents.
+    pub first: usize,
+    pub stream: ManifestStream,
 }
 
 /// The objects of `text` read and checked window by window, each batch's
@@ -136,34 +137,49 @@ pub(super) fn read(
         releases,
         crds,
     };
-    let mut read = Read::default();
+    let mut objects = Vec::new();
+    let parts = windows(text, id, &mut |parsed| {
+        check(parsed, id, &checks, &mut objects, emit);
+    })?;
+    Ok(Read { parts, objects })
+}
+
+/// The documents of the manifest stream `text`, read a window of parts at a
+/// time on every core and handed to `visit` in order, then dropped: the one
+/// reader of a stream that `verify` and `migrate` share. The bytes of every
+/// part read, in order; the stream's parse errors if it is not YAML (after
+/// the windows before the error were visited).
+pub(crate) fn windows(
+    text: &str,
+    id: SourceId,
+    visit: &mut dyn FnMut(&[Parsed]),
+) -> Result<Vec<Range<usize>>, Vec<Diagnostic>> {
+    let mut ranges = Vec::new();
     let parts = crate::yaml::parts(text)
         .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
         .unwrap_or_default();
     // Each part's first document number, from the documents before it.
     let mut documents = 1;
-    let mut windows = parts.chunks(PARTS_PER_WINDOW);
-    let mut offset = 0;
-    let rest = loop {
-        let Some(window) = windows.next() else {
-            if parts.is_empty() {
-                break Some((0, 1));
-            }
-            return Ok(read);
-        };
+    let mut rest = (0, 1);
+    for window in parts.chunks(PARTS_PER_WINDOW) {
         let mut first = Vec::with_capacity(window.len());
         for part in window {
             first.push(documents);
             documents += usize::from(!part.empty);
         }
+        let offset = ranges.len();
         let parsed = super::in_order(window, |start, chunk| {
             let mut parsed = Vec::with_capacity(chunk.len());
             for (i, part) in chunk.iter().enumerate() {
-                let range = part.range.clone();
-                let stream =
-                    crate::parse::parse_manifest_part(id, text, range, MAX_DEPTH, MAX_DOCUMENTS)
-                        .ok()
-                        .filter(|s| s.documents.len() == usize::from(!part.empty))?;
+                let stream = crate::parse::parse_manifest_part(
+                    id,
+                    text,
+                    part.range.clone(),
+                    MAX_DEPTH,
+                    MAX_DOCUMENTS,
+                )
+                .ok()
+                .filter(|s| s.documents.len() == usize::from(!part.empty))?;
                 parsed.push(Parsed {
                     index: offset + start + i,
                     first: first[start + i],
@@ -172,36 +188,34 @@ pub(super) fn read(
             }
             Some(parsed)
         });
-        let Some(parsed): Option<Vec<Parsed>> = parsed
+        let Some(parsed) = parsed
             .into_iter()
             .collect::<Option<Vec<Vec<Parsed>>>>()
-            .map(|chunks| chunks.into_iter().flatten().collect())
+            .map(|chunks| chunks.into_iter().flatten().collect::<Vec<_>>())
         else {
-            // Read as the whole from this window's first part on.
-            break Some((window[0].range.start, first[0]));
+            // Read as a whole from this window's first part on, as a reader
+            // of the whole stream reads it.
+            rest = (window[0].range.start, first[0]);
+            break;
         };
-        read.parts.extend(window.iter().map(|p| p.range.clone()));
-        check(&parsed, id, &checks, &mut read, emit);
-        offset += window.len();
-    };
-    let (start, first) = rest.unwrap_or((0, 1));
-    let range = start..text.len();
-    let stream =
-        crate::parse::parse_manifest_part(id, text, range.clone(), MAX_DEPTH, MAX_DOCUMENTS)?;
-    let index = read.parts.len();
-    read.parts.push(range);
-    check(
-        &[Parsed {
+        ranges.extend(window.iter().map(|p| p.range.clone()));
+        visit(&parsed);
+        rest = (text.len(), documents);
+    }
+    let (start, first) = rest;
+    if start < text.len() || ranges.is_empty() {
+        let range = start..text.len();
+        let stream =
+            crate::parse::parse_manifest_part(id, text, range.clone(), MAX_DEPTH, MAX_DOCUMENTS)?;
+        let index = ranges.len();
+        ranges.push(range);
+        visit(&[Parsed {
             index,
             first,
             stream,
-        }],
-        id,
-        &checks,
-        &mut read,
-        emit,
-    );
-    Ok(read)
+        }]);
+    }
+    Ok(ranges)
 }
 
 /// The objects of the parts `parsed`, checked on every core a batch at a
@@ -211,7 +225,7 @@ fn check(
     parsed: &[Parsed],
     id: SourceId,
     checks: &Checks<'_>,
-    read: &mut Read,
+    kept: &mut Vec<Kept>,
     emit: &mut dyn FnMut(Batch),
 ) {
     // Every object of the window, with its part and its place there.
@@ -266,8 +280,8 @@ fn check(
                 .collect::<Vec<_>>()
         });
         let mut out = std::mem::take(&mut first);
-        for (kept, problems, identity) in checked.into_iter().flatten() {
-            read.objects.push(kept);
+        for (object, problems, identity) in checked.into_iter().flatten() {
+            kept.push(object);
             out.not_objects.extend(identity);
             for mut found in problems {
                 if let Some(reading) = found.value.and_then(|v| readings.remove(&v))

@@ -104,8 +104,10 @@ pub enum LoadError {
     TooDeep {
         span: Span,
     },
+    /// More than [`Limits::documents`].
     TooManyDocuments {
         span: Span,
+        limit: usize,
     },
     /// Aliases expand past [`Limits::nodes`].
     TooManyNodes {
@@ -318,7 +320,10 @@ impl<'a> Loader<'a> {
             }
             Event::DocumentStart(..) => {
                 if self.documents.len() == self.limits.documents {
-                    return Err(LoadError::TooManyDocuments { span });
+                    return Err(LoadError::TooManyDocuments {
+                        span,
+                        limit: self.limits.documents,
+                    });
                 }
                 self.document_nodes = 0;
                 self.item = None;
