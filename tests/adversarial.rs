@@ -5,7 +5,8 @@
 //!
 //! `CASES.jsonl` holds one JSON object per line: a case (`args`, `exit`,
 //! `words`, and optionally `stdin`, `cwd`, `invoked_as`, `stdout: "full"`,
-//! `output_dir`, `absent`) or a setup step (`setup`: a FIFO, a symbolic link, a sparse
+//! `output_dir`, `absent`, `env`, `unchanged`: paths it must leave as they
+//! were) or a setup step (`setup`: a FIFO, a symbolic link, a sparse
 //! file, a copy under a name no repository should hold). Every case runs in
 //! a scratch copy of the corpus with the setup applied, and beyond its own
 //! expectations must:
@@ -148,6 +149,11 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
         .as_ref()
         .map(|d| world.join(&case.cwd).join(d));
     let before = dir.as_deref().map(snapshot);
+    let kept: Vec<_> = case
+        .unchanged
+        .iter()
+        .map(|p| (p, crate::corpus::state(&world.join(p))))
+        .collect();
     let rss = world.join(".rss");
     let wrapper: Vec<&std::ffi::OsStr> = match time {
         Some(time) => vec![
@@ -224,6 +230,13 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     }
     if both.contains("panicked") {
         problems.push("panicked".to_owned());
+    }
+    for (path, before) in kept {
+        if crate::corpus::state(&world.join(path)) != before {
+            problems.push(format!(
+                "`{path}` changed, which the case must leave as it was"
+            ));
+        }
     }
     if let (Some(dir), Some(before)) = (&dir, before)
         && run.code != Some(0)

@@ -47,6 +47,13 @@ pub(crate) struct Case {
     /// and fails on a machine without them under
     /// `TRAINC_REQUIRE_NAMESPACES`).
     pub(crate) namespaces: bool,
+    /// Variables set for the case (`@WORLD@` in a value: the scratch
+    /// copy's absolute path).
+    pub(crate) env: Vec<(String, String)>,
+    /// Paths under the scratch copy that the case must leave as they were,
+    /// whatever its exit: what it must not write (through a link, under
+    /// the working directory).
+    pub(crate) unchanged: Vec<String>,
 }
 
 pub(crate) fn strings(value: &Value) -> Vec<String> {
@@ -92,6 +99,13 @@ pub(crate) fn load(world: &Path) -> Vec<Case> {
             secret: text("secret"),
             marker: text("marker"),
             namespaces: entry["namespaces"] == true,
+            env: entry["env"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().expect("a string").to_owned()))
+                .collect(),
+            unchanged: strings(&entry["unchanged"]),
         });
     }
     cases
@@ -130,12 +144,15 @@ pub(crate) fn setup(world: &Path, step: &str, entry: &Value) {
         "repeat" => {
             let field = |key: &str| entry[key].as_str().expect("head, text and tail");
             let times = usize::try_from(entry["times"].as_u64().expect("times")).expect("times");
-            let text = format!(
-                "{}{}{}",
-                field("head"),
-                field("text").repeat(times),
-                field("tail")
-            );
+            // `numbered`: `{i}` in the text is each repetition's number.
+            let body = if entry["numbered"] == true {
+                (0..times)
+                    .map(|i| field("text").replace("{i}", &i.to_string()))
+                    .collect()
+            } else {
+                field("text").repeat(times)
+            };
+            let text = format!("{}{body}{}", field("head"), field("tail"));
             std::fs::write(&path, text).expect("repeat");
         }
         other => panic!("unknown setup step `{other}`"),
@@ -243,6 +260,12 @@ pub(crate) fn run(world: &Path, case: &Case, wrapper: &[&std::ffi::OsStr]) -> Ru
         .env_remove("COLUMNS")
         .env("CI_SECRET", "s3cr3t-value")
         .env("TMPDIR", world.join(".tmp"))
+        .envs(case.env.iter().map(|(k, v)| {
+            (
+                k,
+                v.replace("@WORLD@", world.to_str().expect("a UTF-8 path")),
+            )
+        }))
         .stderr(Stdio::piped())
         .spawn()
         .expect("trainc runs");
@@ -329,6 +352,31 @@ pub(crate) fn high_water_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// What `path` is, and every entry under it when it is a directory (a link
+/// is not followed): whether it exists at all, and [`snapshot`]'s words.
+pub(crate) fn state(path: &Path) -> BTreeMap<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return BTreeMap::from([(path.to_path_buf(), "absent".to_owned())]);
+    };
+    let mut entries = if m.is_dir() {
+        snapshot(path)
+    } else {
+        BTreeMap::new()
+    };
+    entries.insert(
+        path.to_path_buf(),
+        format!(
+            "{:?} {} {}.{}",
+            m.file_type(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec()
+        ),
+    );
+    entries
 }
 
 /// Every entry under `dir`: name, kind, size, inode and modification time;

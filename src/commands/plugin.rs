@@ -29,7 +29,7 @@ pub(super) fn install(dir: Option<PathBuf>, dev: bool) -> Status {
             return Status::Usage;
         }
     };
-    if let Some(build_dir) = cargo_build_dir(&target).filter(|_| !dev) {
+    if let Some(build_dir) = (!dev).then(|| cargo_build_dir(&target)).flatten() {
         write_stderr(&format!(
             "error: this trainc is a build in cargo's directory `{}`, which `cargo clean` \
              and every rebuild replace; kustomize would be left with a broken link\n  \

@@ -196,20 +196,23 @@ fn run_plan(
         let Outcome::Failed(failure) = &outcome else {
             break outcome;
         };
-        let next = restarts.next(&plan, workload, failure);
+        let next = restarts.next(&plan, workload, failure, timeout.map(|t| t.ends));
         // Deciding on a restart counts too.
-        if next.is_some()
-            && let Some(timeout) = timeout.filter(|t| t.passed())
-        {
+        let out_of_time = match &next {
+            Next::OutOfTime => true,
+            Next::Restart(_) => timeout.is_some_and(Timeout::passed),
+            Next::End => false,
+        };
+        if out_of_time && let Some(timeout) = timeout {
             break Outcome::Failed(timeout.failure(&job));
         }
         match next {
-            Some(why) => write_stderr(&format!(
+            Next::Restart(why) => write_stderr(&format!(
                 "trainc run: {job}: {}; {}: the failed Job makes its controller delete every pod and make them all again\n",
                 trainc::diagnostic::escape_for_terminal(&failure.message),
                 trainc::diagnostic::escape_for_terminal(&why),
             )),
-            None => break outcome,
+            Next::End | Next::OutOfTime => break outcome,
         }
     };
     match outcome {
@@ -259,24 +262,45 @@ struct Restarts {
 /// makes at most: JobSet makes them for ever, and a run must end.
 const UNCOUNTED_AT_MOST: u64 = 10;
 
+/// What follows a failed run of the pods.
+enum Next {
+    /// Every pod is made again, for this reason.
+    Restart(String),
+    /// The run ends with the failure (no failure policy, a failure no
+    /// container made, the policy's word).
+    End,
+    /// The run's `--timeout` passed while the failure was matched against
+    /// the policy's rules.
+    OutOfTime,
+}
+
 impl Restarts {
-    /// After `failure`: why every pod is made again, or `None` when the
-    /// run ends (no failure policy, a failure no container made, the
-    /// policy's word).
+    /// After `failure`, deciding by `deadline` at the latest: whether every
+    /// pod is made again.
     fn next(
         &mut self,
         plan: &trainc::run::Plan,
         workload: &trainc::cluster::Workload,
         failure: &supervise::Failure,
-    ) -> Option<String> {
-        let group = plan.group.as_ref()?;
-        let exit = failure.exit.as_ref()?;
-        let pod = workload.pods.iter().find(|p| p.name == exit.pod)?;
+        deadline: Option<std::time::Instant>,
+    ) -> Next {
+        let Some(group) = plan.group.as_ref() else {
+            return Next::End;
+        };
+        let Some(exit) = failure.exit.as_ref() else {
+            return Next::End;
+        };
+        let Some(pod) = workload.pods.iter().find(|p| p.name == exit.pod) else {
+            return Next::End;
+        };
         let job_failure = group.failure(pod, &exit.container, exit.code);
-        match group.policy.decide(&job_failure, self.counted) {
+        let Some(verdict) = group.policy.decide(&job_failure, self.counted, deadline) else {
+            return Next::OutOfTime;
+        };
+        match verdict {
             Verdict::Fail(why) => {
                 self.ended = Some(why);
-                None
+                Next::End
             }
             Verdict::Restart { counted: false, .. }
                 if self.made - self.counted >= UNCOUNTED_AT_MOST =>
@@ -284,12 +308,12 @@ impl Restarts {
                 self.ended = Some(format!(
                     "trainc run stops after {UNCOUNTED_AT_MOST} restarts that do not count; on the cluster JobSet goes on"
                 ));
-                None
+                Next::End
             }
             Verdict::Restart { counted, why } => {
                 self.made += 1;
                 self.counted += u64::from(counted);
-                Some(why)
+                Next::Restart(why)
             }
         }
     }

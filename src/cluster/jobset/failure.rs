@@ -45,16 +45,15 @@ struct Rule {
     targets: Vec<String>,
 }
 
-/// One of a rule's `onJobFailureMessagePatterns`, compiled once when the
-/// policy is read: a failure is matched against it in microseconds, and a
-/// pattern that does not compile (or whose program would pass
-/// [`MAX_PATTERN_BYTES`]) is remembered as matching nothing, as JobSet logs
-/// and skips a pattern `regexp` refuses, instead of being compiled again at
-/// every failure.
+/// One of a rule's `onJobFailureMessagePatterns`, compiled the first time
+/// a failure is matched against it and kept: a pattern that does not
+/// compile (or whose program would pass [`MAX_PATTERN_BYTES`]) is
+/// remembered as matching nothing, as JobSet logs and skips a pattern
+/// `regexp` refuses, instead of being compiled again at every failure.
 #[derive(Debug, Clone)]
 struct Pattern {
     written: String,
-    compiled: Option<regex::Regex>,
+    compiled: std::sync::OnceLock<Option<regex::Regex>>,
 }
 
 impl PartialEq for Pattern {
@@ -64,28 +63,28 @@ impl PartialEq for Pattern {
 }
 
 /// The most a pattern's compiled program may take: a real message pattern
-/// (`exit code 137`, `.*OOMKilled.*`) takes a few kilobytes, and a pattern
-/// of repetitions written to take gigabytes is refused in milliseconds.
-const MAX_PATTERN_BYTES: usize = 1 << 20;
+/// (`exit code 137`, `.*OOMKilled.*`) takes a few kilobytes, and one of
+/// repetitions written to take gigabytes is refused in a millisecond or two.
+const MAX_PATTERN_BYTES: usize = 256 * 1024;
 
 impl Pattern {
     fn new(written: &str) -> Pattern {
-        let compiled = regex::RegexBuilder::new(written)
-            .size_limit(MAX_PATTERN_BYTES)
-            .dfa_size_limit(MAX_PATTERN_BYTES)
-            .nest_limit(100)
-            .build()
-            .ok();
         Pattern {
             written: written.to_owned(),
-            compiled,
+            compiled: std::sync::OnceLock::new(),
         }
     }
 
     fn is_match(&self, message: &str) -> bool {
-        self.compiled
-            .as_ref()
-            .is_some_and(|re| re.is_match(message))
+        let compiled = self.compiled.get_or_init(|| {
+            regex::RegexBuilder::new(&self.written)
+                .size_limit(MAX_PATTERN_BYTES)
+                .dfa_size_limit(MAX_PATTERN_BYTES)
+                .nest_limit(100)
+                .build()
+                .ok()
+        });
+        compiled.as_ref().is_some_and(|re| re.is_match(message))
     }
 }
 
@@ -188,9 +187,25 @@ impl FailurePolicy {
     }
 
     /// What JobSet does after `failure`, `counted` restarts that count
-    /// towards `maxRestarts` made already.
-    pub fn decide(&self, failure: &JobFailure, counted: u64) -> Verdict {
-        let rule = self.rules.iter().find(|rule| rule.applies(failure));
+    /// towards `maxRestarts` made already; `None` when `deadline` passes
+    /// while the rules are matched (thousands of patterns take seconds).
+    pub fn decide(
+        &self,
+        failure: &JobFailure,
+        counted: u64,
+        deadline: Option<std::time::Instant>,
+    ) -> Option<Verdict> {
+        let mut rule = None;
+        for candidate in &self.rules {
+            if candidate.applies(failure, deadline)? {
+                rule = Some(candidate);
+                break;
+            }
+        }
+        Some(self.verdict(rule, failure, counted))
+    }
+
+    fn verdict(&self, rule: Option<&Rule>, failure: &JobFailure, counted: u64) -> Verdict {
         let by = match rule {
             Some(rule) => format!(
                 "failure policy rule `{}` matches the Job's failure ({}): {}",
@@ -238,15 +253,28 @@ impl FailurePolicy {
 }
 
 impl Rule {
-    fn applies(&self, failure: &JobFailure) -> bool {
+    /// Whether the rule applies to `failure`; `None` when `deadline`
+    /// passes before its patterns are matched.
+    fn applies(&self, failure: &JobFailure, deadline: Option<std::time::Instant>) -> Option<bool> {
         let listed =
             |list: &[String], value: &str| list.is_empty() || list.iter().any(|v| v == value);
+        if !listed(&self.reasons, failure.reason) || !listed(&self.targets, &failure.replicated_job)
+        {
+            return Some(false);
+        }
+        if self.patterns.is_empty() {
+            return Some(true);
+        }
         // An invalid pattern matches nothing, as JobSet logs and skips it.
-        let matches =
-            self.patterns.is_empty() || self.patterns.iter().any(|p| p.is_match(&failure.message));
-        listed(&self.reasons, failure.reason)
-            && matches
-            && listed(&self.targets, &failure.replicated_job)
+        for pattern in &self.patterns {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return None;
+            }
+            if pattern.is_match(&failure.message) {
+                return Some(true);
+            }
+        }
+        Some(false)
     }
 }
 

@@ -197,7 +197,7 @@ fn the_job_controller_names_a_failure_by_the_pod_failure_policy() {
         "Container trainer for pod ns/js-node-0-0 failed with exit code 137 matching FailJob rule at index 1"
     );
     assert!(
-        matches!(group.policy.decide(&killed, 0), Verdict::Fail(why) if why.contains("rule `oom`"))
+        matches!(group.policy.decide(&killed, 0, None).unwrap(), Verdict::Fail(why) if why.contains("rule `oom`"))
     );
     // Ignored by the pod failure policy, a sidecar, a signal: counted
     // against the backoff limit instead.
@@ -211,7 +211,7 @@ fn the_job_controller_names_a_failure_by_the_pod_failure_policy() {
             failure.reason, "BackoffLimitExceeded",
             "{container} {code:?}"
         );
-        let verdict = group.policy.decide(&failure, 2);
+        let verdict = group.policy.decide(&failure, 2, None).unwrap();
         assert!(
             matches!(&verdict, Verdict::Fail(why) if why.contains("maxRestarts (2) is reached")),
             "{verdict:?}"
@@ -219,14 +219,15 @@ fn the_job_controller_names_a_failure_by_the_pod_failure_policy() {
     }
     let counted = group
         .policy
-        .decide(&group.failure(&pod("node"), "trainer", Some(1)), 0);
+        .decide(&group.failure(&pod("node"), "trainer", Some(1)), 0, None)
+        .unwrap();
     assert!(
         matches!(counted, Verdict::Restart { counted: true, .. }),
         "{counted:?}"
     );
     let driver = group.failure(&pod("driver"), "trainer", Some(1));
     assert!(matches!(
-        group.policy.decide(&driver, 5),
+        group.policy.decide(&driver, 5, None).unwrap(),
         Verdict::Restart { counted: false, .. }
     ));
     assert_eq!(FailurePolicy::of(&json!({})), None);
