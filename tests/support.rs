@@ -169,6 +169,8 @@ pub(crate) fn runtime_file(path: &str) -> bool {
         "/proc/self/cgroup",
         "/proc/self/mountinfo",
         "/proc/sys/kernel/",
+        // glibc's malloc, when a thread's arena grows past its first heap.
+        "/proc/sys/vm/overcommit_memory",
         "/dev/null",
         "/dev/full",
     ]

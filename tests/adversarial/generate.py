@@ -2,9 +2,12 @@
 """Writes the adversarial corpus: one input file per case, and CASES.jsonl,
 one JSON object per line: a case (`name`, `args`, `exit`, `words`; optionally
 `stdin`, `cwd`, `invoked_as`, `stdout: "full"`, `output_dir`, `absent`: words
-that must not appear, `max_stdout`: the most bytes stdout may hold) or a setup step
+that must not appear, `max_stdout`: the most bytes stdout may hold, `env`:
+variables to set, `@WORLD@` the scratch copy's path, `unchanged`: paths the
+case must leave as they were) or a setup step
 (`setup`: `fifo`, `link`, `sparse`, `copy`, `dir`, `repeat`: `head`, then
-`text` `times` times, then `tail`, for inputs too large to keep) that tests/adversarial.rs
+`text` `times` times (with `numbered`, `{i}` in it counting from 0), then
+`tail`, for inputs too large to keep) that tests/adversarial.rs
 applies in a scratch copy before running the cases (FIFOs, links out of the
 tree and names with control characters do not belong in a repository).
 Each word must appear in stdout or stderr. Run it from this directory after
@@ -32,7 +35,8 @@ def write(name, content):
         f.write(data)
 
 def case(name, content, command, exit, *words, args=None, cwd=None, stdout=None,
-         output_dir=None, invoked_as=None, absent=None, max_stdout=None):
+         output_dir=None, invoked_as=None, absent=None, max_stdout=None, env=None,
+         unchanged=None):
     """A case whose input is the file `name` (written unless `content` is None).
     `command` is `fn` (the file on stdin), or a trainc command run on the file;
     `args` replaces the command line, `FILE` standing for the file's path
@@ -49,7 +53,8 @@ def case(name, content, command, exit, *words, args=None, cwd=None, stdout=None,
     else:
         entry["args"] = [command, path]
     for key, value in (("cwd", cwd), ("stdout", stdout), ("output_dir", output_dir),
-                       ("invoked_as", invoked_as), ("absent", absent), ("max_stdout", max_stdout)):
+                       ("invoked_as", invoked_as), ("absent", absent), ("max_stdout", max_stdout),
+                       ("env", env), ("unchanged", unchanged)):
         if value is not None:
             entry[key] = value
     entry["exit"] = exit
@@ -561,6 +566,7 @@ case "$CASE_DO" in
         sleep 977.3 & trap 'kill $!; exit 143' TERM INT; wait $! ;;
   flood) head -c 150000000 /dev/zero | tr '\\0' x; echo ;;
   wait) sleep 0.3 ;;
+  fail) echo failing; exit 1 ;;
   show) ls /mnt/h; cat /etc/cfg/train.yaml; echo ;;
 esac
 echo "done $CASE_DO"
@@ -679,6 +685,159 @@ run_case("run-nproc-huge.toml", 'name = "demo"\nimage = "x:1"\ntarget = "job"\ns
 run_case("run-env-nested.yaml", run_job([run_container(env=[{"name": "L0", "value": "x" * 8}] + [
     {"name": "L%d" % i, "value": "$(L%d)" % (i - 1) * 60} for i in range(1, 6)])]),
     1, "`L3` of container `main` expands to more than 128 KiB", modes=("plain",))
+
+# 20. Hardening, fifth round: `migrate`, `verify` and `run` stay bounded,
+# write only their outputs, lose no object.
+H = "harden/"
+# One writer: a directory inside the output directory that is a link is
+# refused (nothing written there, nor anywhere); a link at a file's name is
+# replaced, not written through.
+write(H + "mig-in/team/job.yaml", volumes_manifest(1))
+setup("dir", H + "mig-elsewhere")
+setup("link", H + "mig-out/team", target="../mig-elsewhere")
+case(H + "migrate-link-out", None, None, 2, "`mig-out/team` is a symbolic link", "nothing was written",
+     args=["migrate", "mig-in", "--output-dir", "mig-out"], cwd="harden", output_dir="mig-out",
+     unchanged=[H + "mig-elsewhere"])
+case(H + "migrate-made-dirs", None, None, 0, "wrote mig-new/team/job.yaml",
+     args=["migrate", "mig-in", "--output-dir", "mig-new"], cwd="harden", unchanged=[H + "mig-elsewhere"])
+write(H + "imp.yaml", volumes_manifest(1))
+write(H + "imp-target.txt", "keep\n")
+setup("link", H + "imp-out/demo.toml", target="../imp-target.txt")
+case(H + "import-link-file", None, None, 0, "wrote imp-out/demo.toml",
+     args=["import", "--force", "--output-dir", "imp-out", "imp.yaml"], cwd="harden",
+     unchanged=[H + "imp-target.txt"])
+write(H + "good.toml", GOOD)
+write(H + "build-target.yaml", "keep: true\n")
+setup("link", H + "build-out/01-pytorchjob-demo.yaml", target="../build-target.yaml")
+case(H + "build-link-file", None, None, 0, args=["build", "--force", "--output-dir", "build-out", "good.toml"],
+     cwd="harden", unchanged=[H + "build-target.yaml"])
+# The plugin's place: a relative XDG_CONFIG_HOME is ignored (the XDG spec),
+# and nothing is made under the working directory.
+case(H + "plugin-xdg-relative", None, None, 0, "installed", "plugin-home/.config/kustomize/plugin",
+     args=["plugin", "install", "--dev"], cwd="harden",
+     env={"XDG_CONFIG_HOME": "rel-cfg", "HOME": "@WORLD@/harden/plugin-home"},
+     unchanged=[H + "rel-cfg"])
+case(H + "plugin-all-relative", None, None, 2, "absolute path", args=["plugin", "install", "--dev"],
+     cwd="harden", env={"XDG_CONFIG_HOME": "rel-cfg", "HOME": "rel-home"},
+     unchanged=[H + "rel-cfg", H + "rel-home"])
+# Nothing lost: what verify reads, migrate passes through byte for byte.
+OWN = "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: own-line}, data: {x: \"1\"}}\n"
+DOTS = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: dotted}\n...\n"
+case(H + "migrate-keeps.yaml", OWN + DOTS + volumes_manifest(1) + "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: after}}  # kept\n",
+     "migrate", 0, "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: own-line}, data: {x: \"1\"}}",
+     "metadata: {name: dotted}\n...", "kind: TrainJob", "metadata: {name: after}}  # kept")
+case(H + "migrate-only-dots.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: only-dots}\n...\n",
+     "migrate", 0, "metadata: {name: only-dots}\n...")
+case(H + "migrate-only-own-line.yaml", OWN, "migrate", 0, OWN.strip())
+# Past the document limit: the limit is named, by both readers' one reader.
+setup("repeat", H + "over-limit.yaml", head="", text="{}\n---\n", times=200000, tail="{}\n")
+for command in ("verify", "migrate"):
+    case(H + "over-limit-" + command, None, None, 1, "more than 200,000 documents",
+         args=[command, "over-limit.yaml"], cwd="harden", absent=["a spec is one document"])
+# A Secret's value on a command line: said by check, build, describe, run.
+SECRET_ARGS = GOOD + 'args = ["--token", "$(HF_TOKEN)"]\n[env]\nHF_TOKEN = { secret = "hf", key = "token" }\n'
+write(H + "secret-args.toml", SECRET_ARGS)
+for command in ("check", "build", "describe"):
+    case(H + "secret-args-" + command, None, None, 0, "trainc::env::secret_on_command_line",
+         "into the process's command line", "os.environ" if command != "describe" else "",
+         args=[command, "secret-args.toml"], cwd="harden")
+write("run-sec.env", "token=RUN-TOKEN-1\n")
+run_case("run-secret-args.yaml", run_job([run_container("wait", command=["torchrun", "--token=$(TOKEN)"],
+         env=[{"name": "CASE_DO", "value": "wait"},
+              {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])]),
+         0, "expands `$(TOKEN)` into its command line", "done wait", modes=("plain",),
+         flags=["--secret", "hf=run-sec.env"])
+# A namespace of 2,000 jobs beside 2,000 Services: indexed, not searched.
+NS_JOB = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: job{i}, namespace: team}\nspec:\n"
+          "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n"
+          "          containers: [{name: pytorch, image: 'ghcr.io/acme/gpt:3.0', command: [torchrun, /app/train.py]}]\n"
+          "    Worker:\n      replicas: 1\n      template:\n        spec:\n"
+          "          containers: [{name: pytorch, image: 'ghcr.io/acme/gpt:3.0', command: [torchrun, /app/train.py]}]\n"
+          "---\napiVersion: v1\nkind: Service\nmetadata: {name: svc{i}, namespace: team}\n"
+          "spec: {clusterIP: None, selector: {training.kubeflow.org/job-name: job{i}}}\n---\n")
+setup("repeat", H + "namespace.yaml", head="", text=NS_JOB, times=2000, tail="", numbered=True)
+case(H + "namespace-verify", None, None, 0, "verified 4000 objects", args=["verify", "namespace.yaml"], cwd="harden")
+setup("repeat", H + "namespace-small.yaml", head="", text=NS_JOB, times=300, tail="", numbered=True)
+case(H + "namespace-migrate", None, None, 0, "name: job299", args=["migrate", "namespace-small.yaml"], cwd="harden")
+# A `v1 List` of 10,000 objects and no PyTorchJob: migrate holds what
+# verify holds, and passes it through.
+setup("repeat", H + "list.yaml", head="apiVersion: v1\nkind: List\nitems:\n",
+      text="- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: config-{i}, namespace: team, labels: {app: trainer}}\n"
+           "  data: {key: value-{i}, other: some longer text value for the config map {i}}\n",
+      times=10000, tail="", numbered=True)
+case(H + "list-migrate", None, None, 0, "no PyTorchJob", "name: config-9999", args=["migrate", "list.yaml"], cwd="harden")
+# A keyed list (`x-kubernetes-list-type: map`) of 40,000 items: one lookup
+# an item.
+write(H + "widget-crd.yaml", """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name, protocol]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    protocol: {type: string}
+                    port: {type: integer}
+""")
+setup("repeat", H + "widget.yaml", head="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  ports:\n",
+      text="  - {name: port-name-with-a-long-shared-prefix-{i}, protocol: TCP, port: 1}\n", times=40000,
+      tail="  - {name: port-name-with-a-long-shared-prefix-7, protocol: TCP, port: 2}\n", numbered=True)
+case(H + "list-map-keys", None, None, 1, "Duplicate value",
+     "`name: \"port-name-with-a-long-shared-prefix-7\"`, `protocol: \"TCP\"` again (item 7 has it)",
+     args=["verify", "--crd", "widget-crd.yaml", "widget.yaml"], cwd="harden")
+# Hundreds of thousands of problems: streamed in every format, at most
+# 100 an object (and said so).
+setup("repeat", H + "problems-one.yaml", head="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {",
+      text="k{i}: 1, ", times=200000, tail="last: 1}\n", numbered=True)
+for fmt in ("human", "json", "github", "sarif"):
+    case(H + "problems-one-" + fmt, None, None, 1, "more problems of this object are not reported",
+         args=["verify", "--format", fmt, "problems-one.yaml"], cwd="harden")
+setup("repeat", H + "problems-many.yaml", head="",
+      text="{apiVersion: v1, kind: ConfigMap, metadata: {name: c{i}}, data: {a: 1}}\n---\n", times=8000, tail="",
+      numbered=True)
+for fmt in ("json", "github", "sarif"):
+    case(H + "problems-many-" + fmt, None, None, 1, "c7999", args=["verify", "--format", fmt, "problems-many.yaml"],
+         cwd="harden")
+# `--timeout` covers matching a failure against a JobSet's message
+# patterns (4,000 that take a millisecond each to refuse), and names the
+# timeout as given.
+def jobset_run(patterns, do):
+    return ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: demo}\nspec:\n"
+            "  failurePolicy:\n    maxRestarts: 1\n    rules:\n    - name: r\n      action: RestartJobSet\n"
+            "      onJobFailureMessagePatterns: %s\n"
+            "  replicatedJobs:\n  - name: node\n    replicas: 1\n    template:\n      spec:\n"
+            "        completionMode: Indexed\n        completions: 1\n        parallelism: 1\n        backoffLimit: 0\n"
+            "        template:\n          spec:\n            restartPolicy: Never\n"
+            "            containers: %s\n" % (json.dumps(patterns), json.dumps([run_container(do)])))
+HEAVY = ["(\\w{100}){100}x%d" % i for i in range(4000)]
+write("run-jobset-patterns.yaml", jobset_run(HEAVY, "fail"))
+case("run-jobset-patterns.yaml", None, None, 3, "ran past --timeout 1s", "failing",
+     args=["run", "--python", "runenv/python3", "--timeout", "1s", "--manifests", "--no-namespaces",
+           "run-jobset-patterns.yaml"])
+write("run-jobset-hang.yaml", jobset_run(["x"], "hang"))
+case("run-jobset-hang.yaml", None, None, 3, "ran past --timeout 1s and was stopped",
+     args=["run", "--python", "runenv/python3", "--timeout", "1s", "--manifests", "--no-namespaces",
+           "run-jobset-hang.yaml"])
+entries[-1]["marker"] = "977."
 
 with open("CASES.jsonl", "w") as f:
     for entry in entries:
