@@ -86,8 +86,14 @@ impl Source {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let line = self.line_of(offset);
         let line_start = self.line_starts()[line];
-        let col = self.chars_before(offset) - self.chars_before(line_start) + 1;
-        (line + 1, col)
+        // A line of a few kilobytes is counted as it is; a longer one from
+        // the block that holds the offset.
+        let col = if offset - line_start <= CHAR_BLOCK {
+            chars_in(&self.text.as_bytes()[line_start..offset])
+        } else {
+            self.chars_before(offset) - self.chars_before(line_start)
+        };
+        (line + 1, col + 1)
     }
 
     /// Characters of the text before byte `offset` (a character boundary).
@@ -402,6 +408,19 @@ mod tests {
         assert_eq!(source.line_col(0), (1, 1));
         assert_eq!(source.line_col(3), (2, 1));
         assert_eq!(source.line_col(6), (2, 3)); // after the two-byte `ç` and `d`
+    }
+
+    #[test]
+    fn a_column_on_a_long_line_counts_characters_across_blocks() {
+        let mut sources = Sources::new();
+        // A line of 3 bytes then 20,000 two-byte characters, after a short one.
+        let text = format!("ab\nx: {}z\n", "é".repeat(20_000));
+        let id = sources.add("a", text.clone());
+        let source = sources.get(id);
+        let z = text.find('z').unwrap();
+        assert_eq!(source.line_col(z), (2, 3 + 20_000 + 1));
+        let middle = 3 + 3 + 2 * 9_999;
+        assert_eq!(source.line_col(middle), (2, 3 + 9_999 + 1));
     }
 
     #[test]

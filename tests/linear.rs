@@ -186,6 +186,74 @@ fn long_file(n: usize) -> String {
     s
 }
 
+/// `n` PyTorchJobs, each beside a Service that selects its pods, in one
+/// namespace.
+fn namespace(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: job{i}, namespace: team}}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers: [{{name: pytorch, image: 'ghcr.io/acme/gpt:3.0', command: [torchrun, /app/train.py]}}]\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          containers: [{{name: pytorch, image: 'ghcr.io/acme/gpt:3.0', command: [torchrun, /app/train.py]}}]\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: svc{i}, namespace: team}}\nspec: {{clusterIP: None, selector: {{training.kubeflow.org/job-name: job{i}}}}}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// A `v1 List` of `n` ConfigMaps, and no job.
+fn config_list(n: usize) -> String {
+    let mut s = "apiVersion: v1\nkind: List\nitems:\n".to_owned();
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c{i}, namespace: team}}\n  data: {{key: value-{i}}}\n"
+        );
+    }
+    s
+}
+
+/// A Widget whose keyed list (`x-kubernetes-list-type: map`) has `n` items.
+fn keyed_list(n: usize) -> String {
+    let mut s = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  ports:\n"
+        .to_owned();
+    for i in 0..n {
+        let _ = writeln!(s, "  - {{name: port-{i}, protocol: TCP, port: 1}}");
+    }
+    s
+}
+
+/// The CRD of [`keyed_list`]'s Widget (the same at every size).
+fn widget_crd(_: usize) -> String {
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              ports:\n                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [name, protocol]\n                items:\n                  type: object\n                  required: [name]\n                  properties:\n                    name: {type: string}\n                    protocol: {type: string}\n                    port: {type: integer}\n".to_owned()
+}
+
+/// `n` PyTorchJobs of one namespace, each migrated against the runtimes file.
+fn jobs(n: usize) -> String {
+    namespace(n)
+        .split("---\n")
+        .filter(|d| d.contains("PyTorchJob"))
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// A runtimes file of `n` ClusterTrainingRuntimes and the one the jobs run
+/// on: read once, it costs its size; read for every job, its size times
+/// theirs.
+fn runtimes(n: usize) -> String {
+    (0..=n)
+        .map(|i| {
+            let name = if i == n {
+                "torch-distributed".to_owned()
+            } else {
+                format!("team-{i}")
+            };
+            format!(
+                "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {{name: {name}}}\nspec:\n  mlPolicy: {{torch: {{}}}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {{labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}}}\n          spec:\n            template:\n              spec:\n                containers: [{{name: node, image: 'ghcr.io/acme/base:1'}}]\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
 /// Every shape measured, with the size n each starts from.
 const SHAPES: &[Shape] = &[
     Shape {
@@ -309,6 +377,46 @@ const SHAPES: &[Shape] = &[
         n: 300,
     },
     Shape {
+        name: "verify: a namespace of jobs and Services",
+        args: &["verify", "FILE"],
+        file: "m.yaml",
+        input: namespace,
+        overlay: None,
+        n: 300,
+    },
+    Shape {
+        name: "verify --crd: a keyed list",
+        args: &["verify", "--crd", "OVERLAY", "FILE"],
+        file: "m.yaml",
+        input: keyed_list,
+        overlay: Some(widget_crd),
+        n: 3000,
+    },
+    Shape {
+        name: "migrate: a List without a job",
+        args: &["migrate", "FILE"],
+        file: "m.yaml",
+        input: config_list,
+        overlay: None,
+        n: 1500,
+    },
+    Shape {
+        name: "migrate: a namespace of jobs and Services",
+        args: &["migrate", "FILE"],
+        file: "m.yaml",
+        input: namespace,
+        overlay: None,
+        n: 150,
+    },
+    Shape {
+        name: "migrate --runtimes: jobs and runtimes",
+        args: &["migrate", "--runtimes", "OVERLAY", "FILE"],
+        file: "m.yaml",
+        input: jobs,
+        overlay: Some(runtimes),
+        n: 40,
+    },
+    Shape {
         name: "import: volumes",
         args: &["import", "FILE"],
         file: "m.yaml",
@@ -327,7 +435,13 @@ fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
         shape.file
     });
     std::fs::write(&file, &input).expect("input");
-    let overlay = dir.join("o.toml");
+    // The second file is YAML beside YAML (a CRD, a runtimes file), else
+    // an overlay.
+    let overlay = dir.join(if shape.file.ends_with(".yaml") {
+        "o.yaml"
+    } else {
+        "o.toml"
+    });
     if let Some(make) = shape.overlay {
         std::fs::write(&overlay, make(n)).expect("overlay");
     }
@@ -342,7 +456,7 @@ fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
         .collect();
     let output = Command::new("valgrind")
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-        .arg(env!("CARGO_BIN_EXE_trainc"))
+        .arg(crate::corpus::binary())
         .args(&args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -376,11 +490,17 @@ fn doubling_any_input_at_most_about_doubles_the_work() {
     if !tool_available("valgrind", "--version", "the linearity check") {
         return;
     }
+    // `TRAINC_LINEAR_ONLY=migrate` measures the shapes whose name holds
+    // the word (while working on one stage); CI measures every one.
+    // `TRAINC_CORPUS_BINARY` measures another build (to show which shapes
+    // an earlier one fails).
+    let only = std::env::var("TRAINC_LINEAR_ONLY").unwrap_or_default();
+    let shapes: Vec<&Shape> = SHAPES.iter().filter(|s| s.name.contains(&only)).collect();
     // Two at a time: the machine has two cores, and callgrind is slow.
     let results: Vec<(String, u64, u64)> = std::thread::scope(|scope| {
         let chunks: Vec<Vec<&Shape>> = vec![
-            SHAPES.iter().step_by(2).collect(),
-            SHAPES.iter().skip(1).step_by(2).collect(),
+            shapes.iter().copied().step_by(2).collect(),
+            shapes.iter().copied().skip(1).step_by(2).collect(),
         ];
         let handles: Vec<_> = chunks
             .into_iter()
