@@ -168,8 +168,7 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     let mut run = run(world, case, &wrapper);
     let mut problems = Vec::new();
     if time.is_some() {
-        let text = std::fs::read_to_string(&rss).unwrap_or_default();
-        match text.lines().last().and_then(|l| l.trim().parse().ok()) {
+        match gnu_time_peak(&rss) {
             Some(peak) => run.peak_kib = peak,
             // GNU time says nothing of a run killed past its time.
             None => problems.push("no peak memory reported (killed?)".to_owned()),
@@ -234,13 +233,11 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     if both.contains("panicked") {
         problems.push("panicked".to_owned());
     }
-    for (path, before) in kept {
-        if crate::corpus::state(&world.join(path)) != before {
-            problems.push(format!(
-                "`{path}` changed, which the case must leave as it was"
-            ));
-        }
-    }
+    problems.extend(
+        kept.into_iter()
+            .filter(|(path, before)| crate::corpus::state(&world.join(path)) != *before)
+            .map(|(path, _)| format!("`{path}` changed, which the case must leave as it was")),
+    );
     if let (Some(dir), Some(before)) = (&dir, before)
         && run.code != Some(0)
         && snapshot(dir) != before
@@ -252,6 +249,12 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
         problems.push(format!("\n{shown}"));
     }
     problems
+}
+
+/// The peak memory GNU time wrote to `file`, in KiB.
+fn gnu_time_peak(file: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines().last().and_then(|l| l.trim().parse().ok())
 }
 
 #[test]

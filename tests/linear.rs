@@ -437,11 +437,16 @@ fn instructions(dir: &Path, shape: &Shape, n: usize) -> u64 {
     std::fs::write(&file, &input).expect("input");
     // The second file is YAML beside YAML (a CRD, a runtimes file), else
     // an overlay.
-    let overlay = dir.join(if shape.file.ends_with(".yaml") {
-        "o.yaml"
-    } else {
-        "o.toml"
-    });
+    let overlay = dir.join(
+        if Path::new(shape.file)
+            .extension()
+            .is_some_and(|e| e == "yaml")
+        {
+            "o.yaml"
+        } else {
+            "o.toml"
+        },
+    );
     if let Some(make) = shape.overlay {
         std::fs::write(&overlay, make(n)).expect("overlay");
     }

@@ -156,8 +156,11 @@ impl Service {
 /// it, and little else; a namespace of thousands of jobs and Services then
 /// costs their number, not its square.
 pub struct BySelector<T> {
-    by_pair: std::collections::HashMap<(String, String), Vec<(usize, T, Map<String, Json>)>>,
+    by_pair: std::collections::HashMap<(String, String), Vec<Selecting<T>>>,
 }
+
+/// An item of a [`BySelector`]: its place among them, and its selector.
+type Selecting<T> = (usize, T, Map<String, Json>);
 
 impl<T: Clone> BySelector<T> {
     /// `items` with their selectors, in order; an empty selector selects

@@ -161,7 +161,7 @@ impl Writing<'_> {
         if !self.dirs.contains_key(&at) {
             self.dirs.insert(at.clone(), dir::Dir::open(self.root)?);
         }
-        for name in relative.iter() {
+        for name in relative {
             let next = at.join(name);
             if !self.dirs.contains_key(&next) {
                 let shown = self.root.join(&next);

@@ -20,6 +20,10 @@ use trainc::source::{SourceId, Sources};
 /// ones to fix first).
 pub(super) const MAX_SHOWN_PER_FILE: usize = 50;
 
+/// Of one file, for people: its first diagnostics by place (and arrival),
+/// and how many it had.
+type Shown = (BTreeMap<(usize, Severity, usize), Diagnostic>, usize);
+
 pub(super) struct Printer {
     format: Format,
     out: std::io::BufWriter<std::io::Stdout>,
@@ -33,7 +37,7 @@ pub(super) struct Printer {
     last: Option<Diagnostic>,
     /// Human: each file's first diagnostics by place (and their arrival,
     /// so that equal places keep their order), and how many it had.
-    shown: BTreeMap<SourceId, (BTreeMap<(usize, Severity, usize), Diagnostic>, usize)>,
+    shown: BTreeMap<SourceId, Shown>,
     arrived: usize,
     sarif: diagnostic::sarif::Log,
 }
@@ -132,7 +136,7 @@ impl Printer {
             Format::Json | Format::Github => {}
         }
         if !self.closed && self.failed.is_none() {
-            self.record(|out| out.flush());
+            self.record(std::io::Write::flush);
         }
         let status = if self.errors > 0 {
             status.max(Status::Invalid)

@@ -63,7 +63,9 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
     for path in paths {
         let mut said = Vec::new();
         let id = read(&mut sources, &path, &mut said, &mut status);
-        said.into_iter().for_each(|d| printer.add(&sources, d));
+        for d in said {
+            printer.add(&sources, d);
+        }
         let Some(id) = id else {
             continue;
         };

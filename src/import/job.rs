@@ -235,10 +235,13 @@ pub(crate) struct Index {
     services: HashMap<Option<String>, crate::cluster::BySelector<usize>>,
 }
 
+/// A Service, by its place among the objects, and its selector.
+type Selector = (usize, Map<String, Json>);
+
 impl Index {
     pub(super) fn new(objects: &[Object<'_>]) -> Index {
         let mut named = HashMap::new();
-        let mut services: HashMap<Option<String>, Vec<(usize, Map<String, Json>)>> = HashMap::new();
+        let mut services: HashMap<Option<String>, Vec<Selector>> = HashMap::new();
         for (i, o) in objects.iter().enumerate() {
             let key = (
                 o.kind().to_owned(),

@@ -91,7 +91,7 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     }
     let text = sources.get(id).text.clone();
     let file = sources.get(id).name.clone();
-    let input = match input::read(&text, id) {
+    let mut input = match input::read(&text, id) {
         Ok(input) => input,
         Err(diagnostics) => {
             return Migrated {
@@ -127,30 +127,11 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             .filter(|d| !no_job(d) && !in_refused(d)),
     );
     out.diagnostics.extend(invalid);
-    out.diagnostics.extend(input.workloads);
-    // The Services a migration may rewrite (those that select a job's pods
-    // by the Training Operator's job-name label), by that name: whole
-    // documents, not a List's items.
-    let mut services: HashMap<String, Vec<(Json, Node)>> = HashMap::new();
-    for (_, node) in &input.nodes {
-        let object = node.to_json();
-        if object["kind"] != "Service"
-            || object["apiVersion"] != "v1"
-            || input.lists.contains_key(&node.span.start)
-        {
-            continue;
-        }
-        let job = &object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME];
-        if let Some(job) = job.as_str() {
-            services
-                .entry(job.to_owned())
-                .or_default()
-                .push((object.clone(), node.clone()));
-        }
-    }
+    out.diagnostics.append(&mut input.workloads);
+    let services = rewritable_services(&input);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     // The jobs of each `v1 List`, written again item by item.
-    let mut lists: BTreeMap<(usize, usize), Vec<(usize, Vec<Json>)>> = BTreeMap::new();
+    let mut lists: BTreeMap<(usize, usize), Vec<Relisted>> = BTreeMap::new();
     for job in &imported.jobs {
         if refused.iter().any(|r| r.contains(&job.node.span.start)) {
             out.failed += 1;
@@ -199,6 +180,33 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     }
     out.text = edited(&text, edits);
     out
+}
+
+/// A job of a `v1 List` that migrated: where it starts, and what it became.
+type Relisted = (usize, Vec<Json>);
+
+/// The Services a migration may rewrite (those that select a job's pods by
+/// the Training Operator's job-name label), by that name: whole documents,
+/// not a List's items.
+fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)>> {
+    let mut services: HashMap<String, Vec<(Json, Node)>> = HashMap::new();
+    for (_, node) in &input.nodes {
+        let object = node.to_json();
+        if object["kind"] != "Service"
+            || object["apiVersion"] != "v1"
+            || input.lists.contains_key(&node.span.start)
+        {
+            continue;
+        }
+        let job = &object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME];
+        if let Some(job) = job.as_str() {
+            services
+                .entry(job.to_owned())
+                .or_default()
+                .push((object.clone(), node.clone()));
+        }
+    }
+    services
 }
 
 /// The bytes a node's span covers.
@@ -264,20 +272,14 @@ fn content_end(text: &str, range: Range<usize>) -> usize {
 /// The `v1 List` at `range` of `text`, each of its PyTorchJobs that
 /// migrated (by where each starts) replaced by what it became; `None` if
 /// it does not read again.
-fn relisted(
-    text: &str,
-    id: SourceId,
-    range: Range<usize>,
-    jobs: &[(usize, Vec<Json>)],
-) -> Option<String> {
+fn relisted(text: &str, id: SourceId, range: Range<usize>, jobs: &[Relisted]) -> Option<String> {
     let stream =
         crate::parse::parse_manifest_part(id, text, range, crate::verify::manifests::MAX_DEPTH, 1)
             .ok()?;
     let list = stream.documents.first()?;
     let mut json = list.to_json();
-    let items = match list.get("items").map(|e| &e.value.value) {
-        Some(crate::tree::Value::Array(items)) => items,
-        _ => return None,
+    let Some(crate::tree::Value::Array(items)) = list.get("items").map(|e| &e.value.value) else {
+        return None;
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {

@@ -69,43 +69,43 @@ struct Indexed<'v> {
 
 /// The Services of one namespace, found by name and by what they select.
 struct Services<'v> {
-    by_name: HashMap<&'v str, Vec<Indexed<'v>>>,
+    named: HashMap<&'v str, Vec<Indexed<'v>>>,
     /// By the name up to a last `-<digits>` (`job-worker` of
     /// `job-worker-3`): the names the Training Operator gives its Services.
-    by_stem: HashMap<&'v str, Vec<Indexed<'v>>>,
-    by_selector: crate::cluster::BySelector<Indexed<'v>>,
+    stems: HashMap<&'v str, Vec<Indexed<'v>>>,
+    selectors: crate::cluster::BySelector<Indexed<'v>>,
 }
 
 impl<'v> Services<'v> {
     fn new(list: Vec<(usize, &'v Value)>) -> Services<'v> {
-        let mut by_name: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
-        let mut by_stem: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
+        let mut named: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
+        let mut stems: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
         let mut selectors = Vec::new();
         for (index, value) in list {
             let service = Indexed { index, value };
             let name = name(value);
-            by_name.entry(name).or_default().push(service);
+            named.entry(name).or_default().push(service);
             if let Some(stem) = numbered_stem(name) {
-                by_stem.entry(stem).or_default().push(service);
+                stems.entry(stem).or_default().push(service);
             }
             if let Some(selector) = selector(value) {
                 selectors.push((service, selector.clone()));
             }
         }
         Services {
-            by_name,
-            by_stem,
-            by_selector: crate::cluster::BySelector::new(selectors),
+            named,
+            stems,
+            selectors: crate::cluster::BySelector::new(selectors),
         }
     }
 
     fn named(&self, name: &str) -> &[Indexed<'v>] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
+        self.named.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The Services that select pods labelled `labels`, in their order.
     fn selecting(&self, labels: &serde_json::Map<String, Value>) -> Vec<Indexed<'v>> {
-        self.by_selector.selecting(labels)
+        self.selectors.selecting(labels)
     }
 }
 
@@ -411,7 +411,7 @@ fn pytorchjob_services(job: Indexed<'_>, services: &Services<'_>, problems: &mut
     for (kind, spec) in replicas.into_iter().flatten() {
         let stem = format!("{job_name}-{}", kind.to_ascii_lowercase());
         let count = spec["replicas"].as_u64().unwrap_or(0);
-        let named = services.by_stem.get(stem.as_str()).into_iter().flatten();
+        let named = services.stems.get(stem.as_str()).into_iter().flatten();
         for &service in named {
             let index = name(service.value)[stem.len() + 1..].parse::<u64>();
             if index.is_ok_and(|i| i < count) {
