@@ -100,8 +100,19 @@ pub(super) fn run(args: &MigrateArgs) -> Status {
 /// file under its own name in `--output-dir`.
 fn manifests(args: &MigrateArgs, results: &[(PathBuf, Migrated)]) -> Result<(), Status> {
     let Some(dir) = &args.output_dir else {
-        let texts: Vec<&str> = results.iter().map(|(_, m)| m.text.as_str()).collect();
-        return write_stdout(&texts.join("---\n"));
+        // Each file's stream after the one before, which may end without a
+        // line break.
+        let mut stream = String::new();
+        for (i, (_, m)) in results.iter().enumerate() {
+            if i > 0 {
+                if !stream.is_empty() && !stream.ends_with('\n') {
+                    stream.push('\n');
+                }
+                stream.push_str("---\n");
+            }
+            stream.push_str(&m.text);
+        }
+        return write_stdout(&stream);
     };
     let files: Vec<(PathBuf, &str)> = results
         .iter()
