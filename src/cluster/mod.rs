@@ -156,34 +156,55 @@ impl Service {
 /// it, and little else; a namespace of thousands of jobs and Services then
 /// costs their number, not its square.
 pub struct BySelector<T> {
-    by_pair: std::collections::HashMap<(String, String), Vec<Selecting<T>>>,
+    /// By a selector's key, then its value's text (a label value is text;
+    /// another value, which selects nothing, by its JSON).
+    by_pair:
+        std::collections::HashMap<String, std::collections::HashMap<String, Vec<Selecting<T>>>>,
 }
 
 /// An item of a [`BySelector`]: its place among them, and its selector.
 type Selecting<T> = (usize, T, Map<String, Json>);
+
+/// A selector's or a label's value as [`BySelector`] keys it.
+fn value_text(value: &Json) -> std::borrow::Cow<'_, str> {
+    match value {
+        Json::String(text) => std::borrow::Cow::Borrowed(text),
+        other => std::borrow::Cow::Owned(other.to_string()),
+    }
+}
 
 impl<T: Clone> BySelector<T> {
     /// `items` with their selectors, in order; an empty selector selects
     /// nothing.
     pub fn new(items: impl IntoIterator<Item = (T, Map<String, Json>)>) -> BySelector<T> {
         let items: Vec<(T, Map<String, Json>)> = items.into_iter().collect();
-        let pair = |key: &str, value: &Json| (key.to_owned(), value.to_string());
-        let mut counts: std::collections::HashMap<(String, String), usize> =
+        let mut counts: std::collections::HashMap<(&str, std::borrow::Cow<'_, str>), usize> =
             std::collections::HashMap::new();
         for (_, selector) in &items {
             for (key, value) in selector {
-                *counts.entry(pair(key, value)).or_default() += 1;
+                *counts.entry((key.as_str(), value_text(value))).or_default() += 1;
             }
         }
-        let mut by_pair: std::collections::HashMap<_, Vec<_>> = std::collections::HashMap::new();
-        for (order, (item, selector)) in items.into_iter().enumerate() {
-            let rarest = selector
-                .iter()
-                .map(|(key, value)| pair(key, value))
-                .min_by_key(|p| (counts[p], p.clone()));
-            if let Some(rarest) = rarest {
+        let rarest: Vec<Option<(String, String)>> = items
+            .iter()
+            .map(|(_, selector)| {
+                selector
+                    .iter()
+                    .map(|(key, value)| (key.as_str(), value_text(value)))
+                    .min_by(|a, b| (counts[a], a).cmp(&(counts[b], b)))
+                    .map(|(key, value)| (key.to_owned(), value.into_owned()))
+            })
+            .collect();
+        let mut by_pair: std::collections::HashMap<
+            String,
+            std::collections::HashMap<String, Vec<_>>,
+        > = std::collections::HashMap::new();
+        for (order, ((item, selector), rarest)) in items.into_iter().zip(rarest).enumerate() {
+            if let Some((key, value)) = rarest {
                 by_pair
-                    .entry(rarest)
+                    .entry(key)
+                    .or_default()
+                    .entry(value)
                     .or_default()
                     .push((order, item, selector));
             }
@@ -195,7 +216,7 @@ impl<T: Clone> BySelector<T> {
     pub fn selecting(&self, labels: &Map<String, Json>) -> Vec<T> {
         let mut found: Vec<(usize, T)> = labels
             .iter()
-            .filter_map(|(key, value)| self.by_pair.get(&(key.clone(), value.to_string())))
+            .filter_map(|(key, value)| self.by_pair.get(key)?.get(value_text(value).as_ref()))
             .flatten()
             .filter(|(_, _, selector)| selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
             .map(|(order, item, _)| (*order, item.clone()))
