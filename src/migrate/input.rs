@@ -91,8 +91,8 @@ impl Input {
     }
 }
 
-/// The PyTorchJobs (at `jobs`) that `trainc verify` rejects as written,
-/// where each is, with its errors: the cluster would not take them, so they
+/// The PyTorchJobs (at `jobs`, in order) that `trainc verify` rejects as
+/// written, where each is (in order), with its errors: the cluster would not take them, so they
 /// are not migrated. Verify reads the whole input, a window at a time, and
 /// only the errors inside a job are kept.
 pub(super) fn invalid_jobs(

@@ -115,9 +115,8 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     // A PyTorchJob the cluster would refuse is said in `verify`'s words,
     // and what import says of it gives way.
     let (refused, invalid) = input::invalid_jobs(sources, id, &input.jobs);
-    let in_refused = |d: &Diagnostic| {
-        d.primary.span.source == id && refused.iter().any(|r| r.contains(&d.primary.span.start))
-    };
+    let in_refused =
+        |d: &Diagnostic| d.primary.span.source == id && within(&refused, d.primary.span.start);
     // An input without a job is said once, below.
     let no_job = |d: &Diagnostic| d.code == codes::IMPORT && d.message.starts_with("no PyTorchJob");
     out.diagnostics.extend(
@@ -133,7 +132,7 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     // The jobs of each `v1 List`, written again item by item.
     let mut lists: BTreeMap<(usize, usize), Vec<Relisted>> = BTreeMap::new();
     for job in &imported.jobs {
-        if refused.iter().any(|r| r.contains(&job.node.span.start)) {
+        if within(&refused, job.node.span.start) {
             out.failed += 1;
             continue;
         }
@@ -180,6 +179,12 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     }
     out.text = edited(&text, edits);
     out
+}
+
+/// Whether `at` is inside one of `ranges` (in order, apart).
+fn within(ranges: &[Range<usize>], at: usize) -> bool {
+    let i = ranges.partition_point(|r| r.start <= at);
+    i > 0 && ranges[i - 1].contains(&at)
 }
 
 /// A job of a `v1 List` that migrated: where it starts, and what it became.
@@ -281,10 +286,14 @@ fn relisted(text: &str, id: SourceId, range: Range<usize>, jobs: &[Relisted]) ->
     let Some(crate::tree::Value::Array(items)) = list.get("items").map(|e| &e.value.value) else {
         return None;
     };
+    let migrated: HashMap<usize, &Vec<Json>> = jobs
+        .iter()
+        .map(|(start, objects)| (*start, objects))
+        .collect();
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        match jobs.iter().find(|(start, _)| *start == item.span.start) {
-            Some((_, objects)) => out.extend(objects.iter().cloned()),
+        match migrated.get(&item.span.start) {
+            Some(objects) => out.extend(objects.iter().cloned()),
             None => out.push(item.to_json()),
         }
     }
