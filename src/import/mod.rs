@@ -205,10 +205,10 @@ fn import_objects(
     // would make of it reads the misspelling as missing.
     // (`trainc migrate` refuses every PyTorchJob verify rejects itself, and
     // reads verify's errors once: not here again.)
-    let refused = if which_jobs == Jobs::All {
-        schema_refused(sources, id, &objects)
+    let refused: std::collections::HashMap<usize, Vec<Diagnostic>> = if which_jobs == Jobs::All {
+        schema_refused(sources, id, &objects).into_iter().collect()
     } else {
-        Vec::new()
+        std::collections::HashMap::new()
     };
     let mut jobs = Vec::new();
     let mut seen = 0;
@@ -235,7 +235,7 @@ fn import_objects(
         };
         let Some(which) = which else { continue };
         let start = objects[i].node.span.start;
-        if let Some((_, errors)) = refused.iter().find(|(at, _)| *at == start) {
+        if let Some(errors) = refused.get(&start) {
             objects[i].used = true;
             diagnostics.extend(errors.iter().cloned());
             continue;
@@ -287,7 +287,9 @@ fn schema_refused(
     let errors = crate::verify::manifests::errors(sources, id);
     // A misspelt field (and the required one it leaves missing); import
     // takes what else the schema is stricter about (numbers for strings).
-    let mut out: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    // The jobs are in the input's order: each error's job found by place.
+    let mut by_job: std::collections::BTreeMap<usize, Vec<Diagnostic>> =
+        std::collections::BTreeMap::new();
     for d in errors {
         let misspelt = d.message.contains(": unknown field `")
             || d.message.contains(": missing required field `");
@@ -295,14 +297,15 @@ fn schema_refused(
             continue;
         }
         let at = d.primary.span.start;
-        let Some((start, _)) = jobs.iter().find(|(s, e)| *s <= at && at < (*e).max(*s + 1)) else {
+        let i = jobs.partition_point(|(s, _)| *s <= at);
+        let Some(&(start, end)) = i.checked_sub(1).map(|i| &jobs[i]) else {
             continue;
         };
-        match out.iter_mut().find(|(s, _)| s == start) {
-            Some((_, errors)) => errors.push(d),
-            None => out.push((*start, vec![d])),
+        if at < end.max(start + 1) {
+            by_job.entry(start).or_default().push(d);
         }
     }
+    let mut out: Vec<(usize, Vec<Diagnostic>)> = by_job.into_iter().collect();
     // The field a misspelling leaves missing is said by its did-you-mean.
     for (_, errors) in &mut out {
         let meant: Vec<String> = errors
