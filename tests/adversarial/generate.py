@@ -759,6 +759,16 @@ setup("repeat", H + "namespace.yaml", head="", text=NS_JOB, times=2000, tail="",
 case(H + "namespace-verify", None, None, 0, "verified 4000 objects", args=["verify", "namespace.yaml"], cwd="harden")
 setup("repeat", H + "namespace-small.yaml", head="", text=NS_JOB, times=300, tail="", numbered=True)
 case(H + "namespace-migrate", None, None, 0, "name: job299", args=["migrate", "namespace-small.yaml"], cwd="harden")
+# `--runtimes` of 2,000 runtimes beside 300 jobs: read once, not once a job.
+setup("repeat", H + "runtimes-many.yaml", head="",
+      text="apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: team-{i}}\n"
+           "spec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n"
+           "        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+           "          spec:\n            template:\n              spec:\n"
+           "                containers: [{name: node, image: 'ghcr.io/acme/base:1'}]\n---\n",
+      times=2000, tail="", numbered=True)
+case(H + "migrate-runtimes-once", None, None, 0, "name: job299",
+     args=["migrate", "--runtimes", "runtimes-many.yaml", "namespace-small.yaml"], cwd="harden")
 # A `v1 List` of 10,000 objects and no PyTorchJob: migrate holds what
 # verify holds, and passes it through.
 setup("repeat", H + "list.yaml", head="apiVersion: v1\nkind: List\nitems:\n",
