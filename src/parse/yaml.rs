@@ -72,10 +72,12 @@ pub(super) fn parse_manifest_stream(
     let documents = yaml::load_at(id, &text[part.clone()], part.start, limits)
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Objects)])?;
     let mut reader = Reader::new(true);
+    // Each document given up as it is converted: a `v1 List` of a million
+    // items is not held twice.
     let documents = documents
-        .iter()
+        .into_iter()
         .filter(|document| !document.is_empty_null())
-        .map(|document| reader.convert(document))
+        .map(|document| reader.convert_owned(document))
         .collect();
     if reader.problems.is_empty() {
         let mut readings = reader.readings;
@@ -103,7 +105,7 @@ pub(super) fn parse_manifest_stream(
 /// (YAML 1.2, strictly); all problems at once.
 pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
     let mut reader = Reader::new(false);
-    let node = reader.convert(raw);
+    let node = reader.convert_owned(raw.clone());
     if reader.problems.is_empty() {
         Ok(node)
     } else {
@@ -174,36 +176,41 @@ impl Reader {
         }
     }
 
-    fn convert(&mut self, raw: &Raw<'_>) -> Node {
-        let value = match &raw.body {
-            Body::Scalar(..) => self.scalar(raw),
-            Body::Seq(items) => Value::Array(items.iter().map(|i| self.convert(i)).collect()),
+    /// `raw` as a [`Node`], each part of it given up once it is converted
+    /// (a `v1 List` of a million items is not held twice).
+    fn convert_owned(&mut self, raw: Raw<'_>) -> Node {
+        let tag_problem = scalar::container_tag_problem(&raw).map(|p| scalar_problem(&raw, &p));
+        let span = raw.span;
+        let value = match raw.body {
+            Body::Scalar(..) => self.scalar(&raw),
+            Body::Seq(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|item| self.convert_owned(item))
+                    .collect(),
+            ),
             Body::Map(entries) => {
-                // `1` and `"1"` are two YAML keys but one key of a spec or an
-                // object, whose keys are text: the second would silently win.
                 let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
                 Value::Table(
                     entries
-                        .iter()
+                        .into_iter()
                         .map(|(key, value)| {
-                            let text = key_text(key, &mut self.problems);
+                            let text = key_text(&key, &mut self.problems);
                             if let Some(first) = seen.insert(text.clone(), key.span) {
                                 self.problems.push(same_text_keys(&text, first, key.span));
                             }
                             Entry {
                                 key: text,
                                 key_span: key.span,
-                                value: self.convert(value),
+                                value: self.convert_owned(value),
                             }
                         })
                         .collect(),
                 )
             }
         };
-        if let Some(problem) = scalar::container_tag_problem(raw) {
-            self.problems.push(scalar_problem(raw, &problem));
-        }
-        Node::new(value, raw.span)
+        self.problems.extend(tag_problem);
+        Node::new(value, span)
     }
 }
 

@@ -169,19 +169,19 @@ pub fn verify_file_into(
     // Two objects of one id: said once, at the second. (Problems find
     // their object by its place in the stream, not by its id.)
     let mut by_id: HashMap<&str, &Kept> = HashMap::with_capacity(read.objects.len());
-    let mut twice_found = Vec::new();
-    for object in &read.objects {
+    // In the objects' order: printed as found, not held.
+    for object in read.objects.iter().filter(|o| o.identified) {
         match by_id.entry(&object.id) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(object);
             }
             std::collections::hash_map::Entry::Occupied(first) => {
-                twice_found.push(twice(first.get(), object));
+                (out.sink)(twice(first.get(), object));
             }
         }
     }
     let (together, with_runtimes) = together(&read, level, runtimes);
-    let mut found: Vec<Diagnostic> = twice_found;
+    let mut found: Vec<Diagnostic> = Vec::new();
     for found_one in super::stream::locate_together(text, id, &read, &together)
         .into_iter()
         .chain(super::stream::locate_together(
@@ -225,6 +225,15 @@ impl Out<'_> {
     /// `--require-schemas`, at every one).
     fn kept(&mut self, found: super::stream::Found) -> Option<Diagnostic> {
         let mut diagnostic = found.diagnostic;
+        // An object with neither `apiVersion` nor `kind` has its error
+        // already; it is no kind to count as not checked.
+        if found
+            .unchecked
+            .as_ref()
+            .is_some_and(|(version, kind)| version.is_empty() && kind.is_empty())
+        {
+            return None;
+        }
         if let Some(key) = found.unchecked {
             let count = self.unchecked.entry(key).or_insert(0);
             *count += 1;

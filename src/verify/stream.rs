@@ -49,21 +49,25 @@ pub(super) struct Kept {
     ordinal: usize,
     /// Where the object begins.
     pub start: Span,
-    /// `Kind/name (namespace ns)`.
-    pub id: String,
+    /// `Kind/name (namespace ns)`. (Boxed strings: a stream of a million
+    /// small objects keeps one of these each.)
+    pub id: Box<str>,
     /// Whether it is a TrainJob, checked with the runtime it names once
     /// every runtime among the objects is known.
     pub trainjob: bool,
     /// Its namespace: the checks of objects together take a namespace at
     /// a time.
-    pub namespace: Option<String>,
+    pub namespace: Option<Box<str>>,
     /// Whether it is one of Trainer's runtimes, which TrainJobs of every
     /// namespace may name.
     pub runtime: bool,
+    /// Whether it has an `apiVersion`, a `kind` and a name: one without is
+    /// an error already, and no copy of another.
+    pub identified: bool,
     /// What the checks of objects together read of it, as JSON text: read
     /// back a namespace at a time, what a stream of thousands of jobs
     /// keeps is a few hundred bytes each, not the kilobytes of a tree.
-    together: Option<String>,
+    together: Option<Box<str>>,
 }
 
 impl Kept {
@@ -220,7 +224,7 @@ pub(crate) fn windows(
 
 /// The objects of the parts `parsed`, checked on every core a batch at a
 /// time, each batch's problems handed to `emit`; what stays of each object
-/// kept in `read`.
+/// kept in `kept`.
 fn check(
     parsed: &[Parsed],
     id: SourceId,
@@ -228,82 +232,82 @@ fn check(
     kept: &mut Vec<Kept>,
     emit: &mut dyn FnMut(Batch),
 ) {
-    // Every object of the window, with its part and its place there.
-    let mut objects = Vec::new();
-    let mut not_objects = Vec::new();
-    for part in parsed {
-        let (found, none) = crate::parse::stream_objects(&part.stream.documents);
-        let numbered = |document: usize| part.first + document - 1;
-        not_objects.extend(none.into_iter().map(|(d, node)| (numbered(d), node)));
-        objects.extend(
-            found
-                .into_iter()
-                .enumerate()
-                .map(|(ordinal, object)| Located {
-                    part: part.index,
-                    ordinal,
-                    document: numbered(object.document),
-                    node: object.node,
-                }),
-        );
-    }
     // A value read two ways that is also wrong for its field: one error,
-    // which says how Kubernetes read it; the readings of a part wait for
-    // its last batch.
+    // which says how Kubernetes read it; the readings left wait for the
+    // window's last batch.
     let mut readings: HashMap<Span, Diagnostic> = parsed
         .iter()
         .flat_map(|p| p.stream.readings.iter().cloned())
         .map(|d| (d.primary.span, d))
         .collect();
-    let mut first = Batch {
-        not_objects: crate::parse::not_objects_errors(
-            not_objects,
+    let mut out = Batch::default();
+    let mut batch: Vec<Located<'_>> = Vec::with_capacity(OBJECTS_PER_BATCH);
+    for part in parsed {
+        let (found, none) = crate::parse::stream_objects(&part.stream.documents);
+        let numbered = |document: usize| part.first + document - 1;
+        out.not_objects.extend(crate::parse::not_objects_errors(
+            none.into_iter()
+                .map(|(d, node)| (numbered(d), node))
+                .collect(),
             codes::VERIFY_SCHEMA,
             "",
             ONE_OBJECT_EACH,
-        ),
-        ..Batch::default()
-    };
-    let batches = objects.chunks(OBJECTS_PER_BATCH).collect::<Vec<_>>();
-    if batches.is_empty() {
-        first.readings = readings.into_values().collect();
-        first.readings.sort_by_key(|d| d.primary.span.start);
-        emit(first);
-        return;
-    }
-    let last = batches.len() - 1;
-    for (n, batch) in batches.into_iter().enumerate() {
-        let checked = super::in_order(batch, |_, chunk| {
-            chunk
-                .iter()
-                .map(|object| checked(object, id, checks))
-                .collect::<Vec<_>>()
-        });
-        let mut out = std::mem::take(&mut first);
-        for (object, problems, identity) in checked.into_iter().flatten() {
-            kept.push(object);
-            out.not_objects.extend(identity);
-            for mut found in problems {
-                if let Some(reading) = found.value.and_then(|v| readings.remove(&v))
-                    && found.diagnostic.is_error()
-                {
-                    found.diagnostic.help = Some(format!(
-                        "{}; {}",
-                        reading.message,
-                        found.diagnostic.help.take().unwrap_or_default()
-                    ));
-                }
-                out.found.push(Found {
-                    diagnostic: found.diagnostic,
-                    unchecked: found.unchecked,
-                });
+        ));
+        for (ordinal, object) in found.into_iter().enumerate() {
+            batch.push(Located {
+                part: part.index,
+                ordinal,
+                document: numbered(object.document),
+                node: object.node,
+            });
+            if batch.len() == OBJECTS_PER_BATCH {
+                check_batch(&batch, id, checks, kept, &mut readings, &mut out);
+                emit(std::mem::take(&mut out));
+                batch.clear();
             }
         }
-        if n == last {
-            out.readings = std::mem::take(&mut readings).into_values().collect();
-            out.readings.sort_by_key(|d| d.primary.span.start);
+    }
+    check_batch(&batch, id, checks, kept, &mut readings, &mut out);
+    out.readings = readings.into_values().collect();
+    out.readings.sort_by_key(|d| d.primary.span.start);
+    emit(out);
+}
+
+/// The objects of `batch` checked on every core into `out`, what stays of
+/// each into `kept`; an error about a value `readings` holds says how
+/// Kubernetes reads it (and the reading is said no more).
+fn check_batch(
+    batch: &[Located<'_>],
+    id: SourceId,
+    checks: &Checks<'_>,
+    kept: &mut Vec<Kept>,
+    readings: &mut HashMap<Span, Diagnostic>,
+    out: &mut Batch,
+) {
+    let checked = super::in_order(batch, |_, chunk| {
+        chunk
+            .iter()
+            .map(|object| checked(object, id, checks))
+            .collect::<Vec<_>>()
+    });
+    for (object, problems, identity) in checked.into_iter().flatten() {
+        kept.push(object);
+        out.not_objects.extend(identity);
+        for mut found in problems {
+            if found.diagnostic.is_error()
+                && let Some(reading) = found.value.and_then(|v| readings.remove(&v))
+            {
+                found.diagnostic.help = Some(format!(
+                    "{}; {}",
+                    reading.message,
+                    found.diagnostic.help.take().unwrap_or_default()
+                ));
+            }
+            out.found.push(Found {
+                diagnostic: found.diagnostic,
+                unchecked: found.unchecked,
+            });
         }
-        emit(out);
     }
 }
 
@@ -361,11 +365,12 @@ fn checked(
         part: object.part,
         ordinal: object.ordinal,
         start: object.start(),
-        id: object_id,
-        namespace: json["metadata"]["namespace"].as_str().map(str::to_owned),
+        id: object_id.into(),
+        namespace: json["metadata"]["namespace"].as_str().map(Into::into),
         runtime: super::objects::is_runtime(&json),
+        identified: identity.is_none(),
         trainjob: super::runtimes::is_trainjob(&json),
-        together: super::objects::kept(json).map(|kept| kept.to_string()),
+        together: super::objects::kept(json).map(|kept| kept.to_string().into()),
     };
     (kept, placed, identity)
 }
