@@ -1,5 +1,5 @@
 //! What `trainc migrate` reads of its input, in one pass of the reader
-//! `verify` uses ([`crate::verify::stream::windows`]: the same documents,
+//! `verify` uses ([`crate::verify::reader::windows`]: the same documents,
 //! the same limits, a window at a time): the objects import reads (the
 //! PyTorchJobs, and the claims and Services beside them) kept whole, every
 //! other object counted and dropped; which PyTorchJobs the cluster would
@@ -33,7 +33,7 @@ pub(super) struct Input {
 /// The input `text` (source `id`) read; its parse errors if it is not YAML.
 pub(super) fn read(text: &str, id: SourceId) -> Result<Input, Vec<Diagnostic>> {
     let mut input = Input::default();
-    crate::verify::stream::windows(text, id, &mut |parsed| {
+    crate::verify::reader::windows(text, id, &mut |parsed| {
         for part in parsed {
             for (i, document) in part.stream.documents.iter().enumerate() {
                 let number = part.first + i;

@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value as Json;
 
+pub use super::reader::{MAX_DEPTH, MAX_DOCUMENTS};
 use super::stream::Kept;
-pub use super::stream::{MAX_DEPTH, MAX_DOCUMENTS, ONE_OBJECT_EACH};
+pub use super::stream::ONE_OBJECT_EACH;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::spec::ApiLevel;

@@ -16,15 +16,18 @@ use crate::render::Object;
 use crate::spec::ApiLevel;
 
 mod apiserver;
+mod beside;
 mod cel;
 pub mod compact;
 pub mod crd;
 pub mod kubernetes;
+mod located;
 pub mod manifests;
 mod objects;
+pub(crate) mod reader;
 mod runtimes;
 pub(crate) mod schema;
-pub(crate) mod stream;
+mod stream;
 mod webhooks;
 mod wording;
 

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::beside::{Indexed, Runtimes, Services};
+
 use super::{Problem, id};
 use crate::cluster::{job, pytorchjob, trainjob};
 
@@ -57,100 +59,6 @@ pub(super) fn check_among(values: &[&Value], runtimes: &[&Value], problems: &mut
             Some(job::KIND) => job_service(job, beside, problems),
             _ => {}
         }
-    }
-}
-
-/// An object and its index among those checked (where its problems point).
-#[derive(Clone, Copy)]
-struct Indexed<'v> {
-    index: usize,
-    value: &'v Value,
-}
-
-/// The Services of one namespace, found by name and by what they select.
-struct Services<'v> {
-    named: HashMap<&'v str, Vec<Indexed<'v>>>,
-    /// By the name up to a last `-<digits>` (`job-worker` of
-    /// `job-worker-3`): the names the Training Operator gives its Services.
-    stems: HashMap<&'v str, Vec<Indexed<'v>>>,
-    selectors: crate::cluster::BySelector<Indexed<'v>>,
-}
-
-impl<'v> Services<'v> {
-    fn new(list: Vec<(usize, &'v Value)>) -> Services<'v> {
-        let mut named: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
-        let mut stems: HashMap<&str, Vec<Indexed<'_>>> = HashMap::new();
-        let mut selectors = Vec::new();
-        for (index, value) in list {
-            let service = Indexed { index, value };
-            let name = name(value);
-            named.entry(name).or_default().push(service);
-            if let Some(stem) = numbered_stem(name) {
-                stems.entry(stem).or_default().push(service);
-            }
-            if let Some(selector) = selector(value) {
-                selectors.push((service, selector.clone()));
-            }
-        }
-        Services {
-            named,
-            stems,
-            selectors: crate::cluster::BySelector::new(selectors),
-        }
-    }
-
-    fn named(&self, name: &str) -> &[Indexed<'v>] {
-        self.named.get(name).map_or(&[], Vec::as_slice)
-    }
-
-    /// The Services that select pods labelled `labels`, in their order.
-    fn selecting(&self, labels: &serde_json::Map<String, Value>) -> Vec<Indexed<'v>> {
-        self.selectors.selecting(labels)
-    }
-}
-
-/// `name` up to its last `-<digits>`, when it ends so.
-fn numbered_stem(name: &str) -> Option<&str> {
-    let (stem, number) = name.rsplit_once('-')?;
-    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
-}
-
-fn selector(service: &Value) -> Option<&serde_json::Map<String, Value>> {
-    service.pointer("/spec/selector").and_then(Value::as_object)
-}
-
-/// Trainer's runtimes among the objects, by kind, name and (for a
-/// TrainingRuntime) namespace: the first of each, as a search in order
-/// finds it.
-struct Runtimes<'v>(HashMap<(&'v str, &'v str, Option<&'v str>), &'v Value>);
-
-impl<'v> Runtimes<'v> {
-    fn new(runtimes: &[&'v Value]) -> Runtimes<'v> {
-        let mut found = HashMap::new();
-        for runtime in runtimes {
-            let kind = runtime["kind"].as_str().unwrap_or_default();
-            let namespace = runtime["metadata"]["namespace"]
-                .as_str()
-                .filter(|_| kind == "TrainingRuntime");
-            found
-                .entry((kind, name(runtime), namespace))
-                .or_insert(*runtime);
-        }
-        Runtimes(found)
-    }
-
-    /// The runtime `job` names: a ClusterTrainingRuntime, or a
-    /// TrainingRuntime of the job's namespace.
-    fn named(&self, job: &Value) -> Option<&'v Value> {
-        let reference = &job["spec"]["runtimeRef"];
-        let kind = reference["kind"]
-            .as_str()
-            .unwrap_or("ClusterTrainingRuntime");
-        let namespace = job["metadata"]["namespace"]
-            .as_str()
-            .filter(|_| kind == "TrainingRuntime");
-        let name = reference["name"].as_str()?;
-        self.0.get(&(kind, name, namespace)).copied()
     }
 }
 

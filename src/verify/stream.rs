@@ -1,17 +1,12 @@
-//! A manifest stream read a window of documents at a time: each document
-//! parsed, checked on its own and its problems located at their lines while
-//! its tree is at hand, then dropped, keeping only what the checks of
-//! objects together read ([`super::objects::kept`]). The documents are
-//! found by their markers ([`crate::yaml::parts`]) and read on every core,
-//! [`PARTS_PER_WINDOW`] at a time; each window's problems go to the caller
-//! as soon as its objects are checked ([`OBJECTS_PER_BATCH`] at a time, a
-//! `v1 List`'s items too), so what is held is a window's, however many
-//! problems the stream has. Where the parts of a window do not read as
-//! predicted (a syntax error, a directive, a part that holds another
-//! number of documents than its text shows), the rest of the stream is
-//! read as one part, exactly as a reader of the whole reads it, its
-//! documents before that window passed over. A problem of objects together
-//! is located by reading its object's part again.
+//! A manifest stream checked as [`super::reader`] reads it, a window of
+//! documents at a time: each object checked on its own and its problems
+//! located at their lines ([`super::located`]) while its tree is at hand,
+//! then dropped, keeping only what the checks of objects together read
+//! ([`super::objects::kept`]). Each batch's problems go to the caller as
+//! soon as its objects are checked ([`OBJECTS_PER_BATCH`] at a time, a `v1
+//! List`'s items too), so what is held is a window's, however many
+//! problems the stream has. A problem of objects together is located by
+//! reading its object's part again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -20,21 +15,14 @@ use serde_json::Value as Json;
 
 use super::Problem;
 use super::crd::Crds;
+use super::located::{Located, Placed, missing_identity, place};
+use super::reader::{MAX_DEPTH, MAX_DOCUMENTS, Parsed, windows};
 use crate::diagnostic::{Diagnostic, codes};
-use crate::parse::ManifestStream;
 use crate::source::{SourceId, Span};
 use crate::spec::ApiLevel;
-use crate::tree::{Node, field_path};
 
-/// Deep enough for any Kubernetes object (a PyTorchJob's container fields sit
-/// about 12 levels down; CRDs with embedded templates go further).
-pub const MAX_DEPTH: usize = 64;
-/// More documents than a large repository's whole rendered output holds
-/// (the benchmark verifies 10,000 in one stream).
-pub const MAX_DOCUMENTS: usize = 200_000;
-/// Parts parsed at a time (on every core), and objects checked at a time:
-/// what a window holds is their trees and their problems.
-const PARTS_PER_WINDOW: usize = 2048;
+/// Objects checked at a time (on every core): what a batch holds is their
+/// problems.
 const OBJECTS_PER_BATCH: usize = 512;
 
 /// What each document of a manifest is.
@@ -115,15 +103,6 @@ pub(super) struct Batch {
     pub readings: Vec<Diagnostic>,
 }
 
-/// A part parsed: its index among the stream's parts, its first document's
-/// number and what it holds.
-pub(crate) struct Parsed {
-    index: usize,
-    /// 1-based, among the stream's non-empty documents.
-    pub first: usize,
-    pub stream: ManifestStream,
-}
-
 /// The objects of `text` read and checked window by window, each batch's
 /// problems handed to `emit` as soon as they are found; the stream's parse
 /// errors if it is not YAML (after the batches of the windows before the
@@ -146,80 +125,6 @@ pub(super) fn read(
         check(parsed, id, &checks, &mut objects, emit);
     })?;
     Ok(Read { parts, objects })
-}
-
-/// The documents of the manifest stream `text`, read a window of parts at a
-/// time on every core and handed to `visit` in order, then dropped: the one
-/// reader of a stream that `verify` and `migrate` share. The bytes of every
-/// part read, in order; the stream's parse errors if it is not YAML (after
-/// the windows before the error were visited).
-pub(crate) fn windows(
-    text: &str,
-    id: SourceId,
-    visit: &mut dyn FnMut(&[Parsed]),
-) -> Result<Vec<Range<usize>>, Vec<Diagnostic>> {
-    let mut ranges = Vec::new();
-    let parts = crate::yaml::parts(text)
-        .filter(|parts| parts.len() > 1 && parts.len() <= MAX_DOCUMENTS)
-        .unwrap_or_default();
-    // Each part's first document number, from the documents before it.
-    let mut documents = 1;
-    let mut rest = (0, 1);
-    for window in parts.chunks(PARTS_PER_WINDOW) {
-        let mut first = Vec::with_capacity(window.len());
-        for part in window {
-            first.push(documents);
-            documents += usize::from(!part.empty);
-        }
-        let offset = ranges.len();
-        let parsed = super::in_order(window, |start, chunk| {
-            let mut parsed = Vec::with_capacity(chunk.len());
-            for (i, part) in chunk.iter().enumerate() {
-                let stream = crate::parse::parse_manifest_part(
-                    id,
-                    text,
-                    part.range.clone(),
-                    MAX_DEPTH,
-                    MAX_DOCUMENTS,
-                )
-                .ok()
-                .filter(|s| s.documents.len() == usize::from(!part.empty))?;
-                parsed.push(Parsed {
-                    index: offset + start + i,
-                    first: first[start + i],
-                    stream,
-                });
-            }
-            Some(parsed)
-        });
-        let Some(parsed) = parsed
-            .into_iter()
-            .collect::<Option<Vec<Vec<Parsed>>>>()
-            .map(|chunks| chunks.into_iter().flatten().collect::<Vec<_>>())
-        else {
-            // Read as a whole from this window's first part on, as a reader
-            // of the whole stream reads it.
-            rest = (window[0].range.start, first[0]);
-            break;
-        };
-        ranges.extend(window.iter().map(|p| p.range.clone()));
-        visit(&parsed);
-        rest = (text.len(), documents);
-    }
-    let (start, first) = rest;
-    if start < text.len() || ranges.is_empty() {
-        let range = start..text.len();
-        let stream =
-            crate::parse::parse_manifest_part(id, text, range.clone(), MAX_DEPTH, MAX_DOCUMENTS)?;
-        let index = ranges.len();
-        ranges.push(range);
-        visit(&[Parsed {
-            index,
-            first,
-            stream,
-        }]);
-    }
-    Ok(ranges)
 }
 
 /// The objects of the parts `parsed`, checked on every core a batch at a
@@ -309,13 +214,6 @@ fn check_batch(
             });
         }
     }
-}
-
-/// A problem at its line, with the span of the value it is about.
-struct Placed {
-    diagnostic: Diagnostic,
-    value: Option<Span>,
-    unchecked: Option<(String, String)>,
 }
 
 /// One object checked on its own: what stays of it, its problems (at most
@@ -431,142 +329,4 @@ pub(super) fn locate_together(
             unchecked: placed.unchecked,
         })
         .collect()
-}
-
-/// A problem at its line in `object` (its node and its JSON).
-fn place(problem: &Problem, object: Option<(&Located<'_>, &Json)>, id: SourceId) -> Placed {
-    let value = object
-        .and_then(|(o, _)| o.node.pointer(&problem.path))
-        .map(|(value, _)| value.span);
-    let unchecked = (!problem.contract.checked()).then(|| {
-        object.map_or_else(Default::default, |(_, json)| {
-            (
-                json["apiVersion"].as_str().unwrap_or("").to_owned(),
-                json["kind"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-    });
-    Placed {
-        diagnostic: locate(problem, object, id),
-        value,
-        unchecked,
-    }
-}
-
-/// One object of the file: where it is and what it says.
-struct Located<'a> {
-    /// Its part of the stream, and which object of it.
-    part: usize,
-    ordinal: usize,
-    /// 1-based, among the file's non-empty documents.
-    document: usize,
-    node: &'a Node,
-}
-
-impl Located<'_> {
-    /// Where the object begins: its diagnostics' place when they are about
-    /// the whole object.
-    fn start(&self) -> Span {
-        Span::new(
-            self.node.span.source,
-            self.node.span.start,
-            self.node.span.start,
-        )
-    }
-}
-
-/// An object without `apiVersion`, `kind` or a name gets one clear error
-/// rather than a schema lookup for `?`.
-fn missing_identity(object: &Located<'_>, json: &Json) -> Option<Diagnostic> {
-    let missing: Vec<&str> = [
-        ("apiVersion", json["apiVersion"].is_string()),
-        ("kind", json["kind"].is_string()),
-        ("metadata.name", json["metadata"]["name"].is_string()),
-    ]
-    .into_iter()
-    .filter(|(_, present)| !present)
-    .map(|(field, _)| field)
-    .collect();
-    (!missing.is_empty()).then(|| {
-        Diagnostic::error(
-            codes::VERIFY_SCHEMA,
-            object.start(),
-            format!(
-                "document {}: the object has no {}",
-                object.document,
-                missing
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-        .with_help("every Kubernetes object names its `apiVersion`, `kind` and `metadata.name`")
-    })
-}
-
-/// A problem as a diagnostic at the line of the field it is about: the value
-/// when it exists, else the nearest enclosing one (a missing field is
-/// reported at the object that should hold it).
-fn locate(problem: &Problem, object: Option<(&Located<'_>, &Json)>, id: SourceId) -> Diagnostic {
-    let code = problem.code();
-    let (span, document) = match object {
-        Some((o, _)) => {
-            let span = match o.node.pointer(&problem.path) {
-                Some((_, Some(key))) => key,
-                _ => o.node.span_at(&problem.path),
-            };
-            (span, o.document)
-        }
-        None => (Span::new(id, 0, 0), 0),
-    };
-    let field = if problem.path.is_empty() {
-        String::new()
-    } else {
-        format!(", `{}`", field_path(&problem.path))
-    };
-    let document = if document == 0 {
-        String::new()
-    } else {
-        format!("document {document}, ")
-    };
-    let help = problem.contract.help().map_or_else(
-        || schema_help(problem, object.map(|(_, json)| json)),
-        str::to_owned,
-    );
-    let mut diagnostic = Diagnostic::error(
-        code,
-        span,
-        format!("{document}{}{field}: {}", problem.object, problem.message),
-    )
-    .with_help(help);
-    diagnostic.severity = problem.contract.severity();
-    diagnostic
-}
-
-/// Where to read what a field takes: `kubectl explain` of the object that
-/// holds it (`deployment.spec.template.spec` for an unknown field there).
-fn schema_help(problem: &Problem, object: Option<&Json>) -> String {
-    let rejects = "the API server rejects an object that does not match its kind's schema";
-    let Some(kind) = object.and_then(|o| o["kind"].as_str()) else {
-        return rejects.to_owned();
-    };
-    let mut holder: Vec<String> = problem
-        .path
-        .split('/')
-        .skip(1)
-        .filter(|segment| segment.parse::<usize>().is_err())
-        .map(crate::tree::segment_key)
-        .collect();
-    // A missing field is reported at the object that should hold it.
-    if !problem.message.starts_with("missing required field") {
-        holder.pop();
-    }
-    let explain = std::iter::once(kind.to_ascii_lowercase())
-        .chain(holder)
-        .collect::<Vec<_>>()
-        .join(".");
-    crate::diagnostic::escape_controls(format!(
-        "{rejects}; `kubectl explain {explain}` lists the fields there and what each takes"
-    ))
 }
