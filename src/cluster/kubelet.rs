@@ -377,10 +377,25 @@ pub struct SecretOnCommandLine {
     pub variable: String,
     pub secret: String,
     pub key: String,
+    /// The variable is none of `env`'s: it comes from an `envFrom` that
+    /// makes every key of the Secret a variable (when the Secret has it).
+    pub every_key: bool,
 }
 
 impl SecretOnCommandLine {
     /// What to do instead, for a diagnostic's help.
+    /// Where the value comes from, in words.
+    pub fn source(&self) -> String {
+        if self.every_key {
+            format!(
+                "key `{}` of Secret `{}` (whose every key `envFrom` makes a variable)",
+                self.key, self.secret
+            )
+        } else {
+            format!("key `{}` of Secret `{}`", self.key, self.secret)
+        }
+    }
+
     pub fn help(&self) -> String {
         format!(
             "read `{}` from the environment inside the program (in Python, `os.environ[\"{}\"]`), where only the process sees it, rather than expanding `$({})` into its command line; or mount Secret `{}` as a file and pass the file's path",
@@ -390,9 +405,39 @@ impl SecretOnCommandLine {
 }
 
 /// Every [`SecretOnCommandLine`] of `container` (a Kubernetes container:
-/// `command`, `args`, `env`), in the order of its command line; each
-/// variable said once.
+/// `command`, `args`, `env`, `envFrom`), in the order of its command line;
+/// each variable said once. A variable `env` does not set is a Secret's
+/// when every `envFrom` whose prefix it starts with is a Secret's (the last
+/// of them wins, as later sources replace earlier ones).
 pub fn secrets_on_command_line(container: &Json) -> Vec<SecretOnCommandLine> {
+    // Each `envFrom`: whether it is a Secret's, its name, its prefix.
+    let every_key: Vec<(bool, &str, &str)> = container["envFrom"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|source| {
+            let prefix = source["prefix"].as_str().unwrap_or_default();
+            match (
+                source["secretRef"]["name"].as_str(),
+                source["configMapRef"]["name"].as_str(),
+            ) {
+                (Some(secret), _) => Some((true, secret, prefix)),
+                (None, Some(config_map)) => Some((false, config_map, prefix)),
+                (None, None) => None,
+            }
+        })
+        .collect();
+    let from_every_key = |name: &str| -> Option<(String, String)> {
+        let sources: Vec<&(bool, &str, &str)> = every_key
+            .iter()
+            .filter(|(_, _, prefix)| name.starts_with(prefix))
+            .collect();
+        let (_, secret, prefix) = sources.last()?;
+        sources
+            .iter()
+            .all(|(is_secret, _, _)| *is_secret)
+            .then(|| ((*secret).to_owned(), name[prefix.len()..].to_owned()))
+    };
     // The last definition of a name wins, as in `makeEnvironmentVariables`.
     let mut from_secret: BTreeMap<&str, Option<(&str, &str)>> = BTreeMap::new();
     for var in container["env"].as_array().into_iter().flatten() {
@@ -414,8 +459,13 @@ pub fn secrets_on_command_line(container: &Json) -> Vec<SecretOnCommandLine> {
                 let Piece::Reference(name) = piece else {
                     return;
                 };
-                let Some(Some((secret, key))) = from_secret.get(name) else {
-                    return;
+                let (secret, key, every_key) = match from_secret.get(name) {
+                    Some(Some((secret, key))) => ((*secret).to_owned(), (*key).to_owned(), false),
+                    Some(None) => return,
+                    None => match from_every_key(name) {
+                        Some((secret, key)) => (secret, key, true),
+                        None => return,
+                    },
                 };
                 if found.iter().any(|f| f.variable == name) {
                     return;
@@ -424,8 +474,9 @@ pub fn secrets_on_command_line(container: &Json) -> Vec<SecretOnCommandLine> {
                     field,
                     index,
                     variable: name.to_owned(),
-                    secret: (*secret).to_owned(),
-                    key: (*key).to_owned(),
+                    secret,
+                    key,
+                    every_key,
                 });
             });
         }
@@ -478,6 +529,43 @@ mod tests {
         assert_eq!(expand("$(A $(A)"), "$(A $(A)");
         assert_eq!(expand("a$b"), "a$b");
         assert_eq!(expand("$(A)$(A)"), "xx");
+    }
+
+    #[test]
+    fn a_secret_on_a_command_line_is_found_through_env_and_env_from() {
+        let container = serde_json::json!({
+            "command": ["torchrun", "--token=$(TOKEN)"],
+            "args": ["$(PLAIN)", "$(FROM_ALL)", "$(APP_X)", "$$(TOKEN)", "$(TOKEN)"],
+            "env": [
+                { "name": "TOKEN", "valueFrom": { "secretKeyRef": { "name": "hf", "key": "token" } } },
+                { "name": "PLAIN", "value": "x" },
+            ],
+            "envFrom": [
+                { "secretRef": { "name": "creds" } },
+                { "configMapRef": { "name": "settings" }, "prefix": "APP_" },
+            ],
+        });
+        let found = super::secrets_on_command_line(&container);
+        let said: Vec<(&str, usize, &str, &str, &str, bool)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f.field,
+                    f.index,
+                    f.variable.as_str(),
+                    f.secret.as_str(),
+                    f.key.as_str(),
+                    f.every_key,
+                )
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("command", 1, "TOKEN", "hf", "token", false),
+                ("args", 1, "FROM_ALL", "creds", "FROM_ALL", true),
+            ]
+        );
     }
 
     #[test]

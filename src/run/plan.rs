@@ -483,10 +483,9 @@ fn header(workload: &Workload, ips: &[String], options: &Options) -> String {
                 }
                 let _ = writeln!(
                     out,
-                    "  warning: container `{name}` expands `$({})` into its command line: key `{}` of Secret `{}` is there for every user of this machine to read (`ps`)\n    help: {}",
+                    "  warning: container `{name}` expands `$({})` into its command line: {} is there for every user of this machine to read (`ps`)\n    help: {}",
                     found.variable,
-                    found.key,
-                    found.secret,
+                    found.source(),
                     found.help()
                 );
                 said.push((name.to_owned(), found.variable));

@@ -340,14 +340,37 @@ fn secrets_on_command_lines(r: &mut Rules<'_>) {
             _ => serde_json::json!({ "name": name }),
         })
         .collect();
+    let env_from: Vec<serde_json::Value> = r
+        .spec
+        .env_from
+        .iter()
+        .flatten()
+        .map(|source| {
+            let mut reference = match (&source.secret, &source.config_map) {
+                (Some(secret), _) => serde_json::json!({ "secretRef": { "name": secret } }),
+                (None, Some(config_map)) => {
+                    serde_json::json!({ "configMapRef": { "name": config_map } })
+                }
+                (None, None) => serde_json::json!({}),
+            };
+            if let Some(prefix) = &source.prefix {
+                reference["prefix"] = serde_json::Value::from(prefix.clone());
+            }
+            reference
+        })
+        .collect();
     let training = serde_json::json!({
         "command": r.spec.command,
         "args": r.spec.args,
         "env": env,
+        "envFrom": env_from,
     });
+    // What the target sets itself (the rank, the rendezvous) comes from no
+    // Secret, whatever `envFrom` holds.
     let mut found: Vec<(String, crate::cluster::kubelet::SecretOnCommandLine)> =
         crate::cluster::kubelet::secrets_on_command_line(&training)
             .into_iter()
+            .filter(|f| !f.every_key || !set_by_target(r, &f.variable))
             .map(|f| (format!("/{}/{}", f.field, f.index), f))
             .collect();
     let containers = r
@@ -381,11 +404,23 @@ fn secrets_on_command_lines(r: &mut Rules<'_>) {
                 codes::ENV_SECRET_ON_COMMAND_LINE,
                 r.value(&pointer),
                 format!(
-                    "`$({})` puts key `{}` of Secret `{}` into the process's command line, which every user of the node can read (`ps`, `/proc/PID/cmdline`); so can every user of this machine under `trainc run`",
-                    f.variable, f.key, f.secret
+                    "`$({})` puts {} into the process's command line, which every user of the node can read (`ps`, `/proc/PID/cmdline`); so can every user of this machine under `trainc run`",
+                    f.variable,
+                    f.source()
                 ),
             )
             .with_help(f.help()),
         );
     }
+}
+
+/// Whether the target (trainc, an operator, a controller) sets `name` in
+/// the training container on some target: the topology, the rendezvous.
+fn set_by_target(r: &Rules<'_>, name: &str) -> bool {
+    name.starts_with("PET_")
+        || name == crate::cluster::job::COMPLETION_INDEX_ENV
+        || crate::cluster::job::RESERVED_ENV.contains(&name)
+        || crate::cluster::jobset::RESERVED_ENV.contains(&name)
+        || trainjob::RESERVED_ENV.contains(&name)
+        || pytorchjob_sets(r, name).is_some()
 }
