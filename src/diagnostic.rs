@@ -507,6 +507,11 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .count();
+    tally(errors, warnings)
+}
+
+/// `N errors, M warnings`: [`summary`] of diagnostics already counted.
+pub fn tally(errors: usize, warnings: usize) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     format!(
         "{}, {}",

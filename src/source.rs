@@ -315,6 +315,14 @@ pub fn read_limited(sources: &mut Sources, path: &Path, limit: u64) -> Result<So
     Ok(id)
 }
 
+/// Which of `ranges` (byte ranges of a text, in order and apart) holds
+/// byte `at`: found by a binary search, as thousands of objects' problems
+/// are placed among thousands of objects.
+pub fn range_holding(ranges: &[std::ops::Range<usize>], at: usize) -> Option<usize> {
+    let i = ranges.partition_point(|r| r.start <= at);
+    i.checked_sub(1).filter(|&i| ranges[i].contains(&at))
+}
+
 /// The directory that holds `path`: `.` for a bare file name (whose
 /// `parent()` is the empty path, which no file call accepts), `/` for the root.
 pub fn directory_of(path: &Path) -> &Path {

@@ -367,7 +367,7 @@ pub fn expand<'v>(
 /// A Secret's value that the kubelet writes into a container's command
 /// line: `command` or `args` item `index` expands `$(variable)`, and the
 /// container's last `variable` reads key `key` of Secret `secret`
-/// (`valueFrom.secretKeyRef`). A command line is no secret: every user of
+/// (`valueFrom.secretKeyRef`, or `envFrom`: [`Self::every_key`]). A command line is no secret: every user of
 /// the node reads it (`ps`, `/proc/PID/cmdline`), and of the machine under
 /// `trainc run`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,7 +383,6 @@ pub struct SecretOnCommandLine {
 }
 
 impl SecretOnCommandLine {
-    /// What to do instead, for a diagnostic's help.
     /// Where the value comes from, in words.
     pub fn source(&self) -> String {
         if self.every_key {
@@ -396,6 +395,7 @@ impl SecretOnCommandLine {
         }
     }
 
+    /// What to do instead, for a diagnostic's help.
     pub fn help(&self) -> String {
         format!(
             "read `{}` from the environment inside the program (in Python, `os.environ[\"{}\"]`), where only the process sees it, rather than expanding `$({})` into its command line; or mount Secret `{}` as a file and pass the file's path",

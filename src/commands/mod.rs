@@ -2,7 +2,6 @@
 //! This is the only place that writes to stdout or stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -290,16 +289,8 @@ fn rendered(sources: &trainc::Sources, diagnostics: &[trainc::Diagnostic]) -> St
             out.push('\n');
         }
     }
-    for (id, count) in shown
-        .into_iter()
-        .filter(|(_, n)| *n > printer::MAX_SHOWN_PER_FILE)
-    {
-        let _ = writeln!(
-            out,
-            "{} more problems in {} are not shown; `--format json` lists them all\n",
-            count - printer::MAX_SHOWN_PER_FILE,
-            trainc::diagnostic::escape_for_terminal(&sources.get(id).name),
-        );
+    for (id, count) in shown {
+        printer::not_shown(&mut out, count, &sources.get(id).name);
     }
     out
 }

@@ -20,6 +20,19 @@ use trainc::source::{SourceId, Sources};
 /// ones to fix first).
 pub(super) const MAX_SHOWN_PER_FILE: usize = 50;
 
+/// Says, for a file (`name`) of `count` diagnostics, how many of them are
+/// not shown to people, if any.
+pub(super) fn not_shown(out: &mut String, count: usize, name: &str) {
+    if count > MAX_SHOWN_PER_FILE {
+        let _ = writeln!(
+            out,
+            "{} more problems in {} are not shown; `--format json` lists them all\n",
+            count - MAX_SHOWN_PER_FILE,
+            diagnostic::escape_for_terminal(name),
+        );
+    }
+}
+
 /// Of one file, for people: its first diagnostics by place (and arrival),
 /// and how many it had.
 type Shown = (BTreeMap<(usize, Severity, usize), Diagnostic>, usize);
@@ -118,15 +131,14 @@ impl Printer {
                         out.push('\n');
                     }
                 }
-                for (id, (_, count)) in shown.iter().filter(|(_, (_, n))| *n > MAX_SHOWN_PER_FILE) {
-                    let _ = writeln!(
-                        out,
-                        "{} more problems in {} are not shown; `--format json` lists them all\n",
-                        count - MAX_SHOWN_PER_FILE,
-                        diagnostic::escape_for_terminal(&sources.get(*id).name),
-                    );
+                for (id, (_, count)) in &shown {
+                    not_shown(&mut out, *count, &sources.get(*id).name);
                 }
-                let _ = writeln!(out, "{what}: {}", self.tally());
+                let _ = writeln!(
+                    out,
+                    "{what}: {}",
+                    diagnostic::tally(self.errors, self.warnings)
+                );
                 super::write_rendered(&out);
             }
             Format::Sarif => {
@@ -153,16 +165,6 @@ impl Printer {
             }
             None => status,
         }
-    }
-
-    /// `N errors, M warnings`.
-    fn tally(&self) -> String {
-        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-        format!(
-            "{}, {}",
-            plural(self.errors, "error"),
-            plural(self.warnings, "warning")
-        )
     }
 
     fn write(&mut self, text: &str) {

@@ -16,10 +16,10 @@ pub(super) fn schema_refused(
     id: SourceId,
     objects: &[Object<'_>],
 ) -> Vec<(usize, Vec<Diagnostic>)> {
-    let jobs: Vec<(usize, usize)> = objects
+    let jobs: Vec<std::ops::Range<usize>> = objects
         .iter()
         .filter(|o| o.kind() == "PyTorchJob" && o.json["apiVersion"] == pytorchjob::API_VERSION)
-        .map(|o| (o.node.span.start, o.node.span.end))
+        .map(|o| o.node.span.start..o.node.span.end.max(o.node.span.start + 1))
         .collect();
     if jobs.is_empty() {
         return Vec::new();
@@ -36,13 +36,8 @@ pub(super) fn schema_refused(
         if d.code != codes::VERIFY_SCHEMA || !d.is_error() || !misspelt {
             continue;
         }
-        let at = d.primary.span.start;
-        let i = jobs.partition_point(|(s, _)| *s <= at);
-        let Some(&(start, end)) = i.checked_sub(1).map(|i| &jobs[i]) else {
-            continue;
-        };
-        if at < end.max(start + 1) {
-            by_job.entry(start).or_default().push(d);
+        if let Some(job) = crate::source::range_holding(&jobs, d.primary.span.start) {
+            by_job.entry(jobs[job].start).or_default().push(d);
         }
     }
     let mut out: Vec<(usize, Vec<Diagnostic>)> = by_job.into_iter().collect();

@@ -103,11 +103,6 @@ pub(super) fn invalid_jobs(
     if jobs.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    // In the order of the input (a List's jobs are in order too).
-    let holding = |at: usize| {
-        let i = jobs.partition_point(|r| r.start <= at);
-        i.checked_sub(1).filter(|&i| jobs[i].contains(&at))
-    };
     let mut bad: Vec<usize> = Vec::new();
     let mut said = Vec::new();
     crate::verify::manifests::verify_file_into(
@@ -120,7 +115,8 @@ pub(super) fn invalid_jobs(
             if !d.is_error() {
                 return;
             }
-            if let Some(job) = holding(d.primary.span.start) {
+            // The jobs are in the input's order (a List's too).
+            if let Some(job) = crate::source::range_holding(jobs, d.primary.span.start) {
                 bad.push(job);
                 said.push(d);
             }

@@ -115,8 +115,10 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     // A PyTorchJob the cluster would refuse is said in `verify`'s words,
     // and what import says of it gives way.
     let (refused, invalid) = input::invalid_jobs(sources, id, &input.jobs);
-    let in_refused =
-        |d: &Diagnostic| d.primary.span.source == id && within(&refused, d.primary.span.start);
+    let in_refused = |d: &Diagnostic| {
+        d.primary.span.source == id
+            && crate::source::range_holding(&refused, d.primary.span.start).is_some()
+    };
     // An input without a job is said once, below.
     let no_job = |d: &Diagnostic| d.code == codes::IMPORT && d.message.starts_with("no PyTorchJob");
     out.diagnostics.extend(
@@ -132,7 +134,7 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     // The jobs of each `v1 List`, written again item by item.
     let mut lists: BTreeMap<(usize, usize), Vec<Relisted>> = BTreeMap::new();
     for job in &imported.jobs {
-        if within(&refused, job.node.span.start) {
+        if crate::source::range_holding(&refused, job.node.span.start).is_some() {
             out.failed += 1;
             continue;
         }
@@ -181,12 +183,6 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     out
 }
 
-/// Whether `at` is inside one of `ranges` (in order, apart).
-fn within(ranges: &[Range<usize>], at: usize) -> bool {
-    let i = ranges.partition_point(|r| r.start <= at);
-    i > 0 && ranges[i - 1].contains(&at)
-}
-
 /// A job of a `v1 List` that migrated: where it starts, and what it became.
 type Relisted = (usize, Vec<Json>);
 
@@ -203,12 +199,14 @@ fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)
         {
             continue;
         }
-        let job = &object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME];
-        if let Some(job) = job.as_str() {
+        let job = object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME]
+            .as_str()
+            .map(str::to_owned);
+        if let Some(job) = job {
             services
-                .entry(job.to_owned())
+                .entry(job)
                 .or_default()
-                .push((object.clone(), node.clone()));
+                .push((object, node.clone()));
         }
     }
     services
@@ -282,8 +280,12 @@ fn relisted(text: &str, id: SourceId, range: Range<usize>, jobs: &[Relisted]) ->
         crate::parse::parse_manifest_part(id, text, range, crate::verify::manifests::MAX_DEPTH, 1)
             .ok()?;
     let list = stream.documents.first()?;
-    let mut json = list.to_json();
     let Some(crate::tree::Value::Array(items)) = list.get("items").map(|e| &e.value.value) else {
+        return None;
+    };
+    let mut json = list.to_json();
+    // The items as JSON (converted with the List), each by where it starts.
+    let Json::Array(converted) = json["items"].take() else {
         return None;
     };
     let migrated: HashMap<usize, &Vec<Json>> = jobs
@@ -291,10 +293,10 @@ fn relisted(text: &str, id: SourceId, range: Range<usize>, jobs: &[Relisted]) ->
         .map(|(start, objects)| (*start, objects))
         .collect();
     let mut out = Vec::with_capacity(items.len());
-    for item in items {
+    for (item, value) in items.iter().zip(converted) {
         match migrated.get(&item.span.start) {
             Some(objects) => out.extend(objects.iter().cloned()),
-            None => out.push(item.to_json()),
+            None => out.push(value),
         }
     }
     json["items"] = Json::Array(out);

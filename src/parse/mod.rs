@@ -211,7 +211,7 @@ pub fn spec_from_node(node: Node) -> Result<Node, Vec<Diagnostic>> {
 /// A YAML node read elsewhere (a ResourceList's functionConfig) as a tree,
 /// every scalar resolved as in a spec.
 pub fn yaml_to_node(raw: &crate::yaml::Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
-    yaml::to_node(raw)
+    yaml::to_node(raw.clone())
 }
 
 /// The diagnostic for YAML that could not be read as Kubernetes objects.

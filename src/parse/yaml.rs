@@ -43,7 +43,7 @@ pub(super) fn parse_yaml(
         .map_err(|e| vec![load_error(id, text, &e, max_depth, Subject::Spec)])?;
     match documents.into_iter().next() {
         Some(root) if !root.is_empty_null() => {
-            let mut node = to_node(&root)?;
+            let mut node = to_node(root)?;
             node.span = Span::new(id, 0, text.len());
             Ok(node)
         }
@@ -103,9 +103,9 @@ pub(super) fn parse_manifest_stream(
 
 /// A [`Raw`] tree as a [`Node`] tree, every scalar resolved as a spec's
 /// (YAML 1.2, strictly); all problems at once.
-pub(super) fn to_node(raw: &Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
+pub(super) fn to_node(raw: Raw<'_>) -> Result<Node, Vec<Diagnostic>> {
     let mut reader = Reader::new(false);
-    let node = reader.convert_owned(raw.clone());
+    let node = reader.convert_owned(raw);
     if reader.problems.is_empty() {
         Ok(node)
     } else {
@@ -190,6 +190,8 @@ impl Reader {
                     .collect(),
             ),
             Body::Map(entries) => {
+                // `1` and `"1"` are two YAML keys but one key of a spec or an
+                // object, whose keys are text: the second would silently win.
                 let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
                 Value::Table(
                     entries

@@ -68,9 +68,9 @@ impl PartialEq for Pattern {
 const MAX_PATTERN_BYTES: usize = 256 * 1024;
 
 impl Pattern {
-    fn new(written: &str) -> Pattern {
+    fn new(written: String) -> Pattern {
         Pattern {
-            written: written.to_owned(),
+            written,
             compiled: std::sync::OnceLock::new(),
         }
     }
@@ -174,8 +174,8 @@ impl FailurePolicy {
                 action: rule["action"].as_str().unwrap_or_default().to_owned(),
                 reasons: strings(rule, "onJobFailureReasons"),
                 patterns: strings(rule, "onJobFailureMessagePatterns")
-                    .iter()
-                    .map(|p| Pattern::new(p))
+                    .into_iter()
+                    .map(Pattern::new)
                     .collect(),
                 targets: strings(rule, "targetReplicatedJobs"),
             })
