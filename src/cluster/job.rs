@@ -107,12 +107,12 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
     }
     let namespace = super::namespace_of(job).to_owned();
     let template = &spec["template"];
-    let backoff = super::count(job, "/spec/backoffLimit", 6)?;
+    let retries = retries(spec)?;
     let pods = super::made(0, completions, completions)
-        .map(|index| pod(name, &namespace, template, index, 0))
+        .map(|index| pod(name, &namespace, template, index, 0, retries))
         .collect();
     let mut notes = Vec::new();
-    if backoff > 0 && !fails_on_any_exit(spec) {
+    if let Some(backoff) = retries.filter(|n| *n > 0) {
         notes.push(format!(
             "the Job controller would replace a failed pod up to {backoff} times (backoffLimit); trainc run ends the job at the first failure"
         ));
@@ -141,9 +141,28 @@ fn first_container(template: &Json) -> String {
         .to_owned()
 }
 
+/// How many failures of a pod the Job of `spec` tolerates: none when its
+/// pod failure policy fails it on any exit, else its `backoffLimit` (6 when
+/// unset: `pkg/apis/batch/v1` defaults). Under `restartPolicy: OnFailure`
+/// the restarts of a pod's containers count (`job_controller.go`
+/// `getNewFinishedPods`, `pastBackoffLimitOnFailure`).
+pub fn retries(spec: &Json) -> Result<Option<u64>, String> {
+    if fails_on_any_exit(spec) {
+        return Ok(Some(0));
+    }
+    super::count(spec, "/backoffLimit", 6).map(Some)
+}
+
 /// Pod `index` of the Job `job`, made from `template` (JobSet makes its
-/// jobs' pods the same way, at `stage`).
-pub fn pod(job: &str, namespace: &str, template: &Json, index: u64, stage: u32) -> Pod {
+/// jobs' pods the same way, at `stage`); `retries` as [`retries`] counts.
+pub fn pod(
+    job: &str,
+    namespace: &str,
+    template: &Json,
+    index: u64,
+    stage: u32,
+    retries: Option<u64>,
+) -> Pod {
     let index_text = index.to_string();
     let mut labels = super::meta_map(template, "labels");
     super::add_meta(
@@ -186,6 +205,7 @@ pub fn pod(job: &str, namespace: &str, template: &Json, index: u64, stage: u32) 
         annotations,
         spec,
         on_failure,
+        retries,
         stage,
     }
 }

@@ -50,6 +50,21 @@ pub trait Store {
     }
 }
 
+/// ConfigMaps and Secrets read by name only: a description, or a
+/// comparison of two, needs no values (`<key of Secret name>` stands in).
+pub struct Unread;
+
+impl Store for Unread {
+    fn data(&self, _secret: bool, _name: &str) -> Result<Option<Data>, String> {
+        Ok(None)
+    }
+
+    fn stand_in(&self, secret: bool, name: &str, key: Option<&str>) -> Option<String> {
+        let kind = if secret { "Secret" } else { "ConfigMap" };
+        Some(format!("<{} of {kind} {name}>", key.unwrap_or("every key")))
+    }
+}
+
 /// Why a container cannot start as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartError {

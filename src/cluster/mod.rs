@@ -21,6 +21,7 @@ pub mod job;
 pub mod jobset;
 pub mod kubelet;
 pub mod pytorchjob;
+pub mod shell;
 pub mod torchrun;
 pub mod trainjob;
 
@@ -69,6 +70,10 @@ pub struct Pod {
     /// What the cluster does when it fails, in words (restart policy,
     /// backoff), for the report of a failed run.
     pub on_failure: String,
+    /// How many failures of the pod (its containers restarted, or the pod
+    /// replaced) its controller tolerates before the job fails; `None`:
+    /// without limit.
+    pub retries: Option<u64>,
     /// Pods of a later stage start when every pod of the earlier ones has
     /// succeeded (a JobSet's `dependsOn`).
     pub stage: u32,

@@ -159,6 +159,7 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
         Some(policy) => tail.extend(elastic_env(name, policy, workers, port_of("Worker"))?),
         None => tail.push(super::env_value("PET_NNODES", &total.to_string())),
     }
+    let backoff = spec["runPolicy"]["backoffLimit"].as_u64();
     let mut pods = Vec::new();
     let mut base = 0u64;
     for (rtype, replica) in &types {
@@ -176,15 +177,9 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
             }
             vars.extend(tail.iter().cloned());
             let master_role = *rtype == "Master" || (masters.is_none() && index == 0);
-            pods.push(pod(
-                name,
-                &namespace,
-                rtype,
-                replica,
-                index,
-                &vars,
-                master_role,
-            ));
+            let mut made = pod(name, &namespace, rtype, replica, index, &vars, master_role);
+            made.retries = retries(replica, backoff);
+            pods.push(made);
         }
         base = base.saturating_add(count);
     }
@@ -256,6 +251,20 @@ fn ending(
         ));
     }
     (success, notes)
+}
+
+/// How many failures of a replica's pod the operator tolerates
+/// (kubeflow/trainer v1.9.2): under `restartPolicy: Never` the first failed
+/// pod fails the job (`pytorchjob_controller.go` `UpdateJobStatus`: a
+/// failed count above 0 with a policy of `Never`), and the backoff limit counts no pod of
+/// such a replica (`pkg/core/job.go` `PastBackoffLimit`); under `OnFailure`,
+/// `Always` and `ExitCode` the containers' restarts count against
+/// `runPolicy.backoffLimit`, and without one there is no limit.
+fn retries(replica: &Json, backoff: Option<u64>) -> Option<u64> {
+    match replica["restartPolicy"].as_str() {
+        Some("Never") => Some(0),
+        _ => backoff,
+    }
 }
 
 /// The `pytorchjob-port` of the `pytorch` container, else the default the
@@ -388,6 +397,7 @@ fn pod(
         labels,
         annotations: super::meta_map(template, "annotations"),
         on_failure: super::restart_words(Some(policy)).to_owned(),
+        retries: None,
         spec,
         stage: 0,
     }

@@ -74,14 +74,19 @@ const FLAGS: &[&str] = &[
     "virtual_local_rank",
 ];
 
-/// torchrun's settings from `argv` and `env`, when `argv` runs torchrun.
-pub fn read(argv: &[String], env: &[(String, String)]) -> Option<Launch> {
-    let words = torchrun_args(argv)?;
+/// torchrun's own options as given (`nproc_per_node`, `2`), and the
+/// program it starts with that program's arguments.
+type Given = (Vec<(String, String)>, Vec<String>);
+
+/// `words` (what follows `torchrun`) as its options and its program.
+fn given(words: &[String]) -> Given {
     let mut given: Vec<(String, String)> = Vec::new();
     let mut rest = words.iter();
     while let Some(word) = rest.next() {
         let Some(option) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else {
-            break; // the script: what follows is its own
+            // The program: what follows is its own.
+            let program = std::iter::once(word).chain(rest).cloned().collect();
+            return (given, program);
         };
         let (name, value) = if let Some((name, value)) = option.split_once('=') {
             (name.replace('-', "_"), value.to_owned())
@@ -96,6 +101,19 @@ pub fn read(argv: &[String], env: &[(String, String)]) -> Option<Launch> {
         };
         given.push((name, value));
     }
+    (given, Vec::new())
+}
+
+/// The program torchrun starts in each process, with its arguments, when
+/// `argv` runs torchrun.
+pub fn program(argv: &[String]) -> Option<Vec<String>> {
+    torchrun_args(argv).map(|words| given(&words).1)
+}
+
+/// torchrun's settings from `argv` and `env`, when `argv` runs torchrun.
+pub fn read(argv: &[String], env: &[(String, String)]) -> Option<Launch> {
+    let words = torchrun_args(argv)?;
+    let (given, _) = given(&words);
     let option = |name: &str| -> Option<String> {
         let written = given.iter().rev().find(|(n, _)| n == name);
         written.map(|(_, v)| v.clone()).or_else(|| {

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use crate::cluster::kubelet::{self, Data, Fields, Store};
+use crate::cluster::kubelet::{self, Fields};
 use crate::cluster::torchrun::{self, Launch};
 use crate::cluster::trainjob;
 use crate::cluster::{Service, Workload};
@@ -57,20 +57,6 @@ pub(super) fn trainjob_procs(model: &Model) -> String {
     match crate::trainer::torch::procs_per_node(release, &trainer, runtime) {
         crate::trainer::torch::Procs::Count(n) => n.to_string(),
         crate::trainer::torch::Procs::Word(word) => word,
-    }
-}
-
-/// ConfigMaps and Secrets read by name only: a description needs no values.
-struct Unread;
-
-impl Store for Unread {
-    fn data(&self, _secret: bool, _name: &str) -> Result<Option<Data>, String> {
-        Ok(None)
-    }
-
-    fn stand_in(&self, secret: bool, name: &str, key: Option<&str>) -> Option<String> {
-        let kind = if secret { "Secret" } else { "ConfigMap" };
-        Some(format!("<{} of {kind} {name}>", key.unwrap_or("every key")))
     }
 }
 
@@ -132,7 +118,7 @@ impl<'a> Described<'a> {
                 };
                 let started = workload
                     .trainer_of(pod)
-                    .map(|c| kubelet::start(c, &fields, &Unread));
+                    .map(|c| kubelet::start(c, &fields, &kubelet::Unread));
                 let (env, launch, image_entrypoint, unknown) = match started {
                     None => (None, None, None, None),
                     Some(Ok(started)) => {

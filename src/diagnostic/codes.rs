@@ -188,6 +188,8 @@ codes! {
         "A `$(VAR)` in an env value that Kubernetes leaves as written: the variable is declared later, or not at all.";
     ENV_SECRET_ON_COMMAND_LINE = "trainc::env::secret_on_command_line"
         "A `$(VAR)` in `command` or `args` of a variable read from a Secret: the kubelet writes its value into the process's command line, which every user of the node can read.";
+    ENV_UNSET_REFERENCE = "trainc::env::unset_reference"
+        "A TrainJob's command line reads a variable nothing sets in its training container (`$(RANK)`, `$MASTER_ADDR` in a `sh -c` script): the kubelet leaves `$(RANK)` as written, the shell expands `$RANK` to nothing.";
     ENV_LITERAL_SECRET = "trainc::env::literal_secret"
         "A secret-looking value written literally instead of read from a Secret.";
     ENV_SOURCE = "trainc::env::source"
@@ -326,6 +328,16 @@ codes! {
         "Variables the Training Operator set in the pods that Trainer does not (`MASTER_ADDR`, `WORLD_SIZE`, `RANK`).";
     MIGRATE_SUCCESS = "trainc::migrate::success"
         "The job's success changes: the Master's, then every node's.";
+    MIGRATE_COMMAND = "trainc::migrate::command"
+        "The training container's command line starts differently: a `$(VAR)` or a `sh -c` script's `$VAR` that the Training Operator's variables filled and the TrainJob's do not.";
+    MIGRATE_LABELS = "trainc::migrate::labels"
+        "A label or annotation the PyTorchJob's pods had that the TrainJob's do not, or a selector that reads the Training Operator's labels.";
+    MIGRATE_POD = "trainc::migrate::pod"
+        "A field of the pod spec (scheduling, volumes, another container) that differs between the PyTorchJob's pods and the TrainJob's.";
+    MIGRATE_RESTARTS = "trainc::migrate::restarts"
+        "The restart and failure story changes: the restart policy, the failures tolerated before the job fails, the deadline.";
+    MIGRATE_WRAPPED = "trainc::migrate::wrapped"
+        "A PyTorchJob inside another object (Kueue's AppWrapper, a Katib trial template), which is not migrated.";
     MIGRATE_SERVICE = "trainc::migrate::service"
         "A Service that selected the job's pods by the Training Operator's labels: rewritten to the TrainJob's pods, or left selecting none.";
 }

@@ -50,13 +50,24 @@ pub(super) fn import(job: &mut Job<'_>, metadata: &Json, pod: Option<(&Json, &st
     for (field, value) in kueue {
         job.set(&format!("/scheduling/{field}"), value);
     }
+    // Kueue's labels the pods repeat with the job's values: Kueue reads the
+    // job's (its jobframework takes the queue of the workload's object), and
+    // the copy in the pod template says nothing more, so one copy, the
+    // spec's `[scheduling]`, is kept.
+    let kueue_labels: Map<String, Json> = job_labels
+        .iter()
+        .filter(|(k, _)| *k == LABEL_KUEUE_QUEUE || *k == LABEL_KUEUE_PRIORITY)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let job_labels: Map<String, Json> = job_labels
         .into_iter()
         .filter(|(k, _)| k != LABEL_KUEUE_QUEUE && k != LABEL_KUEUE_PRIORITY)
         .collect();
     let name = job.name.clone();
     let trainc = |k: &str, v: &Json| {
-        (k == LABEL_MANAGED_BY && v == "trainc") || (k == LABEL_NAME && *v == *name)
+        (k == LABEL_MANAGED_BY && v == "trainc")
+            || (k == LABEL_NAME && *v == *name)
+            || kueue_labels.get(k) == Some(v)
     };
     split(job, "labels", &job_labels, pod, &trainc);
     // The warnings a kustomize plugin build wrote on the job: its output,

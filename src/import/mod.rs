@@ -178,7 +178,11 @@ pub fn import_nodes(
         .iter()
         .map(|(document, node)| Object {
             node,
-            json: node.to_json(),
+            json: {
+                // What the cluster stores: a custom resource's nulls pruned.
+                let json = node.to_json();
+                crate::verify::nulls::stored(&json).unwrap_or(json)
+            },
             document: *document,
             used: false,
         })

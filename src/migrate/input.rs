@@ -26,8 +26,12 @@ pub(super) struct Input {
     pub objects: usize,
     /// Where each PyTorchJob (`kubeflow.org/v1`) is.
     pub jobs: Vec<Range<usize>>,
-    /// A note at each other workload: it passes through.
+    /// A note at each other workload: it passes through; a warning at
+    /// each PyTorchJob inside another object, which is not migrated.
     pub workloads: Vec<Diagnostic>,
+    /// A warning at each selector that reads the Training Operator's labels
+    /// (a Service's aside, which the migration rewrites or reports).
+    pub selectors: Vec<Diagnostic>,
 }
 
 /// The input `text` (source `id`) read; its parse errors if it is not YAML.
@@ -88,7 +92,120 @@ impl Input {
         if let Some(note) = passes_through(node, kind) {
             self.workloads.push(note);
         }
+        if kind != pytorchjob::KIND {
+            wrapped(node, node, 0, &mut self.workloads);
+        }
+        let object = format!("{kind} `{}`", name(node));
+        if kind != "Service" || api_version != "v1" {
+            operator_selectors(node, &object, false, &mut self.selectors);
+        }
     }
+}
+
+fn name(node: &Node) -> &str {
+    node.get("metadata")
+        .and_then(|m| m.value.get("name"))
+        .and_then(|e| e.value.as_str())
+        .unwrap_or_default()
+}
+
+/// The PyTorchJobs inside `node` (Kueue's AppWrapper
+/// `spec.components[].template`, a Katib Experiment's
+/// `spec.trialTemplate.trialSpec`, any other wrapper): `migrate` moves the
+/// objects of the input, not what another object holds, and says so at each.
+fn wrapped(outer: &Node, node: &Node, depth: usize, out: &mut Vec<Diagnostic>) {
+    if depth > 32 {
+        return;
+    }
+    if depth > 0
+        && kind(node) == pytorchjob::KIND
+        && text(node, "apiVersion") == pytorchjob::API_VERSION
+    {
+        let inner = match name(node) {
+            "" => "a PyTorchJob".to_owned(),
+            named => format!("PyTorchJob `{named}`"),
+        };
+        out.push(
+            Diagnostic::warning(
+                codes::MIGRATE_WRAPPED,
+                Span::new(node.span.source, node.span.start, node.span.start),
+                format!(
+                    "{inner} inside {} `{}` is not migrated: trainc migrate moves the objects of its input, not what another object holds",
+                    kind(outer),
+                    name(outer)
+                ),
+            )
+            .with_help("migrate the PyTorchJob on its own (`trainc migrate` of a file that holds it), then put the TrainJob in its place: Kueue's AppWrapper and Katib's trial template take a TrainJob too"),
+        );
+        return;
+    }
+    match &node.value {
+        Value::Table(entries) => entries
+            .iter()
+            .for_each(|e| wrapped(outer, &e.value, depth + 1, out)),
+        Value::Array(items) => items.iter().for_each(|n| wrapped(outer, n, depth + 1, out)),
+        _ => {}
+    }
+}
+
+/// The keys of a label selector that hold labels: a Service's `selector`,
+/// `matchLabels`, a NetworkPolicy's `podSelector`, an affinity term's
+/// `labelSelector`, `matchExpressions` items' `key`.
+const SELECTING: [&str; 4] = ["selector", "matchLabels", "podSelector", "labelSelector"];
+
+/// Each selector under `node` that reads a Training Operator label
+/// (`training.kubeflow.org/…`): the TrainJob's pods carry JobSet's labels,
+/// so it selects none of them. `selecting` says that `node` is a selector's
+/// map.
+fn operator_selectors(node: &Node, object: &str, selecting: bool, out: &mut Vec<Diagnostic>) {
+    match &node.value {
+        Value::Table(entries) => {
+            for entry in entries {
+                let label = if selecting {
+                    Some(entry.key.as_str())
+                } else if entry.key == "key" {
+                    entry.value.as_str()
+                } else {
+                    None
+                };
+                if let Some(label) = label.filter(|l| l.starts_with("training.kubeflow.org/")) {
+                    out.push(
+                        Diagnostic::warning(
+                            codes::MIGRATE_LABELS,
+                            entry.key_span,
+                            format!(
+                                "{object} selects pods by the Training Operator's label `{label}`, which a TrainJob's pods do not have: once the job is a TrainJob, it selects none of its pods"
+                            ),
+                        )
+                        .with_help(format!(
+                            "select the TrainJob's pods by JobSet's labels: `{}: <job>` (every pod), with `{}: <rank>` for one",
+                            crate::cluster::trainjob::LABEL_JOBSET_NAME,
+                            crate::cluster::trainjob::LABEL_COMPLETION_INDEX
+                        )),
+                    );
+                    continue;
+                }
+                let inner = SELECTING.contains(&entry.key.as_str())
+                    && !matches!(entry.value.value, Value::Array(_));
+                operator_selectors(
+                    &entry.value,
+                    object,
+                    inner && !has_selector_keys(&entry.value),
+                    out,
+                );
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|n| operator_selectors(n, object, false, out)),
+        _ => {}
+    }
+}
+
+/// Whether a selector's map is a `LabelSelector` (its labels under
+/// `matchLabels` and `matchExpressions`), not a map of labels itself.
+fn has_selector_keys(node: &Node) -> bool {
+    node.get("matchLabels").is_some() || node.get("matchExpressions").is_some()
 }
 
 /// The PyTorchJobs (at `jobs`, in order) that `trainc verify` rejects as

@@ -32,7 +32,9 @@ use crate::source::{SourceId, Sources, Span};
 use crate::spec::{ApiLevel, Spec, Target, TrainJobOptions};
 use crate::tree::Node;
 
+mod compare;
 mod input;
+mod podspec;
 mod report;
 mod world;
 
@@ -129,6 +131,7 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     );
     out.diagnostics.extend(invalid);
     out.diagnostics.append(&mut input.workloads);
+    out.diagnostics.append(&mut input.selectors);
     let services = rewritable_services(&input);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     // The jobs of each `v1 List`, written again item by item.
@@ -138,8 +141,14 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             out.failed += 1;
             continue;
         }
-        let beside = services.get(&job.name).map_or(&[][..], Vec::as_slice);
-        let Some(done) = migrate_job(sources, &file, job, beside, options, &mut out.diagnostics)
+        let beside: Vec<(Json, Node)> = [job.name.as_str(), ""]
+            .iter()
+            .filter_map(|name| services.get(*name))
+            .flatten()
+            .cloned()
+            .collect();
+        out.diagnostics.extend(nulls(job));
+        let Some(done) = migrate_job(sources, &file, job, &beside, options, &mut out.diagnostics)
         else {
             out.failed += 1;
             continue;
@@ -161,10 +170,19 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             edits.push((start..end, list));
         }
     }
-    if input.objects == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
+    out.diagnostics
+        .extend(nothing_to_migrate(&out, input.objects, id));
+    out.text = edited(&text, edits);
+    out
+}
+
+/// What an input without a job to migrate gets: an error when it holds no
+/// object at all (an empty pipe), a note when it holds no PyTorchJob.
+fn nothing_to_migrate(out: &Migrated, objects: usize, id: SourceId) -> Option<Diagnostic> {
+    if objects == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
         // `kubectl get ... | trainc migrate -` where kubectl failed: an
         // empty stream must not pass as a migrated one.
-        out.diagnostics.push(
+        return Some(
             Diagnostic::error(
                 codes::MIGRATE,
                 crate::source::Span::new(id, 0, 0),
@@ -172,23 +190,40 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
             )
             .with_help("if a command feeds trainc migrate, check that it succeeded (`set -o pipefail` makes a shell pipeline fail with it)"),
         );
-    } else if out.jobs == 0 && !out.diagnostics.iter().any(Diagnostic::is_error) {
-        out.diagnostics.push(Diagnostic::note(
+    } else if out.jobs == 0
+        && !out
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() || d.code == codes::MIGRATE_WRAPPED)
+    {
+        return Some(Diagnostic::note(
             codes::MIGRATE_PASSED,
             crate::source::Span::new(id, 0, 0),
             "no PyTorchJob (`kubeflow.org/v1`) here: its objects pass through as they are",
         ));
     }
-    out.text = edited(&text, edits);
-    out
+    None
+}
+
+/// Each null of the job, which the cluster pruned: the TrainJob is written
+/// without it.
+fn nulls(job: &ImportedJob) -> impl Iterator<Item = Diagnostic> + '_ {
+    crate::verify::nulls::said_of(&job.node.to_json())
+        .into_iter()
+        .map(|(path, said)| {
+            Diagnostic::warning(codes::MIGRATE_DROPPED, job.node.span_at(&path), said)
+                .with_help("give it a value, or remove it; the TrainJob is written without it, as the cluster ran the PyTorchJob")
+        })
 }
 
 /// A job of a `v1 List` that migrated: where it starts, and what it became.
 type Relisted = (usize, Vec<Json>);
 
-/// The Services a migration may rewrite (those that select a job's pods by
-/// the Training Operator's job-name label), by that name: whole documents,
-/// not a List's items.
+/// The Services a migration may rewrite (those that select pods by a
+/// Training Operator label: `job-name`, `job-role`, `replica-type`,
+/// `replica-index`), by the job whose name their selector names, or under
+/// `""` when it names none (such a Service may select the pods of any job of
+/// its namespace): whole documents, not a List's items.
 fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)>> {
     let mut services: HashMap<String, Vec<(Json, Node)>> = HashMap::new();
     for (_, node) in &input.nodes {
@@ -199,18 +234,27 @@ fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)
         {
             continue;
         }
-        let job = object["spec"]["selector"][crate::cluster::pytorchjob::LABEL_JOB_NAME]
-            .as_str()
-            .map(str::to_owned);
-        if let Some(job) = job {
-            services
-                .entry(job)
-                .or_default()
-                .push((object, node.clone()));
+        let Some(selector) = object["spec"]["selector"].as_object() else {
+            continue;
+        };
+        if !selector.keys().any(|k| k.starts_with(OPERATOR_LABELS)) {
+            continue;
         }
+        let job = selector
+            .get(crate::cluster::pytorchjob::LABEL_JOB_NAME)
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        services
+            .entry(job)
+            .or_default()
+            .push((object, node.clone()));
     }
     services
 }
+
+/// The prefix of the Training Operator's labels.
+const OPERATOR_LABELS: &str = "training.kubeflow.org/";
 
 /// The bytes a node's span covers.
 fn span_range(span: Span) -> Range<usize> {
@@ -338,6 +382,7 @@ fn retargeted(
     }
     let mut said = report::before_build(job, &mut spec);
     said.extend(world::keep(job, &mut spec));
+    world::keep_failures(&mut spec);
     spec.target = Some(Target::Trainjob);
     let trainjob = spec.trainjob.get_or_insert_with(TrainJobOptions::default);
     trainjob.api_level = options.api_level.or(trainjob.api_level);
@@ -429,10 +474,21 @@ fn migrate_job(
             spec_text,
         });
     };
-    let mut found = report::behaviour(job, spec.starter(), &before, &after);
+    let mut found = report::behaviour(job, &before, &after);
     // The process count chosen for the TrainJob says its own change.
     if world_said {
         found.retain(|d| d.code != codes::MIGRATE_WORLD);
+    }
+    if found.iter().any(Diagnostic::is_error) {
+        // Pods unlike each other: the refusal names what differs, in place
+        // of import's "takes the Master's".
+        let inside = |d: &Diagnostic| {
+            d.primary.span.source == job.node.span.source
+                && (job.node.span.start..job.node.span.end).contains(&d.primary.span.start)
+        };
+        diagnostics.retain(|d| !(d.code == codes::IMPORT_DROPPED && inside(d)));
+        diagnostics.extend(found.into_iter().filter(Diagnostic::is_error));
+        return None;
     }
     diagnostics.extend(found);
     let (services, said) = report::services(job, services, &before, &after);
@@ -485,3 +541,6 @@ fn asks_for_written_runtime(d: &Diagnostic) -> bool {
         .as_deref()
         .is_some_and(|h| h.contains("writeRuntime = true"))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,15 +5,14 @@
 //! trainc's model, so what it says is what `describe --pods` and
 //! `trainc run` show for each.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value as Json;
 
-use crate::cluster::{self, Pod, Success, Workload, trainjob};
+use super::compare::{self, Aspect, Difference};
+use crate::cluster::{self, Pod, Workload, trainjob};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::import::ImportedJob;
 use crate::source::Span;
-use crate::spec::{Spec, Starter};
+use crate::spec::Spec;
 use crate::tree::Node;
 
 /// Where in the PyTorchJob: the span of the value at `pointer`, else of the
@@ -141,25 +140,273 @@ pub(super) fn written_runtime(job: &ImportedJob, why: &[String]) -> Diagnostic {
     .with_help("apply the runtime with the TrainJob; it is the base runtime with this job's pod in its `node` job")
 }
 
-/// The differences between the PyTorchJob's pods (`before`) and the
-/// TrainJob's (`after`); `starter` is what starts the processes.
-pub(super) fn behaviour(
-    job: &ImportedJob,
-    starter: Starter,
-    before: &Workload,
-    after: &Workload,
-) -> Vec<Diagnostic> {
+/// Every difference the two clusters' stories show ([`compare`]), said at
+/// the PyTorchJob's lines, one entry per aspect. A field of the pod or a
+/// label that the Master and its Workers had apart (some ranks differ,
+/// others not) is a refusal: a TrainJob runs every node from one template,
+/// and would drop what some of them need.
+pub(super) fn behaviour(job: &ImportedJob, before: &Workload, after: &Workload) -> Vec<Diagnostic> {
+    said(job, before.total, &compare::differences(before, after))
+}
+
+/// The diagnostics of `differences`, one per aspect; `total`, the
+/// PyTorchJob's pods.
+pub(super) fn said(job: &ImportedJob, total: u64, differences: &[Difference]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    out.extend(pod_names(job, before, after));
-    out.extend(world(job, starter, before, after));
-    out.extend(env(
-        job,
-        !matches!(starter, Starter::Plain | Starter::Image),
-        before,
-        after,
-    ));
-    out.extend(success(job, before, after));
+    let mut aspects: Vec<Aspect> = differences.iter().map(|d| d.aspect).collect();
+    aspects.sort();
+    aspects.dedup();
+    for aspect in aspects {
+        let found: Vec<&Difference> = differences.iter().filter(|d| d.aspect == aspect).collect();
+        // Each subject once, with the ranks it was found on.
+        let mut groups: Vec<(&Difference, Vec<u64>)> = Vec::new();
+        for d in &found {
+            match groups
+                .iter_mut()
+                .find(|(g, _)| g.subject == d.subject && g.before == d.before && g.after == d.after)
+            {
+                Some((_, ranks)) => ranks.extend(d.rank),
+                None => groups.push((d, d.rank.into_iter().collect())),
+            }
+        }
+        let ranked: Vec<u64> = found.iter().filter_map(|d| d.rank).collect();
+        let partial = groups.iter().any(|(_, ranks)| {
+            !ranks.is_empty()
+                && (ranks.len() as u64) < total.min(crate::cluster::MADE_AT_MOST as u64)
+        });
+        let items: Vec<String> = groups
+            .iter()
+            .take(6)
+            .map(|(d, ranks)| match aspect {
+                Aspect::Names => format!("{} become {}", d.before, d.after),
+                Aspect::Success => format!(
+                    "the PyTorchJob succeeded {}; the TrainJob succeeds {}",
+                    d.before, d.after
+                ),
+                _ => format!(
+                    "{} {} becomes {}{}",
+                    d.subject,
+                    d.before,
+                    d.after,
+                    on(ranks, total, job)
+                ),
+            })
+            .chain((groups.len() > 6).then(|| format!("and {} more", groups.len() - 6)))
+            .collect();
+        let first_rank = ranked.first().copied().unwrap_or(0);
+        let replica = replica_of(job, first_rank);
+        let container = trainer_index(job, &replica);
+        let listed = items.join("; ");
+        let place = Place {
+            replica: &replica,
+            container,
+            groups: &groups,
+        };
+        let diagnostic = entry(job, aspect, partial, &listed, &place);
+        out.push(diagnostic);
+    }
     out
+}
+
+/// Where in the PyTorchJob an aspect's entry points: the replica of the
+/// first rank it was found on, its training container, the differences.
+struct Place<'a> {
+    replica: &'a str,
+    container: usize,
+    groups: &'a [(&'a Difference, Vec<u64>)],
+}
+
+/// The entry of one aspect, `listed` its differences in words; `partial`,
+/// found on some pods only.
+fn entry(
+    job: &ImportedJob,
+    aspect: Aspect,
+    partial: bool,
+    listed: &str,
+    place: &Place<'_>,
+) -> Diagnostic {
+    match aspect {
+        Aspect::Names => Diagnostic::warning(
+            codes::MIGRATE_POD_NAMES,
+            at(job, "/metadata/name"),
+            format!("the pods are named anew: {listed}"),
+        )
+        .with_help("update what names the old pods (dashboards, log queries, a Service or script that reaches the Master)"),
+        Aspect::World => Diagnostic::warning(
+            codes::MIGRATE_WORLD,
+            at(job, "/spec/nprocPerNode"),
+            format!("the job's world changes: {listed}"),
+        )
+        .with_help("set `nprocPerNode` to the number of processes each pod starts, so that both count the same world"),
+        Aspect::CommandLine => Diagnostic::warning(
+            codes::MIGRATE_COMMAND,
+            at(job, &format!("{}/template/spec/containers/{}/command", place.replica, place.container)),
+            format!("the training container starts differently: {listed}"),
+        )
+        .with_help("set what the command reads in the container's `env`, or write the values in the command"),
+        Aspect::Env => Diagnostic::warning(
+            codes::MIGRATE_ENV,
+            at(job, &format!("{}/template/spec/containers/{}/env", place.replica, place.container)),
+            format!("the variables the training processes read change: {listed}"),
+        )
+        .with_help("set what the command reads in the container's `env`"),
+        Aspect::Labels | Aspect::Pod if partial => Diagnostic::error(
+            codes::MIGRATE,
+            pod_place(job, aspect, place.replica, place.groups),
+            format!(
+                "PyTorchJob `{}`'s pods are not alike, and a TrainJob runs every node from one template: {listed}",
+                job.name
+            ),
+        )
+        .with_help("give the Master and the Workers the same pod template (what one of them needs, the other can have too), then migrate it"),
+        Aspect::Labels => Diagnostic::warning(
+            codes::MIGRATE_LABELS,
+            pod_place(job, aspect, place.replica, place.groups),
+            format!("the pods' labels and annotations change: {listed}"),
+        )
+        .with_help("set them in the TrainJob's pod template (`[podTemplate]` of its spec)"),
+        Aspect::Pod => Diagnostic::warning(
+            codes::MIGRATE_POD,
+            pod_place(job, aspect, place.replica, place.groups),
+            format!("the pods change: {listed}"),
+        )
+        .with_help("set what the pods need in the TrainJob's runtime or its pod template"),
+        Aspect::Restarts | Aspect::Deadline => Diagnostic::warning(
+            codes::MIGRATE_RESTARTS,
+            restart_place(job, place.replica, aspect),
+            format!("what happens when the job fails changes: {listed}"),
+        )
+        .with_help("set `runPolicy.backoffLimit` (and `restartPolicy`) to what the job should tolerate; trainc writes it into the TrainJob's runtime"),
+        Aspect::Success => Diagnostic::warning(
+            codes::MIGRATE_SUCCESS,
+            at(job, &replica_of(job, 0)),
+            format!("the job succeeds at another moment: {listed}"),
+        )
+        .with_help("a Worker that exits with an error after the Master finished now fails the job"),
+    }
+}
+
+/// Where the ranks are: "on every pod", "on rank 0 (the Master)", "on
+/// ranks 1 to 3".
+fn on(ranks: &[u64], total: u64, job: &ImportedJob) -> String {
+    let master = has_master(job);
+    match ranks {
+        [] => String::new(),
+        _ if ranks.len() as u64 >= total.min(crate::cluster::MADE_AT_MOST as u64) => {
+            " (every pod)".to_owned()
+        }
+        [0] if master => " (rank 0, the Master)".to_owned(),
+        [one] => format!(" (rank {one})"),
+        [first, .., last] => format!(" (ranks {first} to {last})"),
+    }
+}
+
+fn has_master(job: &ImportedJob) -> bool {
+    job.object["spec"]["pytorchReplicaSpecs"]
+        .as_object()
+        .is_some_and(|r| r.keys().any(|k| k.eq_ignore_ascii_case("master")))
+}
+
+/// The pointer of the replica spec that makes the pod of `rank`, its type
+/// as written.
+fn replica_of(job: &ImportedJob, rank: u64) -> String {
+    let want = if rank == 0 && has_master(job) {
+        "master"
+    } else {
+        "worker"
+    };
+    let written = job.object["spec"]["pytorchReplicaSpecs"]
+        .as_object()
+        .and_then(|r| r.keys().find(|k| k.eq_ignore_ascii_case(want)).cloned())
+        .unwrap_or_else(|| "Worker".to_owned());
+    format!("/spec/pytorchReplicaSpecs/{written}")
+}
+
+/// The index of the `pytorch` container in the replica's template.
+fn trainer_index(job: &ImportedJob, replica: &str) -> usize {
+    job.object
+        .pointer(&format!("{replica}/template/spec/containers"))
+        .and_then(Json::as_array)
+        .and_then(|c| {
+            c.iter()
+                .position(|c| c["name"] == crate::cluster::pytorchjob::CONTAINER)
+        })
+        .unwrap_or(0)
+}
+
+/// Where a pod's difference is: its field in the first replica that has it.
+fn pod_place(
+    job: &ImportedJob,
+    aspect: Aspect,
+    replica: &str,
+    groups: &[(&Difference, Vec<u64>)],
+) -> Span {
+    let Some((first, _)) = groups.first() else {
+        return at(job, replica);
+    };
+    let pointer = match aspect {
+        Aspect::Labels => {
+            let field = if first.subject.starts_with("label") {
+                "labels"
+            } else {
+                "annotations"
+            };
+            format!("{replica}/template/metadata/{field}")
+        }
+        _ => format!(
+            "{replica}/template/spec/{}",
+            first.subject.replace('.', "/")
+        ),
+    };
+    // The replica that has the field, else the one of the first rank.
+    let other = if replica.ends_with("aster") {
+        replica_of(job, 1)
+    } else {
+        replica_of(job, 0)
+    };
+    let alternative = pointer.replacen(replica, &other, 1);
+    if job.object.pointer(&pointer).is_none() && job.object.pointer(&alternative).is_some() {
+        return at(job, &alternative);
+    }
+    at(job, &pointer)
+}
+
+fn restart_place(job: &ImportedJob, replica: &str, aspect: Aspect) -> Span {
+    let run_policy = |field: &str| format!("/spec/runPolicy/{field}");
+    let pointer = match aspect {
+        Aspect::Deadline => run_policy("activeDeadlineSeconds"),
+        _ if job.object.pointer(&run_policy("backoffLimit")).is_some() => {
+            run_policy("backoffLimit")
+        }
+        _ if job
+            .object
+            .pointer(&format!("{replica}/restartPolicy"))
+            .is_some() =>
+        {
+            format!("{replica}/restartPolicy")
+        }
+        _ => replica.to_owned(),
+    };
+    at(job, &pointer)
+}
+
+/// A Service that selects by the Training Operator's labels but no job's
+/// name: the pods of every PyTorchJob of its namespace, left as it is.
+fn unnamed_service(job: &ImportedJob, name: &str, node: &Node) -> Diagnostic {
+    Diagnostic::warning(
+        codes::MIGRATE_SERVICE,
+        node.span_at("/spec/selector"),
+        format!(
+            "Service `{name}` selects pods by the Training Operator's labels without a job's name, so the pods of every PyTorchJob of its namespace (`{}`'s among them); the TrainJob's pods do not have those labels, and it is left as it is",
+            job.name
+        ),
+    )
+    .with_help(format!(
+        "select the TrainJob's pods by JobSet's labels: `{}: {}` (every pod), with `{}: 0` for rank 0",
+        trainjob::LABEL_JOBSET_NAME,
+        job.name,
+        trainjob::LABEL_COMPLETION_INDEX
+    ))
 }
 
 /// The training pods of a workload (a TrainJob's initializers train nothing).
@@ -168,169 +415,6 @@ fn trainers(w: &Workload) -> Vec<&Pod> {
         .iter()
         .filter(|p| w.trainer_of(p).is_some())
         .collect()
-}
-
-fn names(pods: &[&Pod], total: u64) -> String {
-    let mut shown: Vec<String> = pods
-        .iter()
-        .take(3)
-        .map(|p| format!("`{}`", p.name))
-        .collect();
-    if total > 3 {
-        shown.push(format!("… ({total} in all)"));
-    }
-    shown.join(", ")
-}
-
-fn pod_names(job: &ImportedJob, before: &Workload, after: &Workload) -> Option<Diagnostic> {
-    let (b, a) = (trainers(before), trainers(after));
-    let count = |w: &Workload, pods: &[&Pod]| {
-        if w.pods.len() == pods.len() {
-            w.total
-        } else {
-            pods.len() as u64
-        }
-    };
-    Some(
-        Diagnostic::warning(
-            codes::MIGRATE_POD_NAMES,
-            at(job, "/metadata/name"),
-            format!(
-                "the pods are named anew: {} become {}; rank 0 is `{}`, at `{}`",
-                names(&b, count(before, &b)),
-                names(&a, count(after, &a)),
-                a.first()?.name,
-                after.dns_names(0, &after.services(&[])).first().cloned().unwrap_or_else(|| a[0].hostname.clone()),
-            ),
-        )
-        .with_help("update what names the old pods (dashboards, log queries, a Service or script that reaches the Master)"),
-    )
-}
-
-/// A container's env as name → value (the value, or how it is filled).
-fn env_of(w: &Workload, pod: &Pod) -> Vec<(String, String)> {
-    let container = w.trainer_of(pod);
-    let vars = container.and_then(|c| c["env"].as_array());
-    vars.into_iter()
-        .flatten()
-        .filter_map(|v| {
-            let name = v["name"].as_str()?.to_owned();
-            let value = v["value"]
-                .as_str()
-                .map_or_else(|| "(from a field)".to_owned(), str::to_owned);
-            Some((name, value))
-        })
-        .collect()
-}
-
-/// The world the job forms, as its processes learn it: torchrun's nodes
-/// and processes per node under a launcher (as torchrun reads them: a flag
-/// over its `PET_*` variable, [`crate::cluster::torchrun::read`]), else
-/// `WORLD_SIZE`; from the first training pod.
-fn world(
-    job: &ImportedJob,
-    starter: Starter,
-    before: &Workload,
-    after: &Workload,
-) -> Option<Diagnostic> {
-    // `auto` under torchrun is one process per GPU on a pod with GPUs.
-    let get = |w: &Workload, key: &str| -> Option<String> {
-        let pod = trainers(w).into_iter().next()?;
-        let container = w.trainer_of(pod)?;
-        let env = env_of(w, pod);
-        let argv: Vec<String> = ["command", "args"]
-            .iter()
-            .flat_map(|k| container[k].as_array().into_iter().flatten())
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect();
-        let value = match (key, crate::cluster::torchrun::read(&argv, &env)) {
-            ("PET_NNODES", Some(launch)) => launch.nnodes,
-            ("PET_NPROC_PER_NODE", Some(launch)) => launch.nproc_per_node,
-            _ => env.into_iter().find(|(k, _)| k == key).map(|(_, v)| v)?,
-        };
-        let gpus = crate::trainer::torch::gpus(&container["resources"]);
-        Some(if value == "auto" && gpus > 0 {
-            gpus.to_string()
-        } else {
-            value
-        })
-    };
-    let keys: &[&str] = match starter {
-        Starter::Plain | Starter::Image => &["WORLD_SIZE"],
-        _ => &["PET_NNODES", "PET_NPROC_PER_NODE"],
-    };
-    let say = |v: Option<String>| v.map_or_else(|| "unset".to_owned(), |v| format!("`{v}`"));
-    let changed: Vec<String> = keys
-        .iter()
-        .filter_map(|key| {
-            let (b, a) = (get(before, key), get(after, key));
-            (b != a).then(|| format!("`{key}` {} becomes {}", say(b), say(a)))
-        })
-        .collect();
-    if changed.is_empty() {
-        return None;
-    }
-    Some(
-        Diagnostic::warning(
-            codes::MIGRATE_WORLD,
-            at(job, "/spec/nprocPerNode"),
-            format!("the job's world changes: {}", changed.join(", ")),
-        )
-        .with_help("set `nprocPerNode` to the number of processes each pod starts, so that both count the same world"),
-    )
-}
-
-/// The variables torchrun sets for each process it starts, over the pod's.
-const TORCHRUN_SETS: [&str; 4] = ["MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"];
-
-/// The variables the Training Operator set that Trainer does not.
-fn env(
-    job: &ImportedJob,
-    launcher: bool,
-    before: &Workload,
-    after: &Workload,
-) -> Option<Diagnostic> {
-    let (b, a) = (trainers(before), trainers(after));
-    let names = |w: &Workload, pod: &Pod| -> BTreeSet<String> {
-        env_of(w, pod).into_iter().map(|(k, _)| k).collect()
-    };
-    let (had, has) = (names(before, b.first()?), names(after, a.first()?));
-    let gone: Vec<String> = had
-        .difference(&has)
-        .filter(|k| !(launcher && TORCHRUN_SETS.contains(&k.as_str())))
-        .map(|k| format!("`{k}`"))
-        .collect();
-    if gone.is_empty() {
-        return None;
-    }
-    Some(
-        Diagnostic::warning(
-            codes::MIGRATE_ENV,
-            at(job, "/spec/pytorchReplicaSpecs"),
-            format!(
-                "the Training Operator set {} in the pods; Trainer does not",
-                crate::diagnostic::listed(&gone)
-            ),
-        )
-        .with_help("set what the command reads in the container's `env`"),
-    )
-}
-
-/// When the job succeeds.
-fn success(job: &ImportedJob, before: &Workload, after: &Workload) -> Option<Diagnostic> {
-    let Success::Pod(master) = &before.success else {
-        return None;
-    };
-    (after.success == Success::AllPods).then(|| {
-        Diagnostic::warning(
-            codes::MIGRATE_SUCCESS,
-            at(job, "/spec/pytorchReplicaSpecs/Master"),
-            format!(
-                "the PyTorchJob succeeded when its Master (`{master}`) did; the TrainJob succeeds when every node's pod does"
-            ),
-        )
-        .with_help("a Worker that exits with an error after the Master finished now fails the job")
-    })
 }
 
 /// The input's Services that select the job's pods by the Training
@@ -351,31 +435,45 @@ pub(super) fn services(
         let Some(service) = cluster::Service::from_object(object) else {
             continue;
         };
-        let operator_labels = service
-            .selector
-            .iter()
-            .any(|(k, v)| k == cluster::pytorchjob::LABEL_JOB_NAME && *v == job.name);
-        if !operator_labels
-            || service.namespace != after.pods.first().map_or("", |p| p.namespace.as_str())
-        {
-            continue;
-        }
         let chosen: Vec<&str> = b
             .iter()
             .filter(|p| service.selects(p))
             .map(|p| p.name.as_str())
             .collect();
+        let operator_labels = service
+            .selector
+            .iter()
+            .any(|(k, _)| k.starts_with("training.kubeflow.org/"));
+        let namespace = after.pods.first().map_or("", |p| p.namespace.as_str());
+        if !operator_labels || chosen.is_empty() || service.namespace != namespace {
+            continue;
+        }
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let mut selector = vec![
             (trainjob::LABEL_JOBSET_NAME, job.name.clone()),
             (trainjob::LABEL_REPLICATED_JOB, trainjob::NODE.to_owned()),
         ];
+        let named = service
+            .selector
+            .iter()
+            .any(|(k, v)| k == cluster::pytorchjob::LABEL_JOB_NAME && *v == job.name);
+        if !named {
+            said.push(unnamed_service(job, name, node));
+            continue;
+        }
+        // The one pod chosen, by its rank (its place among the pods made,
+        // all of them made).
+        let single = (chosen.len() == 1 && before.pods.len() as u64 == before.total)
+            .then(|| b.iter().position(|p| p.name == chosen[0]))
+            .flatten();
+        let what_rank;
         let (what, want) = if chosen.len() == b.len() && before.pods.len() as u64 == before.total {
             ("every pod", a.len())
-        } else if chosen.len() == 1 && b.first().is_some_and(|p| p.name == chosen[0]) {
+        } else if let Some(rank) = single.filter(|r| *r < a.len()) {
             selector.push((trainjob::LABEL_JOB_INDEX, "0".to_owned()));
-            selector.push((trainjob::LABEL_COMPLETION_INDEX, "0".to_owned()));
-            ("rank 0", 1)
+            selector.push((trainjob::LABEL_COMPLETION_INDEX, rank.to_string()));
+            what_rank = format!("rank {rank}");
+            (what_rank.as_str(), 1)
         } else {
             said.push(
                 Diagnostic::warning(

@@ -29,7 +29,10 @@ use crate::spec::{EnvSource, EnvValue, NProcKeyword, NProcPerNode, Spec, Starter
 pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let starter = spec.starter();
-    let one_process = matches!(starter, Starter::Plain | Starter::Image);
+    // An image's entrypoint may start torchrun itself from `PET_*`: its
+    // count is kept, as for a launcher.
+    let one_process = matches!(starter, Starter::Plain);
+    let unseen = matches!(starter, Starter::Image);
     let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
     // Unset is trainc's default (one per GPU, else 1), which import leaves
     // out where it is what the job does.
@@ -68,6 +71,8 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
             NProcPerNode::Count(cpus)
         });
     }
+    let read = read_by_command_line(spec);
+    let name = spec.name.clone();
     let env = spec.env.get_or_insert_with(Default::default);
     let mut set = Vec::new();
     let mut put = |name: &str, value: EnvValue| {
@@ -77,25 +82,86 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
         }
     };
     put("PYTHONUNBUFFERED", EnvValue::Literal("1".to_owned()));
-    // The operator sets the world's variables only on a job with a Master.
-    let master = job.object["spec"]["pytorchReplicaSpecs"]
-        .as_object()
-        .is_some_and(|r| r.keys().any(|k| k.eq_ignore_ascii_case("master")));
-    if one_process && master {
-        let nodes = spec.replicas.as_ref().map_or(1, crate::spec::Replicas::max);
-        let procs = match spec.n_proc_per_node {
-            Some(NProcPerNode::Count(n)) => n,
-            _ => 1,
+    // The operator sets the world's variables only on a job with a Master
+    // (and its `WORLD_SIZE` is what it was). Which of them the processes
+    // read: every one for a command that is not a launcher or an image's
+    // entrypoint; under a launcher, which sets them again for its
+    // processes, those its own command line reads.
+    let world_size = operator_world_size(job);
+    let reads = |name: &str| one_process || unseen || read.iter().any(|r| r == name);
+    if let Some(world_size) = &world_size {
+        operator_variables(&name, world_size, reads, &mut put);
+    }
+    if spec.env.as_ref().is_some_and(indexmap::IndexMap::is_empty) {
+        spec.env = None;
+    }
+    // `PYTHONUNBUFFERED` alone is no news.
+    if world_size.is_some() && set.len() > 1 {
+        let why = if one_process {
+            "the job's command is not a launcher"
+        } else if unseen {
+            "the job runs its image's entrypoint, which may read the Training Operator's variables"
+        } else {
+            "the job's command line reads the Training Operator's variables"
         };
+        // Kept, not changed: a note (the comparison finds no difference).
+        out.push(
+            Diagnostic::note(
+                codes::MIGRATE_ENV,
+                job.node.span_at("/spec/pytorchReplicaSpecs"),
+                format!(
+                    "{why}, and Trainer sets only torchrun's `PET_*`: the TrainJob's `env` sets {} as the Training Operator did, `RANK` from the pod's completion index",
+                    crate::diagnostic::listed(&set)
+                ),
+            )
+            .with_help("if the command starts torchrun itself and reads none of these, they can go"),
+        );
+    }
+    out
+}
+
+/// The failures the job tolerates, kept where a TrainJob can say them: a
+/// PyTorchJob whose pods restart `Never` and that sets no backoff limit
+/// fails at its first failed pod (kubeflow/trainer v1.9.2,
+/// `pytorchjob_controller.go` `UpdateJobStatus`), where the TrainJob's
+/// `node` Job would replace a failed pod up to Kubernetes' default of 6
+/// times: it gets `backoffLimit` 0. Under `OnFailure` without a limit the
+/// operator restarts without end, which no Job does; the comparison says
+/// so.
+pub(super) fn keep_failures(spec: &mut Spec) {
+    let policy = spec.policy.get_or_insert_with(Default::default);
+    if policy.restart_policy == Some(crate::spec::RestartPolicy::Never)
+        && policy.backoff_limit.is_none()
+    {
+        policy.backoff_limit = Some(0);
+    }
+}
+
+/// The Training Operator's variables the processes read (`reads`), set
+/// (`put`) as the TrainJob has them: rank 0's address, Trainer's port, the
+/// operator's `WORLD_SIZE`, the rank from the pod's completion index.
+fn operator_variables(
+    name: &str,
+    world_size: &str,
+    reads: impl Fn(&str) -> bool,
+    put: &mut impl FnMut(&str, EnvValue),
+) {
+    if reads("MASTER_ADDR") {
         put(
             "MASTER_ADDR",
-            EnvValue::Literal(trainjob::master_addr(&spec.name)),
+            EnvValue::Literal(trainjob::master_addr(name)),
         );
+    }
+    if reads("MASTER_PORT") {
         put(
             "MASTER_PORT",
             EnvValue::Literal(trainjob::TRAINER_PORT.to_string()),
         );
-        put("WORLD_SIZE", EnvValue::Literal((nodes * procs).to_string()));
+    }
+    if reads("WORLD_SIZE") {
+        put("WORLD_SIZE", EnvValue::Literal(world_size.to_owned()));
+    }
+    if reads("RANK") {
         put(
             "RANK",
             EnvValue::Source(EnvSource {
@@ -107,23 +173,44 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
             }),
         );
     }
-    if spec.env.as_ref().is_some_and(indexmap::IndexMap::is_empty) {
-        spec.env = None;
+}
+
+/// The `WORLD_SIZE` the Training Operator set, on a job with a Master
+/// (none without one).
+fn operator_world_size(job: &ImportedJob) -> Option<String> {
+    let before = crate::cluster::pytorchjob::workload(&job.object).ok()?;
+    let pod = before.pods.first()?;
+    let container = before.trainer_of(pod)?;
+    container["env"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == "WORLD_SIZE")
+        .and_then(|v| v["value"].as_str())
+        .map(str::to_owned)
+}
+
+/// The variables the spec's command line reads: its `$(VAR)`s, and what a
+/// `sh -c` script of it expands.
+fn read_by_command_line(spec: &Spec) -> Vec<String> {
+    let words: Vec<String> = spec
+        .command
+        .iter()
+        .flatten()
+        .chain(spec.args.iter().flatten())
+        .cloned()
+        .collect();
+    let mut read = Vec::new();
+    for word in &words {
+        crate::cluster::kubelet::scan(word, |piece| {
+            if let crate::cluster::kubelet::Piece::Reference(name) = piece {
+                read.push(name.to_owned());
+            }
+        });
     }
-    if one_process && master && !set.is_empty() {
-        out.push(
-            Diagnostic::warning(
-                codes::MIGRATE_ENV,
-                job.node.span_at("/spec/pytorchReplicaSpecs"),
-                format!(
-                    "the job's command is not a launcher, and Trainer sets only torchrun's `PET_*`: the TrainJob's `env` sets {} as the Training Operator did, `RANK` from the pod's completion index",
-                    crate::diagnostic::listed(&set)
-                ),
-            )
-            .with_help("if the command starts torchrun itself, name it in `command` and these can go"),
-        );
+    if let Some(script) = crate::cluster::shell::script(&words) {
+        read.extend(crate::cluster::shell::reads(script));
     }
-    out
+    read
 }
 
 /// The training container's CPU request (else limit), rounded up.

@@ -23,6 +23,7 @@ pub mod crd;
 pub mod kubernetes;
 mod located;
 pub mod manifests;
+pub mod nulls;
 mod objects;
 pub(crate) mod reader;
 mod runtimes;
@@ -310,6 +311,8 @@ fn one_object(
     // JobSet's mutating webhook fills in what its schema requires (failure
     // policy rule names) before the API server checks the schema.
     let is_jobset = value["apiVersion"] == jobset::API_VERSION && value["kind"] == jobset::KIND;
+    let pruned = nulls::pruned(&id, value, problems);
+    let value = pruned.as_ref().unwrap_or(value);
     let defaulted = is_jobset.then(|| jobset::defaulted(value));
     let value = defaulted.as_ref().unwrap_or(value);
     if schema::check(&id, value, level, crds, problems) == schema::Checked::NoSchema {

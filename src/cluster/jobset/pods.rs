@@ -54,6 +54,7 @@ pub(in crate::cluster) fn pods(name: &str, namespace: &str, jobset: &Json) -> Re
         let copies = crate::cluster::count(rjob, "/replicas", 1)?;
         let job_template = &rjob["template"];
         let count = crate::cluster::count(job_template, "/spec/completions", 1)?;
+        let retries = crate::cluster::job::retries(&job_template["spec"])?;
         let all = copies.saturating_mul(count);
         for at in crate::cluster::made(base, all, total) {
             let (copy, index) = (at / count, at % count);
@@ -65,7 +66,8 @@ pub(in crate::cluster) fn pods(name: &str, namespace: &str, jobset: &Json) -> Re
                 copy,
                 jobs_before.saturating_add(copy),
             );
-            let mut pod = crate::cluster::job::pod(&job_name, namespace, &template, index, stage);
+            let mut pod =
+                crate::cluster::job::pod(&job_name, namespace, &template, index, stage, retries);
             pod.role = format!("{rname} job {copy}, index {index}");
             pods.push(pod);
         }

@@ -188,6 +188,7 @@ fn the_job_controller_names_a_failure_by_the_pod_failure_policy() {
         annotations: serde_json::Map::new(),
         spec: json!({}),
         on_failure: String::new(),
+        retries: None,
         stage: 0,
     };
     let killed = group.failure(&pod("node"), "trainer", Some(137));

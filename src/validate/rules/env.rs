@@ -25,6 +25,9 @@ const FIELDS: &[&str] = &[
 
 pub(super) fn check(r: &mut Rules<'_>) {
     secrets_on_command_lines(r);
+    if r.target() == Target::Trainjob {
+        unset_references(r);
+    }
     if let Some(initializers) = r
         .spec
         .trainjob
@@ -410,6 +413,101 @@ fn secrets_on_command_lines(r: &mut Rules<'_>) {
                 ),
             )
             .with_help(f.help()),
+        );
+    }
+}
+
+/// What Trainer sets in place of a variable the Training Operator set.
+const TRAINER_NAMES: [(&str, &str); 4] = [
+    ("RANK", "PET_NODE_RANK"),
+    ("NODE_RANK", "PET_NODE_RANK"),
+    ("MASTER_ADDR", "PET_MASTER_ADDR"),
+    ("MASTER_PORT", "PET_MASTER_PORT"),
+];
+
+/// A TrainJob's command line that reads a variable nothing sets in its
+/// training container: not `[env]`, not Trainer (its `PET_*`,
+/// kubeflow/trainer v2.0.0–v2.3.0 `plugins/torch` `EnforceMLPolicy`), not
+/// the Job controller (`JOB_COMPLETION_INDEX`). The kubelet leaves
+/// `$(RANK)` as written; a `sh -c` script's shell expands `$RANK` to an
+/// empty string. A spec with `envFrom` may set anything, and is left be.
+fn unset_references(r: &mut Rules<'_>) {
+    if r.spec.env_from.as_ref().is_some_and(|e| !e.is_empty()) {
+        return;
+    }
+    let set = |name: &str| {
+        r.spec
+            .env
+            .as_ref()
+            .is_some_and(|env| env.contains_key(name))
+            || trainjob::RESERVED_ENV.contains(&name)
+            || name == crate::cluster::job::COMPLETION_INDEX_ENV
+    };
+    let mut unset: Vec<(String, String, bool)> = Vec::new();
+    let words = |key: &str| match key {
+        "command" => r.spec.command.clone().unwrap_or_default(),
+        _ => r.spec.args.clone().unwrap_or_default(),
+    };
+    for key in ["command", "args"] {
+        for (i, word) in words(key).iter().enumerate() {
+            crate::cluster::kubelet::scan(word, |piece| {
+                if let crate::cluster::kubelet::Piece::Reference(name) = piece
+                    && !set(name)
+                    && !unset.iter().any(|(n, _, _)| n == name)
+                {
+                    unset.push((name.to_owned(), format!("/{key}/{i}"), false));
+                }
+            });
+        }
+    }
+    let line: Vec<String> = words("command").into_iter().chain(words("args")).collect();
+    if let Some(script) = crate::cluster::shell::script(&line) {
+        let command = words("command").len();
+        let at = line.iter().position(|w| w == script).unwrap_or(0);
+        let pointer = if at < command {
+            format!("/command/{at}")
+        } else {
+            format!("/args/{}", at - command)
+        };
+        for name in crate::cluster::shell::reads(script) {
+            // Only the variables a training job's launcher reads: a script's
+            // own (`$HOME`, its loop variables) are its business.
+            let distributed = TRAINER_NAMES.iter().any(|(n, _)| *n == name)
+                || ["WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK"].contains(&name.as_str());
+            if distributed && !set(&name) && !unset.iter().any(|(n, _, _)| *n == name) {
+                unset.push((name, pointer.clone(), true));
+            }
+        }
+    }
+    for (name, pointer, shell) in unset {
+        let instead = TRAINER_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t);
+        let (written, becomes) = if shell {
+            (
+                format!("`${name}`"),
+                "the shell expands it to an empty string",
+            )
+        } else {
+            (format!("`$({name})`"), "the kubelet leaves it as written")
+        };
+        let help = match instead {
+            Some(trainer) => format!(
+                "read `{trainer}` instead, which Trainer sets for torchrun (or torchrun reads it itself: drop the flag), or set `{name}` in `[env]`"
+            ),
+            None if name == "WORLD_SIZE" => "Trainer sets no `WORLD_SIZE` in the pod: torchrun sets it for each process it starts; drop the flag, or set `WORLD_SIZE` in `[env]`".to_owned(),
+            None => format!("set `{name}` in `[env]`"),
+        };
+        r.push(
+            Diagnostic::warning(
+                codes::ENV_UNSET_REFERENCE,
+                r.value(&pointer),
+                format!(
+                    "{written} reads `{name}`, which nothing sets in a TrainJob's training container: {becomes}"
+                ),
+            )
+            .with_help(help),
         );
     }
 }
