@@ -287,15 +287,7 @@ fn pod(
     aw: &Workload,
     out: &mut Vec<Difference>,
 ) {
-    let mut put = |aspect, subject: String, before: String, after: String| {
-        out.push(Difference {
-            aspect,
-            subject,
-            rank,
-            before,
-            after,
-        });
-    };
+    let mut put = putter(out, rank);
     // The world, as torchrun reads it or as WORLD_SIZE says it.
     if x.launcher || y.launcher {
         for (key, (b, a)) in [
@@ -390,7 +382,24 @@ fn pod(
             put(Aspect::Env, format!("`{name}`"), say(Some(value)), say(now));
         }
     }
+    drop(put);
     template(x, y, rank, bw, aw, out);
+}
+
+/// What records a difference found on the pod of `rank`.
+fn putter(
+    out: &mut Vec<Difference>,
+    rank: Option<u64>,
+) -> impl FnMut(Aspect, String, String, String) + '_ {
+    move |aspect, subject, before, after| {
+        out.push(Difference {
+            aspect,
+            subject,
+            rank,
+            before,
+            after,
+        });
+    }
 }
 
 /// The pods' own labels and annotations, and the rest of their spec.
@@ -402,15 +411,7 @@ fn template(
     aw: &Workload,
     out: &mut Vec<Difference>,
 ) {
-    let mut put = |aspect, subject: String, before: String, after: String| {
-        out.push(Difference {
-            aspect,
-            subject,
-            rank,
-            before,
-            after,
-        });
-    };
+    let mut put = putter(out, rank);
     // Labels and annotations the pod had.
     for (field, (b, a)) in [
         ("label", (&x.pod.labels, &y.pod.labels)),
