@@ -29,6 +29,16 @@ use serde_json::{Map, Value as Json};
 
 use crate::trainer::runtime::Runtime;
 
+/// The label prefixes the controllers own on the pods they make (the
+/// Training Operator, Trainer, JobSet, the Job controller): a spec may not
+/// set them, and a migration compares the pods without them.
+pub const CONTROLLER_LABEL_PREFIXES: [&str; 4] = [
+    pytorchjob::LABEL_PREFIX,
+    "trainer.kubeflow.org/",
+    "jobset.sigs.k8s.io/",
+    "batch.kubernetes.io/",
+];
+
 /// Pods made one by one: a larger job's first `MADE_AT_MOST - 1` and its
 /// last, the others counted ([`Workload::total`]), so a job of a million
 /// pods costs no more than one of a hundred.

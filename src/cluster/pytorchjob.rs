@@ -97,6 +97,8 @@ pub const PORT: u16 = 23456;
 /// the Master is Ready: a Worker waits about 200 s for it.
 pub const MASTER_LOOKUPS: u32 = 100;
 pub const MASTER_LOOKUP_INTERVAL_SECONDS: u32 = 2;
+/// The prefix of every label the operator puts on its pods.
+pub const LABEL_PREFIX: &str = "training.kubeflow.org/";
 pub const LABEL_JOB_NAME: &str = "training.kubeflow.org/job-name";
 pub const LABEL_JOB_ROLE: &str = "training.kubeflow.org/job-role";
 pub const LABEL_REPLICA_TYPE: &str = "training.kubeflow.org/replica-type";

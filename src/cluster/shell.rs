@@ -11,22 +11,73 @@
 /// The script a command line hands a shell with `-c`: the word after the
 /// first option that holds `c`, when the program is a shell.
 pub fn script(argv: &[String]) -> Option<&str> {
+    script_at(argv).map(|at| argv[at].as_str())
+}
+
+/// Where in `argv` [`script`] is.
+pub fn script_at(argv: &[String]) -> Option<usize> {
     let program = argv.first()?;
     let name = program.rsplit('/').next().unwrap_or(program);
     if !matches!(name, "sh" | "bash" | "dash" | "zsh" | "ash" | "ksh") {
         return None;
     }
-    let mut words = argv[1..].iter();
-    for word in words.by_ref() {
+    for (at, word) in argv.iter().enumerate().skip(1) {
         let flags = word.strip_prefix('-')?;
-        if flags.starts_with('-') {
-            continue;
-        }
-        if flags.contains('c') {
-            break;
+        if !flags.starts_with('-') && flags.contains('c') {
+            return (at + 1 < argv.len()).then_some(at + 1);
         }
     }
-    words.next().map(String::as_str)
+    None
+}
+
+/// A variable a container's command line reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    pub name: String,
+    /// `command` or `args`, and the word's index in it.
+    pub field: &'static str,
+    pub index: usize,
+    /// Read by a `sh -c` script (`$NAME`), not the kubelet's `$(NAME)`.
+    pub shell: bool,
+}
+
+/// The variables `command` and `args` read: each `$(NAME)` the kubelet
+/// expands, then what a `sh -c` script among them reads; each name once,
+/// where it is first read.
+pub fn command_line_reads(command: &[String], args: &[String]) -> Vec<Read> {
+    let place = |at: usize| {
+        if at < command.len() {
+            ("command", at)
+        } else {
+            ("args", at - command.len())
+        }
+    };
+    let line: Vec<String> = command.iter().chain(args).cloned().collect();
+    let mut found: Vec<Read> = Vec::new();
+    let mut add = |name: &str, at: usize, shell: bool| {
+        if !found.iter().any(|r| r.name == name) {
+            let (field, index) = place(at);
+            found.push(Read {
+                name: name.to_owned(),
+                field,
+                index,
+                shell,
+            });
+        }
+    };
+    for (at, word) in line.iter().enumerate() {
+        super::kubelet::scan(word, |piece| {
+            if let super::kubelet::Piece::Reference(name) = piece {
+                add(name, at, false);
+            }
+        });
+    }
+    if let Some(at) = script_at(&line) {
+        for name in reads(&line[at]) {
+            add(&name, at, true);
+        }
+    }
+    found
 }
 
 /// The variables `script` reads, in the order first read, each once.

@@ -76,16 +76,11 @@ pub(super) const LAUNCHER_SETS: [&str; 7] = [
 /// The world's variables, compared as [`Aspect::World`].
 const WORLD: [&str; 3] = ["PET_NNODES", "PET_NPROC_PER_NODE", "WORLD_SIZE"];
 
-/// Label and annotation prefixes a controller owns, and Kueue's, which it
-/// reads on the job (the TrainJob carries them) and not on its pods.
-const CONTROLLERS: [&str; 6] = [
-    "training.kubeflow.org/",
-    "jobset.sigs.k8s.io/",
-    "batch.kubernetes.io/",
-    "trainer.kubeflow.org/",
-    "scheduling.k8s.io/group-name",
-    "kueue.x-k8s.io/",
-];
+/// Label prefixes compared as a controller's beside
+/// [`crate::cluster::CONTROLLER_LABEL_PREFIXES`]: the gang's PodGroup, and
+/// Kueue's, which it reads on the job (the TrainJob carries them) and not
+/// on its pods.
+const OTHERS: [&str; 2] = ["scheduling.k8s.io/group-name", "kueue.x-k8s.io/"];
 
 /// One training pod as its processes see it.
 struct View<'a> {
@@ -110,7 +105,8 @@ pub(super) fn differences(before: &Workload, after: &Workload) -> Vec<Difference
     names(before, after, &b, &a, &mut out);
     for (rank, (x, y)) in b.iter().zip(&a).enumerate() {
         let rank = Some(rank_of(before, rank));
-        pod(x, y, rank, before, after, &mut out);
+        pod(x, y, rank, &mut out);
+        template(x, y, rank, before, after, &mut out);
     }
     story(before, after, &b, &a, &mut out);
     out
@@ -128,16 +124,11 @@ fn rank_of(w: &Workload, i: usize) -> u64 {
 
 /// What stands for a value's meaning on one side: rank 0's names, the
 /// rendezvous port, the pod's own name.
-fn meanings(w: &Workload, pod: &Pod, env: &[(String, String)]) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
-    if let Some(first) = w.pods.iter().position(|p| w.trainer_of(p).is_some()) {
-        let rank0 = &w.pods[first];
-        for name in w.dns_names(first, &w.services(&[])) {
-            out.push((name, "<rank 0's address>"));
-        }
-        out.push((rank0.hostname.clone(), "<rank 0's address>"));
-        out.push((rank0.name.clone(), "<rank 0's address>"));
-    }
+fn meanings(rank0: &[String], pod: &Pod, env: &[(String, String)]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = rank0
+        .iter()
+        .map(|name| (name.clone(), "<rank 0's address>"))
+        .collect();
     for key in ["PET_MASTER_PORT", "MASTER_PORT"] {
         if let Some((_, port)) = env.iter().find(|(k, _)| k == key) {
             out.push((port.clone(), "<the rendezvous port>"));
@@ -169,7 +160,20 @@ fn meant(value: &str, meanings: &[(String, &'static str)]) -> String {
     out
 }
 
+/// Rank 0's names: its DNS names, hostname and pod name.
+fn rank0_names(w: &Workload) -> Vec<String> {
+    let Some(first) = w.pods.iter().position(|p| w.trainer_of(p).is_some()) else {
+        return Vec::new();
+    };
+    let rank0 = &w.pods[first];
+    let mut names = w.dns_names(first, &w.services(&[]));
+    names.push(rank0.hostname.clone());
+    names.push(rank0.name.clone());
+    names
+}
+
 fn views(w: &Workload) -> Vec<View<'_>> {
+    let rank0 = rank0_names(w);
     w.pods
         .iter()
         .filter_map(|pod| {
@@ -198,7 +202,7 @@ fn views(w: &Workload) -> Vec<View<'_>> {
                 Some(l) => (Some(l.nnodes.clone()), Some(auto(l.nproc_per_node.clone()))),
                 None => (None, None),
             };
-            let meanings = meanings(w, pod, &env);
+            let meanings = meanings(&rank0, pod, &env);
             let launched = launch.as_ref().map(|l| {
                 let program = torchrun::program(&argv).unwrap_or_default().join(" ");
                 [
@@ -278,15 +282,9 @@ fn names(
     }
 }
 
-/// One pod of each side, of the same rank.
-fn pod(
-    x: &View<'_>,
-    y: &View<'_>,
-    rank: Option<u64>,
-    bw: &Workload,
-    aw: &Workload,
-    out: &mut Vec<Difference>,
-) {
+/// The processes of one pod of each side, of the same rank: the world,
+/// the command line, the variables.
+fn pod(x: &View<'_>, y: &View<'_>, rank: Option<u64>, out: &mut Vec<Difference>) {
     let mut put = putter(out, rank);
     // The world, as torchrun reads it or as WORLD_SIZE says it.
     if x.launcher || y.launcher {
@@ -382,8 +380,6 @@ fn pod(
             put(Aspect::Env, format!("`{name}`"), say(Some(value)), say(now));
         }
     }
-    drop(put);
-    template(x, y, rank, bw, aw, out);
 }
 
 /// What records a difference found on the pod of `rank`.
@@ -418,7 +414,11 @@ fn template(
         ("annotation", (&x.pod.annotations, &y.pod.annotations)),
     ] {
         for (key, value) in b {
-            if CONTROLLERS.iter().any(|c| key.starts_with(c)) {
+            if crate::cluster::CONTROLLER_LABEL_PREFIXES
+                .iter()
+                .chain(&OTHERS)
+                .any(|c| key.starts_with(c))
+            {
                 continue;
             }
             if a.get(key) != Some(value) {

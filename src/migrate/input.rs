@@ -95,9 +95,8 @@ impl Input {
         if kind != pytorchjob::KIND {
             wrapped(node, node, 0, &mut self.workloads);
         }
-        let object = format!("{kind} `{}`", name(node));
         if kind != "Service" || api_version != "v1" {
-            operator_selectors(node, &object, false, &mut self.selectors);
+            operator_selectors(node, node, false, &mut self.selectors);
         }
     }
 }
@@ -157,7 +156,7 @@ const SELECTING: [&str; 4] = ["selector", "matchLabels", "podSelector", "labelSe
 /// (`training.kubeflow.org/…`): the TrainJob's pods carry JobSet's labels,
 /// so it selects none of them. `selecting` says that `node` is a selector's
 /// map.
-fn operator_selectors(node: &Node, object: &str, selecting: bool, out: &mut Vec<Diagnostic>) {
+fn operator_selectors(object: &Node, node: &Node, selecting: bool, out: &mut Vec<Diagnostic>) {
     match &node.value {
         Value::Table(entries) => {
             for entry in entries {
@@ -168,13 +167,15 @@ fn operator_selectors(node: &Node, object: &str, selecting: bool, out: &mut Vec<
                 } else {
                     None
                 };
-                if let Some(label) = label.filter(|l| l.starts_with("training.kubeflow.org/")) {
+                if let Some(label) = label.filter(|l| l.starts_with(pytorchjob::LABEL_PREFIX)) {
                     out.push(
                         Diagnostic::warning(
                             codes::MIGRATE_LABELS,
                             entry.key_span,
                             format!(
-                                "{object} selects pods by the Training Operator's label `{label}`, which a TrainJob's pods do not have: once the job is a TrainJob, it selects none of its pods"
+                                "{} `{}` selects pods by the Training Operator's label `{label}`, which a TrainJob's pods do not have: once the job is a TrainJob, it selects none of its pods",
+                                kind(object),
+                                name(object)
                             ),
                         )
                         .with_help(format!(
@@ -188,8 +189,8 @@ fn operator_selectors(node: &Node, object: &str, selecting: bool, out: &mut Vec<
                 let inner = SELECTING.contains(&entry.key.as_str())
                     && !matches!(entry.value.value, Value::Array(_));
                 operator_selectors(
-                    &entry.value,
                     object,
+                    &entry.value,
                     inner && !has_selector_keys(&entry.value),
                     out,
                 );
@@ -197,7 +198,7 @@ fn operator_selectors(node: &Node, object: &str, selecting: bool, out: &mut Vec<
         }
         Value::Array(items) => items
             .iter()
-            .for_each(|n| operator_selectors(n, object, false, out)),
+            .for_each(|n| operator_selectors(object, n, false, out)),
         _ => {}
     }
 }

@@ -237,7 +237,10 @@ fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)
         let Some(selector) = object["spec"]["selector"].as_object() else {
             continue;
         };
-        if !selector.keys().any(|k| k.starts_with(OPERATOR_LABELS)) {
+        if !selector
+            .keys()
+            .any(|k| k.starts_with(crate::cluster::pytorchjob::LABEL_PREFIX))
+        {
             continue;
         }
         let job = selector
@@ -252,9 +255,6 @@ fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)
     }
     services
 }
-
-/// The prefix of the Training Operator's labels.
-const OPERATOR_LABELS: &str = "training.kubeflow.org/";
 
 /// The bytes a node's span covers.
 fn span_range(span: Span) -> Range<usize> {
@@ -480,8 +480,9 @@ fn migrate_job(
         found.retain(|d| d.code != codes::MIGRATE_WORLD);
     }
     if found.iter().any(Diagnostic::is_error) {
-        // Pods unlike each other: the refusal names what differs, in place
-        // of import's "takes the Master's".
+        // Pods unlike each other: the job is not migrated, and the refusal
+        // names what differs in place of what import said of the job
+        // (among it, "takes the Master's"), which no output carries.
         let inside = |d: &Diagnostic| {
             d.primary.span.source == job.node.span.source
                 && (job.node.span.start..job.node.span.end).contains(&d.primary.span.start)

@@ -443,7 +443,7 @@ pub(super) fn services(
         let operator_labels = service
             .selector
             .iter()
-            .any(|(k, _)| k.starts_with("training.kubeflow.org/"));
+            .any(|(k, _)| k.starts_with(cluster::pytorchjob::LABEL_PREFIX));
         let namespace = after.pods.first().map_or("", |p| p.namespace.as_str());
         if !operator_labels || chosen.is_empty() || service.namespace != namespace {
             continue;

@@ -129,8 +129,8 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
 /// operator restarts without end, which no Job does; the comparison says
 /// so.
 pub(super) fn keep_failures(spec: &mut Spec) {
-    let policy = spec.policy.get_or_insert_with(Default::default);
-    if policy.restart_policy == Some(crate::spec::RestartPolicy::Never)
+    if let Some(policy) = spec.policy.as_mut()
+        && policy.restart_policy == Some(crate::spec::RestartPolicy::Never)
         && policy.backoff_limit.is_none()
     {
         policy.backoff_limit = Some(0);
@@ -192,25 +192,13 @@ fn operator_world_size(job: &ImportedJob) -> Option<String> {
 /// The variables the spec's command line reads: its `$(VAR)`s, and what a
 /// `sh -c` script of it expands.
 fn read_by_command_line(spec: &Spec) -> Vec<String> {
-    let words: Vec<String> = spec
-        .command
-        .iter()
-        .flatten()
-        .chain(spec.args.iter().flatten())
-        .cloned()
-        .collect();
-    let mut read = Vec::new();
-    for word in &words {
-        crate::cluster::kubelet::scan(word, |piece| {
-            if let crate::cluster::kubelet::Piece::Reference(name) = piece {
-                read.push(name.to_owned());
-            }
-        });
-    }
-    if let Some(script) = crate::cluster::shell::script(&words) {
-        read.extend(crate::cluster::shell::reads(script));
-    }
-    read
+    crate::cluster::shell::command_line_reads(
+        spec.command.as_deref().unwrap_or_default(),
+        spec.args.as_deref().unwrap_or_default(),
+    )
+    .into_iter()
+    .map(|read| read.name)
+    .collect()
 }
 
 /// The training container's CPU request (else limit), rounded up.

@@ -443,42 +443,27 @@ fn unset_references(r: &mut Rules<'_>) {
             || trainjob::RESERVED_ENV.contains(&name)
             || name == crate::cluster::job::COMPLETION_INDEX_ENV
     };
-    let mut unset: Vec<(String, String, bool)> = Vec::new();
-    let words = |key: &str| match key {
-        "command" => r.spec.command.clone().unwrap_or_default(),
-        _ => r.spec.args.clone().unwrap_or_default(),
+    let reads = crate::cluster::shell::command_line_reads(
+        r.spec.command.as_deref().unwrap_or_default(),
+        r.spec.args.as_deref().unwrap_or_default(),
+    );
+    // Of a script, only the variables a training job's launcher reads: a
+    // script's own (`$HOME`, its loop variables) are its business.
+    let distributed = |name: &str| {
+        TRAINER_NAMES.iter().any(|(n, _)| *n == name)
+            || ["WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK"].contains(&name)
     };
-    for key in ["command", "args"] {
-        for (i, word) in words(key).iter().enumerate() {
-            crate::cluster::kubelet::scan(word, |piece| {
-                if let crate::cluster::kubelet::Piece::Reference(name) = piece
-                    && !set(name)
-                    && !unset.iter().any(|(n, _, _)| n == name)
-                {
-                    unset.push((name.to_owned(), format!("/{key}/{i}"), false));
-                }
-            });
-        }
-    }
-    let line: Vec<String> = words("command").into_iter().chain(words("args")).collect();
-    if let Some(script) = crate::cluster::shell::script(&line) {
-        let command = words("command").len();
-        let at = line.iter().position(|w| w == script).unwrap_or(0);
-        let pointer = if at < command {
-            format!("/command/{at}")
-        } else {
-            format!("/args/{}", at - command)
-        };
-        for name in crate::cluster::shell::reads(script) {
-            // Only the variables a training job's launcher reads: a script's
-            // own (`$HOME`, its loop variables) are its business.
-            let distributed = TRAINER_NAMES.iter().any(|(n, _)| *n == name)
-                || ["WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK"].contains(&name.as_str());
-            if distributed && !set(&name) && !unset.iter().any(|(n, _, _)| *n == name) {
-                unset.push((name, pointer.clone(), true));
-            }
-        }
-    }
+    let unset: Vec<(String, String, bool)> = reads
+        .into_iter()
+        .filter(|read| !set(&read.name) && (!read.shell || distributed(&read.name)))
+        .map(|read| {
+            (
+                read.name,
+                format!("/{}/{}", read.field, read.index),
+                read.shell,
+            )
+        })
+        .collect();
     for (name, pointer, shell) in unset {
         let instead = TRAINER_NAMES
             .iter()

@@ -23,12 +23,7 @@ const RESERVED_LABELS: &[(&str, &str)] = &[
         "set `scheduling.workloadPriorityClass` instead",
     ),
 ];
-const RESERVED_PREFIXES: &[&str] = &[
-    "training.kubeflow.org/",
-    "trainer.kubeflow.org/",
-    "jobset.sigs.k8s.io/",
-    "batch.kubernetes.io/",
-];
+const RESERVED_PREFIXES: &[&str] = &crate::cluster::CONTROLLER_LABEL_PREFIXES;
 
 /// The API server's limit on all annotations of one object.
 const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
