@@ -568,6 +568,25 @@ fn the_pytorchjob_webhook_rules_are_the_operators() {
             .any(|(s, _, m)| s == "error" && m.starts_with("PyTorchJob/deprecated")),
         "{found:#?}"
     );
+    // Before v1.9 the CRD has no `managedBy` at all.
+    for release in ["v1.7", "v1.8"] {
+        let output = trainc(
+            &dir,
+            &["verify", "--format", "json", "--training-operator", release, "jobs.yaml"],
+        );
+        let said: Vec<String> = json_lines(&output.stdout)
+            .iter()
+            .filter(|d| d["code"] == "trainc::verify::schema")
+            .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+            .collect();
+        let expected = format!(
+            "PyTorchJob/managed, `spec.runPolicy.managedBy`: the Training Operator {release} has no such field (it came with v1.9)"
+        );
+        assert!(
+            said.iter().any(|m| m.contains(&expected)),
+            "{release}: {said:#?}"
+        );
+    }
 }
 
 /// Trainer's runtime webhook by release (kubeflow/trainer
@@ -855,4 +874,31 @@ fn a_long_stream_read_document_by_document_says_what_the_whole_says() {
     let whole = errors_of(&format!("%YAML 1.1\n--- &a\n---\n{stream}"));
     let shifted: Vec<(u64, String)> = anchored.iter().map(|(l, m)| (l + 1, m.clone())).collect();
     assert_eq!(whole, shifted);
+}
+
+/// A CRD's map lists (`x-kubernetes-list-type: map`) hold each key once:
+/// the API server refuses a JobSet whose replicated jobs share a name, and a
+/// PyTorchJob whose container sets one variable twice
+/// (`apiextensions-apiserver/pkg/apiserver/schema/listtype/validation.go`).
+#[test]
+fn a_crds_map_list_holds_each_key_once() {
+    let dir = temp_dir("verify-map-lists");
+    let jobset = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: twice}\nspec:\n  replicatedJobs:\n  - name: node\n    template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}}}\n  - name: node\n    template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: i, ports: [{containerPort: 80}, {containerPort: 80, protocol: TCP}]}]}}}}\n---\n";
+    let job = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: env}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, image: i, env: [{name: A, value: '1'}, {name: B}, {name: A, value: '2'}]}]}}\n";
+    std::fs::write(dir.join("twice.yaml"), format!("{jobset}{job}")).unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "twice.yaml"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let said: Vec<String> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["code"] == "trainc::verify::schema")
+        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+        .collect();
+    for expected in [
+        "JobSet/twice, `spec.replicatedJobs[1]`: Duplicate value: `name: \"node\"` again (item 0 has it)",
+        "JobSet/twice, `spec.replicatedJobs[1].template.spec.template.spec.containers[0].ports[1]`: Duplicate value: `containerPort: 80`, `protocol: \"TCP\"` again (item 0 has it)",
+        "PyTorchJob/env, `spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[2]`: Duplicate value: `name: \"A\"` again (item 0 has it)",
+    ] {
+        assert!(said.iter().any(|m| m.contains(expected)), "{expected}\n{said:#?}");
+    }
+    assert_eq!(said.len(), 3, "{said:#?}");
 }

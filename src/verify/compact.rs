@@ -50,19 +50,41 @@ fn compact_with(upstream: &str, bound_formats: bool) -> String {
     Value::Object(out).to_string()
 }
 
-/// Where a compact CRD schema keeps its CEL rules, second after its
-/// group-version-kind: the schema's nodes that hold rules (and those on the
-/// way to them: `properties`, `items`, `additionalProperties`), with their
-/// `x-kubernetes-validations` but for transition rules (`oldSelf`), which
-/// cannot be checked offline. Read alone, without the schema around it.
+/// Where a compact CRD schema keeps what the API server checks beyond the
+/// schema, second after its group-version-kind: the schema's nodes that hold
+/// CEL rules or key a list (and those on the way to them: `properties`,
+/// `items`, `additionalProperties`), with their `x-kubernetes-validations` but
+/// for transition rules (`oldSelf`), which cannot be checked offline, and
+/// each `x-kubernetes-list-type: map` with its keys and their defaults. Read
+/// alone, without the schema around it.
 pub const RULES: &str = "x-trainc-rules";
 
-/// The skeleton of `schema` that holds its rules; `None` if it has none.
+/// The skeleton of `schema` that holds its rules and map lists; `None` if it
+/// has neither.
 fn rules_only(schema: &Value, depth: usize) -> Option<Value> {
     if depth > 128 || !schema.is_object() {
         return None;
     }
     let mut out = Map::new();
+    if schema["x-kubernetes-list-type"] == "map" {
+        let keys = &schema["x-kubernetes-list-map-keys"];
+        out.insert("x-kubernetes-list-type".to_owned(), json!("map"));
+        out.insert("x-kubernetes-list-map-keys".to_owned(), keys.clone());
+        // A key's default stands for it where an item leaves it out.
+        let defaults: Map<String, Value> = (keys.as_array().into_iter().flatten())
+            .filter_map(|key| {
+                let key = key.as_str()?;
+                let default = schema["items"]["properties"][key].get("default")?;
+                Some((key.to_owned(), json!({ "default": default })))
+            })
+            .collect();
+        if !defaults.is_empty() {
+            out.insert(
+                "items".to_owned(),
+                json!({ "properties": Value::Object(defaults) }),
+            );
+        }
+    }
     let rules: Vec<Value> = schema["x-kubernetes-validations"]
         .as_array()
         .into_iter()
@@ -85,10 +107,22 @@ fn rules_only(schema: &Value, depth: usize) -> Option<Value> {
     }
     for keyword in ["items", "additionalProperties"] {
         if let Some(child) = rules_only(&schema[keyword], depth + 1) {
-            out.insert(keyword.to_owned(), child);
+            merge(out.entry(keyword).or_insert_with(|| json!({})), child);
         }
     }
     (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// `from`'s keys put into `into`, objects merged key by key.
+fn merge(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (key, value) in from {
+                merge(into.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (into, from) => *into = from,
+    }
 }
 
 /// `{ podTemplate: PodTemplateSpec }` from the compact Job schema, for a

@@ -24,6 +24,9 @@ struct Bundled {
     quick: OnceLock<SchemaJson<'static>>,
     json: OnceLock<Value>,
     validator: OnceLock<Validator>,
+    /// What a CRD's API server checks beyond the schema
+    /// ([`super::compact::RULES`]), read on first use.
+    skeleton: OnceLock<Value>,
     /// A CRD's CEL rules, found on first use.
     rules: OnceLock<Rules>,
 }
@@ -36,6 +39,7 @@ impl Bundled {
             quick: OnceLock::new(),
             json: OnceLock::new(),
             validator: OnceLock::new(),
+            skeleton: OnceLock::new(),
             rules: OnceLock::new(),
         }
     }
@@ -69,12 +73,16 @@ impl Bundled {
     /// the few bytes that hold them, second after the group-version-kind,
     /// without parsing the schema.
     fn rules(&'static self) -> &'static Rules {
-        self.rules.get_or_init(|| {
-            let skeleton = leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
+        self.rules.get_or_init(|| Rules::of(self.skeleton()).0)
+    }
+
+    /// The CRD's rules and map lists, from the few bytes that hold them.
+    fn skeleton(&'static self) -> &'static Value {
+        self.skeleton.get_or_init(|| {
+            leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
                 .and_then(|(_, rest)| leading(rest.strip_prefix(',')?, super::compact::RULES))
-                .map(|(rules, _)| rules)
-                .unwrap_or_default();
-            Rules::of(&skeleton).0
+                .map(|(skeleton, _)| skeleton)
+                .unwrap_or_default()
         })
     }
 
@@ -193,6 +201,7 @@ pub(super) fn check(
         schema.check(id, "", value, problems);
         if schema.open_metadata() {
             OBJECT_META.check(id, "/metadata", &value["metadata"], problems);
+            super::crd::duplicates(id, value, schema.skeleton(), problems);
             let start = problems.len();
             schema.rules().check(id, value, problems);
             name_why(value, &mut problems[start..]);

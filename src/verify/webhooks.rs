@@ -36,6 +36,19 @@ const MANAGERS: [&str; 2] = [
 /// `nProcPerNode` pair, and no deprecation warning).
 fn pytorchjob_spec(id: &str, job: &Value, release: Release, problems: &mut Vec<Problem>) {
     let v1_9 = release >= Release::V1_9;
+    // The CRD gained `runPolicy.managedBy` with v1.9.0 (kubeflow/trainer
+    // v1.8.1 and v1.9.0, `manifests/base/crds/kubeflow.org_pytorchjobs.yaml`;
+    // no other field of the job's own came or went from v1.7.0 on).
+    if !v1_9 && job.pointer("/spec/runPolicy/managedBy").is_some() {
+        problems.push(Problem::schema(
+            id,
+            "/spec/runPolicy/managedBy",
+            format!(
+                "the Training Operator {} has no such field (it came with v1.9): the API server refuses it under `kubectl apply`'s strict field validation, and drops it otherwise, so the operator runs the job",
+                release.name()
+            ),
+        ));
+    }
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
     if v1_9

@@ -261,21 +261,28 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     for error in custom.validator.iter_errors(&defaulted) {
         super::wording::push_error(id, "", &error, &custom.strict, problems);
     }
-    let mut duplicates = Vec::new();
-    structural::duplicate_keys(
-        &defaulted,
-        &custom.written,
-        &mut String::new(),
-        &mut duplicates,
-        0,
-    );
-    for (pointer, repeated) in duplicates {
+    duplicates(id, &defaulted, &custom.written, problems);
+    custom.rules.check(id, &defaulted, problems);
+    true
+}
+
+/// Each item of a map list of `schema` (a CRD's) that repeats an earlier
+/// item's keys: the API server refuses a custom resource with one
+/// (`apiextensions-apiserver/pkg/apiserver/schema/listtype/validation.go`,
+/// called from the custom resource strategy's `Validate`).
+pub(in crate::verify) fn duplicates(
+    id: &str,
+    value: &Json,
+    schema: &Json,
+    problems: &mut Vec<Problem>,
+) {
+    let mut found = Vec::new();
+    structural::duplicate_keys(value, schema, &mut String::new(), &mut found, 0);
+    for (pointer, repeated) in found {
         problems.push(Problem::schema(
             id,
             &pointer,
             format!("Duplicate value: {repeated}; the CRD keys this list by them (`x-kubernetes-list-type: map`)"),
         ));
     }
-    custom.rules.check(id, &defaulted, problems);
-    true
 }

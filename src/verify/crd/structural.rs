@@ -218,7 +218,14 @@ pub(super) fn duplicate_keys(
             for (n, item) in items.iter().enumerate() {
                 let _ = write!(at, "/{n}");
                 if is_map {
-                    let these: Vec<&Json> = keys.iter().map(|k| &item[*k]).collect();
+                    // A key the item leaves out has its default (a key
+                    // must be required or defaulted).
+                    let these: Vec<&Json> = (keys.iter())
+                        .map(|k| match &item[*k] {
+                            Json::Null => &schema["items"]["properties"][*k]["default"],
+                            given => given,
+                        })
+                        .collect();
                     let text = serde_json::to_string(&these).unwrap_or_default();
                     match seen.get(&text).copied() {
                         Some(first) => {
