@@ -449,3 +449,38 @@ fn an_allowed_warning_is_still_described() {
         "{described}"
     );
 }
+
+/// A command that starts no launcher runs one process a pod: the nodes line
+/// and the pods' `WORLD_SIZE` tell one story, on every target that takes
+/// `nProcPerNode = "auto"`.
+#[test]
+fn a_plain_command_is_one_process_a_pod_in_both_stories() {
+    let dir = crate::support::temp_dir("describe-plain-command");
+    std::fs::write(
+        dir.join("plain.toml"),
+        "name = \"plain\"\nimage = \"ghcr.io/acme/train:1.0\"\ncommand = [\"python3\", \"train.py\"]\nreplicas = 3\nnProcPerNode = \"auto\"\n",
+    )
+    .unwrap();
+    for target in ["pytorchjob", "jobset", "job"] {
+        let output = trainc(
+            &dir,
+            &["describe", "--pods", "--target", target, "plain.toml"],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let described = text(&output.stdout);
+        let flat = described.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (common, pods) = described_env(&described);
+        let world = common
+            .get("WORLD_SIZE")
+            .or_else(|| pods.iter().find_map(|p| p.get("WORLD_SIZE")))
+            .unwrap_or_else(|| panic!("{target}: no WORLD_SIZE in {described}"));
+        assert!(
+            flat.contains(&format!("3 nodes × 1 process (`python3` starts no launcher; `auto` reaches it only as `PET_NPROC_PER_NODE`) = world size {world}")),
+            "{target}: {described}"
+        );
+        assert!(
+            !flat.contains("decided by torchrun"),
+            "{target}: {described}"
+        );
+    }
+}

@@ -568,12 +568,33 @@ fn the_pytorchjob_webhook_rules_are_the_operators() {
             .any(|(s, _, m)| s == "error" && m.starts_with("PyTorchJob/deprecated")),
         "{found:#?}"
     );
-    // Before v1.9 the CRD has no `managedBy` at all.
+}
+
+/// `runPolicy.managedBy` came with the Training Operator v1.9's CRD
+/// (kubeflow/trainer v1.8.1 and v1.9.0, `kubeflow.org_pytorchjobs.yaml`).
+#[test]
+fn managed_by_is_an_error_before_the_training_operator_v1_9() {
+    let dir = temp_dir("verify-pytorchjob-managed-by");
+    std::fs::write(
+        dir.join("jobs.yaml"),
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: managed}\nspec:\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, image: i}]}}\n",
+    )
+    .unwrap();
+    let v1_9 = trainc(&dir, &["verify", "jobs.yaml"]);
+    assert_eq!(v1_9.status.code(), Some(0), "{}", text(&v1_9.stderr));
     for release in ["v1.7", "v1.8"] {
         let output = trainc(
             &dir,
-            &["verify", "--format", "json", "--training-operator", release, "jobs.yaml"],
+            &[
+                "verify",
+                "--format",
+                "json",
+                "--training-operator",
+                release,
+                "jobs.yaml",
+            ],
         );
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
         let said: Vec<String> = json_lines(&output.stdout)
             .iter()
             .filter(|d| d["code"] == "trainc::verify::schema")
@@ -898,7 +919,10 @@ fn a_crds_map_list_holds_each_key_once() {
         "JobSet/twice, `spec.replicatedJobs[1].template.spec.template.spec.containers[0].ports[1]`: Duplicate value: `containerPort: 80`, `protocol: \"TCP\"` again (item 0 has it)",
         "PyTorchJob/env, `spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[2]`: Duplicate value: `name: \"A\"` again (item 0 has it)",
     ] {
-        assert!(said.iter().any(|m| m.contains(expected)), "{expected}\n{said:#?}");
+        assert!(
+            said.iter().any(|m| m.contains(expected)),
+            "{expected}\n{said:#?}"
+        );
     }
     assert_eq!(said.len(), 3, "{said:#?}");
 }

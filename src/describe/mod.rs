@@ -9,8 +9,8 @@ use crate::cluster::{job, jobset, pytorchjob, trainjob};
 use crate::diagnostic::Diagnostic;
 use crate::model::{EnvValue, Model, Nodes, VolumeSource};
 use crate::source::Sources;
-use crate::spec::NProc;
 use crate::spec::{ApiLevel, Target};
+use crate::spec::{NProc, Starter};
 
 mod commands;
 mod failure;
@@ -248,6 +248,19 @@ fn nodes(model: &Model) -> String {
         };
         let world = u64::from(model.nodes.max()) * n;
         return format!("{count} × {procs} = world size {world}");
+    }
+    // A command that starts no launcher runs one process a pod, whatever
+    // `auto` or `cpu` would make of it: the world its processes are told.
+    if model.container.verbatim
+        && !matches!(model.nproc_per_node, NProc::Count(_))
+        && Starter::of_command(&model.container.command) == Starter::Plain
+        && let Some(world) = pods::told_world_size(model)
+    {
+        let program = model.container.command.first().map_or("", String::as_str);
+        return format!(
+            "{count} × 1 process (`{program}` starts no launcher; `{}` reaches it only as `PET_NPROC_PER_NODE`) = world size {world}, as `WORLD_SIZE` says",
+            model.nproc_per_node.text()
+        );
     }
     let procs = |nproc| match nproc {
         NProc::Count(1) => "1 process".to_owned(),

@@ -22,6 +22,18 @@ use crate::model::Model;
 
 /// The pods section.
 pub(super) fn describe(model: &Model) -> String {
+    let (objects, workload) = workload(model);
+    match workload {
+        Ok(workload) => {
+            let namespace = model.namespace.as_deref().unwrap_or("NAMESPACE");
+            Described::new(&workload, &objects).text(namespace)
+        }
+        Err(message) => format!("pods\n  not known: {message}\n"),
+    }
+}
+
+/// The objects `model` builds, and the pods the cluster makes of them.
+fn workload(model: &Model) -> (Vec<Json>, Result<Workload, String>) {
     let objects: Vec<Json> = crate::render::render(model)
         .into_iter()
         .map(|o| o.value)
@@ -35,13 +47,23 @@ pub(super) fn describe(model: &Model) -> String {
         .into_iter()
         .collect();
     let release = model.trainjob.api_level.release();
-    match crate::cluster::workload(&objects, &runtimes, release) {
-        Ok(workload) => {
-            let namespace = model.namespace.as_deref().unwrap_or("NAMESPACE");
-            Described::new(&workload, &objects).text(namespace)
-        }
-        Err(message) => format!("pods\n  not known: {message}\n"),
-    }
+    let workload = crate::cluster::workload(&objects, &runtimes, release);
+    (objects, workload)
+}
+
+/// `WORLD_SIZE` as the cluster sets it in the first training pod, for a
+/// command that starts no launcher and reads it as it is.
+pub(super) fn told_world_size(model: &Model) -> Option<String> {
+    let workload = workload(model).1.ok()?;
+    workload.pods.iter().find_map(|pod| {
+        let container = pod
+            .containers(false)
+            .iter()
+            .find(|c| c["name"] == workload.trainer.as_str())?;
+        let env = container["env"].as_array()?;
+        let world = env.iter().find(|var| var["name"] == "WORLD_SIZE")?;
+        world["value"].as_str().map(str::to_owned)
+    })
 }
 
 /// `PET_NPROC_PER_NODE` as Trainer's torch plugin resolves it from the

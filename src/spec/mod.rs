@@ -137,24 +137,7 @@ impl Spec {
         let Some(command) = &spec.command else {
             return Starter::Image;
         };
-        let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
-        // torchtune's `tune run`, which Trainer's torch plugin turns into a
-        // distributed launch that reads `PET_*` as torchrun does
-        // ([`crate::trainer::torchtune`]).
-        let torchrun = has(&["torchrun", "torch.distributed.run"])
-            || crate::trainer::torchtune::is_tune_run(command);
-        if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
-            return Starter::Plain;
-        }
-        Starter::Launcher {
-            torchrun,
-            says_count: has(&[
-                "nproc_per_node",
-                "nproc-per-node",
-                "num_gpus",
-                "num_processes",
-            ]),
-        }
+        Starter::of_command(command)
     }
 
     /// The Master's settings, when `[master]` is written on a target and
@@ -535,6 +518,30 @@ pub enum Starter {
     Plain,
     /// The image's entrypoint, which trainc cannot see.
     Image,
+}
+
+impl Starter {
+    /// What starts the processes of a `command` run as written.
+    pub fn of_command(command: &[String]) -> Starter {
+        let has = |words: &[&str]| command.iter().any(|p| words.iter().any(|w| p.contains(w)));
+        // torchtune's `tune run`, which Trainer's torch plugin turns into a
+        // distributed launch that reads `PET_*` as torchrun does
+        // ([`crate::trainer::torchtune`]).
+        let torchrun = has(&["torchrun", "torch.distributed.run"])
+            || crate::trainer::torchtune::is_tune_run(command);
+        if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
+            return Starter::Plain;
+        }
+        Starter::Launcher {
+            torchrun,
+            says_count: has(&[
+                "nproc_per_node",
+                "nproc-per-node",
+                "num_gpus",
+                "num_processes",
+            ]),
+        }
+    }
 }
 
 mod container;
