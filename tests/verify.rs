@@ -926,3 +926,55 @@ fn a_crds_map_list_holds_each_key_once() {
     }
     assert_eq!(said.len(), 3, "{said:#?}");
 }
+
+/// Kubernetes' Job validation (v1.30.0 `pkg/apis/batch/validation`), for a
+/// `batch/v1` Job and for the Jobs JobSet makes of a replicated job as its
+/// webhook defaults it (Indexed, `OnFailure`): JobSet admits such a
+/// JobSet, and the API server refuses its Jobs.
+#[test]
+fn jobs_are_held_to_kubernetes_job_validation() {
+    let dir = temp_dir("verify-job-validation");
+    let jobset = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: pfp}\nspec:\n  replicatedJobs:\n  - name: workers\n    replicas: 1\n    template:\n      spec:\n        parallelism: 4\n        podFailurePolicy:\n          rules:\n          - action: FailJob\n            onExitCodes: {containerName: trainer, operator: In, values: [42]}\n        template:\n          spec:\n            containers: [{name: trainer, image: i}]\n---\n";
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: plain}\nspec:\n  selector: {matchLabels: {app: plain}}\n  backoffLimitPerIndex: 1\n  template:\n    metadata: {labels: {app: plain}}\n    spec:\n      containers: [{name: c, image: i}]\n";
+    std::fs::write(dir.join("jobs.yaml"), format!("{jobset}{job}")).unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "jobs.yaml"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let said: Vec<(String, String)> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or("").to_owned(),
+                d["message"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    for (code, expected) in [
+        (
+            "trainc::verify::operator",
+            "JobSet/pfp, `spec.replicatedJobs[0].template.spec.completions`: Required value: when completion mode is Indexed",
+        ),
+        (
+            "trainc::verify::operator",
+            "JobSet/pfp, `spec.replicatedJobs[0].template.spec.template.spec.restartPolicy`: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified (JobSet's webhook sets `OnFailure` where none is written)",
+        ),
+        (
+            "trainc::verify::apiserver",
+            "Job/plain, `spec.selector`: Invalid value: `selector` not auto-generated",
+        ),
+        (
+            "trainc::verify::apiserver",
+            "Job/plain, `spec.template.spec.restartPolicy`: Required value: valid values: \"OnFailure\", \"Never\"",
+        ),
+        (
+            "trainc::verify::apiserver",
+            "Job/plain, `spec.backoffLimitPerIndex`: Invalid value: requires indexed completion mode",
+        ),
+    ] {
+        assert!(
+            said.iter().any(|(c, m)| c == code && m.contains(expected)),
+            "{code} {expected}\n{said:#?}"
+        );
+    }
+    assert_eq!(said.len(), 5, "{said:#?}");
+}

@@ -18,6 +18,7 @@
 //! labels it puts on pods, the env it reserves.
 
 pub mod job;
+pub mod job_spec;
 pub mod jobset;
 pub mod kubelet;
 pub mod pytorchjob;

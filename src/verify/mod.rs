@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::cluster::{jobset, pytorchjob, trainjob};
+use crate::cluster::{job, job_spec, jobset, pytorchjob, trainjob};
 use crate::render::Object;
 use crate::spec::ApiLevel;
 
@@ -125,7 +125,7 @@ impl Contract {
                 "the cluster accepts this object as it is; fix it so the job runs as written"
             }
             Contract::ApiServer => {
-                "the API server validates names and paths beyond the schema: a node turns them into paths of its own"
+                "the API server validates more than the schema says (names and paths, which a node turns into paths of its own; a Job's counts and policies) and rejects the object"
             }
             Contract::Unchecked => manifests::UNCHECKED_HELP,
             Contract::Unserved => {
@@ -339,8 +339,49 @@ fn one_object(
             for refusal in refused.into_iter().chain(jobset::webhook::refusals(value)) {
                 problems.push(Problem::webhook(&id, &refusal.pointer, refusal.message));
             }
+            jobs_of_jobset(&id, value, problems);
+        }
+        (job::API_VERSION, job::KIND) => {
+            let spec = job_spec::refusals(&value["spec"])
+                .into_iter()
+                .map(|r| job_spec::Refused {
+                    pointer: format!("/spec{}", r.pointer),
+                    ..r
+                });
+            for refused in spec.chain(job_spec::object_refusals(value)) {
+                problems.push(Problem::apiserver(&id, &refused.pointer, refused.message));
+            }
         }
         _ => {}
+    }
+}
+
+/// What the API server refuses in the Jobs JobSet makes of `value`'s
+/// replicated jobs (as its webhook defaulted them), which JobSet's webhook
+/// leaves to it: the JobSet is admitted and never runs those pods.
+fn jobs_of_jobset(id: &str, value: &Value, problems: &mut Vec<Problem>) {
+    let rjobs = value["spec"]["replicatedJobs"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    for (i, rjob) in rjobs.enumerate() {
+        let name = rjob["name"].as_str().unwrap_or("");
+        for refused in job_spec::refusals(&rjob["template"]["spec"]) {
+            // JobSet's webhook writes `OnFailure` where the template has none.
+            let defaulted = if refused.pointer == "/template/spec/restartPolicy" {
+                " (JobSet's webhook sets `OnFailure` where none is written)"
+            } else {
+                ""
+            };
+            problems.push(Problem::operator(
+                id,
+                &format!("/spec/replicatedJobs/{i}/template/spec{}", refused.pointer),
+                format!(
+                    "{}{defaulted}: the API server refuses every Job JobSet makes of `{name}` (JobSet admits the JobSet, then records the failure and makes none of its pods)",
+                    refused.message
+                ),
+            ));
+        }
     }
 }
 
