@@ -94,6 +94,13 @@ pub(super) fn scheduling(model: &Model) -> Vec<String> {
         lines.push(format!(
             "Kueue LocalQueue {queue} (the job waits suspended until admitted{holds})"
         ));
+        // Kueue v0.19.0's default configuration leaves the Training
+        // Operator's integrations out (see the rule `kueue_integration`).
+        if model.target == Target::Pytorchjob {
+            lines.push(
+                "Kueue v0.19 and later ignore the queue of a PyTorchJob unless their configuration lists `kubeflow.org/pytorchjob` (off by default): then the job runs at once".to_owned(),
+            );
+        }
     }
     if let Some(queue) = &s.volcano_queue {
         lines.push(format!("Volcano queue {queue}"));

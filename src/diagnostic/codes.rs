@@ -270,6 +270,8 @@ codes! {
         "Tolerations on a TrainJob that Kueue's admission patch replaces when the admitting ResourceFlavor has tolerations.";
     SCHEDULING_KUEUE_ADMISSION = "trainc::scheduling::kueue_admission"
         "A queued TrainJob that the Kueue of its Trainer release would never start.";
+    SCHEDULING_KUEUE_INTEGRATION = "trainc::scheduling::kueue_integration"
+        "A queued PyTorchJob, which Kueue v0.19 and later leave alone unless the cluster turns their Training Operator integration on: it runs at once, outside the queue.";
     SCHEDULING_GANG_WAITS = "trainc::scheduling::gang_waits"
         "Gang scheduling on a runtime whose jobs wait for each other (`dependsOn`): its PodGroup can never fill.";
     SCHEDULING_VOLCANO_QUEUE = "trainc::scheduling::volcano_queue"

@@ -15,12 +15,33 @@ pub(super) fn check(r: &mut Rules<'_>) {
         .scheduling
         .as_ref()
         .is_some_and(|s| s.queue.is_some());
+    if queued && r.target() == Target::Pytorchjob {
+        pytorchjob_integration(r);
+    }
     if !queued || r.target() != Target::Trainjob {
         return;
     }
     kueue_tolerations(r);
     v2_0_override(r);
     v2_1_kueue(r);
+}
+
+/// Kueue v0.19.0 ships with the Training Operator's integrations off: its
+/// manager configuration lists `kubeflow.org/pytorchjob` only as a comment
+/// in `integrations.frameworks` (kubernetes-sigs/kueue v0.19.0,
+/// `config/components/manager/controller_manager_config.yaml`; v0.17.0
+/// lists it). A framework not listed is not watched, so the queue label
+/// does nothing: the job is not suspended, and runs at once outside the
+/// queue and its quota.
+fn pytorchjob_integration(r: &mut Rules<'_>) {
+    r.push(
+        Diagnostic::warning(
+            codes::SCHEDULING_KUEUE_INTEGRATION,
+            r.key("/scheduling/queue"),
+            "Kueue v0.19 and later manage a PyTorchJob only where the cluster's Kueue configuration lists `kubeflow.org/pytorchjob` in `integrations.frameworks`, which their default configuration leaves out: there the queue is ignored and the job runs at once, outside its quota",
+        )
+        .with_help("ask whoever runs Kueue whether `kubeflow.org/pytorchjob` is in its `integrations.frameworks` (Kueue v0.17 lists it by default), and acknowledge this with `allowWarnings = [\"trainc::scheduling::kueue_integration\"]` if it is; or move to `target = \"trainjob\"` (`trainc migrate` turns a PyTorchJob into one), which Kueue manages by default"),
+    );
 }
 
 /// Kueue admits a TrainJob by adding a runtime patch of its own with the
