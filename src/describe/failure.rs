@@ -64,7 +64,7 @@ pub(super) fn failure(model: &Model) -> String {
         parts.push(join);
     }
     if let Some(seconds) = p.active_deadline_seconds {
-        parts.push(format!("stopped after {}", duration(seconds)));
+        parts.push(deadline(model, seconds));
     }
     if let Some(seconds) = p.ttl_seconds_after_finished {
         parts.push(format!("deleted {} after it finishes", duration(seconds)));
@@ -73,6 +73,27 @@ pub(super) fn failure(model: &Model) -> String {
         parts.push("created suspended".to_owned());
     }
     parts.join(", ")
+}
+
+/// The time limit. On a JobSet it is each Job's `activeDeadlineSeconds`:
+/// a Job past it fails (`DeadlineExceeded`) like any failed Job, the
+/// failure policy's default action restarts the JobSet
+/// (kubernetes-sigs/jobset v0.12.0, `pkg/controllers/failure_policy.go`
+/// `defaultFailurePolicyRuleAction`), and the new Jobs start a fresh
+/// deadline: each attempt has it, and the attempts add up.
+fn deadline(model: &Model, seconds: u64) -> String {
+    match (model.target, model.policy.group_restarts) {
+        (Target::Jobset, Some(restarts)) if restarts > 0 => {
+            let attempts = u64::from(restarts) + 1;
+            format!(
+                "each attempt stopped after {} (a Job past it fails, and a restart gives the new Jobs a fresh {}: up to {} over {attempts} attempts)",
+                duration(seconds),
+                duration(seconds),
+                duration(seconds.saturating_mul(attempts))
+            )
+        }
+        _ => format!("stopped after {}", duration(seconds)),
+    }
 }
 
 /// How long the pods that started wait for the rest at torchrun's static

@@ -63,7 +63,7 @@ pub struct Policy {
     /// Delete the finished job after this long: seconds or `"1h"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_after_finished: Option<Duration>,
-    /// Fail the job if it runs longer than this: seconds or `"24h"`.
+    /// Fail the job if it runs longer than this: seconds or `"24h"`. On target `jobset` it is each Job's deadline: with `groupRestarts`, a Job past it fails and the restart gives every attempt a fresh one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_deadline: Option<Duration>,
     /// Which pods to delete when the job finishes: `None`, `Running`, `All`.
