@@ -260,6 +260,10 @@ pub(crate) struct MigrateArgs {
     /// `volcano`, or a scheduler-plugins scheduler), for gang-scheduled PyTorchJobs that name none.
     #[arg(long, value_name = "NAME")]
     pub(crate) gang_scheduler: Option<String>,
+    /// The cluster's Training Operator release, whose pods the TrainJob's are compared
+    /// with (default: v1.9).
+    #[arg(long, value_enum, value_name = "RELEASE")]
+    pub(crate) training_operator: Option<TrainingOperatorArg>,
     /// Write into this directory, each input file under its own name
     /// (with `--spec`, one `<name>.toml` per job) instead of to standard output.
     #[arg(long, value_name = "DIR")]

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::support::{compare, root, temp_dir, text, trainc};
 
 /// The cases: a manifest each, with what `trainc migrate` writes (`.out`)
-/// and says (`.stderr`, its exit status first).
+/// and says (`.stderr`, its exit status first). A line `# args: ...` gives
+/// the command's options.
 fn cases() -> Vec<PathBuf> {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("tests/migrate"))
         .unwrap()
@@ -28,7 +29,16 @@ fn every_case_migrates_as_expected() {
     let mut failures = Vec::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_str().unwrap();
-        let output = trainc(case.parent().unwrap(), &["migrate", name]);
+        let written = std::fs::read_to_string(case).unwrap();
+        let mut args = vec!["migrate"];
+        args.extend(
+            (written.lines())
+                .find_map(|line| line.strip_prefix("# args: "))
+                .into_iter()
+                .flat_map(str::split_whitespace),
+        );
+        args.push(name);
+        let output = trainc(case.parent().unwrap(), &args);
         let stderr = format!(
             "exit: {}\n{}",
             output.status.code().unwrap(),

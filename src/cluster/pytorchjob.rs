@@ -108,8 +108,16 @@ pub const LABEL_REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
 /// named `pytorchjob-port`.
 const DEFAULT_PORT: u64 = PORT as u64;
 
-/// The pods of a PyTorchJob.
+/// The pods of a PyTorchJob, as the Training Operator v1.9 makes them.
 pub fn workload(job: &Json) -> Result<Workload, String> {
+    workload_at(job, Release::default())
+}
+
+/// The pods of a PyTorchJob, as the Training Operator of `release` makes
+/// them: v1.7.0 sets `PET_NPROC_PER_NODE` only with a Master, before
+/// `PET_NODE_RANK` (kubeflow/trainer v1.7.0 and v1.8.1,
+/// `pkg/controller.v1/pytorch/envvar.go` `setPodEnv`).
+pub fn workload_at(job: &Json, release: Release) -> Result<Workload, String> {
     let name = super::text(job, "/metadata/name", "the PyTorchJob")?;
     let namespace = super::namespace_of(job).to_owned();
     let spec = &job["spec"];
@@ -153,9 +161,13 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
             super::env_value("WORLD_SIZE", &world.to_string()),
         ]);
     }
+    let nproc_env = nproc
+        .as_deref()
+        .map(|n| super::env_value("PET_NPROC_PER_NODE", n));
+    let v1_7 = release == Release::V1_7;
     let mut tail = Vec::new();
-    if let Some(nproc) = &nproc {
-        tail.push(super::env_value("PET_NPROC_PER_NODE", nproc));
+    if !v1_7 {
+        tail.extend(nproc_env.clone());
     }
     match elastic {
         Some(policy) => tail.extend(elastic_env(name, policy, workers, port_of("Worker"))?),
@@ -175,6 +187,9 @@ pub fn workload(job: &Json) -> Result<Workload, String> {
             let mut vars = env.clone();
             if masters.is_some() {
                 vars.push(super::env_value("RANK", &rank.to_string()));
+                if v1_7 {
+                    vars.extend(nproc_env.clone());
+                }
                 vars.push(super::env_value("PET_NODE_RANK", &rank.to_string()));
             }
             vars.extend(tail.iter().cloned());

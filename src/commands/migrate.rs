@@ -19,6 +19,7 @@ pub(super) fn run(args: &MigrateArgs) -> Status {
         runtime: args.runtime.clone(),
         runtimes: None,
         gang_scheduler: args.gang_scheduler.clone(),
+        training_operator: super::training_operator(args.training_operator),
     };
     if let Some(path) = &args.runtimes {
         match super::read_source(

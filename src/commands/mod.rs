@@ -194,6 +194,19 @@ fn api_level(level: Option<crate::cli::ApiLevelArg>) -> Option<trainc::spec::Api
     })
 }
 
+/// `--training-operator`: v1.9 unless given.
+fn training_operator(
+    release: Option<crate::cli::TrainingOperatorArg>,
+) -> trainc::cluster::pytorchjob::Release {
+    use crate::cli::TrainingOperatorArg;
+    use trainc::cluster::pytorchjob::Release;
+    match release {
+        Some(TrainingOperatorArg::V1_7) => Release::V1_7,
+        Some(TrainingOperatorArg::V1_8) => Release::V1_8,
+        Some(TrainingOperatorArg::V1_9) | None => Release::V1_9,
+    }
+}
+
 /// Reads `path` (and the overlays) into `sources`. An unreadable file is
 /// reported here and gives `Err(Status::Usage)`; a file that cannot be a spec
 /// (too large, not UTF-8) comes back as a diagnostic.

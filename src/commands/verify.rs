@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Status;
-use crate::cli::{JobSetArg, TrainingOperatorArg, VerifyArgs};
+use crate::cli::{JobSetArg, VerifyArgs};
 use trainc::cluster::jobset::release::Release as JobSetRelease;
-use trainc::cluster::pytorchjob::Release;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
 use trainc::verify::manifests::{Options, verify_file_into};
@@ -35,11 +34,7 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
         crds: &crds,
         require_schemas: args.require_schemas,
         releases: trainc::verify::Releases {
-            operator: match args.training_operator {
-                Some(TrainingOperatorArg::V1_7) => Release::V1_7,
-                Some(TrainingOperatorArg::V1_8) => Release::V1_8,
-                Some(TrainingOperatorArg::V1_9) | None => Release::V1_9,
-            },
+            operator: super::training_operator(args.training_operator),
             jobset: match args.jobset {
                 Some(JobSetArg::V0_8) => JobSetRelease::V0_8,
                 Some(JobSetArg::V0_9) => JobSetRelease::V0_9,

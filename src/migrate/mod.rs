@@ -52,6 +52,9 @@ pub struct Options {
     /// cluster (the Training Operator's `--gang-scheduler-name`), for a
     /// gang-scheduled PyTorchJob that names none.
     pub gang_scheduler: Option<String>,
+    /// `--training-operator`: the release whose pods the TrainJob's are
+    /// compared with.
+    pub training_operator: crate::cluster::pytorchjob::Release,
 }
 
 /// One input file migrated.
@@ -464,7 +467,7 @@ fn migrate_job(
         .release();
     let runtimes: Vec<_> = built.trainjob.and_then(|(_, r)| r).into_iter().collect();
     let workloads = (
-        crate::cluster::pytorchjob::workload(&job.object),
+        crate::cluster::pytorchjob::workload_at(&job.object, options.training_operator),
         crate::cluster::workload(&values, &runtimes, release),
     );
     let (Ok(before), Ok(after)) = workloads else {

@@ -69,7 +69,11 @@ fn aspects_said(d: &Diagnostic) -> Vec<Aspect> {
             vec![Aspect::Labels]
         }
         c if c == codes::MIGRATE_POD => vec![Aspect::Pod],
-        c if c == codes::MIGRATE_RESTARTS => vec![Aspect::Restarts, Aspect::Deadline],
+        // A note of what becomes of the pods after a failure is beyond
+        // the pods' story.
+        c if c == codes::MIGRATE_RESTARTS && d.severity != crate::diagnostic::Severity::Note => {
+            vec![Aspect::Restarts, Aspect::Deadline]
+        }
         c if c == codes::MIGRATE_SUCCESS => vec![Aspect::Success],
         _ => Vec::new(),
     }
