@@ -978,3 +978,26 @@ fn jobs_are_held_to_kubernetes_job_validation() {
     }
     assert_eq!(said.len(), 5, "{said:#?}");
 }
+
+/// A training runtime's replicated jobs become Jobs through the JobSet
+/// Trainer makes, which writes each job's pod count into `parallelism` and
+/// `completions`: the rest of Kubernetes' Job validation applies.
+#[test]
+fn a_runtimes_jobs_are_held_to_kubernetes_job_validation() {
+    let dir = temp_dir("verify-runtime-job-validation");
+    let runtime = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: torch-pfp}\nspec:\n  mlPolicy: {numNodes: 2, torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec:\n            parallelism: 2\n            podFailurePolicy:\n              rules:\n              - action: FailJob\n                onExitCodes: {containerName: node, operator: In, values: [42]}\n            template:\n              spec:\n                containers: [{name: node, image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime}]\n";
+    std::fs::write(dir.join("runtime.yaml"), runtime).unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "runtime.yaml"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let said: Vec<String> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+        .collect();
+    // `parallelism` alone is no error here: Trainer sets `completions`.
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert!(
+        said[0].contains("`spec.template.spec.replicatedJobs[0].template.spec.template.spec.restartPolicy`: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"),
+        "{said:#?}"
+    );
+}

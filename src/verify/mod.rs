@@ -332,6 +332,7 @@ fn one_object(
         }
         (trainjob::API_VERSION, "TrainingRuntime" | "ClusterTrainingRuntime") => {
             webhooks::runtime(&id, value, level, problems);
+            jobs_of_runtime(&id, value, problems);
         }
         (jobset::API_VERSION, jobset::KIND) => {
             let release = releases.jobset;
@@ -360,10 +361,44 @@ fn one_object(
 /// replicated jobs (as its webhook defaulted them), which JobSet's webhook
 /// leaves to it: the JobSet is admitted and never runs those pods.
 fn jobs_of_jobset(id: &str, value: &Value, problems: &mut Vec<Problem>) {
-    let rjobs = value["spec"]["replicatedJobs"]
-        .as_array()
-        .into_iter()
-        .flatten();
+    jobs_refused(id, &value["spec"], "/spec", "the replicated job", problems);
+}
+
+/// The same for the JobSet Trainer makes of a training runtime's template,
+/// as JobSet's webhook defaults it: Trainer writes each replicated job's
+/// pod count into both `parallelism` and `completions` (kubeflow/trainer
+/// v2.3.0, `pkg/runtime/framework/plugins/jobset/jobset.go`
+/// `SyncParallelCount`), so a count is never missing there.
+fn jobs_of_runtime(id: &str, value: &Value, problems: &mut Vec<Problem>) {
+    let mut jobset = serde_json::json!({ "spec": value["spec"]["template"]["spec"].clone() });
+    jobset = jobset::defaulted(&jobset);
+    let rjobs = jobset["spec"]["replicatedJobs"].as_array_mut();
+    for rjob in rjobs.into_iter().flatten() {
+        let Some(job) = rjob
+            .pointer_mut("/template/spec")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let count = (job.get("parallelism").and_then(Value::as_i64))
+            .or_else(|| job.get("completions").and_then(Value::as_i64))
+            .unwrap_or(1);
+        job.insert("parallelism".to_owned(), Value::from(count));
+        job.insert("completions".to_owned(), Value::from(count));
+    }
+    jobs_refused(
+        id,
+        &jobset["spec"],
+        "/spec/template/spec",
+        "the runtime's replicated job",
+        problems,
+    );
+}
+
+/// Each replicated job of the JobSet spec `spec` (at `at`) that the API
+/// server's Job validation refuses.
+fn jobs_refused(id: &str, spec: &Value, at: &str, whose: &str, problems: &mut Vec<Problem>) {
+    let rjobs = spec["replicatedJobs"].as_array().into_iter().flatten();
     for (i, rjob) in rjobs.enumerate() {
         let name = rjob["name"].as_str().unwrap_or("");
         for refused in job_spec::refusals(&rjob["template"]["spec"]) {
@@ -375,9 +410,9 @@ fn jobs_of_jobset(id: &str, value: &Value, problems: &mut Vec<Problem>) {
             };
             problems.push(Problem::operator(
                 id,
-                &format!("/spec/replicatedJobs/{i}/template/spec{}", refused.pointer),
+                &format!("{at}/replicatedJobs/{i}/template/spec{}", refused.pointer),
                 format!(
-                    "{}{defaulted}: the API server refuses every Job JobSet makes of `{name}` (JobSet admits the JobSet, then records the failure and makes none of its pods)",
+                    "{}{defaulted}: the API server refuses each Job JobSet makes of {whose} `{name}`, so none of its pods run",
                     refused.message
                 ),
             ));
