@@ -14,7 +14,8 @@
 //!   any other backend assigns node ranks as nodes join.
 //!
 //! torchrun is found as the command itself, as `python -m
-//! torch.distributed.run`, or as a word of a `sh -c` script's line.
+//! torch.distributed.run` (or `torch.distributed.launch`, the same parser
+//! and agent), or in a `sh -c` script's line.
 
 /// torchrun's `--local-addr` (torch 2.0 and later) as its environment
 /// variable. A c10d or etcd rendezvous publishes rank 0's address for the
@@ -66,6 +67,7 @@ impl Launch {
 
 /// Options that take no value.
 const FLAGS: &[&str] = &[
+    "use_env",
     "standalone",
     "m",
     "module",
@@ -102,6 +104,52 @@ fn given(words: &[String]) -> Given {
         given.push((name, value));
     }
     (given, Vec::new())
+}
+
+/// Where in `argv` (which runs torchrun as its command, or through `python
+/// -m`) the words of torchrun's node rank option are: `--node_rank=1`,
+/// `--node-rank 1`. `None` when `argv` does not run torchrun so; empty when
+/// it gives no node rank, which torchrun then reads from `PET_NODE_RANK`.
+pub fn node_rank_words(argv: &[String]) -> Option<Vec<usize>> {
+    let first = argv.first()?;
+    let start = if first.rsplit('/').next() == Some("torchrun") {
+        1
+    } else if first.rsplit('/').next()?.starts_with("python") {
+        python_module(argv)?
+    } else {
+        return None;
+    };
+    let mut found = Vec::new();
+    let mut at = start;
+    while let Some(word) = argv.get(at) {
+        let Some(option) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else {
+            break; // the program
+        };
+        let (name, inline) = match option.split_once('=') {
+            Some((name, _)) => (name.replace('-', "_"), true),
+            None => (option.replace('-', "_"), false),
+        };
+        let takes_value = !inline && !FLAGS.contains(&name.as_str());
+        if name == "node_rank" {
+            found.push(at);
+            if takes_value {
+                found.push(at + 1);
+            }
+        }
+        at += if takes_value { 2 } else { 1 };
+    }
+    Some(found)
+}
+
+/// torchrun's option `name` (`nproc_per_node`) as written on `argv`, when
+/// `argv` runs torchrun; the last one written wins, as in its parser.
+pub fn written(argv: &[String], name: &str) -> Option<String> {
+    let (given, _) = given(&torchrun_args(argv)?);
+    given
+        .into_iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
 }
 
 /// The program torchrun starts in each process, with its arguments, when
@@ -166,24 +214,43 @@ fn torchrun_args(argv: &[String]) -> Option<Vec<String>> {
         return Some(argv[1..].to_vec());
     }
     if first.starts_with("python") {
-        let at = argv
-            .windows(2)
-            .position(|w| w[0] == "-m" && w[1] == "torch.distributed.run")?;
-        return Some(argv[at + 2..].to_vec());
+        return Some(argv[python_module(argv)?..].to_vec());
     }
     if matches!(first.as_str(), "sh" | "bash" | "dash") && argv.get(1).is_some_and(|w| w == "-c") {
         let script = argv.get(2)?;
         return script.lines().rev().find_map(|line| {
             let words = split(line);
-            let at = words.iter().position(|w| program(w) == "torchrun")?;
-            let end = words[at..]
+            let start = match words.iter().position(|w| program(w) == "torchrun") {
+                Some(at) => at + 1,
+                None => {
+                    let python = words
+                        .iter()
+                        .position(|w| program(w).starts_with("python"))?;
+                    python + python_module(&words[python..])?
+                }
+            };
+            let end = words[start..]
                 .iter()
                 .position(|w| matches!(w.as_str(), ";" | "&&" | "||" | "|"))
-                .map_or(words.len(), |e| at + e);
-            Some(words[at + 1..end].to_vec())
+                .map_or(words.len(), |e| start + e);
+            Some(words[start..end].to_vec())
         });
     }
     None
+}
+
+/// Where torchrun's words start in `python ... -m torch.distributed.run`,
+/// or `torch.distributed.launch`, which is torchrun with one option more
+/// (`--use-env`; torch `distributed/launch.py` `get_args_parser`).
+fn python_module(argv: &[String]) -> Option<usize> {
+    let at = argv.windows(2).position(|w| {
+        w[0] == "-m"
+            && matches!(
+                w[1].as_str(),
+                "torch.distributed.run" | "torch.distributed.launch"
+            )
+    })?;
+    Some(at + 2)
 }
 
 /// A shell line's words: quotes and backslashes as `sh` reads them;

@@ -137,6 +137,13 @@ impl<'a> Job<'a> {
         self.diagnostics.push(d);
     }
 
+    /// A note at the input's field `pointer`: carried, differently written.
+    pub(crate) fn note(&mut self, pointer: &str, message: impl Into<String>) {
+        let span = self.node.key_span_at(pointer);
+        self.diagnostics
+            .push(Diagnostic::note(codes::IMPORT_DROPPED, span, message));
+    }
+
     /// An error: the input says something trainc cannot build at all.
     pub(crate) fn error(&mut self, pointer: &str, message: impl Into<String>, help: &str) {
         let span = self.node.key_span_at(pointer);

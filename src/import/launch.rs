@@ -192,27 +192,12 @@ pub(super) fn masked_flag(words: &Json) -> Json {
 }
 
 /// The `--nproc_per_node` of a torchrun command line of any shape
-/// (`torchrun`, `python -m torch.distributed.run`), among the launcher's
+/// (`torchrun`, `python -m torch.distributed.run` or `.launch`, a `sh -c`
+/// script's line; [`crate::cluster::torchrun`]), among the launcher's
 /// options before the script.
 fn launcher_nproc(words: &[String]) -> Option<NProc> {
-    let start = match words {
-        [first, ..] if first == "torchrun" => 1,
-        [python, m, module, ..]
-            if python.starts_with("python") && m == "-m" && module == "torch.distributed.run" =>
-        {
-            3
-        }
-        _ => return None,
-    };
-    let mut i = start;
-    while let Some(word) = words.get(i).filter(|w| w.starts_with('-')) {
-        if let Some((value, _)) = nproc_flag(words, i) {
-            return NProc::parse(&Json::String(value));
-        }
-        // A flag's value follows it unless written with `=`.
-        i += if word.contains('=') { 1 } else { 2 };
-    }
-    None
+    let value = crate::cluster::torchrun::written(words, "nproc_per_node")?;
+    NProc::parse(&Json::String(value))
 }
 
 /// `--nproc_per_node=N`, `--nproc-per-node N` (either spelling, either

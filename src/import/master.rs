@@ -70,8 +70,54 @@ pub(super) fn split(job: &mut Job<'_>, pair: &Pair<'_>, nproc: NProc) -> (NProc,
         Some(count) if trainc_line && count != nproc => (count, Some(nproc)),
         _ => (nproc, None),
     };
-    compare(job, pair, at, trainc_line);
+    let ranked = node_ranks_apart(master, worker);
+    if let Some((command, args)) = &ranked
+        && job.get("/command").is_some()
+    {
+        job.set("/command", json!(command));
+        if args.is_empty() {
+            job.take("/args");
+        } else {
+            job.set("/args", json!(args));
+        }
+        let place = format!(
+            "{}/template/spec/containers/{}/command",
+            pair.master_at,
+            index(pair.master, pair.container)
+        );
+        job.note(
+            &place,
+            "the Master's and the Workers' torchrun lines differ only in the node rank they give; the spec's line gives none, and each pod's torchrun reads its own from `PET_NODE_RANK`, which every target sets",
+        );
+    }
+    compare(job, pair, at, trainc_line, ranked.is_some());
     (top, own)
+}
+
+/// The training containers' `command` and `args` without torchrun's node
+/// rank, when that is all that tells the Master's from the Workers'
+/// (`--node_rank=0` on the Master, another or none on the Workers).
+fn node_ranks_apart(master: &Json, worker: &Json) -> Option<(Vec<String>, Vec<String>)> {
+    let words = |c: &Json, key: &str| -> Vec<String> {
+        (c[key].as_array().into_iter().flatten())
+            .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_owned))
+            .collect()
+    };
+    let stripped = |c: &Json| {
+        let (command, args) = (words(c, "command"), words(c, "args"));
+        let argv: Vec<String> = command.iter().chain(&args).cloned().collect();
+        let drop = crate::cluster::torchrun::node_rank_words(&argv)?;
+        let keep = |offset: usize, list: &[String]| -> Vec<String> {
+            (list.iter().enumerate())
+                .filter(|(i, _)| !drop.contains(&(offset + i)))
+                .map(|(_, w)| w.clone())
+                .collect()
+        };
+        Some((keep(0, &command), keep(command.len(), &args)))
+    };
+    let same = master["command"] == worker["command"] && master["args"] == worker["args"];
+    let (m, w) = (stripped(master)?, stripped(worker)?);
+    (!same && m == w).then_some(m)
 }
 
 /// `[master] nProcPerNode`, unless what the spec already says gives the
@@ -201,7 +247,7 @@ fn resources(job: &mut Job<'_>, workers: &Json, places: &[String; 2], shm: Optio
 /// Everything else of the two pods must be alike: the spec has one
 /// template for both. What `[master]` carries is left out of the
 /// comparison.
-fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
+fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool, ranked: bool) {
     let normal = |replica: &Json| {
         let mut template = replica["template"].clone();
         let shm_volume = trainer(replica, pair.container)
@@ -231,6 +277,11 @@ fn compare(job: &mut Job<'_>, pair: &Pair<'_>, at: &str, trainc_line: bool) {
         {
             fields.remove("image");
             fields.remove("resources");
+            // Told apart by their node ranks alone: said above.
+            if ranked {
+                fields.remove("command");
+                fields.remove("args");
+            }
             if let Some(name) = &shm_volume
                 && let Some(mounts) = fields.get_mut("volumeMounts").and_then(Json::as_array_mut)
             {

@@ -74,6 +74,17 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     let read = read_by_command_line(spec);
     let name = spec.name.clone();
     let env = spec.env.get_or_insert_with(Default::default);
+    let world_size = operator_world_size(job);
+    // What the container's own `env` sets of these, the operator's values
+    // (appended after it) replaced: the kubelet takes the last of a name.
+    let mut shadowed = Vec::new();
+    if world_size.is_some() {
+        for var in OPERATOR_SETS {
+            if env.shift_remove(var).is_some() {
+                shadowed.push(format!("`{var}`"));
+            }
+        }
+    }
     let mut set = Vec::new();
     let mut put = |name: &str, value: EnvValue| {
         if !env.contains_key(name) {
@@ -87,15 +98,34 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     // read: every one for a command that is not a launcher or an image's
     // entrypoint; under a launcher, which sets them again for its
     // processes, those its own command line reads.
-    let world_size = operator_world_size(job);
-    let reads = |name: &str| one_process || unseen || read.iter().any(|r| r == name);
+    let reads = |name: &str| {
+        one_process
+            || unseen
+            || read.iter().any(|r| r == name)
+            || shadowed.iter().any(|s| s.trim_matches('`') == name)
+    };
     if let Some(world_size) = &world_size {
         operator_variables(&name, world_size, reads, &mut put);
     }
     if spec.env.as_ref().is_some_and(indexmap::IndexMap::is_empty) {
         spec.env = None;
     }
-    // `PYTHONUNBUFFERED` alone is no news.
+    if !shadowed.is_empty() {
+        out.push(
+            Diagnostic::note(
+                codes::MIGRATE_ENV,
+                job.node.span_at("/spec/pytorchReplicaSpecs"),
+                format!(
+                    "the container's `env` sets {}, which the Training Operator set again after it, so the pods saw the operator's: the TrainJob's `env` has the operator's values in their place",
+                    crate::diagnostic::listed(&shadowed)
+                ),
+            )
+            .with_help("a value of your own for these never reached the processes; remove them if nothing reads them"),
+        );
+    }
+    // Those said above are not said again; `PYTHONUNBUFFERED` alone is no
+    // news.
+    set.retain(|name| !shadowed.contains(name));
     if world_size.is_some() && set.len() > 1 {
         let why = if one_process {
             "the job's command is not a launcher"
@@ -119,6 +149,10 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     }
     out
 }
+
+/// The variables the Training Operator sets on a job with a Master, after
+/// the container's own (`envvar.go` `setPodEnv`).
+const OPERATOR_SETS: [&str; 4] = ["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
 
 /// The failures the job tolerates, kept where a TrainJob can say them: a
 /// PyTorchJob whose pods restart `Never` and that sets no backoff limit

@@ -527,9 +527,14 @@ impl Starter {
         // torchtune's `tune run`, which Trainer's torch plugin turns into a
         // distributed launch that reads `PET_*` as torchrun does
         // ([`crate::trainer::torchtune`]).
-        let torchrun = has(&["torchrun", "torch.distributed.run"])
-            || crate::trainer::torchtune::is_tune_run(command);
-        if !torchrun && !has(&["torch.distributed.launch", "deepspeed", "accelerate"]) {
+        // `torch.distributed.launch` is torchrun's parser and agent with one
+        // option more (torch `distributed/launch.py`).
+        let torchrun = has(&[
+            "torchrun",
+            "torch.distributed.run",
+            "torch.distributed.launch",
+        ]) || crate::trainer::torchtune::is_tune_run(command);
+        if !torchrun && !has(&["deepspeed", "accelerate"]) {
             return Starter::Plain;
         }
         Starter::Launcher {
