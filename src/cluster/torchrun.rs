@@ -220,14 +220,13 @@ fn torchrun_args(argv: &[String]) -> Option<Vec<String>> {
         let script = argv.get(2)?;
         return script.lines().rev().find_map(|line| {
             let words = split(line);
-            let start = match words.iter().position(|w| program(w) == "torchrun") {
-                Some(at) => at + 1,
-                None => {
-                    let python = words
-                        .iter()
-                        .position(|w| program(w).starts_with("python"))?;
-                    python + python_module(&words[python..])?
-                }
+            let start = if let Some(at) = words.iter().position(|w| program(w) == "torchrun") {
+                at + 1
+            } else {
+                let python = words
+                    .iter()
+                    .position(|w| program(w).starts_with("python"))?;
+                python + python_module(&words[python..])?
             };
             let end = words[start..]
                 .iter()

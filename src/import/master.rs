@@ -105,8 +105,8 @@ fn node_ranks_apart(master: &Json, worker: &Json) -> Option<(Vec<String>, Vec<St
     };
     let stripped = |c: &Json| {
         let (command, args) = (words(c, "command"), words(c, "args"));
-        let argv: Vec<String> = command.iter().chain(&args).cloned().collect();
-        let drop = crate::cluster::torchrun::node_rank_words(&argv)?;
+        let line: Vec<String> = command.iter().chain(&args).cloned().collect();
+        let drop = crate::cluster::torchrun::node_rank_words(&line)?;
         let keep = |offset: usize, list: &[String]| -> Vec<String> {
             (list.iter().enumerate())
                 .filter(|(i, _)| !drop.contains(&(offset + i)))

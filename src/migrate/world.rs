@@ -33,44 +33,7 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     // count is kept, as for a launcher.
     let one_process = matches!(starter, Starter::Plain);
     let unseen = matches!(starter, Starter::Image);
-    let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
-    // Unset is trainc's default (one per GPU, else 1), which import leaves
-    // out where it is what the job does.
-    let keyword = match spec.n_proc_per_node {
-        Some(NProcPerNode::Keyword(k)) => Some(k),
-        _ => None,
-    };
-    // A launcher told its count on the command line takes that count.
-    let says_count = matches!(
-        starter,
-        Starter::Launcher {
-            says_count: true,
-            ..
-        }
-    );
-    if says_count && keyword.is_some() {
-        spec.n_proc_per_node = None;
-    } else if let Some(keyword) = keyword {
-        spec.n_proc_per_node = Some(if one_process {
-            NProcPerNode::Count(1)
-        } else if gpus > 0 && keyword != NProcKeyword::Cpu {
-            NProcPerNode::Keyword(NProcKeyword::Gpu)
-        } else {
-            let cpus = cpu_request(spec).max(1);
-            out.push(
-                Diagnostic::warning(
-                    codes::MIGRATE_WORLD,
-                    job.node.span_at("/spec/nprocPerNode"),
-                    format!(
-                        "`nprocPerNode: {}` started one process per CPU of the host under torchrun; the TrainJob starts {cpus}, the pod's CPU request, as Trainer resolves it",
-                        if keyword == NProcKeyword::Cpu { "cpu" } else { "auto" }
-                    ),
-                )
-                .with_help("set `nprocPerNode` to the number of processes each pod should start"),
-            );
-            NProcPerNode::Count(cpus)
-        });
-    }
+    out.extend(keep_procs(job, spec, starter));
     let read = read_by_command_line(spec);
     let name = spec.name.clone();
     let env = spec.env.get_or_insert_with(Default::default);
@@ -111,17 +74,14 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
         spec.env = None;
     }
     if !shadowed.is_empty() {
-        out.push(
-            Diagnostic::note(
-                codes::MIGRATE_ENV,
-                job.node.span_at("/spec/pytorchReplicaSpecs"),
-                format!(
-                    "the container's `env` sets {}, which the Training Operator set again after it, so the pods saw the operator's: the TrainJob's `env` has the operator's values in their place",
-                    crate::diagnostic::listed(&shadowed)
-                ),
-            )
-            .with_help("a value of your own for these never reached the processes; remove them if nothing reads them"),
-        );
+        out.push(kept(
+            job,
+            format!(
+                "the container's `env` sets {}, which the Training Operator set again after it, so the pods saw the operator's: the TrainJob's `env` has the operator's values in their place",
+                crate::diagnostic::listed(&shadowed)
+            ),
+            "a value of your own for these never reached the processes; remove them if nothing reads them",
+        ));
     }
     // Those said above are not said again; `PYTHONUNBUFFERED` alone is no
     // news.
@@ -135,19 +95,74 @@ pub(super) fn keep(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
             "the job's command line reads the Training Operator's variables"
         };
         // Kept, not changed: a note (the comparison finds no difference).
-        out.push(
-            Diagnostic::note(
-                codes::MIGRATE_ENV,
-                job.node.span_at("/spec/pytorchReplicaSpecs"),
-                format!(
-                    "{why}, and Trainer sets only torchrun's `PET_*`: the TrainJob's `env` sets {} as the Training Operator did, `RANK` from the pod's completion index",
-                    crate::diagnostic::listed(&set)
-                ),
-            )
-            .with_help("if the command starts torchrun itself and reads none of these, they can go"),
-        );
+        out.push(kept(
+            job,
+            format!(
+                "{why}, and Trainer sets only torchrun's `PET_*`: the TrainJob's `env` sets {} as the Training Operator did, `RANK` from the pod's completion index",
+                crate::diagnostic::listed(&set)
+            ),
+            "if the command starts torchrun itself and reads none of these, they can go",
+        ));
     }
     out
+}
+
+/// A note of variables the TrainJob's `env` keeps as the pods saw them.
+fn kept(job: &ImportedJob, message: String, help: &str) -> Diagnostic {
+    Diagnostic::note(
+        codes::MIGRATE_ENV,
+        job.node.span_at("/spec/pytorchReplicaSpecs"),
+        message,
+    )
+    .with_help(help.to_owned())
+}
+
+/// The processes per pod: a keyword (`auto`, `cpu`) becomes the count the
+/// job ran, or the pod's CPU request where torchrun counted the host's
+/// CPUs, which is said.
+fn keep_procs(job: &ImportedJob, spec: &mut Spec, starter: Starter) -> Option<Diagnostic> {
+    let one_process = matches!(starter, Starter::Plain);
+    let gpus = spec.resources.as_ref().and_then(|r| r.gpus).unwrap_or(0);
+    // Unset is trainc's default (one per GPU, else 1), which import leaves
+    // out where it is what the job does.
+    let keyword = match spec.n_proc_per_node {
+        Some(NProcPerNode::Keyword(k)) => Some(k),
+        _ => None,
+    };
+    // A launcher told its count on the command line takes that count.
+    let says_count = matches!(
+        starter,
+        Starter::Launcher {
+            says_count: true,
+            ..
+        }
+    );
+    let keyword = keyword?;
+    if says_count {
+        spec.n_proc_per_node = None;
+        return None;
+    }
+    if one_process {
+        spec.n_proc_per_node = Some(NProcPerNode::Count(1));
+        return None;
+    }
+    if gpus > 0 && keyword != NProcKeyword::Cpu {
+        spec.n_proc_per_node = Some(NProcPerNode::Keyword(NProcKeyword::Gpu));
+        return None;
+    }
+    let cpus = cpu_request(spec).max(1);
+    spec.n_proc_per_node = Some(NProcPerNode::Count(cpus));
+    Some(
+        Diagnostic::warning(
+            codes::MIGRATE_WORLD,
+            job.node.span_at("/spec/nprocPerNode"),
+            format!(
+                "`nprocPerNode: {}` started one process per CPU of the host under torchrun; the TrainJob starts {cpus}, the pod's CPU request, as Trainer resolves it",
+                if keyword == NProcKeyword::Cpu { "cpu" } else { "auto" }
+            ),
+        )
+        .with_help("set `nprocPerNode` to the number of processes each pod should start"),
+    )
 }
 
 /// The variables the Training Operator sets on a job with a Master, after
