@@ -209,14 +209,16 @@ fn has_selector_keys(node: &Node) -> bool {
     node.get("matchLabels").is_some() || node.get("matchExpressions").is_some()
 }
 
-/// The PyTorchJobs (at `jobs`, in order) that `trainc verify` rejects as
-/// written, where each is (in order), with its errors: the cluster would not take them, so they
-/// are not migrated. Verify reads the whole input, a window at a time, and
-/// only the errors inside a job are kept.
+/// The PyTorchJobs (at `jobs`, in order) that `trainc verify
+/// --training-operator` of `operator` rejects as written, where each is (in
+/// order), with its errors: the cluster would not take them, so they are
+/// not migrated. Verify reads the whole input, a window at a time, and only
+/// the errors inside a job are kept.
 pub(super) fn invalid_jobs(
     sources: &Sources,
     id: SourceId,
     jobs: &[Range<usize>],
+    operator: crate::cluster::pytorchjob::Release,
 ) -> (Vec<Range<usize>>, Vec<Diagnostic>) {
     if jobs.is_empty() {
         return (Vec::new(), Vec::new());
@@ -228,7 +230,13 @@ pub(super) fn invalid_jobs(
         id,
         crate::spec::defaults::TRAINJOB_API_LEVEL,
         &[],
-        crate::verify::manifests::Options::default(),
+        crate::verify::manifests::Options {
+            releases: crate::verify::Releases {
+                operator,
+                ..crate::verify::Releases::default()
+            },
+            ..crate::verify::manifests::Options::default()
+        },
         &mut |d| {
             if !d.is_error() {
                 return;

@@ -119,7 +119,8 @@ pub fn migrate(sources: &mut Sources, id: SourceId, options: &Options) -> Migrat
     };
     // A PyTorchJob the cluster would refuse is said in `verify`'s words,
     // and what import says of it gives way.
-    let (refused, invalid) = input::invalid_jobs(sources, id, &input.jobs);
+    let (refused, invalid) =
+        input::invalid_jobs(sources, id, &input.jobs, options.training_operator);
     let in_refused = |d: &Diagnostic| {
         d.primary.span.source == id
             && crate::source::range_holding(&refused, d.primary.span.start).is_some()
