@@ -925,6 +925,25 @@ fn a_crds_map_list_holds_each_key_once() {
         );
     }
     assert_eq!(said.len(), 3, "{said:#?}");
+    // A long list (past the short lists compared item by item) too.
+    let mut env: Vec<String> = (0..40).map(|i| format!("{{name: V{i}}}")).collect();
+    env.push("{name: V3}".to_owned());
+    let long = job.replace(
+        "env: [{name: A, value: '1'}, {name: B}, {name: A, value: '2'}]",
+        &format!("env: [{}]", env.join(", ")),
+    );
+    std::fs::write(dir.join("long.yaml"), long).unwrap();
+    let output = trainc(&dir, &["verify", "--format", "json", "long.yaml"]);
+    let said: Vec<String> = json_lines(&output.stdout)
+        .iter()
+        .filter(|d| d["code"] == "trainc::verify::schema")
+        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert!(
+        said[0].contains("`spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[40]`: Duplicate value: `name: \"V3\"` again (item 3 has it)"),
+        "{said:#?}"
+    );
 }
 
 /// Kubernetes' Job validation (v1.30.0 `pkg/apis/batch/validation`), for a

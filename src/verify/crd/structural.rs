@@ -174,13 +174,16 @@ pub(super) fn apply(value: &mut Json, schema: &Json, depth: usize) {
     }
 }
 
+/// The longest map list whose items are compared with each other.
+const SHORT_LIST: usize = 32;
+
 /// Every item of a `x-kubernetes-list-type: map` list whose keys
 /// (`x-kubernetes-list-map-keys`) an earlier item has too: its pointer and
 /// what it repeats. The API server rejects the second as a duplicate
 /// (`apiserver/schema/listtype/validation.go`).
-pub(super) fn duplicate_keys(
-    value: &Json,
-    schema: &Json,
+pub(super) fn duplicate_keys<'v>(
+    value: &'v Json,
+    schema: &'v Json,
     at: &mut String,
     found: &mut Vec<(String, String)>,
     depth: usize,
@@ -211,35 +214,41 @@ pub(super) fn duplicate_keys(
                 .filter_map(Json::as_str)
                 .collect();
             let is_map = schema["x-kubernetes-list-type"] == "map" && !keys.is_empty();
-            // Each item's keys as JSON text, to the first item that has
-            // them: one lookup an item, however long the list.
+            // A key the item leaves out has its default (a key must be
+            // required or defaulted).
+            let key = |item: &'v Json, k: &str| -> &'v Json {
+                match &item[k] {
+                    Json::Null => &schema["items"]["properties"][k]["default"],
+                    given => given,
+                }
+            };
+            // A short list is compared item by item, with nothing made; a
+            // long one keeps each item's keys as JSON text, to the first
+            // item that has them: one lookup an item, however long.
+            let long = items.len() > SHORT_LIST;
             let mut seen: std::collections::HashMap<String, usize> =
                 std::collections::HashMap::new();
             for (n, item) in items.iter().enumerate() {
                 let _ = write!(at, "/{n}");
                 if is_map {
-                    // A key the item leaves out has its default (a key
-                    // must be required or defaulted).
-                    let these: Vec<&Json> = (keys.iter())
-                        .map(|k| match &item[*k] {
-                            Json::Null => &schema["items"]["properties"][*k]["default"],
-                            given => given,
-                        })
-                        .collect();
-                    let text = serde_json::to_string(&these).unwrap_or_default();
-                    match seen.get(&text).copied() {
-                        Some(first) => {
-                            let repeated: Vec<String> = (keys.iter().zip(&these))
-                                .map(|(key, value)| format!("`{key}: {value}`"))
-                                .collect();
-                            found.push((
-                                at.clone(),
-                                format!("{} again (item {first} has it)", repeated.join(", ")),
-                            ));
-                        }
-                        None => {
-                            seen.insert(text, n);
-                        }
+                    let first = if long {
+                        let these: Vec<&Json> = keys.iter().map(|k| key(item, k)).collect();
+                        let text = serde_json::to_string(&these).unwrap_or_default();
+                        let first = seen.get(&text).copied();
+                        seen.entry(text).or_insert(n);
+                        first
+                    } else {
+                        (items[..n].iter())
+                            .position(|other| keys.iter().all(|k| key(other, k) == key(item, k)))
+                    };
+                    if let Some(first) = first {
+                        let repeated: Vec<String> = (keys.iter())
+                            .map(|k| format!("`{k}: {}`", key(item, k)))
+                            .collect();
+                        found.push((
+                            at.clone(),
+                            format!("{} again (item {first} has it)", repeated.join(", ")),
+                        ));
                     }
                 }
                 if schema["items"].is_object() {
