@@ -11,6 +11,16 @@ fn testdata() -> PathBuf {
     root().join("tests/reference")
 }
 
+/// The messages of the JSON diagnostics whose `field` is `value`
+/// (`code`, `trainc::verify::schema`; `severity`, `error`).
+fn messages(stdout: &[u8], field: &str, value: &str) -> Vec<String> {
+    json_lines(stdout)
+        .iter()
+        .filter(|d| d[field] == value)
+        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
 fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
     text(bytes)
         .lines()
@@ -595,11 +605,7 @@ fn managed_by_is_an_error_before_the_training_operator_v1_9() {
             ],
         );
         assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
-        let said: Vec<String> = json_lines(&output.stdout)
-            .iter()
-            .filter(|d| d["code"] == "trainc::verify::schema")
-            .map(|d| d["message"].as_str().unwrap_or("").to_owned())
-            .collect();
+        let said: Vec<String> = messages(&output.stdout, "code", "trainc::verify::schema");
         let expected = format!(
             "PyTorchJob/managed, `spec.runPolicy.managedBy`: the Training Operator {release} has no such field (it came with v1.9)"
         );
@@ -909,11 +915,7 @@ fn a_crds_map_list_holds_each_key_once() {
     std::fs::write(dir.join("twice.yaml"), format!("{jobset}{job}")).unwrap();
     let output = trainc(&dir, &["verify", "--format", "json", "twice.yaml"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
-    let said: Vec<String> = json_lines(&output.stdout)
-        .iter()
-        .filter(|d| d["code"] == "trainc::verify::schema")
-        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
-        .collect();
+    let said: Vec<String> = messages(&output.stdout, "code", "trainc::verify::schema");
     for expected in [
         "JobSet/twice, `spec.replicatedJobs[1]`: Duplicate value: `name: \"node\"` again (item 0 has it)",
         "JobSet/twice, `spec.replicatedJobs[1].template.spec.template.spec.containers[0].ports[1]`: Duplicate value: `containerPort: 80`, `protocol: \"TCP\"` again (item 0 has it)",
@@ -934,11 +936,7 @@ fn a_crds_map_list_holds_each_key_once() {
     );
     std::fs::write(dir.join("long.yaml"), long).unwrap();
     let output = trainc(&dir, &["verify", "--format", "json", "long.yaml"]);
-    let said: Vec<String> = json_lines(&output.stdout)
-        .iter()
-        .filter(|d| d["code"] == "trainc::verify::schema")
-        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
-        .collect();
+    let said: Vec<String> = messages(&output.stdout, "code", "trainc::verify::schema");
     assert_eq!(said.len(), 1, "{said:#?}");
     assert!(
         said[0].contains("`spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[40]`: Duplicate value: `name: \"V3\"` again (item 3 has it)"),
@@ -1008,11 +1006,7 @@ fn a_runtimes_jobs_are_held_to_kubernetes_job_validation() {
     std::fs::write(dir.join("runtime.yaml"), runtime).unwrap();
     let output = trainc(&dir, &["verify", "--format", "json", "runtime.yaml"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
-    let said: Vec<String> = json_lines(&output.stdout)
-        .iter()
-        .filter(|d| d["severity"] == "error")
-        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
-        .collect();
+    let said: Vec<String> = messages(&output.stdout, "severity", "error");
     // `parallelism` alone is no error here: Trainer sets `completions`.
     assert_eq!(said.len(), 1, "{said:#?}");
     assert!(
