@@ -70,12 +70,19 @@ pub(super) fn bare(w: &Workload, pod: &Pod) -> Json {
 }
 
 /// Nulls removed: the API server prunes them from a custom resource before
-/// it stores it, and a pod's field left null is unset.
+/// it stores it, and a pod's field left null is unset. So are empty maps and
+/// lists (`resources: {}`), which say what an unset field says, but for
+/// `emptyDir: {}`, which is a volume's source.
 fn pruned(value: &mut Json) {
     match value {
         Json::Object(map) => {
             map.retain(|_, v| !v.is_null());
             map.values_mut().for_each(pruned);
+            map.retain(|key, v| {
+                key == "emptyDir"
+                    || !(v.as_object().is_some_and(serde_json::Map::is_empty)
+                        || v.as_array().is_some_and(Vec::is_empty))
+            });
         }
         Json::Array(items) => items.iter_mut().for_each(pruned),
         _ => {}
