@@ -32,6 +32,7 @@ use crate::source::{SourceId, Sources, Span};
 use crate::spec::{ApiLevel, Spec, Target, TrainJobOptions};
 use crate::tree::Node;
 
+mod beyond;
 mod compare;
 mod input;
 mod podspec;
@@ -385,6 +386,8 @@ fn retargeted(
         scheduling.scheduler_name = Some(name.clone());
     }
     let mut said = report::before_build(job, &mut spec);
+    said.extend(beyond::pods_kept_after_failure(job));
+    said.extend(beyond::queued(job));
     said.extend(world::keep(job, &mut spec));
     world::keep_failures(&mut spec);
     spec.target = Some(Target::Trainjob);

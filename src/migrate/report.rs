@@ -17,7 +17,7 @@ use crate::tree::Node;
 
 /// Where in the PyTorchJob: the span of the value at `pointer`, else of the
 /// nearest field above it.
-fn at(job: &ImportedJob, pointer: &str) -> Span {
+pub(super) fn at(job: &ImportedJob, pointer: &str) -> Span {
     job.node.span_at(pointer)
 }
 
@@ -97,7 +97,6 @@ pub(super) fn gang_without_scheduler(job: &ImportedJob) -> Diagnostic {
 /// for it at all (not even in a runtime trainc writes).
 pub(super) fn before_build(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    out.extend(pods_kept_after_failure(job));
     // `None` leaves a finished job's pods, as a JobSet does: nothing to say.
     if let Some(policy) = spec.policy.as_mut()
         && let Some(clean) = policy.clean_pod_policy.take()
@@ -115,45 +114,6 @@ pub(super) fn before_build(job: &ImportedJob, spec: &mut Spec) -> Vec<Diagnostic
         );
     }
     out
-}
-
-/// Before v1.9.4 the Training Operator deleted every pod of a job that
-/// failed past its `backoffLimit` or `activeDeadlineSeconds`, whatever
-/// `cleanPodPolicy` said: it set the job's Failed condition only after
-/// deleting, so `cleanPodPolicy: None` (the default) was not heeded
-/// (kubeflow/trainer 8e41c03c1, in v1.9.4,
-/// `pkg/controller.v1/common/job.go` `ReconcileJobs`). A failed TrainJob's
-/// pods stay, as a failed Job's do. Said where the job can fail that way:
-/// a deadline, or a backoff limit on replicas that restart.
-fn pods_kept_after_failure(job: &ImportedJob) -> Option<Diagnostic> {
-    let spec = &job.object["spec"];
-    let policy = &spec["runPolicy"];
-    if policy["cleanPodPolicy"]
-        .as_str()
-        .is_some_and(|c| c != "None")
-    {
-        return None;
-    }
-    let restarting = (spec["pytorchReplicaSpecs"]
-        .as_object()
-        .into_iter()
-        .flatten())
-    .any(|(_, replica)| replica["restartPolicy"] != "Never");
-    let field = if !policy["activeDeadlineSeconds"].is_null() {
-        "activeDeadlineSeconds"
-    } else if !policy["backoffLimit"].is_null() && restarting {
-        "backoffLimit"
-    } else {
-        return None;
-    };
-    Some(
-        Diagnostic::note(
-            codes::MIGRATE_RESTARTS,
-            at(job, &format!("/spec/runPolicy/{field}")),
-            format!("when the job fails past its `{field}`, the TrainJob's failed pods stay, with their logs; the Training Operator before v1.9.4 deleted every pod of such a job, whatever `cleanPodPolicy` said"),
-        )
-        .with_help("read a failed run's logs with `kubectl logs` on its pods; delete them with the TrainJob (`ttlSecondsAfterFinished` does it for you)"),
-    )
 }
 
 /// The TrainingRuntime trainc writes beside the TrainJob, and why: the
