@@ -23,6 +23,7 @@ mod linear;
 mod migrate;
 mod properties;
 mod purity;
+mod regressions;
 mod run;
 mod schema_lock;
 mod schema_verdict;

@@ -235,3 +235,10 @@ pub(crate) fn assert_plain(what: &str, stderr: &[u8]) {
         panic!("{what}: a diagnostic shows an internal form `{leak}`:\n{text}");
     }
 }
+
+/// The field a `verify` message names: `PyTorchJob/test, `spec.x`: …`.
+pub(crate) fn field_of(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once(", `")?;
+    let (field, after) = rest.split_once('`')?;
+    after.starts_with(':').then_some(field)
+}

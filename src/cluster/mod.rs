@@ -17,6 +17,7 @@
 //! import): API version and kind, the container and port it looks for, the
 //! labels it puts on pods, the env it reserves.
 
+pub mod core_kinds;
 pub mod job;
 pub mod job_spec;
 pub mod jobset;

@@ -40,6 +40,8 @@ use crate::trainer::Release;
 use crate::trainer::runtime::{ANCESTOR_LABEL, Runtime};
 
 pub const API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
+/// The API group of TrainJobs and the runtimes they name.
+pub const GROUP: &str = "trainer.kubeflow.org";
 pub const KIND: &str = "TrainJob";
 /// The replicated job and container of the torch runtime that patches target.
 pub const NODE: &str = "node";

@@ -45,6 +45,29 @@ pub enum Extent {
     Patch,
 }
 
+/// The pod fields a variable may read (kubernetes v1.36.3
+/// `pkg/apis/core/validation` `validEnvDownwardAPIFieldPathExpressions`).
+pub const ENV_FIELD_PATHS: [&str; 9] = [
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+
+/// Whether a variable may read `path`: one of [`ENV_FIELD_PATHS`], or a
+/// label or annotation by its key.
+pub fn env_field_path(path: &str) -> bool {
+    ENV_FIELD_PATHS.contains(&path)
+        || ["metadata.labels['", "metadata.annotations['"]
+            .iter()
+            .any(|prefix| path.starts_with(prefix) && path.ends_with("']"))
+}
+
 /// The largest file mode a volume's files may be given.
 pub const MAX_MODE: u64 = 0o777;
 
@@ -111,6 +134,10 @@ pub fn check(spec: &Json, extent: Extent) -> Vec<Problem> {
             }
         }
     }
+    affinity_terms(spec, &mut push);
+    for (t, toleration) in list(spec, "tolerations").iter().enumerate() {
+        tolerates(toleration, &format!("/tolerations/{t}"), &mut push);
+    }
     let containers = list(spec, "containers");
     if extent == Extent::Whole && containers.is_empty() {
         push(
@@ -140,11 +167,166 @@ pub fn check(spec: &Json, extent: Extent) -> Vec<Problem> {
                     "give each container, init containers included, its own name".to_owned(),
                 );
             }
+            env_and_ports(container, &at, &mut push);
             let known = (extent == Extent::Whole).then_some(&volume_names);
             mounts(container, &at, known, &mut push);
         }
     }
     problems
+}
+
+/// Pod (anti-)affinity terms name the node label that groups pods
+/// (`validatePodAffinityTerm`: a label key, required).
+fn affinity_terms(spec: &Json, push: &mut impl FnMut(String, String, String)) {
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let affinity = &spec["affinity"][kind];
+        let base = format!("/affinity/{kind}");
+        let required = list(affinity, "requiredDuringSchedulingIgnoredDuringExecution");
+        let preferred = list(affinity, "preferredDuringSchedulingIgnoredDuringExecution");
+        let terms = (required.iter().enumerate())
+            .map(|(i, t)| {
+                (
+                    format!("{base}/requiredDuringSchedulingIgnoredDuringExecution/{i}"),
+                    t,
+                )
+            })
+            .chain(preferred.iter().enumerate().map(|(i, t)| {
+                (
+                    format!(
+                        "{base}/preferredDuringSchedulingIgnoredDuringExecution/{i}/podAffinityTerm"
+                    ),
+                    &t["podAffinityTerm"],
+                )
+            }));
+        for (at, term) in terms {
+            let key = term["topologyKey"].as_str().unwrap_or_default();
+            if let Err(why) = names::qualified_name(key) {
+                push(
+                    format!("{at}/topologyKey"),
+                    format!("the `topologyKey` `{key}` is not a node label key: {why}"),
+                    "name the node label that groups pods, such as `kubernetes.io/hostname`"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+}
+
+/// A container's variables' sources and its ports' names.
+fn env_and_ports(container: &Json, at: &str, push: &mut impl FnMut(String, String, String)) {
+    for (e, var) in list(container, "env").iter().enumerate() {
+        env_source(&var["valueFrom"], &format!("{at}/env/{e}/valueFrom"), push);
+    }
+    let mut port_names = std::collections::HashSet::new();
+    for (p, port) in list(container, "ports").iter().enumerate() {
+        let name = port["name"].as_str().filter(|n| !n.is_empty());
+        if let Some(name) = name
+            && !port_names.insert(name)
+        {
+            push(
+                format!("{at}/ports/{p}/name"),
+                format!("two ports of the container are named `{name}`"),
+                "give each port its own name".to_owned(),
+            );
+        } else if let Some(name) = name
+            && let Err(why) = names::port_name(name)
+        {
+            push(
+                format!("{at}/ports/{p}/name"),
+                format!("the port name `{name}` is not an IANA service name: {why}"),
+                "name the port with at most 15 lowercase letters, digits and `-`, such as `metrics`".to_owned(),
+            );
+        }
+    }
+}
+
+/// One toleration (kubernetes v1.36.3 `pkg/apis/core/validation`
+/// `ValidateTolerations`).
+fn tolerates(toleration: &Json, at: &str, push: &mut impl FnMut(String, String, String)) {
+    let key = toleration["key"].as_str().unwrap_or_default();
+    let operator = toleration["operator"].as_str().unwrap_or_default();
+    let value = toleration["value"].as_str().unwrap_or_default();
+    let effect = toleration["effect"].as_str().unwrap_or_default();
+    let help = "write the taint's key, `operator: Equal` with its value or `operator: Exists`, and its effect (`NoSchedule`, `PreferNoSchedule`, `NoExecute`)";
+    let mut refuse =
+        |field: &str, message: String| push(format!("{at}/{field}"), message, help.to_owned());
+    if !key.is_empty()
+        && let Err(why) = names::qualified_name(key)
+    {
+        refuse(
+            "key",
+            format!("the toleration's key `{key}` is not a label key: {why}"),
+        );
+    }
+    match operator {
+        "" | "Equal" if key.is_empty() => refuse(
+            "operator",
+            "a toleration without a `key` matches every taint, and needs `operator: Exists`"
+                .to_owned(),
+        ),
+        "" | "Equal" => {
+            if let Err(why) = names::label_value(value) {
+                refuse(
+                    "value",
+                    format!("the toleration's value is not a label value: {why}"),
+                );
+            }
+        }
+        "Exists" if !value.is_empty() => refuse(
+            "value",
+            "a toleration with `operator: Exists` has no `value`".to_owned(),
+        ),
+        "Exists" => {}
+        other => refuse(
+            "operator",
+            format!("the operator `{other}` is not `Equal` or `Exists`"),
+        ),
+    }
+    if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+        refuse(
+            "effect",
+            format!("the effect `{effect}` is not `NoSchedule`, `PreferNoSchedule` or `NoExecute`"),
+        );
+    } else if !toleration["tolerationSeconds"].is_null() && effect != "NoExecute" {
+        refuse(
+            "effect",
+            "`tolerationSeconds` says how long a pod stays on a `NoExecute` taint: the effect must be `NoExecute`".to_owned(),
+        );
+    }
+}
+
+/// An environment variable's `valueFrom`, which names exactly one source
+/// (kubernetes v1.36.3 `pkg/apis/core/validation` `validateEnvVarValueFrom`).
+fn env_source(from: &Json, at: &str, push: &mut impl FnMut(String, String, String)) {
+    let Some(from) = from.as_object() else {
+        return;
+    };
+    let sources = [
+        "fieldRef",
+        "resourceFieldRef",
+        "configMapKeyRef",
+        "secretKeyRef",
+        "fileKeyRef",
+    ];
+    let given: Vec<&str> = sources
+        .into_iter()
+        .filter(|s| from.get(*s).is_some_and(|v| !v.is_null()))
+        .collect();
+    let message = match given.len() {
+        1 => return,
+        0 => "`valueFrom` names no source: it needs one of `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef`".to_owned(),
+        _ => format!(
+            "`valueFrom` names {} sources ({}): it takes one",
+            given.len(),
+            given.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    push(
+        at.to_owned(),
+        message,
+        "give the variable one source, such as `secretKeyRef: {name: hf-token, key: token}`"
+            .to_owned(),
+    );
 }
 
 /// The `volumeMounts` of one container at `at`; `volumes`, the pod's volume

@@ -36,6 +36,7 @@ fn compact_with(upstream: &str, bound_formats: bool) -> String {
     strip(&mut schema);
     if bound_formats {
         bound_integer_formats(&mut schema);
+        close_empty_objects(&mut schema, true);
     }
     let mut out = Map::new();
     if let Some(gvk) = gvk {
@@ -55,12 +56,12 @@ fn compact_with(upstream: &str, bound_formats: bool) -> String {
 /// CEL rules or key a list (and those on the way to them: `properties`,
 /// `items`, `additionalProperties`), with their `x-kubernetes-validations` but
 /// for transition rules (`oldSelf`), which cannot be checked offline, and
-/// each `x-kubernetes-list-type: map` with its keys and their defaults. Read
-/// alone, without the schema around it.
+/// each `x-kubernetes-list-type: map` with its keys and their defaults, and
+/// each `set`. Read alone, without the schema around it.
 pub const RULES: &str = "x-trainc-rules";
 
-/// The skeleton of `schema` that holds its rules and map lists; `None` if it
-/// has neither.
+/// The skeleton of `schema` that holds its rules, map lists and sets; `None`
+/// if it has none.
 fn rules_only(schema: &Value, depth: usize) -> Option<Value> {
     if depth > 128 || !schema.is_object() {
         return None;
@@ -84,6 +85,8 @@ fn rules_only(schema: &Value, depth: usize) -> Option<Value> {
                 json!({ "properties": Value::Object(defaults) }),
             );
         }
+    } else if schema["x-kubernetes-list-type"] == "set" {
+        out.insert("x-kubernetes-list-type".to_owned(), json!("set"));
     }
     let rules: Vec<Value> = schema["x-kubernetes-validations"]
         .as_array()
@@ -183,6 +186,48 @@ fn strip(schema: &mut Value) {
 /// any integer; the API server rejects what does not fit. This turns every
 /// `format: int32` / `int64` into the bounds it stands for, keeping any
 /// tighter bound the schema already has.
+/// A CRD's object with no `properties` (Trainer's `mlPolicy.xgboost: {}`)
+/// takes no fields: the API server prunes what a structural schema does not
+/// name, and strict field validation refuses it as unknown (the real v2.3.0
+/// control plane refuses `xgboost: {unknownField: x}`). JSON Schema would
+/// take any, so such a node gets `additionalProperties: false`. The root's
+/// `metadata` is ObjectMeta's, checked on its own.
+fn close_empty_objects(schema: &mut Value, root: bool) {
+    match schema {
+        Value::Object(node) => {
+            let open = [
+                "properties",
+                "additionalProperties",
+                "patternProperties",
+                "$ref",
+            ]
+            .iter()
+            .any(|k| node.contains_key(*k))
+                || node.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            if node.get("type") == Some(&json!("object")) && !open {
+                node.insert("properties".to_owned(), json!({}));
+                node.insert("additionalProperties".to_owned(), Value::Bool(false));
+            }
+            for (key, child) in node.iter_mut() {
+                if key == "properties" && root {
+                    if let Value::Object(fields) = child {
+                        fields
+                            .iter_mut()
+                            .filter(|(name, _)| name.as_str() != "metadata")
+                            .for_each(|(_, field)| close_empty_objects(field, false));
+                    }
+                } else {
+                    close_empty_objects(child, false);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| close_empty_objects(item, false)),
+        _ => {}
+    }
+}
+
 pub(crate) fn bound_integer_formats(schema: &mut Value) {
     match schema {
         Value::Object(node) => {

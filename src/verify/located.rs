@@ -66,9 +66,17 @@ impl Located<'_> {
 /// rather than a schema lookup for `?`.
 pub(super) fn missing_identity(object: &Located<'_>, json: &Json) -> Option<Diagnostic> {
     let missing: Vec<&str> = [
-        ("apiVersion", json["apiVersion"].is_string()),
-        ("kind", json["kind"].is_string()),
-        ("metadata.name", json["metadata"]["name"].is_string()),
+        (
+            "apiVersion",
+            json["apiVersion"].as_str().is_some_and(|s| !s.is_empty()),
+        ),
+        ("kind", json["kind"].as_str().is_some_and(|s| !s.is_empty())),
+        (
+            "metadata.name",
+            json["metadata"]["name"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
+        ),
     ]
     .into_iter()
     .filter(|(_, present)| !present)
@@ -79,8 +87,9 @@ pub(super) fn missing_identity(object: &Located<'_>, json: &Json) -> Option<Diag
             codes::VERIFY_SCHEMA,
             object.start(),
             format!(
-                "document {}: the object has no {}",
+                "document {}, `{}`: the object has no {}",
                 object.document,
+                missing[0],
                 missing
                     .iter()
                     .map(|f| format!("`{f}`"))

@@ -120,7 +120,9 @@ impl Contract {
             Contract::Webhook => {
                 "the operator's admission webhook rejects this when the object is created"
             }
-            Contract::Operator => "the operator would create or reach other objects than these say",
+            Contract::Operator => {
+                "the API server admits this object; what its operator makes of it is refused, or is not what the object says"
+            }
             Contract::Admitted => {
                 "the cluster accepts this object as it is; fix it so the job runs as written"
             }
@@ -311,7 +313,11 @@ fn one_object(
     // JobSet's mutating webhook fills in what its schema requires (failure
     // policy rule names) before the API server checks the schema.
     let is_jobset = value["apiVersion"] == jobset::API_VERSION && value["kind"] == jobset::KIND;
+    let start = problems.len();
     let pruned = nulls::pruned(&id, value, problems);
+    if pruned.is_some() {
+        nulls::unknown(&id, value, level, crds, start, problems);
+    }
     let value = pruned.as_ref().unwrap_or(value);
     let defaulted = is_jobset.then(|| jobset::defaulted(value));
     let value = defaulted.as_ref().unwrap_or(value);
@@ -326,6 +332,7 @@ fn one_object(
     ) {
         (pytorchjob::API_VERSION, pytorchjob::KIND) => {
             webhooks::pytorchjob(&id, value, releases.operator, problems);
+            apiserver::scale_replicas(&id, value, problems);
         }
         (trainjob::API_VERSION, trainjob::KIND) => {
             webhooks::trainjob(&id, value, level, problems);
@@ -341,6 +348,16 @@ fn one_object(
                 problems.push(Problem::webhook(&id, &refusal.pointer, refusal.message));
             }
             jobs_of_jobset(&id, value, problems);
+        }
+        ("v1", "Service") => {
+            for refused in crate::cluster::core_kinds::service(value) {
+                problems.push(Problem::apiserver(&id, &refused.pointer, refused.message));
+            }
+        }
+        ("v1", "PersistentVolumeClaim") => {
+            for refused in crate::cluster::core_kinds::claim(value) {
+                problems.push(Problem::apiserver(&id, &refused.pointer, refused.message));
+            }
         }
         (job::API_VERSION, job::KIND) => {
             let spec = job_spec::refusals(&value["spec"])
@@ -370,6 +387,10 @@ fn jobs_of_jobset(id: &str, value: &Value, problems: &mut Vec<Problem>) {
 /// v2.3.0, `pkg/runtime/framework/plugins/jobset/jobset.go`
 /// `SyncParallelCount`), so a count is never missing there.
 fn jobs_of_runtime(id: &str, value: &Value, problems: &mut Vec<Problem>) {
+    // A template of another shape is the schema's to report.
+    if !value["spec"]["template"]["spec"].is_object() {
+        return;
+    }
     let mut jobset = serde_json::json!({ "spec": value["spec"]["template"]["spec"].clone() });
     jobset = jobset::defaulted(&jobset);
     let rjobs = jobset["spec"]["replicatedJobs"].as_array_mut();
@@ -408,9 +429,14 @@ fn jobs_refused(id: &str, spec: &Value, at: &str, whose: &str, problems: &mut Ve
             } else {
                 ""
             };
+            let pointer = format!("{at}/replicatedJobs/{i}/template/spec{}", refused.pointer);
+            // Refused at admission already (a set's repeated item): said once.
+            if problems.iter().any(|p| p.object == id && p.path == pointer) {
+                continue;
+            }
             problems.push(Problem::operator(
                 id,
-                &format!("{at}/replicatedJobs/{i}/template/spec{}", refused.pointer),
+                &pointer,
                 format!(
                     "{}{defaulted}: the API server refuses each Job JobSet makes of {whose} `{name}`, so none of its pods run",
                     refused.message

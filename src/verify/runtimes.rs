@@ -177,21 +177,38 @@ fn together(
         containers,
     } in patches(job)
     {
+        // Trainer merges a TrainJob's patches into the runtime before its
+        // webhook looks for the jobs and containers they name (kubeflow/trainer
+        // `pkg/runtime/core/trainingruntime.go` `ValidateObjects` →
+        // `newRuntimeInfo`: v2.0.0 `mergePodSpecOverrides` and v2.1.0
+        // `mergePodTemplateOverrides`, strategic merges into the pod of each
+        // job a patch targets; v2.2.0–v2.3.0 `mergeRuntimePatches`, a
+        // strategic merge of the whole JobSet spec). So a patch's new
+        // container, and from v2.2 its new job, are admitted (the real v2.3.0
+        // webhook admits both) and added as written: with no image, which a
+        // patch cannot give.
         let Some(target) = runtime.job(&job_name) else {
-            problems.push(Problem::webhook(
-                id,
-                &path,
-                format!("{named} has no replicated job `{job_name}` for this patch"),
-            ));
+            let message = format!("{named} has no replicated job `{job_name}` for this patch");
+            if release >= crate::trainer::Release::V2_2 {
+                problems.push(Problem::operator(
+                    id,
+                    &path,
+                    format!(
+                        "{message}: Trainer admits the TrainJob and adds the job to its JobSet as the patch writes it, with no container image, so the JobSet or its Job is refused and no training runs"
+                    ),
+                ));
+            } else {
+                problems.push(Problem::webhook(id, &path, message));
+            }
             continue;
         };
         for (container_path, container) in containers {
             if target.container(&container).is_none() {
-                problems.push(Problem::webhook(
+                problems.push(Problem::operator(
                     id,
                     &container_path,
                     format!(
-                        "the `{job_name}` job of {named} has no container `{container}`; a patch cannot add one"
+                        "the `{job_name}` job of {named} has no container `{container}`: Trainer admits the TrainJob and adds the container as the patch writes it, with no image (a patch cannot give one), so Kubernetes refuses the Job and no pod runs"
                     ),
                 ));
             }

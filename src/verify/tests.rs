@@ -383,13 +383,17 @@ fn a_jobs_subdomain_needs_a_headless_service_that_selects_its_pods() {
 /// name and namespace.
 #[test]
 fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
-    let at = |value: &Value| -> Vec<(String, String)> {
+    let with = |value: &Value, contract: super::Contract| -> Vec<(String, String)> {
         problems(value)
             .into_iter()
-            .filter(|p| p.contract == super::Contract::ApiServer)
+            .filter(|p| p.contract == contract)
             .map(|p| (p.path, p.message))
             .collect()
     };
+    let at = |value: &Value| with(value, super::Contract::ApiServer);
+    // An operator's template is its to turn into pods: the API server
+    // admits the object and refuses the pods.
+    let made = |value: &Value| with(value, super::Contract::Operator);
     let plain = serde_json::json!({
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": "a/b", "namespace": "team\nx"},
@@ -428,16 +432,17 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
     let mut operator = job();
     operator["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["hostname"] =
         serde_json::json!("a.b");
-    let found = at(&operator);
+    assert_eq!(at(&operator), []);
+    let found = made(&operator);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(
         found[0].0,
         "/spec/pytorchReplicaSpecs/Worker/template/spec/hostname"
     );
     assert!(
-        found[0]
-            .1
-            .ends_with("the API server rejects the pods the operator makes from this template"),
+        found[0].1.ends_with(
+            "the API server admits the PyTorchJob but rejects the pods its operator makes from this template"
+        ),
         "{found:?}"
     );
     let trainjob = serde_json::json!({
@@ -449,7 +454,7 @@ fn names_and_paths_the_api_server_rejects_are_found_in_every_pod_spec() {
                     "containers": [{"name": "node", "volumeMounts": [{"name": "data", "mountPath": "/d", "subPath": "../x"}]}]}}}}}
             ]}}}}]}
     });
-    let found = at(&trainjob);
+    let found = made(&trainjob);
     assert_eq!(
         found.len(),
         1,

@@ -220,6 +220,31 @@ pub(super) fn trainjob(id: &str, job: &Value, level: ApiLevel, problems: &mut Ve
     reserved_containers(id, job, problems);
     let mut reject =
         |path: &str, message: String| problems.push(Problem::webhook(id, path, message));
+    // The webhook validates with the runtimes it registers, found by the
+    // reference's group and kind, which the CRD defaults when `runtimeRef`
+    // is given (kubeflow/trainer v2.0.0–v2.3.0 `pkg/webhooks/trainjob_webhook.go`
+    // `ValidateCreate`: "unsupported runtime").
+    let reference = &job["spec"]["runtimeRef"];
+    let group = reference["apiGroup"].as_str().unwrap_or(trainjob::GROUP);
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    if !reference.is_object() {
+        reject(
+            "/spec",
+            "Trainer refuses a TrainJob with no `spec.runtimeRef` (\"unsupported runtime\"): name the runtime it runs on".to_owned(),
+        );
+    } else if group != trainjob::GROUP
+        || !matches!(kind, "ClusterTrainingRuntime" | "TrainingRuntime")
+    {
+        reject(
+            "/spec/runtimeRef",
+            format!(
+                "Trainer runs TrainJobs on a `ClusterTrainingRuntime` or `TrainingRuntime` of `{}`, not a `{kind}` of `{group}` (\"unsupported runtime\")",
+                trainjob::GROUP
+            ),
+        );
+    }
     let name = job["metadata"]["name"].as_str().unwrap_or("");
     let nodes = job
         .pointer("/spec/trainer/numNodes")
@@ -391,7 +416,11 @@ fn reserved_containers(id: &str, job: &Value, problems: &mut Vec<Problem>) {
         let containers = pod["containers"].as_array().into_iter().flatten();
         for (c, container) in containers.enumerate() {
             let name = container["name"].as_str().unwrap_or_default();
-            if RESERVED.contains(&name) && container.get("env").is_some() {
+            // `len(c.Env) > 0`: an empty list gives none.
+            let given = container["env"]
+                .as_array()
+                .is_some_and(|env| !env.is_empty());
+            if RESERVED.contains(&name) && given {
                 problems.push(Problem::webhook(
                     id,
                     &format!("{at}/containers/{c}/env"),

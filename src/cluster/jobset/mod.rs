@@ -195,8 +195,7 @@ pub fn defaulted(jobset: &Json) -> Json {
             .and_then(Json::as_object_mut)
             && pod
                 .get("restartPolicy")
-                .and_then(Json::as_str)
-                .is_none_or(str::is_empty)
+                .is_none_or(|policy| policy.is_null() || policy == "")
         {
             pod.insert("restartPolicy".to_owned(), Json::from("OnFailure"));
         }
@@ -212,11 +211,12 @@ pub fn defaulted(jobset: &Json) -> Json {
         .and_then(|p| p.get_mut("rules"))
         .and_then(Json::as_array_mut);
     for (i, rule) in rules.into_iter().flatten().enumerate() {
+        // A name of another type is the schema's to refuse (the webhook
+        // cannot decode it), not one to fill in.
         if let Some(rule) = rule.as_object_mut()
             && rule
                 .get("name")
-                .and_then(Json::as_str)
-                .is_none_or(str::is_empty)
+                .is_none_or(|name| name.is_null() || name == "")
         {
             rule.insert(
                 "name".to_owned(),

@@ -50,6 +50,21 @@ pub fn refusals(jobset: &Json) -> Vec<Refusal> {
             "the first replicated job cannot have `dependsOn` (JobSet's rule: it has no job before it to wait for)".to_owned(),
         );
     }
+    // The mutating webhook answers with the JobSet as its Go types write it
+    // out, a pod template with `containers: null` where none was given; the
+    // API server then finds the CRD's required `containers` missing (the
+    // real v0.12.0 control plane refuses a replicated job with no pod spec).
+    for (i, rjob) in replicated.iter().enumerate() {
+        if rjob["template"]["spec"]["template"]["spec"]["containers"].is_null() {
+            let job = rjob["name"].as_str().unwrap_or("");
+            refuse(
+                format!("/spec/replicatedJobs/{i}/template/spec/template/spec/containers"),
+                format!(
+                    "the replicated job `{job}` has no pod spec with `containers`: its pods would run nothing"
+                ),
+            );
+        }
+    }
     if let Some(subdomain) = spec["network"]["subdomain"]
         .as_str()
         .filter(|s| !s.is_empty())
@@ -377,9 +392,9 @@ fn coordinator(jobset: &str, spec: &Json, refuse: &mut impl FnMut(String, String
         );
         return;
     };
-    let job_index = coordinator["jobIndex"].as_u64().unwrap_or(0);
-    let pod_index = coordinator["podIndex"].as_u64().unwrap_or(0);
-    if job_index >= rjob["replicas"].as_u64().unwrap_or(1) {
+    let job_index = coordinator["jobIndex"].as_i64().unwrap_or(0);
+    let pod_index = coordinator["podIndex"].as_i64().unwrap_or(0);
+    if job_index < 0 || job_index >= rjob["replicas"].as_i64().unwrap_or(1) {
         refuse(
             "/spec/coordinator/jobIndex".to_owned(),
             format!("`{rname}` has no job {job_index}"),
@@ -387,7 +402,7 @@ fn coordinator(jobset: &str, spec: &Json, refuse: &mut impl FnMut(String, String
     }
     let job = &rjob["template"]["spec"];
     let Some(completions) = job["completions"]
-        .as_u64()
+        .as_i64()
         .filter(|_| job["completionMode"] == "Indexed")
     else {
         refuse(
@@ -398,7 +413,7 @@ fn coordinator(jobset: &str, spec: &Json, refuse: &mut impl FnMut(String, String
         );
         return;
     };
-    if pod_index >= completions {
+    if pod_index < 0 || pod_index >= completions {
         refuse(
             "/spec/coordinator/podIndex".to_owned(),
             format!("`{rname}`'s jobs have no pod {pod_index}"),
@@ -410,7 +425,15 @@ fn coordinator(jobset: &str, spec: &Json, refuse: &mut impl FnMut(String, String
         .as_str()
         .filter(|s| !s.is_empty())
         .unwrap_or(jobset);
-    let address = format!("{}.{domain}", pod_name(jobset, rname, job_index, pod_index));
+    let address = format!(
+        "{}.{domain}",
+        pod_name(
+            jobset,
+            rname,
+            job_index.unsigned_abs(),
+            pod_index.unsigned_abs()
+        )
+    );
     if let Err(why) = names::label_value(&address) {
         refuse(
             "/spec/coordinator".to_owned(),

@@ -10,19 +10,6 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::{EnvSource, EnvValue, Target};
 use crate::syntax::names;
 
-/// Pod fields a fieldRef may read.
-const FIELDS: &[&str] = &[
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.uid",
-    "spec.nodeName",
-    "spec.serviceAccountName",
-    "status.hostIP",
-    "status.hostIPs",
-    "status.podIP",
-    "status.podIPs",
-];
-
 pub(super) fn check(r: &mut Rules<'_>) {
     secrets_on_command_lines(r);
     if r.target() == Target::Trainjob {
@@ -297,20 +284,20 @@ fn field(r: &mut Rules<'_>, source: &EnvSource, pointer: &str) {
                 .with_help(format!("remove `{which}`")),
             );
         }
-        let labelled = ["metadata.labels['", "metadata.annotations['"]
-            .iter()
-            .any(|p| field.starts_with(p) && field.ends_with("']"));
-        if !FIELDS.contains(&field.as_str()) && !labelled {
+        if !crate::syntax::pod::env_field_path(field) {
             let mut d = Diagnostic::error(
                 codes::ENV_SOURCE,
                 r.value(&at(pointer, "field")),
                 format!("`{field}` is not a pod field a variable can read"),
             );
-            d = match crate::diagnostic::suggest(field, FIELDS.iter().copied()) {
+            d = match crate::diagnostic::suggest(
+                field,
+                crate::syntax::pod::ENV_FIELD_PATHS.iter().copied(),
+            ) {
                 Some(best) => d.with_help(format!("did you mean `{best}`?")),
                 None => d.with_help(format!(
                     "readable fields: {}, `metadata.labels['KEY']`, `metadata.annotations['KEY']`",
-                    FIELDS
+                    crate::syntax::pod::ENV_FIELD_PATHS
                         .iter()
                         .map(|f| format!("`{f}`"))
                         .collect::<Vec<_>>()

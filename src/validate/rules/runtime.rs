@@ -482,7 +482,7 @@ fn patch_targets(r: &mut Rules<'_>, bound: &Bound, runtime: &Runtime) {
                 codes::TRAINJOB_RUNTIME,
                 r.value(&pointer),
                 format!(
-                    "the `{NODE}` job of {} has no container `{name}`; a TrainJob's patch changes the runtime's containers ({others}) and cannot add one",
+                    "the `{NODE}` job of {} has no container `{name}`; a TrainJob's patch changes the runtime's containers ({others}) and cannot give a new one an image: Trainer adds `{name}` without one, and Kubernetes refuses the Job",
                     bound.describe()
                 ),
             )

@@ -282,7 +282,7 @@ pub(in crate::verify) fn duplicates(
         problems.push(Problem::schema(
             id,
             &pointer,
-            format!("Duplicate value: {repeated}; the CRD keys this list by them (`x-kubernetes-list-type: map`)"),
+            format!("Duplicate value: {repeated}"),
         ));
     }
 }

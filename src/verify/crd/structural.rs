@@ -178,8 +178,8 @@ pub(super) fn apply(value: &mut Json, schema: &Json, depth: usize) {
 const SHORT_LIST: usize = 32;
 
 /// Every item of a `x-kubernetes-list-type: map` list whose keys
-/// (`x-kubernetes-list-map-keys`) an earlier item has too: its pointer and
-/// what it repeats. The API server rejects the second as a duplicate
+/// (`x-kubernetes-list-map-keys`) an earlier item has too, and every item
+/// of a `set` an earlier item equals: its pointer and what it repeats. The API server rejects the second as a duplicate
 /// (`apiserver/schema/listtype/validation.go`).
 pub(super) fn duplicate_keys<'v>(
     value: &'v Json,
@@ -214,6 +214,10 @@ pub(super) fn duplicate_keys<'v>(
                 .filter_map(Json::as_str)
                 .collect();
             let is_map = schema["x-kubernetes-list-type"] == "map" && !keys.is_empty();
+            // A set's items are each given once (apiextensions-apiserver
+            // `pkg/apiserver/schema/listtype`), as the real server refuses a
+            // JobSet's `onExitCodes.values` given twice.
+            let is_set = schema["x-kubernetes-list-type"] == "set";
             // A key the item leaves out has its default (a key must be
             // required or defaulted).
             let key = |item: &'v Json, k: &str| -> &'v Json {
@@ -247,7 +251,27 @@ pub(super) fn duplicate_keys<'v>(
                             .collect();
                         found.push((
                             at.clone(),
-                            format!("{} again (item {first} has it)", repeated.join(", ")),
+                            format!(
+                                "{} again (item {first} has it); the CRD keys this list by them (`x-kubernetes-list-type: map`)",
+                                repeated.join(", ")
+                            ),
+                        ));
+                    }
+                } else if is_set {
+                    let first = if long {
+                        let text = serde_json::to_string(item).unwrap_or_default();
+                        let first = seen.get(&text).copied();
+                        seen.entry(text).or_insert(n);
+                        first
+                    } else {
+                        items[..n].iter().position(|other| other == item)
+                    };
+                    if let Some(first) = first {
+                        found.push((
+                            at.clone(),
+                            format!(
+                                "`{item}` again (item {first} has it); the CRD makes this list a set (`x-kubernetes-list-type: set`)"
+                            ),
                         ));
                     }
                 }
