@@ -151,6 +151,11 @@ pub(crate) struct DescribeArgs {
     /// ranks and the distributed environment it will see.
     #[arg(long)]
     pub(crate) pods: bool,
+    /// How to print: `text` for a person, or `json`, the pods alone as a
+    /// `v1 List` of `Pod` objects as the controllers will make them (as
+    /// with `--pods`, which it implies).
+    #[arg(long, value_enum, default_value_t = DescribeFormat::Text)]
+    pub(crate) format: DescribeFormat,
     #[command(flatten)]
     pub(crate) compose: ComposeArgs,
     #[command(flatten)]
@@ -503,6 +508,14 @@ pub(crate) enum ApiLevelArg {
     /// Trainer v2.0: `podSpecOverrides`.
     #[value(name = "v2.0")]
     V2_0,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DescribeFormat {
+    /// The description in words, at 80 columns.
+    Text,
+    /// The pods as a `v1 List` of `Pod` objects, in JSON.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -63,6 +63,7 @@ pub mod validate;
 pub mod verify;
 pub mod yaml;
 
+pub use describe::PodList;
 pub use diagnostic::Diagnostic;
 pub use source::{SourceId, Sources};
 
@@ -178,15 +179,10 @@ pub fn describe(
     build: &str,
     with_pods: bool,
 ) -> (Option<String>, Vec<Diagnostic>) {
-    let checked = front_end(sources, input, options);
-    let spec = checked
-        .spec
-        .filter(|_| !checked.diagnostics.iter().any(Diagnostic::is_error));
-    let Some(spec) = spec else {
+    let (model, checked) = resolved(sources, input, options);
+    let Some(model) = model else {
         return (None, checked.diagnostics);
     };
-    let bound = &checked.bindings;
-    let model = resolve::resolve(&spec, &bound.code, bound.runtime.as_ref());
     let warnings: Vec<Diagnostic> = checked
         .diagnostics
         .iter()
@@ -202,6 +198,35 @@ pub fn describe(
         with_pods,
     );
     (Some(text), checked.diagnostics)
+}
+
+/// `trainc describe --pods --format json`: the pods the job's controllers
+/// make, as a `v1 List` of `Pod` objects (JSON text), and a note when the
+/// list holds only some of them; `None` (and the errors) when the spec is
+/// invalid, or (an error) when trainc knows of no pods for it.
+pub fn describe_pods(
+    sources: &mut Sources,
+    input: &Input,
+    options: &Options,
+) -> (Option<PodList>, Vec<Diagnostic>) {
+    let (model, checked) = resolved(sources, input, options);
+    (model.map(|m| describe::pod_list(&m)), checked.diagnostics)
+}
+
+/// The spec's model, when the front end finds no error, and what it found.
+fn resolved(
+    sources: &mut Sources,
+    input: &Input,
+    options: &Options,
+) -> (Option<model::Model>, Checked) {
+    let checked = front_end(sources, input, options);
+    let spec = checked
+        .spec
+        .as_ref()
+        .filter(|_| !checked.diagnostics.iter().any(Diagnostic::is_error));
+    let bound = &checked.bindings;
+    let model = spec.map(|spec| resolve::resolve(spec, &bound.code, bound.runtime.as_ref()));
+    (model, checked)
 }
 
 /// The whole pipeline up to emit.

@@ -484,3 +484,85 @@ fn a_plain_command_is_one_process_a_pod_in_both_stories() {
         );
     }
 }
+
+/// `describe --pods --format json` prints the pods as a `v1 List` of `Pod`
+/// objects, as the controllers create them: a PyTorchJob's by name, a Job's
+/// by `generateName` (the API server adds a suffix), each with the variables
+/// its controller adds; `--format json` implies `--pods`.
+#[test]
+fn pods_as_json_are_a_v1_list_of_the_pods_the_controllers_make() {
+    let dir = root();
+    let output = trainc(
+        &dir,
+        &[
+            "describe",
+            "--pods",
+            "--format",
+            "json",
+            "examples/cpu-minimal.toml",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (list["apiVersion"].as_str(), list["kind"].as_str()),
+        (Some("v1"), Some("List"))
+    );
+    let items = list["items"].as_array().unwrap();
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["mnist-cpu-master-0", "mnist-cpu-worker-0"]);
+    assert!(
+        items
+            .iter()
+            .all(|p| p["kind"] == "Pod" && p["apiVersion"] == "v1")
+    );
+    let env = items[1]["spec"]["containers"][0]["env"].as_array().unwrap();
+    assert!(
+        env.iter()
+            .any(|v| v["name"] == "MASTER_ADDR" && v["value"] == "mnist-cpu-master-0"),
+        "{env:?}"
+    );
+
+    let job = trainc(
+        &dir,
+        &[
+            "describe",
+            "--pods",
+            "--format",
+            "json",
+            "--target",
+            "job",
+            "examples/cpu-minimal.toml",
+        ],
+    );
+    let list: Value = serde_json::from_slice(&job.stdout).unwrap();
+    let first = &list["items"][0];
+    assert_eq!(first["metadata"]["generateName"], "mnist-cpu-0-");
+    assert!(first["metadata"]["name"].is_null());
+    assert_eq!(
+        first["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"],
+        "0"
+    );
+    let index = first["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "JOB_COMPLETION_INDEX")
+        .cloned()
+        .unwrap();
+    // trainc's Job declares it (the controller keeps a declared one).
+    assert_eq!(
+        index["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    );
+
+    // `--format json` is the pods: `--pods` may go without saying.
+    let alone = trainc(
+        &dir,
+        &["describe", "--format", "json", "examples/cpu-minimal.toml"],
+    );
+    assert_eq!(alone.stdout, output.stdout);
+}

@@ -52,7 +52,7 @@ fn build() {
     says(
         &["build", "--format", "github", "s.toml"],
         &[
-            "`--format` belongs to `check`, `verify` and `import`",
+            "`--format` belongs to `check`, `verify`, `import` and `describe`",
             "`build` has `-o`/`--output` for this: yaml, json",
         ],
     );
@@ -118,10 +118,10 @@ fn migrate() {
 #[test]
 fn describe() {
     says(
-        &["describe", "--format", "json", "s.toml"],
+        &["describe", "--format", "github", "s.toml"],
         &[
-            "`describe` has no option `--format`",
-            "`trainc check --format json …`",
+            "invalid value 'github' for '--format <FORMAT>'",
+            "text, json",
         ],
     );
     says(

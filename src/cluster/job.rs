@@ -35,6 +35,12 @@ pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// annotation, which every Kubernetes version sets.
 pub const COMPLETION_INDEX_FIELD: &str =
     "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+/// Where the variable the Job controller adds reads the index: the label,
+/// with `PodIndexLabel` (beta and on from Kubernetes 1.28, GA in 1.32;
+/// kubernetes v1.36.3 `pkg/controller/job/indexed_job_utils.go`
+/// `addCompletionIndexEnvVariable`), as the real controller's pods show.
+pub const CONTROLLER_INDEX_FIELD: &str =
+    "metadata.labels['batch.kubernetes.io/job-completion-index']";
 /// What trainc sets in the training container of a `command` on a Job, and
 /// what the Job controller sets in every one: a spec that set one of these
 /// would change the topology under torchrun's feet.
@@ -185,7 +191,7 @@ pub fn pod(
                 if !declared {
                     super::append_env(
                         container,
-                        super::env_field(COMPLETION_INDEX_ENV, COMPLETION_INDEX_FIELD),
+                        super::env_field(COMPLETION_INDEX_ENV, CONTROLLER_INDEX_FIELD),
                     );
                 }
             }

@@ -18,6 +18,7 @@
 //! labels it puts on pods, the env it reserves.
 
 pub mod core_kinds;
+pub mod given;
 pub mod job;
 pub mod job_spec;
 pub mod jobset;
@@ -323,6 +324,10 @@ pub fn workload(
     let job = match jobs.as_slice() {
         [job] => *job,
         [] => {
+            // Pods given as they are, with no job of theirs: run as written.
+            if let Some(pods) = given::workload(objects) {
+                return pods;
+            }
             let unserved = objects
                 .iter()
                 .find(|o| served.iter().any(|(_, k)| o["kind"] == *k));

@@ -96,6 +96,8 @@ pub const PORT: u16 = 23456;
 /// (`pkg/controller.v1/common/service.go`), so the name resolves only once
 /// the Master is Ready: a Worker waits about 200 s for it.
 pub const MASTER_LOOKUPS: u32 = 100;
+/// That init container's name.
+pub const INIT_CONTAINER: &str = "init-pytorch";
 pub const MASTER_LOOKUP_INTERVAL_SECONDS: u32 = 2;
 /// The prefix of every label the operator puts on its pods.
 pub const LABEL_PREFIX: &str = "training.kubeflow.org/";

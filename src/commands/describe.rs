@@ -1,7 +1,7 @@
 //! `trainc describe SPEC`: the spec in words on stdout, problems on stderr.
 
 use super::{Status, read_input, read_overlays, report, write_stdout};
-use crate::cli::DescribeArgs;
+use crate::cli::{DescribeArgs, DescribeFormat};
 use trainc::source::Sources;
 
 pub(super) fn run(args: &DescribeArgs) -> Status {
@@ -21,6 +21,9 @@ pub(super) fn run(args: &DescribeArgs) -> Status {
             return status;
         }
     };
+    if args.format == DescribeFormat::Json {
+        return pods_json(&mut sources, &input, &options);
+    }
     let (text, diagnostics) = trainc::describe(
         &mut sources,
         &input,
@@ -41,6 +44,34 @@ pub(super) fn run(args: &DescribeArgs) -> Status {
             Status::Ok,
         ),
         None => Status::Invalid,
+    }
+}
+
+/// `describe --pods --format json`: the pods on stdout as one JSON `v1
+/// List`; errors, and a note when the list is partial, on stderr.
+fn pods_json(sources: &mut Sources, input: &trainc::Input, options: &trainc::Options) -> Status {
+    let (pods, diagnostics) = trainc::describe_pods(sources, input, options);
+    let errors: Vec<_> = diagnostics
+        .into_iter()
+        .filter(trainc::Diagnostic::is_error)
+        .collect();
+    report(sources, &errors);
+    let Some(pods) = pods else {
+        return Status::Invalid;
+    };
+    match pods.list {
+        Ok(list) => {
+            if let Some(note) = pods.note {
+                eprintln!("note: {note}");
+            }
+            let mut text = serde_json::to_string_pretty(&list).unwrap_or_default();
+            text.push('\n');
+            super::written(write_stdout(&text), Status::Ok)
+        }
+        Err(message) => {
+            eprintln!("error: trainc knows of no pods for this job: {message}");
+            Status::Invalid
+        }
     }
 }
 

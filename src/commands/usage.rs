@@ -495,7 +495,7 @@ mod tests {
     fn the_option_of_this_command_for_the_same_job_is_named() {
         let text = said(&["build", "--format", "github", "s.toml"]);
         assert!(
-            text.contains("belongs to `check`, `verify` and `import`"),
+            text.contains("belongs to `check`, `verify`, `import` and `describe`"),
             "{text}"
         );
         assert!(

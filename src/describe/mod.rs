@@ -18,6 +18,8 @@ mod pods;
 mod quantities;
 mod scheduling;
 
+pub use pods::PodList;
+pub(crate) use pods::list as pod_list;
 use quantities::Pods;
 
 /// The image the trainer runs: the spec's, else its runtime's.

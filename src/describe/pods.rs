@@ -32,6 +32,75 @@ pub(super) fn describe(model: &Model) -> String {
     }
 }
 
+/// `describe --pods --format json`: the pods as a `v1 List`, or why
+/// trainc knows of none.
+pub struct PodList {
+    pub list: Result<Json, String>,
+    /// The job makes more pods than the list holds (its first and last).
+    pub note: Option<String>,
+}
+
+/// The pods the cluster makes of `model`'s objects, each a `Pod` as its
+/// controller creates it: named (or, for a Job's pods, which the API server
+/// gives a random suffix, `generateName`d), in its namespace, with the labels,
+/// annotations and spec the controller writes (the variables it adds, the
+/// hostname and subdomain), before the API server defaults it.
+pub(crate) fn list(model: &Model) -> PodList {
+    let workload = match workload(model).1 {
+        Ok(workload) => workload,
+        Err(message) => {
+            return PodList {
+                list: Err(message),
+                note: None,
+            };
+        }
+    };
+    let items: Vec<Json> = workload
+        .pods
+        .iter()
+        .map(|pod| {
+            let mut metadata = serde_json::Map::new();
+            if workload.suffixed {
+                metadata.insert(
+                    "generateName".to_owned(),
+                    Json::from(format!("{}-", pod.name)),
+                );
+            } else {
+                metadata.insert("name".to_owned(), Json::from(pod.name.clone()));
+            }
+            metadata.insert("namespace".to_owned(), Json::from(pod.namespace.clone()));
+            metadata.insert("labels".to_owned(), Json::Object(pod.labels.clone()));
+            if !pod.annotations.is_empty() {
+                metadata.insert(
+                    "annotations".to_owned(),
+                    Json::Object(pod.annotations.clone()),
+                );
+            }
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": metadata,
+                "spec": pod.spec,
+            })
+        })
+        .collect();
+    let made = items.len() as u64;
+    let note = (workload.total > made).then(|| {
+        format!(
+            "{} makes {} pods; the list holds the first {} and the last",
+            workload.job,
+            workload.total,
+            made.saturating_sub(1)
+        )
+    });
+    PodList {
+        list: Ok(
+            serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}),
+        ),
+        note,
+    }
+}
+
 /// The objects `model` builds, and the pods the cluster makes of them.
 fn workload(model: &Model) -> (Vec<Json>, Result<Workload, String>) {
     let objects: Vec<Json> = crate::render::render(model)

@@ -34,7 +34,7 @@ fn name_syntax(group: &str, kind: &str) -> Option<names::Syntax> {
 /// Whether `group` is Kubernetes' own rather than a custom resource's: a
 /// CRD's group must hold a dot (apiextensions-apiserver's validation), and
 /// `*.k8s.io` and `*.kubernetes.io` are kept for Kubernetes' own.
-fn kubernetes_group(group: &str) -> bool {
+pub(super) fn kubernetes_group(group: &str) -> bool {
     !group.contains('.') || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
 }
 

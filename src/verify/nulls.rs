@@ -47,9 +47,11 @@ fn stored_with_paths(value: &Value) -> Option<(Value, Vec<String>)> {
     // into its Go type (encoding/json leaves a field given `null` unset),
     // as the real server showed (tests/cluster's differential suite: a
     // Service port's `targetPort: null` is admitted and defaulted).
-    let built_in = value["apiVersion"]
-        .as_str()
-        .is_some_and(super::kubernetes::built_in_group);
+    // (By the group's shape, not the bundle of built-in schemas, which
+    // costs a parse of its own.)
+    let built_in = value["apiVersion"].as_str().is_some_and(|v| {
+        super::apiserver::kubernetes_group(v.rsplit_once('/').map_or("", |(group, _)| group))
+    });
     if !(built_in || operators.iter().any(of)) || !has_null(value, 0) {
         return None;
     }

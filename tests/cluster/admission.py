@@ -89,14 +89,7 @@ def main():
         known = yaml.safe_load(DIFFERENCES.read_text()) or []
         rows, failures = compare(cases, server, ours, known)
     table = render(rows)
-    if args.check:
-        current = Path(args.table).read_text() if Path(args.table).exists() else ""
-        if current != table:
-            Path(args.table + ".new").write_text(table)
-            failures.append(f"{args.table} is not what this run found: see {args.table}.new "
-                            f"(and diff it); rerun without --check to write it")
-    else:
-        Path(args.table).write_text(table)
+    failures += write_table(args.table, table, args.check)
     agree = sum(1 for row in rows if row["agree"])
     print(f"  admission: {len(rows)} documents in {len(cases)} files; {agree} agree with the server, "
           f"{len(rows) - agree} differ as listed, with reasons, in {DIFFERENCES.relative_to(ROOT)}")
@@ -118,6 +111,19 @@ def install_runtimes(kubeconfig, scratch):
     if namespaces:
         kubectl(kubeconfig, "apply", "-f", str(made))
     kubectl(kubeconfig, "apply", "-f", RUNTIMES)
+
+
+def write_table(path, table, check):
+    """Writes a generated table, or with `check` holds the checked-in one to
+    it: a failure (and the new table beside it) when they differ."""
+    if not check:
+        Path(path).write_text(table)
+        return []
+    if Path(path).exists() and Path(path).read_text() == table:
+        return []
+    Path(path + ".new").write_text(table)
+    return [f"{path} is not what this run found: see {path}.new (and diff it); "
+            "rerun without --check to write it"]
 
 
 def kubectl(kubeconfig, *args):

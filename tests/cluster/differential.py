@@ -99,13 +99,7 @@ def main():
           f"{len(failures)} of them not yet listed in {shown(Path(args.save))}/known.yaml")
     if args.table:
         table = render(args, len(seeds), verdicts - disagreements - fields, disagreements, fields, known, by_kind)
-        if args.check:
-            if not Path(args.table).exists() or Path(args.table).read_text() != table:
-                Path(args.table + ".new").write_text(table)
-                failures.append(f"{args.table} is not what this run found: see {args.table}.new; "
-                                "rerun without --check to write it")
-        else:
-            Path(args.table).write_text(table)
+        failures += admission.write_table(args.table, table, args.check)
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)
