@@ -95,6 +95,9 @@ struct View<'a> {
     /// torchrun's node rank, rendezvous backend and endpoint, and the
     /// program it starts, each as it means.
     launch: Option<[String; 4]>,
+    /// The rendezvous port as written (`PET_MASTER_PORT`, else
+    /// `MASTER_PORT`), which [`meant`] reads as its meaning elsewhere.
+    port: Option<String>,
 }
 
 /// Every difference between the PyTorchJob's pods (`before`) and the
@@ -203,6 +206,10 @@ fn views(w: &Workload) -> Vec<View<'_>> {
                 None => (None, None),
             };
             let meanings = meanings(&rank0, pod, &env);
+            let port = ["PET_MASTER_PORT", "MASTER_PORT"]
+                .iter()
+                .find_map(|key| env.iter().find(|(k, _)| k == key))
+                .map(|(_, port)| port.clone());
             let launched = launch.as_ref().map(|l| {
                 let program = torchrun::program(&argv).unwrap_or_default().join(" ");
                 [
@@ -225,6 +232,7 @@ fn views(w: &Workload) -> Vec<View<'_>> {
                     .collect(),
                 launcher: launch.is_some(),
                 world,
+                port,
             })
         })
         .collect()
@@ -266,14 +274,19 @@ fn names(
         }
         shown.join(", ")
     };
-    if x.pod.name != y.pod.name || address(before, x) != address(after, y) {
+    // The port the others meet rank 0 at, where it changes.
+    let port = match (&x.port, &y.port) {
+        (Some(was), Some(now)) if was != now => format!(", port {now} (was {was})"),
+        _ => String::new(),
+    };
+    if x.pod.name != y.pod.name || address(before, x) != address(after, y) || !port.is_empty() {
         out.push(Difference {
             aspect: Aspect::Names,
             subject: "the pods' names".to_owned(),
             rank: None,
             before: listed(before, b),
             after: format!(
-                "{}; rank 0 is `{}`, at `{}`",
+                "{}; rank 0 is `{}`, at `{}`{port}",
                 listed(after, a),
                 y.pod.name,
                 address(after, y)

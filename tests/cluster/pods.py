@@ -49,14 +49,21 @@ PATIENCE, SETTLED = 90, 4
 CONTAINER_FIELDS = ["command", "args", "resources", "ports", "volumeMounts", "env"]
 
 
-def main():
+def arguments():
+    """The options of a suite that creates cases on the control plane and
+    writes a table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--trainc", required=True)
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--table", required=True)
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--save", help="write each case's real Pods here, one file per case")
     parser.add_argument("--only", help="the cases whose name matches this fnmatch pattern")
+    return parser
+
+
+def main():
+    parser = arguments()
+    parser.add_argument("--save", help="write each case's real Pods here, one file per case")
     args = parser.parse_args()
     known = yaml.safe_load(DIFFERENCES.read_text()) or []
     used, failures, rows = set(), [], []
@@ -75,10 +82,7 @@ def main():
                     row.setdefault("reasons", set()).add(listed)
             rows.append(row)
     if not args.only:
-        for index, entry in enumerate(known):
-            if index not in used:
-                failures.append(f"{DIFFERENCES.name} lists a difference that no longer happens: "
-                                f"{entry['case']}: {entry['difference']}")
+        failures += unused(known, used, DIFFERENCES)
     table = render(rows, known)
     if not args.only:
         failures += admission.write_table(args.table, table, args.check)
@@ -178,7 +182,8 @@ def run_case(args, case, scratch):
 def unsuspended(manifest, scratch):
     """The manifest with its job let run, as Kueue lets a queued job run once
     it admits it (no Kueue runs here): `suspend: true` made false."""
-    objects = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    objects = [item for d in yaml.safe_load_all(manifest.read_text()) if d
+               for item in (d.get("items") or [] if d.get("kind") == "List" else [d])]
     for obj in objects:
         spec = obj.get("spec") or {}
         for holder in [spec, spec.get("runPolicy") or {}]:
@@ -196,9 +201,10 @@ def key(pod):
     return meta.get("generateName") or meta["name"]
 
 
-def wait_for_pods(args, namespaces, expected):
-    """The pods of `namespaces` once their count holds still (or reaches
-    `expected` and holds), at most PATIENCE seconds."""
+def wait_for_pods(args, namespaces, expected, settle=SETTLED):
+    """The pods of `namespaces` once their count reaches `expected` and
+    holds still `settle` seconds (or holds still three times SETTLED short
+    of it), at most PATIENCE seconds."""
     deadline = time.monotonic() + PATIENCE
     last, since = -1, time.monotonic()
     while True:
@@ -209,7 +215,7 @@ def wait_for_pods(args, namespaces, expected):
         now = time.monotonic()
         if len(pods) != last:
             last, since = len(pods), now
-        settled = now - since >= SETTLED and (len(pods) >= expected or now - since >= 3 * SETTLED)
+        settled = (now - since >= settle and len(pods) >= expected) or now - since >= 3 * SETTLED
         if (pods and settled) or now > deadline:
             return pods
         time.sleep(0.5)
@@ -239,8 +245,9 @@ def cleanup(args, case, runtimes):
     if runtimes.exists():
         kubectl(args, "delete", "-f", str(runtimes), "--ignore-not-found", check=False)
         runtimes.unlink()
-    namespaces = {o["metadata"].get("namespace", "default")
-                  for o in yaml.safe_load_all(case["manifest"].read_text()) if o}
+    namespaces = {item["metadata"].get("namespace", "default")
+                  for o in yaml.safe_load_all(case["manifest"].read_text()) if o
+                  for item in o.get("items", [o])}
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         left = kubectl(args, "get", "-f", str(case["manifest"]), "--ignore-not-found", "-o", "name",
@@ -406,12 +413,24 @@ def render(rows, known):
         reasons = ", ".join(f"({i + 1})" for i in sorted(row.get("reasons", ())))
         lines.append(f"| {row['case']} | {row['described']} | {row['made']} | {row['compared']} | "
                      f"{len(row['differences'])} {reasons} |")
-    if known:
-        lines += ["", "## The differences, and why", ""]
-        for index, entry in enumerate(known):
-            reason = " ".join(entry["reason"].split())
-            lines.append(f"{index + 1}. `{entry['case']}`: `{entry['difference']}`: {reason}")
+    lines += listed_reasons(known, "## The differences, and why")
     return "\n".join(lines) + "\n"
+
+
+def listed_reasons(known, heading):
+    """A listing's entries, numbered as the table refers to them."""
+    lines = ["", heading, ""] if known else []
+    for index, entry in enumerate(known):
+        reason = " ".join(entry["reason"].split())
+        lines.append(f"{index + 1}. `{entry['case']}`: `{entry['difference']}`: {reason}")
+    return lines
+
+
+def unused(known, used, listing):
+    """A failure for each entry of `listing` that no run used."""
+    return [f"{listing.name} lists a difference that no longer happens: "
+            f"{entry['case']}: {entry['difference']}"
+            for index, entry in enumerate(known) if index not in used]
 
 
 if __name__ == "__main__":

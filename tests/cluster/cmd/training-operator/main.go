@@ -12,6 +12,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	"volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	"github.com/kubeflow/training-operator/pkg/config"
@@ -33,6 +35,11 @@ func main() {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kubeflowv1.AddToScheme(scheme))
+	// The gang schedulers' PodGroups, as cmd/training-operator.v1 registers
+	// them: the PyTorchJob controller watches Volcano's where its CRD is
+	// installed (up installs it for Trainer's volcano plugin).
+	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	utilruntime.Must(schedulerpluginsv1alpha1.AddToScheme(scheme))
 	options := ctrl.Options{Scheme: scheme}
 	flags.Serve(&options)
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), options)
