@@ -399,3 +399,5 @@ impl Rule {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upstream;

@@ -1,0 +1,224 @@
+//! Kubernetes' own test cases of CRD validation rules, as data
+//! (`tests/cel/kubernetes/`, recorded from the real validator by
+//! `tests/cluster/cmd/celcases`), each judged here and compared with the
+//! real verdict: the rule compiles or not, the errors (type, field,
+//! detail), the cost. A case that disagrees is listed in
+//! `tests/cel/kubernetes/differences.txt` with how; a listed case that
+//! agrees fails the test too, so the list only shrinks
+//! (`TRAINC_BLESS=1 cargo test upstream` rewrites it: read the diff).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::Value as Json;
+
+use super::{Rules, Why};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cel/kubernetes")
+}
+
+/// An error as the API server gives it: its type, the field's path as
+/// segments (`root.a[0][k]` is `root a 0 k`), the detail.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Said {
+    kind: String,
+    field: Vec<String>,
+    detail: String,
+}
+
+/// What a case's validation gave.
+#[derive(Debug, Default)]
+struct Verdict {
+    /// A rule that does not compile (the CRD is refused): its error.
+    refused: Vec<String>,
+    /// Rules not judged, and why.
+    unjudged: Vec<String>,
+    errors: Vec<Said>,
+}
+
+/// `root.a[0][k]` as segments; a bracketed key may hold dots.
+fn segments(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            let end = inner.find(']').unwrap_or(inner.len());
+            out.push(inner[..end].to_owned());
+            rest = inner.get(end + 1..).unwrap_or("");
+        } else {
+            let rest_ = rest.strip_prefix('.').unwrap_or(rest);
+            let end = rest_.find(['.', '[']).unwrap_or(rest_.len());
+            out.push(rest_[..end].to_owned());
+            rest = &rest_[end..];
+        }
+    }
+    out
+}
+
+/// The server's verdict as recorded.
+fn recorded(case: &Json) -> Verdict {
+    let mut verdict = Verdict::default();
+    for compiled in case["compiled"].as_array().into_iter().flatten() {
+        if let Some(error) = compiled["error"].as_str() {
+            verdict.refused.push(error.to_owned());
+        }
+    }
+    for error in case["errors"].as_array().into_iter().flatten() {
+        verdict.errors.push(Said {
+            kind: error["type"].as_str().unwrap_or_default().to_owned(),
+            field: segments(error["field"].as_str().unwrap_or_default()),
+            detail: error["detail"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    verdict.errors.sort();
+    verdict
+}
+
+/// trainc's verdict on the case.
+fn judged(case: &Json) -> Verdict {
+    let mut verdict = Verdict::default();
+    let (rules, unusable) = Rules::of(&case["schema"]);
+    for u in unusable {
+        match u.why {
+            Why::Invalid => verdict.refused.push(u.message),
+            Why::Transition | Why::Unsupported => verdict.unjudged.push(u.message),
+        }
+    }
+    if !verdict.refused.is_empty() {
+        return verdict;
+    }
+    let mut problems = Vec::new();
+    rules.check("X/x", &case["object"], &mut problems);
+    let root = segments(case["field"].as_str().unwrap_or("root"));
+    for p in problems {
+        let (words, detail) = split_words(&p.message);
+        let mut field = root.clone();
+        field.extend(
+            p.path
+                .split('/')
+                .skip(1)
+                .map(|s| s.replace("~1", "/").replace("~0", "~")),
+        );
+        verdict.errors.push(Said {
+            kind: words.to_owned(),
+            field,
+            detail: detail.to_owned(),
+        });
+    }
+    verdict.errors.sort();
+    verdict
+}
+
+/// `Invalid value: "object": detail` as the error type and the detail.
+fn split_words(message: &str) -> (&'static str, &str) {
+    for (words, kind) in [
+        ("Invalid value: ", "FieldValueInvalid"),
+        ("Forbidden: ", "FieldValueForbidden"),
+        ("Required value: ", "FieldValueRequired"),
+        ("Duplicate value: ", "FieldValueDuplicate"),
+    ] {
+        if let Some(rest) = message.strip_prefix(words) {
+            let rest = match rest.strip_prefix('"') {
+                Some(quoted) => quoted.split_once("\": ").map_or(rest, |(_, d)| d),
+                None => rest,
+            };
+            return (kind, rest);
+        }
+    }
+    ("", message)
+}
+
+/// How a case disagrees, the first way found, or `None`.
+fn difference(case: &Json) -> Option<&'static str> {
+    if case["compileOnly"].as_bool() == Some(true) {
+        // A compilation alone, its errors and estimated cost: trainc
+        // does not type-check nor estimate yet.
+        return Some("not compared");
+    }
+    let real = recorded(case);
+    let ours = judged(case);
+    if !ours.unjudged.is_empty() {
+        return Some("unjudged");
+    }
+    if real.refused.is_empty() != ours.refused.is_empty() {
+        return Some("compiles");
+    }
+    if !real.refused.is_empty() {
+        return None;
+    }
+    if real.errors.is_empty() != ours.errors.is_empty() {
+        return Some("verdict");
+    }
+    let kinds = |v: &Verdict| -> Vec<(String, Vec<String>)> {
+        v.errors
+            .iter()
+            .map(|e| (e.kind.clone(), e.field.clone()))
+            .collect()
+    };
+    if kinds(&real) != kinds(&ours) {
+        return Some("field");
+    }
+    if real.errors != ours.errors {
+        return Some("message");
+    }
+    None
+}
+
+/// A case's name: where it is in Kubernetes' tests and a hash of it.
+fn name(case: &Json, line: &str) -> String {
+    let source = case["source"].as_str().unwrap_or_default();
+    let at = source
+        .rsplit('/')
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or(source);
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in line.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{at} {hash:016x}")
+}
+
+#[test]
+fn kubernetes_own_rule_cases_agree_or_are_listed() {
+    let text = std::fs::read_to_string(dir().join("schema-cel.jsonl")).unwrap();
+    let mut found = BTreeMap::new();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut total = 0;
+    for line in text.lines() {
+        let case: Json = serde_json::from_str(line).unwrap();
+        total += 1;
+        let how = difference(&case);
+        *counts.entry(how.unwrap_or("agree")).or_default() += 1;
+        if let Some(how) = how {
+            found.insert(name(&case, line), how);
+        }
+    }
+    let mut listing = format!("# {total} cases:");
+    for (how, n) in &counts {
+        let _ = write!(listing, " {how} {n},");
+    }
+    listing.pop();
+    listing.push('\n');
+    for (name, how) in &found {
+        let _ = writeln!(listing, "{name} {how}");
+    }
+    let listed_path = dir().join("differences.txt");
+    if std::env::var_os("TRAINC_BLESS").is_some() {
+        std::fs::write(&listed_path, &listing).unwrap();
+        return;
+    }
+    let listed = std::fs::read_to_string(&listed_path).unwrap_or_default();
+    let listed: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
+    let now: Vec<&str> = listing.lines().filter(|l| !l.starts_with('#')).collect();
+    let new: Vec<_> = now.iter().filter(|l| !listed.contains(l)).collect();
+    let gone: Vec<_> = listed.iter().filter(|l| !now.contains(l)).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "{} case(s) disagree and are not listed: {new:#?}\n{} listed case(s) now agree or differ otherwise: {gone:#?}\n(TRAINC_BLESS=1 cargo test upstream rewrites tests/cel/kubernetes/differences.txt)",
+        new.len(),
+        gone.len()
+    );
+}

@@ -1,0 +1,229 @@
+// Command celcases records Kubernetes' own test cases of CRD validation
+// rules as data: it runs the tests of k8s.io/apiextensions-apiserver's
+// pkg/apiserver/schema/cel (the module this directory's go.mod pins) with
+// one function of the package wrapped (in a copy of the module, put in
+// place of the cached one by a go.mod of its own) so that every call records its input and the
+// real validator's answer, and writes them sorted, one case per line.
+//
+//	go run ./cmd/celcases -out ../cel/kubernetes
+package main
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+var (
+	//go:embed common.go.txt
+	common string
+	//go:embed hook-cel.go.txt
+	hookCEL string
+	//go:embed hook-listtype.go.txt
+	hookListType string
+	//go:embed hook-objectmeta.go.txt
+	hookObjectMeta string
+	//go:embed hook-validation.go.txt
+	hookValidation string
+)
+
+// A package whose tests are recorded, and the function wrapped.
+type target struct {
+	module, pkg, name string
+	// Functions renamed, file by file: the hook defines them anew.
+	renames []rename
+	hook    string
+}
+
+type rename struct{ file, from, to string }
+
+var targets = []target{{
+	module: "k8s.io/apiextensions-apiserver",
+	pkg:    "pkg/apiserver/schema/cel",
+	name:   "schema-cel",
+	renames: []rename{
+		{"validation.go", "func (s *Validator) Validate(", "func (s *Validator) validateUnrecorded("},
+		{"compilation.go", "func Compile(", "func compileUnrecorded("},
+	},
+	hook: hookCEL,
+}, {
+	module:  "k8s.io/apiextensions-apiserver",
+	pkg:     "pkg/apiserver/schema/listtype",
+	name:    "schema-listtype",
+	renames: []rename{{"validation.go", "func ValidateListSetsAndMaps(", "func validateListSetsAndMapsUnrecorded("}},
+	hook:    hookListType,
+}, {
+	module:  "k8s.io/apiextensions-apiserver",
+	pkg:     "pkg/apiserver/schema/objectmeta",
+	name:    "schema-objectmeta",
+	renames: []rename{{"validation.go", "func Validate(", "func validateUnrecorded("}},
+	hook:    hookObjectMeta,
+}, {
+	module: "k8s.io/apiextensions-apiserver",
+	pkg:    "pkg/apiserver/validation",
+	name:   "validation",
+	renames: []rename{
+		{"validation.go", "func NewSchemaValidatorFromOpenAPI(", "func newSchemaValidatorFromOpenAPIUnrecorded("},
+		{"validation.go", "func ValidateCustomResource(", "func validateCustomResourceUnrecorded("},
+	},
+	hook: hookValidation,
+}}
+
+func main() {
+	out := flag.String("out", "", "directory the cases are written to")
+	flag.Parse()
+	if *out == "" {
+		fail("-out is required")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fail(err.Error())
+	}
+	work, err := os.MkdirTemp("", "celcases")
+	if err != nil {
+		fail(err.Error())
+	}
+	defer os.RemoveAll(work)
+	for _, t := range targets {
+		if err := record(t, work, *out); err != nil {
+			fail(fmt.Sprintf("%s/%s: %v", t.module, t.pkg, err))
+		}
+	}
+}
+
+func fail(message string) {
+	fmt.Fprintln(os.Stderr, "celcases:", message)
+	os.Exit(1)
+}
+
+func record(t target, work, out string) error {
+	dir, version, err := moduleDir(t.module)
+	if err != nil {
+		return err
+	}
+	// A writable copy of the module, used in place of the cached one
+	// through a go.mod of our own beside this one's (-modfile).
+	copyDir := filepath.Join(work, t.name+"-module")
+	if err := exec.Command("cp", "-r", dir, copyDir).Run(); err != nil {
+		return fmt.Errorf("copying %s: %v", dir, err)
+	}
+	if err := exec.Command("chmod", "-R", "u+w", copyDir).Run(); err != nil {
+		return err
+	}
+	for _, r := range t.renames {
+		original := filepath.Join(copyDir, t.pkg, r.file)
+		text, err := os.ReadFile(original)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(text), r.from); n != 1 {
+			return fmt.Errorf("%s: %q found %d times, not once: the recorder needs updating for %s", r.file, r.from, n, version)
+		}
+		if err := os.WriteFile(original, []byte(strings.Replace(string(text), r.from, r.to, 1)), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(copyDir, t.pkg, "zz_record.go"), []byte(t.hook), 0o644); err != nil {
+		return err
+	}
+	pkgName := strings.Fields(t.hook)[1]
+	shared := strings.Replace(common, "package PACKAGE", "package "+pkgName, 1)
+	if err := os.WriteFile(filepath.Join(copyDir, t.pkg, "zz_record_common.go"), []byte(shared), 0o644); err != nil {
+		return err
+	}
+	modfile := filepath.Join(work, t.name+".mod")
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		return fmt.Errorf("run from tests/cluster: %v", err)
+	}
+	// The module may be replaced already (k8s.io/kubernetes's staging
+	// modules are): that replacement gives way to the copy.
+	var kept []string
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), t.module+" =>") {
+			kept = append(kept, line)
+		}
+	}
+	gomod = []byte(strings.Join(kept, "\n") + fmt.Sprintf("\nreplace %s => %s\n", t.module, copyDir))
+	if err := os.WriteFile(modfile, gomod, 0o644); err != nil {
+		return err
+	}
+	gosum, err := os.ReadFile("go.sum")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(strings.TrimSuffix(modfile, ".mod")+".sum", gosum, 0o644); err != nil {
+		return err
+	}
+	raw := filepath.Join(work, t.name+".raw.jsonl")
+	cmd := exec.Command("go", "test", "-count=1", "-modfile", modfile, t.module+"/"+t.pkg)
+	cmd.Env = append(os.Environ(), "TRAINC_CEL_RECORD="+raw)
+	cmd.Stderr = os.Stderr
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Run(); err != nil {
+		os.Stderr.Write(stdout.Bytes())
+		return fmt.Errorf("its tests failed with the recorder: %v", err)
+	}
+	lines, err := readLines(raw)
+	if err != nil {
+		return err
+	}
+	cases := map[string]bool{}
+	for _, line := range lines {
+		var c map[string]interface{}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			return err
+		}
+		c["source"] = fmt.Sprintf("%s@%s %s/%s (%s)", t.module, version, t.pkg, c["at"], c["test"])
+		delete(c, "at")
+		delete(c, "test")
+		canonical, _ := json.Marshal(c)
+		cases[string(canonical)] = true
+	}
+	sorted := make([]string, 0, len(cases))
+	for c := range cases {
+		sorted = append(sorted, c)
+	}
+	sort.Strings(sorted)
+	path := filepath.Join(out, t.name+".jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(sorted, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "celcases: %d cases from %s@%s %s -> %s\n", len(sorted), t.module, version, t.pkg, path)
+	return nil
+}
+
+func moduleDir(module string) (string, string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module).Output()
+	if err != nil {
+		return "", "", fmt.Errorf("go list -m %s: %v", module, err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != 2 || fields[0] == "" {
+		return "", "", fmt.Errorf("go list -m %s: no module directory (run `go mod download %s`)", module, module)
+	}
+	return fields[0], fields[1], nil
+}
+
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<28)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	return lines, s.Err()
+}
