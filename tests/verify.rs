@@ -669,7 +669,7 @@ fn runtimes_are_checked_by_the_webhook_of_their_release() {
     }
     // 0 processes: v2.0.0's CRD rejects it by its CEL rule; v2.3.0's takes
     // it, and every pod fails.
-    assert!(v2_0.iter().any(|m| m == "error document 3, ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: Invalid value: \"integer\": NumProcPerNode must be equal to auto, cpu, gpu, or int value"), "{v2_0:#?}");
+    assert!(v2_0.iter().any(|m| m == "error document 3, ClusterTrainingRuntime/zero, `spec.mlPolicy.torch.numProcPerNode`: Invalid value: 0: NumProcPerNode must be equal to auto, cpu, gpu, or int value"), "{v2_0:#?}");
     assert!(
         !v2_0.iter().any(|m| m.contains("0 processes per node")),
         "{v2_0:#?}"

@@ -53,16 +53,16 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
         // A prefix, a range, an optional field (`has`) against a defaulted
         // one, `all` over a list with a messageExpression, fieldPath and
         // reason, a regex on every item and on every value of a map.
-        "caches.yaml:19:3 error rule document 2, DatasetCache/bad, `spec.source`: Invalid value: \"string\": source must be an s3:// or gs:// URI",
-        "caches.yaml:20:3 error rule document 2, DatasetCache/bad, `spec.sizeGi`: Invalid value: \"integer\": sizeGi must be between 1 and 4096",
-        "caches.yaml:21:3 error rule document 2, DatasetCache/bad, `spec.ttlHours`: Invalid value: \"object\": ttlHours must not exceed retainHours",
+        "caches.yaml:19:3 error rule document 2, DatasetCache/bad, `spec.source`: Invalid value: \"http://bucket/imagenet\": source must be an s3:// or gs:// URI",
+        "caches.yaml:20:3 error rule document 2, DatasetCache/bad, `spec.sizeGi`: Invalid value: 5000: sizeGi must be between 1 and 4096",
+        "caches.yaml:21:3 error rule document 2, DatasetCache/bad, `spec.ttlHours`: Invalid value: ttlHours must not exceed retainHours",
         "caches.yaml:22:3 error rule document 2, DatasetCache/bad, `spec.readers`: Forbidden: readers must be teams (team-...), not alice, Bob",
-        "caches.yaml:22:33 error rule document 2, DatasetCache/bad, `spec.readers[2]`: Invalid value: \"string\": a reader is a DNS label",
+        "caches.yaml:22:33 error rule document 2, DatasetCache/bad, `spec.readers[2]`: Invalid value: \"Bob\": a reader is a DNS label",
         // The structural schema, strict: int-or-string, unknown fields,
         // an embedded resource's identity.
         "caches.yaml:23:3 error schema document 2, DatasetCache/bad, `spec.port`: must be an integer or a string, found a list",
         "caches.yaml:24:3 error schema document 2, DatasetCache/bad, `spec.colour`: unknown field `colour`",
-        "caches.yaml:26:5 error rule document 2, DatasetCache/bad, `spec.labels.app`: Invalid value: \"string\": a label value has at most 63 characters",
+        "caches.yaml:26:5 error rule document 2, DatasetCache/bad, `spec.labels.app`: Invalid value: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": a label value has at most 63 characters",
         "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `apiVersion`",
         "caches.yaml:27:3 error schema document 2, DatasetCache/bad, `spec.template`: missing required field `kind`",
         // A list keyed by `name` (`x-kubernetes-list-type: map`).
@@ -171,10 +171,10 @@ fn trainjobs_meet_trainers_own_cel_rules() {
         .filter(|f| f.contains(" error rule "))
         .collect();
     let expected = [
-        "jobs.yaml:21:1 error rule document 3, TrainJob/Upper: Invalid value: \"object\": metadata.name must match RFC 1035 DNS label format (`Upper`: it has uppercase letters)".to_owned(),
-        format!("jobs.yaml:31:1 error rule document 4, TrainJob/{long}: Invalid value: \"object\": metadata.name must be no more than 63 characters (`{long}`: it is 64 characters long; the limit is 63)"),
-        "jobs.yaml:47:3 error rule document 5, TrainJob/uri, `spec.managedBy`: Invalid value: \"string\": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set".to_owned(),
-        "jobs.yaml:49:15 error rule document 5, TrainJob/uri, `spec.initializer.dataset.storageUri`: Invalid value: \"string\": storageUri may be empty, or it must be a valid URI (scheme://...)".to_owned(),
+        "jobs.yaml:21:1 error rule document 3, TrainJob/Upper: Invalid value: metadata.name must match RFC 1035 DNS label format (`Upper`: it has uppercase letters)".to_owned(),
+        format!("jobs.yaml:31:1 error rule document 4, TrainJob/{long}: Invalid value: metadata.name must be no more than 63 characters (`{long}`: it is 64 characters long; the limit is 63)"),
+        "jobs.yaml:47:3 error rule document 5, TrainJob/uri, `spec.managedBy`: Invalid value: \"example.com/mine\": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set".to_owned(),
+        "jobs.yaml:49:15 error rule document 5, TrainJob/uri, `spec.initializer.dataset.storageUri`: Invalid value: \"imagenet\": storageUri may be empty, or it must be a valid URI (scheme://...)".to_owned(),
     ];
     assert_eq!(rules, expected, "{rules:#?}");
     // v2.0.0 had no such name rules: its webhook checked the name.

@@ -850,6 +850,84 @@ case("run-jobset-hang.yaml", None, None, 3, "ran past --timeout 1s and was stopp
            "run-jobset-hang.yaml"])
 entries[-1]["marker"] = "977."
 
+# CEL rules a pull request can write into a CRD: each ends within the bounds
+# with the API server's verdict, as its cost limits and depth limits give it.
+# Large inputs are made by setup steps, not committed.
+CEL_HEAD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+            "metadata: {name: hostiles.example.com}\nspec:\n  group: example.com\n"
+            "  names: {kind: Hostile, plural: hostiles}\n  scope: Namespaced\n  versions:\n"
+            "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+            "        type: object\n        properties:\n          spec:\n            type: object\n"
+            "            x-kubernetes-validations:\n")
+OBJECT_HEAD = "apiVersion: example.com/v1\nkind: Hostile\nmetadata: {name: h}\nspec: "
+def cel_crd(rules, props):
+    return (CEL_HEAD + "".join("            - rule: %s\n" % json.dumps(r) for r in rules)
+            + "            properties: %s\n" % json.dumps(props))
+def cel_verify(name, exit, *words):
+    case(H + name, None, None, exit, *words,
+         args=["verify", "--crd", name + "-crd.yaml", name + ".yaml"], cwd="harden")
+def cel_case(name, rules, props, spec, exit, *words):
+    write(H + name + "-crd.yaml", cel_crd(rules, props))
+    write(H + name + ".yaml", OBJECT_HEAD + json.dumps(spec) + "\n")
+    cel_verify(name, exit, *words)
+def cel_long_string(name, rules, props, field, times, exit, *words, char="a", after=""):
+    """An object whose string `field` is `char` `times` times, then `after`."""
+    write(H + name + "-crd.yaml", cel_crd(rules, props))
+    setup("repeat", H + name + ".yaml", head=OBJECT_HEAD + '{"%s": "' % field, text=char, times=times,
+          tail=after + '"}\n')
+    cel_verify(name, exit, *words)
+INTS = {"l": {"type": "array", "items": {"type": "integer"}}}
+STRING = {"s": {"type": "string"}}
+# Three comprehensions nested over 1,000 items: 10^9 steps, stopped at
+# the call's cost limit.
+cel_case("cel-nested", ["self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))"], INTS,
+         {"l": list(range(1000))}, 1, "call cost exceeds limit")
+# A list of 2^62 items asked for: stopped before it is made.
+cel_case("cel-range", ["lists.range(self.n).size() >= 0"], {"n": {"type": "integer"}},
+         {"n": 2 ** 62}, 1, "call cost exceeds limit")
+# A string that would grow to 10^12 bytes by replace, and one split into
+# 2 million strings: stopped before either is made.
+cel_long_string("cel-replace", ["self.s.replace('a', self.s).size() > 0"], STRING, "s", 1000000, 1,
+                "call cost exceeds limit")
+cel_long_string("cel-split", ["self.s.split('').size() > 0"], STRING, "s", 2000000, 1,
+                "call cost exceeds limit")
+# Strings grown by join within the cost limit.
+cel_case("cel-join", ["lists.range(10000).map(i, self.s).join('').size() > 0"], STRING,
+         {"s": "a" * 100}, 0)
+# A pattern from the object, built to explode a backtracking matcher: RE2's
+# meaning has no backtracking; one too large to compile is the server's
+# error.
+cel_long_string("cel-pattern", ["self.s.matches(self.p)"], dict(STRING, p={"type": "string"}), "s", 100000, 1,
+                "failed rule: self.s.matches(self.p)", after='!", "p": "(a+)+$')
+cel_case("cel-pattern-huge", ["self.s.matches(self.p)"], dict(STRING, p={"type": "string"}),
+         {"s": "a", "p": "(a{100}){100}"}, 1, "error parsing regexp")
+# 10,000 terms, parentheses, negations, selections: cel-go's depth limits,
+# not a stack overflow.
+cel_case("cel-deep-sum", ["1" + "+1" * 10000 + " > 0"], {}, {}, 1, "max recursion depth exceeded")
+cel_case("cel-deep-parens", ["(" * 10000 + "true" + ")" * 10000], {}, {}, 1,
+         "expression recursion limit exceeded: 250")
+cel_case("cel-deep-not", ["!" * 10001 + "false"], {}, {}, 0)
+cel_case("cel-deep-select", ["self" + ".a" * 10000 + " == 1"], {}, {}, 1, "max recursion depth exceeded")
+cel_case("cel-deep-list", ["[" * 10000 + "]" * 10000 + " == []"], {}, {}, 1,
+         "expression recursion limit exceeded: 250")
+setup("repeat", H + "cel-long-crd.yaml", head=CEL_HEAD + '            - rule: "', text="true || ", times=20000,
+      tail='true"\n            properties: {}\n')
+write(H + "cel-long.yaml", OBJECT_HEAD + "{}\n")
+cel_verify("cel-long", 1, "expression code point size exceeds limit")
+# 100,000 rules on one field.
+setup("repeat", H + "cel-many-rules-crd.yaml", head=CEL_HEAD, text="            - rule: self.n + {i} >= 0\n",
+      times=100000, tail='            properties: {"n": {"type": "integer"}}\n', numbered=True)
+write(H + "cel-many-rules.yaml", OBJECT_HEAD + '{"n": 10}\n')
+cel_verify("cel-many-rules", 0)
+# A 50 MB stream of CRDs.
+setup("repeat", H + "cel-stream-crd.yaml", head="",
+      text=cel_crd(["self.n >= 0"], {"n": {"type": "integer", "description": "x" * 5000}})
+      .replace("hostiles.example.com", "h{i}s.example.com").replace("kind: Hostile", "kind: H{i}")
+      .replace("plural: hostiles", "plural: h{i}s") + "---\n", times=9500, tail="", numbered=True)
+write(H + "cel-stream.yaml", "apiVersion: example.com/v1\nkind: H7\nmetadata: {name: h}\nspec: {n: -1}\n")
+case(H + "cel-stream", None, None, 1, "failed rule: self.n >= 0",
+     args=["verify", "--crd", "cel-stream-crd.yaml", "cel-stream.yaml"], cwd="harden")
+
 with open("CASES.jsonl", "w") as f:
     for entry in entries:
         f.write(json.dumps(entry, ensure_ascii=True) + "\n")

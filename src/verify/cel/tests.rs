@@ -1,10 +1,12 @@
 use serde_json::json;
 
 use super::*;
+use values::field_pointer;
 
-/// The problems of `object` under a schema holding `rules` at its root.
+/// The problems of `object` under a schema holding `rules` at its root
+/// (a resource's root, which keeps the fields it does not declare).
 fn failures(rules: &serde_json::Value, object: &serde_json::Value) -> Vec<String> {
-    let schema = json!({"type": "object", "x-kubernetes-validations": rules});
+    let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rules});
     let (rules, unusable) = Rules::of(&schema);
     assert!(
         unusable.is_empty(),
@@ -25,7 +27,7 @@ fn a_rule_that_holds_is_silent_and_one_that_fails_says_its_message() {
     assert!(failures(&rules, &json!({"n": 4})).is_empty());
     assert_eq!(
         failures(&rules, &json!({"n": 9})),
-        ["|Invalid value: \"object\": n is 1 to 8"]
+        ["|Invalid value: n is 1 to 8"]
     );
 }
 
@@ -38,7 +40,7 @@ fn an_int_or_string_rule_holds_for_either_side_of_an_or() {
     assert!(failures(&rules, &json!({"p": 2})).is_empty());
     assert_eq!(
         failures(&rules, &json!({"p": 0})),
-        ["|Invalid value: \"object\": failed rule: self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"]
+        ["|Invalid value: failed rule: self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"]
     );
 }
 
@@ -57,10 +59,7 @@ fn message_expression_field_path_and_reason_word_the_failure() {
     );
     // A messageExpression that fails gives the message.
     let rules = json!([{"rule": "false", "messageExpression": "self.missing", "message": "plain"}]);
-    assert_eq!(
-        failures(&rules, &json!({})),
-        ["|Invalid value: \"object\": plain"]
-    );
+    assert_eq!(failures(&rules, &json!({})), ["|Invalid value: plain"]);
 }
 
 #[test]
@@ -70,9 +69,9 @@ fn has_guards_an_optional_field_and_reading_an_absent_one_is_an_error() {
     assert_eq!(failures(&guarded, &json!({"ttl": 11})).len(), 1);
     let unguarded = json!([{"rule": "self.ttl <= 10"}]);
     let failed = failures(&unguarded, &json!({}));
-    assert!(
-        failed[0].contains("cannot be evaluated") && failed[0].contains("ttl"),
-        "{failed:?}"
+    assert_eq!(
+        failed,
+        ["|Invalid value: \"object\": no such key: ttl evaluating rule: self.ttl <= 10"]
     );
 }
 
@@ -146,24 +145,4 @@ fn field_paths_read_as_pointers() {
     assert_eq!(field_pointer(".items[2].name").unwrap(), "/items/2/name");
     assert!(field_pointer("spec").is_err());
     assert!(field_pointer(".a[x]").is_err());
-}
-
-#[test]
-fn a_rule_that_reads_self_by_its_fields_is_given_those_fields_only() {
-    assert_eq!(
-        fields_read("self.metadata.name.matches('x') && size(self . metadata.name) <= 63"),
-        Some(vec!["metadata".to_owned(), "metadata".to_owned()])
-    );
-    assert_eq!(
-        fields_read("!has(self.a) || self?.b == x.self"),
-        Some(vec!["a".to_owned(), "b".to_owned()])
-    );
-    assert_eq!(fields_read("self.all(x, x > 0)"), None);
-    assert_eq!(fields_read("size(self) < 3"), None);
-    assert_eq!(fields_read("self['a'] == 1"), None);
-    assert_eq!(fields_read("myself == 1 && selfish"), Some(Vec::new()));
-    // Evaluated on those fields, a rule says what it says on the whole.
-    let rules = json!([{"rule": "has(self.a) && !has(self.b) && self.a.size() == 2"}]);
-    assert!(failures(&rules, &json!({"a": [1, 2], "c": {"deep": [1]}})).is_empty());
-    assert_eq!(failures(&rules, &json!({"a": [1, 2], "b": 1})).len(), 1);
 }

@@ -36,6 +36,8 @@ struct Verdict {
     /// Rules not judged, and why.
     unjudged: Vec<String>,
     errors: Vec<Said>,
+    /// The runtime cost spent.
+    cost: Option<i64>,
 }
 
 /// `root.a[0][k]` as segments; a bracketed key may hold dots.
@@ -79,55 +81,40 @@ fn recorded(case: &Json) -> Verdict {
 /// trainc's verdict on the case.
 fn judged(case: &Json) -> Verdict {
     let mut verdict = Verdict::default();
-    let (rules, unusable) = Rules::of(&case["schema"]);
+    let root = case["root"].as_bool().unwrap_or(false);
+    let (rules, unusable) = Rules::of_node(&case["schema"], root);
     for u in unusable {
         match u.why {
             Why::Invalid => verdict.refused.push(u.message),
-            Why::Transition | Why::Unsupported => verdict.unjudged.push(u.message),
+            Why::Unsupported => verdict.unjudged.push(u.message),
+            Why::Transition => {}
         }
     }
     if !verdict.refused.is_empty() {
         return verdict;
     }
-    let mut problems = Vec::new();
-    rules.check("X/x", &case["object"], &mut problems);
+    let old = case.get("oldObject");
+    let budget = case["budget"].as_i64().unwrap_or(super::RUNTIME_BUDGET);
+    let (failures, spent) = rules.validate(&case["object"], old, budget);
+    verdict.cost = Some(spent);
     let root = segments(case["field"].as_str().unwrap_or("root"));
-    for p in problems {
-        let (words, detail) = split_words(&p.message);
+    for failure in failures {
         let mut field = root.clone();
         field.extend(
-            p.path
+            failure
+                .pointer
                 .split('/')
                 .skip(1)
                 .map(|s| s.replace("~1", "/").replace("~0", "~")),
         );
         verdict.errors.push(Said {
-            kind: words.to_owned(),
+            kind: failure.reason.kind().to_owned(),
             field,
-            detail: detail.to_owned(),
+            detail: failure.detail,
         });
     }
     verdict.errors.sort();
     verdict
-}
-
-/// `Invalid value: "object": detail` as the error type and the detail.
-fn split_words(message: &str) -> (&'static str, &str) {
-    for (words, kind) in [
-        ("Invalid value: ", "FieldValueInvalid"),
-        ("Forbidden: ", "FieldValueForbidden"),
-        ("Required value: ", "FieldValueRequired"),
-        ("Duplicate value: ", "FieldValueDuplicate"),
-    ] {
-        if let Some(rest) = message.strip_prefix(words) {
-            let rest = match rest.strip_prefix('"') {
-                Some(quoted) => quoted.split_once("\": ").map_or(rest, |(_, d)| d),
-                None => rest,
-            };
-            return (kind, rest);
-        }
-    }
-    ("", message)
 }
 
 /// How a case disagrees, the first way found, or `None`.
@@ -162,6 +149,9 @@ fn difference(case: &Json) -> Option<&'static str> {
     }
     if real.errors != ours.errors {
         return Some("message");
+    }
+    if case["cost"].as_i64() != ours.cost {
+        return Some("cost");
     }
     None
 }
@@ -221,4 +211,49 @@ fn kubernetes_own_rule_cases_agree_or_are_listed() {
         new.len(),
         gone.len()
     );
+}
+
+/// `TRAINC_CEL_SHOW=how cargo test upstream_show -- --nocapture`: the
+/// cases that disagree that way, each with both verdicts.
+#[test]
+#[allow(clippy::print_stdout)]
+fn upstream_show() {
+    let Ok(how) = std::env::var("TRAINC_CEL_SHOW") else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir().join("schema-cel.jsonl")).unwrap();
+    let mut shown = 0;
+    for line in text.lines() {
+        let case: Json = serde_json::from_str(line).unwrap();
+        if difference(&case) != Some(how.as_str()) || shown >= 40 {
+            continue;
+        }
+        shown += 1;
+        let rules: Vec<&str> = case["compiled"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["rule"].as_str())
+            .collect();
+        println!("== {} {rules:?}", name(&case, line));
+        println!(
+            "   object {}",
+            case["object"]
+                .to_string()
+                .chars()
+                .take(300)
+                .collect::<String>()
+        );
+        println!(
+            "   real  cost {} {:?} {:?}",
+            case["cost"],
+            recorded(&case).refused,
+            recorded(&case).errors
+        );
+        let ours = judged(&case);
+        println!(
+            "   ours  cost {:?} {:?} {:?} {:?}",
+            ours.cost, ours.refused, ours.unjudged, ours.errors
+        );
+    }
 }

@@ -1,10 +1,21 @@
-//! Where a rule's values are in an object, what of them it reads, and
-//! those values as CEL's.
+//! Where a rule's values are in an object, and those values as CEL's,
+//! typed by their schema as Kubernetes types them (k8s.io/apiserver
+//! v0.36.3 `pkg/cel/common/valuesunstructured.go`, `UnstructuredToVal`):
+//! a `date-time` string is a timestamp, `byte` bytes, an int-or-string an
+//! int or a string, a `number` always a double, an object only its
+//! declared properties (an embedded resource's `apiVersion`, `kind` and
+//! `metadata.name`/`generateName` too), a list a set or a map list as its
+//! `x-kubernetes-list-type` says; a value that does not fit its schema is
+//! the server's error, raised where a rule reads it.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use serde_json::Value as Json;
+
+use super::time::{Duration, Timestamp};
+use super::value::{Key, List, ListKind, Map, Value};
 
 /// Where in an object a schema node's values are: keys, and `Each` for
 /// every item of a list or value of a map.
@@ -14,41 +25,12 @@ pub(super) enum Step {
     Each,
 }
 
-/// The fields of `self` that `source` reads, if it reads `self` only as
-/// `self.field` (or `self?.field`), never whole nor by a method of its own
-/// (`self.all(…)`); a `self` inside a string counts as read whole.
-pub(super) fn fields_read(source: &str) -> Option<Vec<String>> {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut fields = Vec::new();
-    for (at, _) in source.match_indices("self") {
-        let before = &source[..at];
-        if before.ends_with(word) || before.ends_with('.') {
-            continue;
-        }
-        let after = &source[at + 4..];
-        if after.starts_with(word) {
-            continue;
-        }
-        let after = after.trim_start();
-        let after = after
-            .strip_prefix("?.")
-            .or_else(|| after.strip_prefix('.'))?;
-        let after = after.trim_start();
-        let end = after.find(|c: char| !word(c)).unwrap_or(after.len());
-        if end == 0 || after[end..].trim_start().starts_with('(') {
-            return None;
-        }
-        fields.push(after[..end].to_owned());
-    }
-    Some(fields)
-}
-
 /// Calls `found` with every value at `path` below `value` and its pointer.
-pub(super) fn each_value(
-    value: &Json,
+pub(super) fn each_value<'a>(
+    value: &'a Json,
     path: &[Step],
     at: &mut String,
-    found: &mut dyn FnMut(&str, &Json),
+    found: &mut dyn FnMut(&str, &'a Json),
 ) {
     let Some((step, rest)) = path.split_first() else {
         found(at, value);
@@ -116,27 +98,285 @@ pub(super) fn field_pointer(path: &str) -> Result<String, String> {
     Ok(pointer)
 }
 
-/// A JSON value as CEL reads it: an integer is an `int`, any other number
-/// a `double`, an object a map.
-pub(super) fn to_cel(value: &Json) -> cel::Value {
-    match value {
-        Json::Null => cel::Value::Null,
-        Json::Bool(b) => cel::Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(int) => cel::Value::Int(int),
-            None => match n.as_u64() {
-                Some(uint) => cel::Value::UInt(uint),
-                None => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
+/// How deep a value is converted: deeper is the server's limit on
+/// objects anyway.
+const MAX_DEPTH: usize = 256;
+
+fn invalid(message: impl Into<Arc<str>>) -> Value {
+    Value::Error(message.into())
+}
+
+/// A JSON value as CEL's, typed by `schema`; `root` when it is a
+/// resource's root (its `apiVersion`, `kind`, `metadata` readable).
+pub(super) fn typed(value: &Json, schema: &Json, root: bool) -> Value {
+    convert(value, schema, root, 0)
+}
+
+fn convert(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return invalid("invalid data, nested too deeply");
+    }
+    if value.is_null() {
+        return if schema["nullable"].as_bool() == Some(true) {
+            Value::Null
+        } else {
+            invalid("invalid data, got null for schema with nullable=false")
+        };
+    }
+    if schema["x-kubernetes-int-or-string"].as_bool() == Some(true) {
+        return match value {
+            Json::String(s) => Value::string(s.as_str()),
+            Json::Number(n) if n.is_i64() => Value::Int(n.as_i64().unwrap_or_default()),
+            _ => invalid(
+                "invalid data, expected XIntOrString value to be either a string or integer",
+            ),
+        };
+    }
+    match schema["type"].as_str() {
+        Some("object") => object(value, schema, root, depth),
+        Some("array") => array(value, schema, depth),
+        Some("string") => {
+            let Json::String(s) = value else {
+                return invalid(format!(
+                    "invalid data, expected string, got {}",
+                    go_type(value)
+                ));
+            };
+            match schema["format"].as_str() {
+                Some("duration") => Duration::parse(s).map_or_else(
+                    || {
+                        invalid(format!(
+                            "Invalid duration {s}: time: invalid duration {s:?}"
+                        ))
+                    },
+                    Value::Duration,
+                ),
+                Some("date") => Timestamp::parse_date(s).map_or_else(
+                    || invalid(format!("Invalid date formatted string {s}")),
+                    Value::Timestamp,
+                ),
+                Some("date-time") => Timestamp::parse(s).map_or_else(
+                    || invalid(format!("Invalid date-time formatted string {s}")),
+                    Value::Timestamp,
+                ),
+                Some("byte") => base64(s).map_or_else(
+                    || invalid(format!("Invalid byte formatted string {s}")),
+                    |b| Value::Bytes(b.into()),
+                ),
+                _ => Value::string(s.as_str()),
+            }
+        }
+        Some("number") => match value.as_f64() {
+            Some(d) if value.is_number() => Value::Double(d),
+            _ => invalid(format!(
+                "invalid data, expected float, got {}",
+                go_type(value)
+            )),
         },
-        Json::String(s) => cel::Value::String(Arc::new(s.clone())),
-        Json::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
-        Json::Object(fields) => {
-            let map: std::collections::HashMap<cel::objects::Key, cel::Value> = fields
+        Some("integer") => match value.as_i64() {
+            Some(n) => Value::Int(n),
+            None => invalid(format!(
+                "invalid data, expected int, got {}",
+                go_type(value)
+            )),
+        },
+        Some("boolean") => match value {
+            Json::Bool(b) => Value::Bool(*b),
+            _ => invalid(format!(
+                "invalid data, expected bool, got {}",
+                go_type(value)
+            )),
+        },
+        _ => untyped(value, depth),
+    }
+}
+
+fn object(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
+    let Json::Object(fields) = value else {
+        return invalid("invalid data, expected a map for the provided schema with type=object");
+    };
+    let embedded = root || schema["x-kubernetes-embedded-resource"].as_bool() == Some(true);
+    let properties = schema["properties"].as_object();
+    let open = schema["x-kubernetes-preserve-unknown-fields"].as_bool() == Some(true);
+    if embedded || properties.is_some() {
+        let mut map = IndexMap::new();
+        for (key, child) in fields {
+            let child_schema = match properties.and_then(|p| p.get(key)) {
+                Some(s) => s,
+                None if embedded && matches!(key.as_str(), "apiVersion" | "kind") => &STRING,
+                None if embedded && key == "metadata" => &METADATA,
+                None if open => {
+                    map.insert(Key::String(key.as_str().into()), untyped(child, depth + 1));
+                    continue;
+                }
+                None => continue,
+            };
+            map.insert(
+                Key::String(key.as_str().into()),
+                convert(child, child_schema, false, depth + 1),
+            );
+        }
+        return Value::Map(Map {
+            entries: Arc::new(map),
+            object: Some("object".into()),
+        });
+    }
+    let items = &schema["additionalProperties"];
+    let mut map = IndexMap::new();
+    for (key, child) in fields {
+        let child = if items.is_object() {
+            convert(child, items, false, depth + 1)
+        } else {
+            untyped(child, depth + 1)
+        };
+        map.insert(Key::String(key.as_str().into()), child);
+    }
+    Value::Map(Map::plain(map))
+}
+
+fn array(value: &Json, schema: &Json, depth: usize) -> Value {
+    let Json::Array(items) = value else {
+        return invalid("invalid data, expected an array for the provided schema with type=array");
+    };
+    let item_schema = &schema["items"];
+    let kind = match schema["x-kubernetes-list-type"].as_str() {
+        Some("set") => ListKind::Set,
+        Some("map") => ListKind::Map(
+            schema["x-kubernetes-list-map-keys"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str().map(str::to_owned))
+                .collect(),
+        ),
+        _ => ListKind::Plain,
+    };
+    Value::List(List {
+        items: Arc::new(
+            items
                 .iter()
-                .map(|(k, v)| (cel::objects::Key::from(k.clone()), to_cel(v)))
-                .collect();
-            cel::Value::Map(cel::objects::Map { map: Arc::new(map) })
+                .map(|item| convert(item, item_schema, false, depth + 1))
+                .collect(),
+        ),
+        kind,
+    })
+}
+
+/// A value no schema types (`x-kubernetes-preserve-unknown-fields`): as
+/// JSON decodes it.
+fn untyped(value: &Json, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return invalid("invalid data, nested too deeply");
+    }
+    match value {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::string(s.as_str()),
+        Json::Array(items) => Value::list(items.iter().map(|i| untyped(i, depth + 1)).collect()),
+        Json::Object(fields) => Value::Map(Map::plain(
+            fields
+                .iter()
+                .map(|(k, v)| (Key::String(k.as_str().into()), untyped(v, depth + 1)))
+                .collect(),
+        )),
+    }
+}
+
+/// The Go type a JSON value decodes to, as the server's errors name it.
+fn go_type(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "<nil>",
+        Json::Bool(_) => "bool",
+        Json::Number(n) if n.is_i64() => "int64",
+        Json::Number(_) => "float64",
+        Json::String(_) => "string",
+        Json::Array(_) => "[]interface {}",
+        Json::Object(_) => "map[string]interface {}",
+    }
+}
+
+static STRING: std::sync::LazyLock<Json> =
+    std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
+
+/// What of an embedded resource's metadata a rule reads
+/// (`model.WithTypeAndObjectMeta`).
+static METADATA: std::sync::LazyLock<Json> = std::sync::LazyLock::new(|| {
+    serde_json::json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}
+    })
+});
+
+/// Standard base64 (padding optional, as strfmt's `Base64` reads it).
+fn base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    let trimmed = text.trim_end_matches('=');
+    if text.len() - trimmed.len() > 2 {
+        return None;
+    }
+    for c in trimmed.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        buffer = buffer << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
         }
     }
+    Some(out)
+}
+
+/// What of a schema types and defaults values, without what only
+/// documents or validates them (`description`, `example`,
+/// `x-kubernetes-validations`): the copy kept for an object's checks
+/// is small whatever the CRD holds besides.
+pub(crate) fn lean(schema: &Json) -> Json {
+    lean_node(schema, 0)
+}
+
+fn lean_node(schema: &Json, depth: usize) -> Json {
+    let Json::Object(fields) = schema else {
+        return schema.clone();
+    };
+    if depth > MAX_DEPTH {
+        return Json::Object(serde_json::Map::new());
+    }
+    let mut out = serde_json::Map::new();
+    for (key, value) in fields {
+        let value = match key.as_str() {
+            "description" | "example" | "examples" | "x-kubernetes-validations" => continue,
+            "properties" | "patternProperties" | "definitions" => match value {
+                Json::Object(children) => Json::Object(
+                    children
+                        .iter()
+                        .map(|(name, child)| (name.clone(), lean_node(child, depth + 1)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+            "items" | "additionalProperties" | "not" => lean_node(value, depth + 1),
+            "allOf" | "anyOf" | "oneOf" => match value {
+                Json::Array(all) => {
+                    Json::Array(all.iter().map(|c| lean_node(c, depth + 1)).collect())
+                }
+                other => other.clone(),
+            },
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Json::Object(out)
 }

@@ -35,9 +35,11 @@ struct CustomKind {
     kind: String,
     /// The version's `openAPIV3Schema`, as written: defaults and nullability.
     written: Json,
-    /// The schema the API server enforces, and its validator.
+    /// The schema the API server enforces, and its validator, compiled
+    /// when an object of the kind is first checked: a stream of thousands
+    /// of CRDs, most of whose kinds no object has, builds none.
     strict: Json,
-    validator: jsonschema::Validator,
+    validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
     rules: Rules,
 }
 
@@ -183,9 +185,12 @@ impl Crds {
                     diagnostics.push(not_checked(&rule, span, document, name));
                 }
             }
-            let strict = structural::strict(schema);
-            let validator = match jsonschema::draft7::new(&strict) {
-                Ok(validator) => validator,
+            // Descriptions and rules are most of a large schema; the
+            // schema checks need neither.
+            let lean = super::cel::lean(schema);
+            let strict = structural::strict(&lean);
+            match jsonschema::draft7::meta::validate(&strict) {
+                Ok(()) => {}
                 Err(error) => {
                     diagnostics.push(
                         Diagnostic::error(
@@ -197,14 +202,14 @@ impl Crds {
                     );
                     continue;
                 }
-            };
+            }
             self.defined.insert(key, at(&format!("/spec/versions/{n}")));
             self.kinds.push(CustomKind {
                 api_version,
                 kind: kind.to_owned(),
-                written: schema.clone(),
+                written: lean,
                 strict,
-                validator,
+                validator: std::sync::OnceLock::new(),
                 rules,
             });
         }
@@ -258,8 +263,20 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     };
     let mut defaulted = value.clone();
     structural::apply(&mut defaulted, &custom.written, 0);
-    for error in custom.validator.iter_errors(&defaulted) {
-        super::wording::push_error(id, "", &error, &custom.strict, problems);
+    let validator = custom
+        .validator
+        .get_or_init(|| jsonschema::draft7::new(&custom.strict).map_err(|e| e.to_string()));
+    match validator {
+        Ok(validator) => {
+            for error in validator.iter_errors(&defaulted) {
+                super::wording::push_error(id, "", &error, &custom.strict, problems);
+            }
+        }
+        Err(error) => problems.push(Problem::schema(
+            id,
+            "",
+            format!("the CRD's schema of `{api_version}` `{kind}` cannot be used: {error}"),
+        )),
     }
     duplicates(id, &defaulted, &custom.written, problems);
     custom.rules.check(id, &defaulted, problems);

@@ -23,15 +23,15 @@ import (
 )
 
 var (
-	//go:embed common.go.txt
+	//go:embed common.go.in
 	common string
-	//go:embed hook-cel.go.txt
+	//go:embed hook-cel.go.in
 	hookCEL string
-	//go:embed hook-listtype.go.txt
+	//go:embed hook-listtype.go.in
 	hookListType string
-	//go:embed hook-objectmeta.go.txt
+	//go:embed hook-objectmeta.go.in
 	hookObjectMeta string
-	//go:embed hook-validation.go.txt
+	//go:embed hook-validation.go.in
 	hookValidation string
 )
 

@@ -1,0 +1,135 @@
+//! A CEL expression's tree as cel-go v0.26.0 builds it (`common/ast`):
+//! operators are calls (`_+_`, `_[_]`, `@in` …), macros are comprehensions.
+
+use std::sync::Arc;
+
+/// The accumulator of an expanded macro.
+pub(super) const ACCUMULATOR: &str = "@result";
+
+#[derive(Debug, Clone)]
+pub(super) struct Expr {
+    /// Byte offset in the source.
+    pub at: u32,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Kind {
+    Literal(Literal),
+    Ident(Arc<str>),
+    /// `operand.field`, or `has(operand.field)` when `test`.
+    Select {
+        operand: Box<Expr>,
+        field: Arc<str>,
+        test: bool,
+    },
+    /// A call; `target` is the receiver of a method call.
+    Call {
+        function: Arc<str>,
+        target: Option<Box<Expr>>,
+        args: Vec<Expr>,
+    },
+    /// A list literal; the items marked optional (`[?x]`) are left out
+    /// when empty.
+    List {
+        items: Vec<Expr>,
+        optional: Vec<bool>,
+    },
+    Map {
+        entries: Vec<Entry>,
+    },
+    /// `Name{field: value}`: a message, of which Kubernetes declares none.
+    Struct {
+        name: String,
+        fields: Vec<(String, Expr, bool)>,
+    },
+    Comprehension(Box<Comprehension>),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    pub key: Expr,
+    pub value: Expr,
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Literal {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    String(Arc<str>),
+    Bytes(Arc<[u8]>),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Comprehension {
+    pub iter_var: Arc<str>,
+    /// The second variable of a two-variable comprehension: the first is
+    /// then the index (or key), this the value.
+    pub iter_var2: Option<Arc<str>>,
+    pub range: Expr,
+    pub accu_var: Arc<str>,
+    pub init: Expr,
+    pub cond: Expr,
+    pub step: Expr,
+    pub result: Expr,
+}
+
+pub(super) fn call(at: u32, function: &str, target: Option<Expr>, args: Vec<Expr>) -> Expr {
+    Expr {
+        at,
+        kind: Kind::Call {
+            function: function.into(),
+            target: target.map(Box::new),
+            args,
+        },
+    }
+}
+
+pub(super) fn ident(at: u32, name: &str) -> Expr {
+    Expr {
+        at,
+        kind: Kind::Ident(name.into()),
+    }
+}
+
+pub(super) fn literal(at: u32, literal: Literal) -> Expr {
+    Expr {
+        at,
+        kind: Kind::Literal(literal),
+    }
+}
+
+pub(super) fn empty_list(at: u32) -> Expr {
+    Expr {
+        at,
+        kind: Kind::List {
+            items: vec![],
+            optional: vec![],
+        },
+    }
+}
+
+/// Names CEL keeps for itself.
+pub(super) const RESERVED: &[&str] = &[
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];

@@ -1,0 +1,514 @@
+//! One written rule: compiled as the API server compiles it when the CRD
+//! is created, run as it runs it on an object, its failure worded as it
+//! words it (k8s.io/apiextensions-apiserver v0.36.3
+//! `pkg/apiserver/schema/cel/validation.go`: `validateExpressions`,
+//! `evalMessageExpression`, `fieldErrorForReason`; `compilation.go`).
+
+use std::fmt::Write as _;
+
+use serde_json::Value as Json;
+
+use super::ast::{Expr, Kind, Literal};
+use super::eval::Eval;
+use super::library::{NOT_EVALUATED, valid_pattern};
+use super::syntax;
+use super::time::{Duration, Timestamp};
+use super::value::{Error, Value};
+use super::values::field_pointer;
+use super::{PER_CALL_LIMIT, Why};
+
+/// The longest message a messageExpression may give
+/// (`MaxEvaluatedMessageExpressionSizeBytes`).
+const MAX_MESSAGE: usize = 5 * 1024;
+
+pub(super) struct Rule {
+    source: String,
+    program: Expr,
+    message: Option<String>,
+    message_expression: Option<(String, Expr)>,
+    /// `fieldPath`, as a JSON pointer below the node.
+    field_path: String,
+    reason: Reason,
+    uses_old_self: bool,
+    optional_old_self: bool,
+}
+
+/// A rule's `reason`: the kind of error its failure is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reason {
+    Invalid,
+    Forbidden,
+    Required,
+    Duplicate,
+}
+
+impl Reason {
+    fn parse(reason: Option<&str>) -> Result<Reason, String> {
+        Ok(match reason {
+            None | Some("FieldValueInvalid") => Reason::Invalid,
+            Some("FieldValueForbidden") => Reason::Forbidden,
+            Some("FieldValueRequired") => Reason::Required,
+            Some("FieldValueDuplicate") => Reason::Duplicate,
+            Some(other) => {
+                return Err(format!(
+                    "`reason` `{other}` is none of FieldValueInvalid, FieldValueForbidden, FieldValueRequired, FieldValueDuplicate"
+                ));
+            }
+        })
+    }
+
+    /// The error type as the server names it (`field.ErrorType`).
+    #[cfg(test)]
+    pub(super) fn kind(self) -> &'static str {
+        match self {
+            Reason::Invalid => "FieldValueInvalid",
+            Reason::Forbidden => "FieldValueForbidden",
+            Reason::Required => "FieldValueRequired",
+            Reason::Duplicate => "FieldValueDuplicate",
+        }
+    }
+}
+
+/// A rule's failure at a value: the error the server gives.
+#[derive(Debug)]
+pub(super) struct Failure {
+    /// Where, as a JSON pointer into the object.
+    pub pointer: String,
+    pub reason: Reason,
+    /// The bad value as the error shows it, where it shows one.
+    pub shown: Option<String>,
+    pub detail: String,
+}
+
+impl Failure {
+    /// The error as the server writes it after the field's path
+    /// (`field.Error.ErrorBody`).
+    pub(super) fn words(&self) -> String {
+        let words = match self.reason {
+            Reason::Invalid => "Invalid value",
+            Reason::Forbidden => "Forbidden",
+            Reason::Required => "Required value",
+            Reason::Duplicate => "Duplicate value",
+        };
+        let mut out = words.to_owned();
+        if let Some(shown) = &self.shown {
+            out.push_str(": ");
+            out.push_str(shown);
+        }
+        if !self.detail.is_empty() {
+            out.push_str(": ");
+            out.push_str(&self.detail);
+        }
+        out
+    }
+}
+
+/// A value as the server's errors show a bad value: a string quoted, a
+/// number or bool bare.
+fn shown(value: &Json) -> String {
+    match value {
+        Json::String(s) => go_quoted(s),
+        Json::Null => "null".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Go's `%q`.
+pub(super) fn go_quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether a rule's text names `oldSelf` (a transition rule), told
+/// without compiling it: a CRD's embedded copy keeps no such rule.
+pub(crate) fn reads_old_self(rule: &str) -> bool {
+    rule.match_indices("oldSelf").any(|(at, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !rule[..at].ends_with(word) && !rule[at + "oldSelf".len()..].starts_with(word)
+    })
+}
+
+/// cel-go's report of a compile error: where, and the line with a caret.
+fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
+    let Some(at) = at else {
+        return format!("compilation failed: ERROR: <input>:-1:0: {message}");
+    };
+    let at = (at as usize).min(source.len());
+    let before = &source[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = source[line_start..at].chars().count();
+    let text = source[line_start..].lines().next().unwrap_or("");
+    format!(
+        "compilation failed: ERROR: <input>:{line}:{}: {message}\n | {text}\n | {}^",
+        column + 1,
+        ".".repeat(column)
+    )
+}
+
+/// A rule as a message quotes it: a long one cut in the middle.
+pub(super) fn quoted(source: &str) -> String {
+    const SHOWN: usize = 120;
+    let count = source.chars().count();
+    if count <= SHOWN {
+        return format!("`{source}`");
+    }
+    let head: String = source.chars().take(SHOWN / 2).collect();
+    let tail: String = source.chars().skip(count - SHOWN / 2).collect();
+    format!("`{head} … {tail}` ({count} characters)")
+}
+
+/// The server's report without `compilation failed: ` and the caret.
+fn first_line(report: &str) -> &str {
+    let line = report.lines().next().unwrap_or(report);
+    line.strip_prefix("compilation failed: ").unwrap_or(line)
+}
+
+/// A compile error of `source`, as the server gives it, found in its tree
+/// (cel-go's literal validators, the functions trainc has none of).
+fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
+    let mut result = Ok(());
+    visit(expr, &mut |e| {
+        if result.is_err() {
+            return;
+        }
+        let Kind::Call {
+            function,
+            target,
+            args,
+        } = &e.kind
+        else {
+            return;
+        };
+        let qualified = match target.as_deref() {
+            Some(Expr {
+                kind: Kind::Ident(ns),
+                ..
+            }) => format!("{ns}.{function}"),
+            _ => function.to_string(),
+        };
+        if NOT_EVALUATED.contains(&&*qualified) || NOT_EVALUATED.contains(&&**function) {
+            result = Err((
+                Why::Unsupported,
+                format!(
+                    "the rule `{source}` calls `{qualified}`, a function of Kubernetes' CEL libraries that trainc does not evaluate"
+                ),
+            ));
+            return;
+        }
+        let literal = match (target.is_some(), &args[..]) {
+            (
+                false,
+                [
+                    Expr {
+                        kind: Kind::Literal(Literal::String(s)),
+                        at,
+                    },
+                ],
+            ) => Some((s, *at)),
+            _ => None,
+        };
+        let pattern = match (&**function, &args[..]) {
+            (
+                "matches" | "find" | "findAll",
+                [
+                    Expr {
+                        kind: Kind::Literal(Literal::String(p)),
+                        at,
+                    },
+                    ..,
+                ],
+            ) => Some((p, *at)),
+            _ => None,
+        };
+        let bad = match (&**function, literal, pattern) {
+            ("timestamp", Some((s, at)), _) if Timestamp::parse(s).is_none() => {
+                Some((at, "invalid timestamp argument".to_owned()))
+            }
+            ("duration", Some((s, at)), _) if Duration::parse(s).is_none() => {
+                Some((at, "invalid duration argument".to_owned()))
+            }
+            (_, _, Some((p, at))) => valid_pattern(p)
+                .err()
+                .map(|e| (at, format!("invalid matches argument: {e}"))),
+            _ => None,
+        };
+        if let Some((at, message)) = bad {
+            result = Err((
+                Why::Invalid,
+                format!(
+                    "the rule {} does not compile: {}",
+                    quoted(source),
+                    first_line(&compile_error(source, Some(at), &message))
+                ),
+            ));
+        }
+    });
+    result
+}
+
+fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(expr);
+    match &expr.kind {
+        Kind::Literal(_) | Kind::Ident(_) => {}
+        Kind::Select { operand, .. } => visit(operand, f),
+        Kind::Call { target, args, .. } => {
+            if let Some(target) = target {
+                visit(target, f);
+            }
+            for a in args {
+                visit(a, f);
+            }
+        }
+        Kind::List { items, .. } => items.iter().for_each(|a| visit(a, f)),
+        Kind::Map { entries } => entries.iter().for_each(|e| {
+            visit(&e.key, f);
+            visit(&e.value, f);
+        }),
+        Kind::Struct { fields, .. } => fields.iter().for_each(|(_, v, _)| visit(v, f)),
+        Kind::Comprehension(c) => {
+            for e in [&c.range, &c.init, &c.cond, &c.step, &c.result] {
+                visit(e, f);
+            }
+        }
+    }
+}
+
+fn names_old_self(expr: &Expr) -> bool {
+    let mut found = false;
+    visit(expr, &mut |e| {
+        if let Kind::Ident(name) = &e.kind {
+            found |= &**name == "oldSelf";
+        }
+    });
+    found
+}
+
+/// One value a site's rules run at.
+pub(super) struct Bound<'a> {
+    pub pointer: &'a str,
+    /// The JSON value, where it is a scalar the error shows.
+    pub value: Option<&'a Json>,
+    /// The schema's `type`, which runtime errors show.
+    pub kind: &'a str,
+    pub this: &'a Value,
+    pub old: Option<&'a Value>,
+}
+
+/// Runs each rule at `bound`; `true` when no further rule may run (the
+/// budget or a call's limit ran out).
+pub(super) fn run_all(
+    rules: &[Rule],
+    bound: &Bound<'_>,
+    remaining: &mut i64,
+    failures: &mut Vec<Failure>,
+) -> bool {
+    let invalid = |detail: String| Failure {
+        pointer: bound.pointer.to_owned(),
+        reason: Reason::Invalid,
+        shown: Some(go_quoted(bound.kind)),
+        detail,
+    };
+    if *remaining <= 0 {
+        failures.push(invalid("validation failed due to running out of cost budget, no further validation rules will be run".to_owned()));
+        *remaining = -1;
+        return true;
+    }
+    for rule in rules {
+        if rule.uses_old_self && bound.old.is_none() && !rule.optional_old_self {
+            continue;
+        }
+        let (result, cost) = rule.evaluate(bound);
+        if cost as i64 > *remaining {
+            failures.push(invalid("validation failed due to running out of cost budget, no further validation rules will be run".to_owned()));
+            *remaining = -1;
+            return true;
+        }
+        let value = match result {
+            Err(Error::Cancelled) => {
+                failures.push(invalid(format!("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}", rule.error_text())));
+                *remaining = -1;
+                return true;
+            }
+            Err(Error::Eval(message)) => Value::Error(message.into()),
+            Ok(value) => value,
+        };
+        *remaining -= cost as i64;
+        match value {
+            Value::Bool(true) => continue,
+            Value::Bool(false) => {}
+            Value::Error(message) if !message.starts_with("no such overload") => {
+                failures.push(invalid(format!(
+                    "{message} evaluating rule: {}",
+                    rule.error_text()
+                )));
+                continue;
+            }
+            _ => {
+                failures.push(invalid(format!("'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}", rule.error_text())));
+                continue;
+            }
+        }
+        let pointer = format!("{}{}", bound.pointer, rule.field_path);
+        let detail = match &rule.message_expression {
+            Some((source, expr)) => match message(source, expr, bound, remaining) {
+                Ok(detail) => detail,
+                Err(detail) => {
+                    failures.push(Failure {
+                        pointer,
+                        ..invalid(detail)
+                    });
+                    *remaining = -1;
+                    return true;
+                }
+            },
+            None => None,
+        };
+        let detail = detail.unwrap_or_else(|| match &rule.message {
+            Some(message) if !message.is_empty() => message.trim().to_owned(),
+            _ => format!("failed rule: {}", rule.error_text()),
+        });
+        let shown = match rule.reason {
+            Reason::Invalid | Reason::Duplicate => bound.value.map(shown),
+            Reason::Forbidden | Reason::Required => None,
+        };
+        let detail = if rule.reason == Reason::Duplicate {
+            String::new()
+        } else {
+            detail
+        };
+        failures.push(Failure {
+            pointer,
+            reason: rule.reason,
+            shown,
+            detail,
+        });
+    }
+    false
+}
+
+/// A messageExpression's message, or `None` where it gives none (the
+/// rule's message stands instead); `Err` with the server's error when the
+/// budget or the call's limit runs out, which stops all further rules.
+fn message(
+    source: &str,
+    expr: &Expr,
+    bound: &Bound<'_>,
+    remaining: &mut i64,
+) -> Result<Option<String>, String> {
+    let mut ev = Eval::new(PER_CALL_LIMIT);
+    ev.bind("self", bound.this.clone());
+    let result = ev.eval(expr);
+    let cost = ev.cost.min(PER_CALL_LIMIT + 1);
+    if matches!(result, Err(Error::Cancelled)) {
+        return Err(format!(
+            "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
+            go_quoted(source)
+        ));
+    }
+    if cost as i64 > *remaining {
+        return Err("messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run".to_owned());
+    }
+    *remaining -= cost as i64;
+    Ok(match result {
+        Ok(Value::String(text)) => {
+            let trimmed = text.trim();
+            (trimmed.len() <= MAX_MESSAGE && !trimmed.contains('\n') && !trimmed.is_empty())
+                .then(|| trimmed.to_owned())
+        }
+        _ => None,
+    })
+}
+
+impl Rule {
+    /// The rule's value at `bound`, and its cost.
+    fn evaluate(&self, bound: &Bound<'_>) -> (super::value::Result<Value>, u64) {
+        let mut ev = Eval::new(PER_CALL_LIMIT);
+        ev.bind("self", bound.this.clone());
+        if self.uses_old_self {
+            let old = match (bound.old, self.optional_old_self) {
+                (Some(old), true) => Value::Optional(Some(std::sync::Arc::new(old.clone()))),
+                (None, true) => Value::Optional(None),
+                (Some(old), false) => old.clone(),
+                (None, false) => Value::Null,
+            };
+            ev.bind("oldSelf", old);
+        }
+        let result = ev.eval(&self.program);
+        (result, ev.cost.min(PER_CALL_LIMIT + 1))
+    }
+
+    /// One written rule compiled, or why it is not checked.
+    pub(super) fn compile(written: &Json) -> Result<Rule, (Why, String)> {
+        let invalid = |message: String| (Why::Invalid, message);
+        let source = written["rule"]
+            .as_str()
+            .ok_or_else(|| invalid("a rule without `rule`, the CEL expression".to_owned()))?;
+        let program = syntax::parse(source).map_err(|e| {
+            invalid(format!(
+                "the rule {} does not compile: {}",
+                quoted(source),
+                first_line(&compile_error(source, e.at, &e.message))
+            ))
+        })?;
+        check(source, &program)?;
+        let message_expression = match written["messageExpression"].as_str() {
+            Some(text) => {
+                let expr = syntax::parse(text).map_err(|e| {
+                    invalid(format!(
+                        "the messageExpression {} does not compile: {}",
+                        quoted(text),
+                        first_line(&compile_error(text, e.at, &e.message))
+                    ))
+                })?;
+                check(text, &expr)?;
+                Some((text.to_owned(), expr))
+            }
+            None => None,
+        };
+        let field_path = match written["fieldPath"].as_str() {
+            Some(path) => field_pointer(path).map_err(invalid)?,
+            None => String::new(),
+        };
+        Ok(Rule {
+            source: source.to_owned(),
+            uses_old_self: names_old_self(&program),
+            program,
+            message: written["message"].as_str().map(str::to_owned),
+            message_expression,
+            field_path,
+            reason: Reason::parse(written["reason"].as_str()).map_err(invalid)?,
+            optional_old_self: written["optionalOldSelf"].as_bool() == Some(true),
+        })
+    }
+
+    pub(super) fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub(super) fn uses_old_self(&self) -> bool {
+        self.uses_old_self
+    }
+
+    /// How the server names the rule in an error (`ruleErrorString`).
+    fn error_text(&self) -> &str {
+        match &self.message {
+            Some(message) if !message.trim().is_empty() => message.trim(),
+            _ => self.source.trim(),
+        }
+    }
+}
