@@ -67,9 +67,16 @@ impl Eval {
         match &expr.kind {
             Kind::Literal(literal) => Ok(constant(literal)),
             Kind::Ident(name) => {
+                // A type's name is a constant to cel-go's checker.
+                if self.lookup(name).is_none() && type_name(name).is_some() {
+                    return Ok(self.ident(name));
+                }
                 self.charge(1)?;
                 Ok(self.ident(name))
             }
+            Kind::Select { .. } if self.qualified_type(expr).is_some() => Ok(Value::Type(
+                self.qualified_type(expr).unwrap_or_default().into(),
+            )),
             Kind::Select {
                 operand,
                 field,
@@ -150,23 +157,32 @@ impl Eval {
         if let Some(value) = self.lookup(name) {
             return value.clone();
         }
-        let name = name.strip_prefix('.').unwrap_or(name);
-        match name {
-            "bool"
-            | "int"
-            | "uint"
-            | "double"
-            | "string"
-            | "bytes"
-            | "list"
-            | "map"
-            | "null_type"
-            | "type"
-            | "google.protobuf.Duration"
-            | "google.protobuf.Timestamp"
-            | "optional_type" => Value::Type(name.into()),
-            _ => Value::Error(format!("no such attribute(s): {name}").into()),
+        match type_name(name) {
+            Some(name) => Value::Type(name.into()),
+            None => Value::Error(format!("no such attribute(s): {name}").into()),
         }
+    }
+
+    /// `google.protobuf.Duration`: a dotted type's name, where its first
+    /// part is no variable.
+    fn qualified_type(&self, expr: &Expr) -> Option<String> {
+        fn dotted(expr: &Expr) -> Option<String> {
+            match &expr.kind {
+                Kind::Ident(name) => Some(name.to_string()),
+                Kind::Select {
+                    operand,
+                    field,
+                    test: false,
+                } => Some(format!("{}.{field}", dotted(operand)?)),
+                _ => None,
+            }
+        }
+        let name = dotted(expr)?;
+        let root = name.split('.').next()?;
+        if self.lookup(root).is_some() {
+            return None;
+        }
+        type_name(&name).map(str::to_owned)
     }
 
     fn map(&mut self, expr: &Expr, entries: &[Entry]) -> Result<Value> {
@@ -254,6 +270,29 @@ impl Eval {
                 return Ok(match item {
                     Value::Error(_) => item,
                     item => value_of(functions::call("@in", None, &[item, list]))?,
+                });
+            }
+            ("optional.none", None, []) => return Ok(Value::Optional(None)),
+            (
+                "_[_]",
+                None,
+                [
+                    operand,
+                    Expr {
+                        kind: Kind::Ident(name),
+                        ..
+                    },
+                ],
+            ) if is_attribute(operand) => {
+                // `x[k]`: cel-go qualifies the attribute `x` by `k`, which
+                // costs the qualification, not another name's.
+                let operand = self.eval(operand)?;
+                let index = self.ident(name);
+                self.charge(1)?;
+                return Ok(match (&operand, &index) {
+                    (Value::Error(_), _) => operand,
+                    (_, Value::Error(_)) => index,
+                    _ => value_of(functions::call("_[_]", None, &[operand, index]))?,
                 });
             }
             (_, None, [arg]) if CONVERSIONS.contains(&function) && is_constant(arg) => {
@@ -390,6 +429,28 @@ impl Eval {
     }
 }
 
+/// The type a name stands for, if it names one.
+fn type_name(name: &str) -> Option<&'static str> {
+    let name = name.strip_prefix('.').unwrap_or(name);
+    [
+        "bool",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "list",
+        "map",
+        "null_type",
+        "type",
+        "google.protobuf.Duration",
+        "google.protobuf.Timestamp",
+        "optional_type",
+    ]
+    .into_iter()
+    .find(|t| *t == name)
+}
+
 /// A function's result as a value: its error is one.
 fn value_of(result: Result<Value>) -> Result<Value> {
     match result {
@@ -460,10 +521,19 @@ fn constant(literal: &Literal) -> Value {
 }
 
 /// Whether cel-go's optimiser makes the expression a constant (a literal,
-/// or a list or map of constants), which then costs nothing.
+/// a conversion of one, or a list or map of constants), which then costs
+/// nothing.
 fn is_constant(expr: &Expr) -> bool {
     match &expr.kind {
         Kind::Literal(_) => true,
+        Kind::Call {
+            function,
+            target: None,
+            args,
+        } => {
+            (args.len() == 1 && CONVERSIONS.contains(&&**function) && is_constant(&args[0]))
+                || (args.is_empty() && &**function == "optional.none")
+        }
         Kind::List { items, optional } => {
             optional.iter().all(|o| !o) && items.iter().all(is_constant)
         }

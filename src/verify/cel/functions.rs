@@ -123,8 +123,13 @@ pub(super) fn has_field(operand: &Value, field: &str) -> Result<Value> {
                 map.field(field)
             };
             match found {
+                // A field set to null is not set (the server prunes nulls).
+                None | Some(Value::Null) => Ok(Value::Bool(false)),
+                Some(Value::Error(message)) if message.starts_with("invalid data, got null") => {
+                    Ok(Value::Bool(false))
+                }
                 Some(Value::Error(message)) => fail(&**message),
-                found => Ok(Value::Bool(found.is_some())),
+                Some(_) => Ok(Value::Bool(true)),
             }
         }
         Value::Optional(Some(inner)) => has_field(inner, field),
@@ -217,6 +222,7 @@ pub(super) fn call(function: &str, target: Option<&Value>, args: &[Value]) -> Re
         ("_[_]", None, [operand, at]) => index(operand, at),
         ("_[?_]", None, [operand, at]) => Ok(match operand {
             Value::Optional(None) => Value::Optional(None),
+            Value::Optional(Some(inner)) => optional(index(inner, at)),
             _ => optional(index(operand, at)),
         }),
         ("_?._", None, [operand, Value::String(field)]) => Ok(match operand {
@@ -231,6 +237,7 @@ pub(super) fn call(function: &str, target: Option<&Value>, args: &[Value]) -> Re
             _ => no_overload(),
         },
         ("type", None, [v]) => Ok(Value::Type(v.type_name())),
+        ("cel.@mapInsert", None, [Value::Map(map), rest @ ..]) => map_insert(map, rest),
         ("dyn", None, [v]) => Ok(v.clone()),
         (
             "int" | "uint" | "double" | "string" | "bytes" | "bool" | "duration" | "timestamp",
@@ -278,6 +285,34 @@ pub(super) fn call(function: &str, target: Option<&Value>, args: &[Value]) -> Re
     }
 }
 
+/// `cel.@mapInsert` (ext.TwoVarComprehensions' `transformMap`,
+/// `transformMapEntry`): a key and value, or a map's entries, added.
+fn map_insert(map: &super::value::Map, rest: &[Value]) -> Result<Value> {
+    let mut entries = map.entries.as_ref().clone();
+    let pairs: Vec<(Value, Value)> = match rest {
+        [key, value] => vec![(key.clone(), value.clone())],
+        [Value::Map(other)] => other
+            .entries
+            .iter()
+            .map(|(k, v)| (k.value(), v.clone()))
+            .collect(),
+        _ => return no_overload(),
+    };
+    for (key, value) in pairs {
+        let Some(key) = Key::from_value(&key) else {
+            return fail(format!("unsupported key type: {}", key.type_name()));
+        };
+        if entries.contains_key(&key) {
+            return fail(format!(
+                "insert failed: key {} already exists",
+                shown(&key.value())
+            ));
+        }
+        entries.insert(key, value);
+    }
+    Ok(Value::Map(super::value::Map::plain(entries)))
+}
+
 /// Whether a value is its type's zero (`optional.ofNonZeroValue`).
 fn zero(v: &Value) -> bool {
     match v {
@@ -291,7 +326,8 @@ fn zero(v: &Value) -> bool {
         Value::List(l) => l.items.is_empty(),
         Value::Map(m) => m.entries.is_empty(),
         Value::Duration(d) => d.0 == 0,
-        Value::Timestamp(t) => t.seconds == 0 && t.nanos == 0,
+        // Go's zero time, 0001-01-01T00:00:00Z.
+        Value::Timestamp(t) => t.seconds == -62_135_596_800 && t.nanos == 0,
         _ => false,
     }
 }
@@ -391,6 +427,7 @@ pub(super) fn join(a: &List, b: &List) -> List {
     List {
         items: Arc::new(items),
         kind: a.kind.clone(),
+        zero: a.zero.clone(),
     }
 }
 

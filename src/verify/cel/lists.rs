@@ -54,6 +54,9 @@ pub(super) fn call(
     let items = &list.items;
     Some(match (function, args) {
         ("isSorted", []) => is_sorted(items),
+        ("sum", []) if items.is_empty() => {
+            Ok(list.zero.as_deref().cloned().unwrap_or(Value::Int(0)))
+        }
         ("sum", []) => sum(items),
         ("min" | "max", []) => {
             let Some(first) = items.first() else {

@@ -59,7 +59,9 @@ pub(super) const RUNTIME_BUDGET: i64 = 10_000_000;
 /// A schema node with rules, and where its values are.
 struct Site {
     path: Vec<Step>,
-    /// The node, as a JSON pointer into the schema.
+    /// The node that types its values, as a JSON pointer into the schema:
+    /// its own, or for a rule within `allOf`, the node holding the `allOf`
+    /// (`validation.go`, `AllOfValidators`).
     node: String,
     /// Whether the node is a resource's root (its `apiVersion`, `kind` and
     /// `metadata` readable).
@@ -112,15 +114,17 @@ impl Rules {
         };
         let mut unusable = Vec::new();
         let mut path = Vec::new();
-        rules.walk(schema, &mut path, "", root, &mut unusable, 0);
+        rules.walk(schema, &mut path, "", "", root, &mut unusable, 0);
         (rules, unusable)
     }
 
+    #[allow(clippy::too_many_arguments)] // reason: one recursion's state, each part read at each node
     fn walk(
         &mut self,
         node: &Json,
         path: &mut Vec<Step>,
         pointer: &str,
+        typing: &str,
         root: bool,
         unusable: &mut Vec<Unusable>,
         depth: usize,
@@ -163,7 +167,7 @@ impl Rules {
         if !rules.is_empty() {
             self.sites.push(Site {
                 path: path.clone(),
-                node: pointer.to_owned(),
+                node: typing.to_owned(),
                 root,
                 rules,
             });
@@ -172,7 +176,7 @@ impl Rules {
             for (key, child) in properties {
                 path.push(Step::Key(key.clone()));
                 let at = format!("{pointer}/properties/{}", crate::tree::pointer_segment(key));
-                self.walk(child, path, &at, false, unusable, depth + 1);
+                self.walk(child, path, &at, &at, false, unusable, depth + 1);
                 path.pop();
             }
         }
@@ -183,9 +187,13 @@ impl Rules {
             if child.is_object() {
                 path.push(Step::Each);
                 let at = format!("{pointer}/{keyword}");
-                self.walk(child, path, &at, false, unusable, depth + 1);
+                self.walk(child, path, &at, &at, false, unusable, depth + 1);
                 path.pop();
             }
+        }
+        for (n, child) in node["allOf"].as_array().into_iter().flatten().enumerate() {
+            let at = format!("{pointer}/allOf/{n}");
+            self.walk(child, path, &at, typing, root, unusable, depth + 1);
         }
     }
 
@@ -225,7 +233,11 @@ impl Rules {
                 if value.is_null() {
                     continue;
                 }
-                let old_value = old.and_then(|old| old.pointer(&pointer));
+                // A null old value is none (`validateExpressions` guards
+                // a nil inside an interface).
+                let old_value = old
+                    .and_then(|old| old.pointer(&pointer))
+                    .filter(|v| !v.is_null());
                 let this = typed(value, schema, site.root);
                 let previous = old_value.map(|v| typed(v, schema, site.root));
                 // The schema's type, which errors show; a compact schema

@@ -314,14 +314,10 @@ fn format(template: &str, args: &[Value]) -> Result<Value> {
             ('d', Value::Uint(n)) => n.to_string(),
             ('f', Value::Double(d)) => format!("{d:.*}", precision.unwrap_or(6)),
             ('f', Value::Int(n)) => format!("{:.*}", precision.unwrap_or(6), *n as f64),
-            ('e', Value::Double(d)) => {
-                let text = format!("{d:.*e}", precision.unwrap_or(6));
-                let (m, e) = text.split_once('e').unwrap_or((&text, "0"));
-                let e: i32 = e.parse().unwrap_or(0);
-                format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-            }
-            ('x', Value::Int(n)) => format!("{n:x}"),
-            ('X', Value::Int(n)) => format!("{n:X}"),
+            // cel-go prints through golang.org/x/text's printer: the
+            // exponent as `×10` and superscript digits, six decimals (its
+            // precision is taken as a width).
+            ('e', Value::Double(d)) => scientific(*d),
             ('x' | 'X', Value::String(s)) => {
                 let mut hex = String::new();
                 for b in s.bytes() {
@@ -346,6 +342,21 @@ fn format(template: &str, args: &[Value]) -> Result<Value> {
         out.push_str(&text);
     }
     Ok(Value::string(out))
+}
+
+fn scientific(d: f64) -> String {
+    let text = format!("{d:.6e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits = format!("{:02}", exponent.unsigned_abs());
+    let superscript: String = digits
+        .chars()
+        .map(|c| {
+            ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'][c.to_digit(10).unwrap_or(0) as usize]
+        })
+        .collect();
+    let sign = if exponent < 0 { "⁻" } else { "" };
+    format!("{mantissa}×10{sign}{superscript}")
 }
 
 /// A value as `%s` writes it.

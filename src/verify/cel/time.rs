@@ -12,11 +12,34 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct Duration(pub i64);
 
-/// Seconds since the Unix epoch and nanoseconds within the second, UTC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Seconds since the Unix epoch and nanoseconds within the second; and
+/// the offset it was written with, which only `string()` shows (Go's
+/// `time.Time` keeps its zone), never a comparison.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Timestamp {
     pub seconds: i64,
     pub nanos: u32,
+    pub offset: i32,
+}
+
+impl PartialEq for Timestamp {
+    fn eq(&self, other: &Timestamp) -> bool {
+        (self.seconds, self.nanos) == (other.seconds, other.nanos)
+    }
+}
+
+impl Eq for Timestamp {}
+
+impl PartialOrd for Timestamp {
+    fn partial_cmp(&self, other: &Timestamp) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Timestamp {
+    fn cmp(&self, other: &Timestamp) -> std::cmp::Ordering {
+        (self.seconds, self.nanos).cmp(&(other.seconds, other.nanos))
+    }
 }
 
 /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, in Unix seconds.
@@ -118,7 +141,11 @@ impl Timestamp {
     pub(super) fn new(seconds: i64, nanos: u32) -> Option<Timestamp> {
         (MIN_SECONDS..=MAX_SECONDS)
             .contains(&seconds)
-            .then_some(Timestamp { seconds, nanos })
+            .then_some(Timestamp {
+                seconds,
+                nanos,
+                offset: 0,
+            })
     }
 
     /// RFC 3339 as cel-go's `timestamp()` reads it: date, `T`, time,
@@ -164,7 +191,10 @@ impl Timestamp {
         }
         let offset = zone_offset(rest)?;
         let seconds = days * 86_400 + h * 3_600 + m * 60 + s - offset;
-        Timestamp::new(seconds, nanos)
+        Timestamp::new(seconds, nanos).map(|t| Timestamp {
+            offset: i32::try_from(offset).unwrap_or(0),
+            ..t
+        })
     }
 
     /// `format: date`: midnight UTC of the day.
@@ -175,10 +205,10 @@ impl Timestamp {
             .flatten()
     }
 
-    /// RFC 3339 in UTC with as many fraction digits as needed (Go's
-    /// `time.RFC3339Nano`).
+    /// RFC 3339 at its offset with as many fraction digits as needed
+    /// (Go's `time.RFC3339Nano`).
     pub(super) fn text(self) -> String {
-        let fields = self.fields(0);
+        let fields = self.fields(i64::from(self.offset));
         let mut out = format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
             fields.year, fields.month, fields.day, fields.hour, fields.minute, fields.second
@@ -187,7 +217,13 @@ impl Timestamp {
             let fraction = format!("{:09}", self.nanos);
             let _ = write!(out, ".{}", fraction.trim_end_matches('0'));
         }
-        out.push('Z');
+        if self.offset == 0 {
+            out.push('Z');
+        } else {
+            let minutes = self.offset.abs() / 60;
+            let sign = if self.offset < 0 { '-' } else { '+' };
+            let _ = write!(out, "{sign}{:02}:{:02}", minutes / 60, minutes % 60);
+        }
         out
     }
 
@@ -196,7 +232,10 @@ impl Timestamp {
             i128::from(self.seconds) * i128::from(NANOS) + i128::from(self.nanos) + i128::from(d.0);
         let seconds = i64::try_from(total.div_euclid(i128::from(NANOS))).ok()?;
         let nanos = u32::try_from(total.rem_euclid(i128::from(NANOS))).ok()?;
-        Timestamp::new(seconds, nanos)
+        Timestamp::new(seconds, nanos).map(|t| Timestamp {
+            offset: self.offset,
+            ..t
+        })
     }
 
     pub(super) fn since(self, other: Timestamp) -> Option<Duration> {
@@ -266,6 +305,7 @@ pub(super) fn zone(text: &str) -> Option<i64> {
     let (sign, rest) = match text.as_bytes().first() {
         Some(b'-') => (-1, &text[1..]),
         Some(b'+') => (1, &text[1..]),
+        Some(b'0'..=b'9') => (1, text),
         _ => return None,
     };
     let (h, m) = rest.split_once(':')?;

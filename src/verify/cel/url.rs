@@ -3,6 +3,8 @@
 //! `parseAuthority`, `parseHost`, `setPath`), and the parts its accessors
 //! give (`Hostname`, `Port`, `EscapedPath`, `Query`).
 
+use std::fmt::Write as _;
+
 #[derive(Debug)]
 pub(super) struct Url {
     pub text: String,
@@ -46,7 +48,19 @@ fn unescape(text: &str, plus_is_space: bool) -> Result<String, String> {
 }
 
 impl Url {
+    /// `url()`: checked by `ParseRequestURI`, its parts as `Parse` gives
+    /// them, the fragment cut (`library/urls.go`).
     pub(super) fn parse(raw: &str) -> Result<Url, String> {
+        let checked = Url::request(raw)?;
+        let Some((before, _)) = raw.split_once('#') else {
+            return Ok(checked);
+        };
+        let mut parts = Url::request(before).unwrap_or(checked);
+        raw.clone_into(&mut parts.text);
+        Ok(parts)
+    }
+
+    fn request(raw: &str) -> Result<Url, String> {
         let wrap = |e: String| format!("parse {raw:?}: {e}");
         if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
             return Err(wrap("net/url: invalid control character in URL".to_owned()));
@@ -107,8 +121,22 @@ impl Url {
         split_host_port(&self.host).1.to_owned()
     }
 
+    /// Go's `EscapedPath`: the path as written where that is a valid
+    /// encoding of it, else escaped.
     pub(super) fn escaped_path(&self) -> String {
-        self.path.clone()
+        if self.path.bytes().all(|b| !escaped_in_path(b) || b == b'%') {
+            return self.path.clone();
+        }
+        let decoded = unescape(&self.path, false).unwrap_or_else(|_| self.path.clone());
+        let mut out = String::new();
+        for b in decoded.bytes() {
+            if escaped_in_path(b) {
+                let _ = write!(out, "%{b:02X}");
+            } else {
+                out.push(char::from(b));
+            }
+        }
+        out
     }
 
     /// Go's `ParseQuery`, its errors dropped as `Query` drops them.
@@ -201,4 +229,9 @@ fn valid_port(port: &str) -> bool {
         || port
             .strip_prefix(':')
             .is_some_and(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether Go's `shouldEscape` escapes the byte in a path.
+fn escaped_in_path(b: u8) -> bool {
+    !(b.is_ascii_alphanumeric() || b"-_.~$&+,/:;=@!'()*[]".contains(&b))
 }

@@ -59,6 +59,9 @@ pub(super) enum Value {
 pub(super) struct List {
     pub items: Arc<Vec<Value>>,
     pub kind: ListKind,
+    /// What `sum()` of the list is when it is empty: the zero of the
+    /// items' type, which cel-go's checker takes from the schema.
+    pub zero: Option<Arc<Value>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +131,7 @@ impl List {
         List {
             items: Arc::new(items),
             kind: ListKind::Plain,
+            zero: None,
         }
     }
 }

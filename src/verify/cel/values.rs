@@ -211,6 +211,11 @@ fn object(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
                 }
                 None => continue,
             };
+            // A null the schema does not allow is as good as absent:
+            // `no such key`, as the server says.
+            if child.is_null() && child_schema["nullable"].as_bool() != Some(true) {
+                continue;
+            }
             map.insert(
                 Key::String(key.as_str().into()),
                 convert(child, child_schema, false, depth + 1),
@@ -259,7 +264,18 @@ fn array(value: &Json, schema: &Json, depth: usize) -> Value {
                 .collect(),
         ),
         kind,
+        zero: zero_of(item_schema).map(Arc::new),
     })
+}
+
+/// The zero of the type a schema gives its values, where `sum()` has one.
+fn zero_of(schema: &Json) -> Option<Value> {
+    match (schema["type"].as_str(), schema["format"].as_str()) {
+        (Some("integer"), _) => Some(Value::Int(0)),
+        (Some("number"), _) => Some(Value::Double(0.0)),
+        (Some("string"), Some("duration")) => Some(Value::Duration(Duration(0))),
+        _ => None,
+    }
 }
 
 /// A value no schema types (`x-kubernetes-preserve-unknown-fields`): as

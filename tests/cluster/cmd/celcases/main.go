@@ -178,8 +178,11 @@ func record(t target, work, out string) error {
 	}
 	cases := map[string]bool{}
 	for _, line := range lines {
+		// Numbers kept as written: a float stays `10.0`, an int64 exact.
 		var c map[string]interface{}
-		if err := json.Unmarshal([]byte(line), &c); err != nil {
+		decoder := json.NewDecoder(strings.NewReader(line))
+		decoder.UseNumber()
+		if err := decoder.Decode(&c); err != nil {
 			return err
 		}
 		c["source"] = fmt.Sprintf("%s@%s %s/%s (%s)", t.module, version, t.pkg, c["at"], c["test"])
