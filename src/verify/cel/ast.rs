@@ -78,6 +78,19 @@ pub(super) struct Comprehension {
     pub result: Expr,
 }
 
+/// The dotted name an expression is, when it is one: `a.b.C`.
+pub(super) fn dotted_name(expr: &Expr) -> Option<String> {
+    match &expr.kind {
+        Kind::Ident(name) => Some(name.to_string()),
+        Kind::Select {
+            operand,
+            field,
+            test: false,
+        } => Some(format!("{}.{field}", dotted_name(operand)?)),
+        _ => None,
+    }
+}
+
 pub(super) fn call(at: u32, function: &str, target: Option<Expr>, args: Vec<Expr>) -> Expr {
     Expr {
         at,

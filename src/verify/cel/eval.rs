@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::ast::{Comprehension, Entry, Expr, Kind, Literal};
+use super::ast::{Comprehension, Entry, Expr, Kind, Literal, dotted_name};
 use super::functions;
 use super::value::{Error, Key, List, Map, Result, Value};
 
@@ -166,18 +166,7 @@ impl Eval {
     /// `google.protobuf.Duration`: a dotted type's name, where its first
     /// part is no variable.
     fn qualified_type(&self, expr: &Expr) -> Option<String> {
-        fn dotted(expr: &Expr) -> Option<String> {
-            match &expr.kind {
-                Kind::Ident(name) => Some(name.to_string()),
-                Kind::Select {
-                    operand,
-                    field,
-                    test: false,
-                } => Some(format!("{}.{field}", dotted(operand)?)),
-                _ => None,
-            }
-        }
-        let name = dotted(expr)?;
+        let name = dotted_name(expr)?;
         let root = name.split('.').next()?;
         if self.lookup(root).is_some() {
             return None;

@@ -9,7 +9,7 @@
 //! method calls on any path (`max recursion depth exceeded`), so that no
 //! input nests deeper than that here either.
 
-use super::ast::{Entry, Expr, Kind, Literal, RESERVED, call, ident, literal};
+use super::ast::{Entry, Expr, Kind, Literal, RESERVED, call, dotted_name, ident, literal};
 use super::lexer::{Lexer, SyntaxError, Token};
 use super::macros::{balance, method};
 
@@ -311,8 +311,8 @@ impl Parser<'_> {
                     };
                     expr = call(at, function, None, vec![expr, index]);
                 }
-                Token::LBrace if struct_name(&expr).is_some() => {
-                    let name = struct_name(&expr).unwrap_or_default();
+                Token::LBrace if dotted_name(&expr).is_some() => {
+                    let name = dotted_name(&expr).unwrap_or_default();
                     self.lexer.next()?;
                     let (fields, d) = self.fields()?;
                     depth = depth.max(d);
@@ -512,18 +512,5 @@ impl Parser<'_> {
             };
         }
         Ok((call(at, name, None, args), depth))
-    }
-}
-
-/// The dotted name before a `{`, when the expression is one: `a.b.C{…}`.
-fn struct_name(expr: &Expr) -> Option<String> {
-    match &expr.kind {
-        Kind::Ident(name) => Some(name.to_string()),
-        Kind::Select {
-            operand,
-            field,
-            test: false,
-        } => Some(format!("{}.{field}", struct_name(operand)?)),
-        _ => None,
     }
 }
