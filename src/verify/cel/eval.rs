@@ -27,7 +27,7 @@ pub(super) struct Eval {
 /// Names a qualified function is called by (`optional.of`, `sets.contains`):
 /// parsed as a method of a name, called as one function.
 const NAMESPACES: &[&str] = &[
-    "optional", "sets", "format", "lists", "strings", "math", "base64",
+    "optional", "sets", "format", "lists", "strings", "math", "base64", "ip",
 ];
 
 impl Eval {
@@ -435,6 +435,11 @@ fn type_name(name: &str) -> Option<&'static str> {
         "google.protobuf.Duration",
         "google.protobuf.Timestamp",
         "optional_type",
+        "kubernetes.URL",
+        "kubernetes.Quantity",
+        "kubernetes.Semver",
+        "net.IP",
+        "net.CIDR",
     ]
     .into_iter()
     .find(|t| *t == name)

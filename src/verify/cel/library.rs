@@ -12,21 +12,15 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+use super::net;
+use super::quantity::Quantity;
+use super::semver::Semver;
 use super::url::Url;
 use super::value::{Extension, Key, Map, REGEX, Result, TRAVERSAL, Value, ceil, fail, no_overload};
 
 /// Functions of Kubernetes' libraries (v0.36.3) that trainc does not
 /// evaluate yet: a rule calling one is reported, never passed.
 pub(super) const NOT_EVALUATED: &[&str] = &[
-    "quantity",
-    "isQuantity",
-    "ip",
-    "isIP",
-    "ip.isCanonical",
-    "cidr",
-    "isCIDR",
-    "semver",
-    "isSemver",
     "authorizer",
     "validate",
     "format.named",
@@ -83,20 +77,164 @@ pub(super) fn call(
                 "URL parse error during conversion from string: {e}"
             )),
         },
-        (accessor, Some(Value::Extension(e)), []) => {
-            let Extension::Url(url) = &**e;
-            match accessor {
-                "getScheme" => Ok(Value::string(url.scheme.clone())),
-                "getHost" => Ok(Value::string(url.host.clone())),
-                "getHostname" => Ok(Value::string(url.hostname())),
-                "getPort" => Ok(Value::string(url.port())),
-                "getEscapedPath" => Ok(Value::string(url.escaped_path())),
-                "getQuery" => Ok(query(url)),
+        ("quantity", None, [Value::String(s)]) => Quantity::parse(s)
+            .map(|q| Value::Extension(Arc::new(Extension::Quantity(q))))
+            .or_else(fail),
+        ("isQuantity", None, [Value::String(s)]) => Ok(Value::Bool(Quantity::parse(s).is_ok())),
+        ("semver", None, [Value::String(s), rest @ ..]) => match semver(s, rest) {
+            Some(Ok(v)) => Ok(Value::Extension(Arc::new(Extension::Semver(v)))),
+            Some(Err(e)) => fail(e),
+            None => no_overload(),
+        },
+        ("ip", None, [Value::String(s)]) => net::ip(s).map(ext(Extension::Ip)).or_else(fail),
+        ("isIP", None, [Value::String(s)]) => Ok(Value::Bool(net::ip(s).is_ok())),
+        ("ip.isCanonical", None, [Value::String(s)]) => match net::ip(s) {
+            Ok(ip) => Ok(Value::Bool(ip.to_string() == **s)),
+            Err(e) => fail(e),
+        },
+        ("cidr", None, [Value::String(s)]) => net::cidr(s).map(ext(Extension::Cidr)).or_else(fail),
+        ("isCIDR", None, [Value::String(s)]) => Ok(Value::Bool(net::cidr(s).is_ok())),
+        ("isSemver", None, [Value::String(s), rest @ ..]) => match semver(s, rest) {
+            Some(parsed) => Ok(Value::Bool(parsed.is_ok())),
+            None => no_overload(),
+        },
+        (method, Some(Value::Extension(e)), args) => match &**e {
+            Extension::Url(url) if args.is_empty() => url_part(url, method),
+            Extension::Quantity(q) => quantity_method(*q, method, args),
+            Extension::Semver(v) => semver_method(v, method, args),
+            Extension::Ip(ip) if args.is_empty() => match (method, net::is(*ip, method)) {
+                (_, Some(answer)) => Ok(Value::Bool(answer)),
+                ("family", None) => Ok(Value::Int(if ip.is_ipv4() { 4 } else { 6 })),
                 _ => no_overload(),
-            }
-        }
+            },
+            Extension::Cidr(cidr) => cidr_method(*cidr, method, args),
+            Extension::Ip(_) | Extension::Url(_) => no_overload(),
+        },
         _ => return None,
     })
+}
+
+/// A function making an extension value of what it is given.
+fn ext<T>(make: fn(T) -> Extension) -> impl Fn(T) -> Value {
+    move |t| Value::Extension(Arc::new(make(t)))
+}
+
+fn cidr_method(cidr: net::Cidr, method: &str, args: &[Value]) -> Result<Value> {
+    let extension = |v: &Value| match v {
+        Value::Extension(e) => Some(Arc::clone(e)),
+        _ => None,
+    };
+    match (method, args) {
+        ("ip", []) => Ok(ext(Extension::Ip)(cidr.addr)),
+        ("masked", []) => Ok(ext(Extension::Cidr)(cidr.masked())),
+        ("prefixLength", []) => Ok(Value::Int(i64::from(cidr.bits))),
+        ("containsIP", [Value::String(s)]) => net::ip(s)
+            .map(|ip| Value::Bool(cidr.contains(ip)))
+            .or_else(fail),
+        ("containsCIDR", [Value::String(s)]) => net::cidr(s)
+            .map(|other| Value::Bool(cidr.contains_cidr(other)))
+            .or_else(fail),
+        ("containsIP" | "containsCIDR", [v]) => match (method, extension(v).as_deref()) {
+            ("containsIP", Some(Extension::Ip(ip))) => Ok(Value::Bool(cidr.contains(*ip))),
+            ("containsCIDR", Some(Extension::Cidr(other))) => {
+                Ok(Value::Bool(cidr.contains_cidr(*other)))
+            }
+            _ => no_overload(),
+        },
+        _ => no_overload(),
+    }
+}
+
+fn semver(text: &str, normalize: &[Value]) -> Option<std::result::Result<Semver, String>> {
+    match normalize {
+        [] | [Value::Bool(false)] => Some(Semver::parse(text)),
+        [Value::Bool(true)] => Some(Semver::parse_normalized(text)),
+        _ => None,
+    }
+}
+
+fn ordering(o: std::cmp::Ordering) -> Value {
+    Value::Int(match o {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => 1,
+    })
+}
+
+fn quantity_method(q: Quantity, method: &str, args: &[Value]) -> Result<Value> {
+    let other = |v: &Value| match v {
+        Value::Extension(e) => match &**e {
+            Extension::Quantity(o) => Some(*o),
+            _ => None,
+        },
+        Value::Int(n) => Some(Quantity::from_int(*n)),
+        _ => None,
+    };
+    let quantity = |q: Option<Quantity>| match q {
+        Some(q) => Ok(Value::Extension(Arc::new(Extension::Quantity(q)))),
+        None => fail("quantity arithmetic past what trainc holds exactly"),
+    };
+    match (method, args) {
+        ("sign", []) => Ok(Value::Int(q.sign())),
+        ("isInteger", []) => Ok(Value::Bool(q.as_int().is_some())),
+        ("asInteger", []) => q.as_int().map_or_else(
+            || fail("cannot convert value to integer"),
+            |n| Ok(Value::Int(n)),
+        ),
+        ("asApproximateFloat", []) => Ok(Value::Double(q.approximate())),
+        ("add", [v]) => match other(v) {
+            Some(o) => quantity(q.add(o)),
+            None => no_overload(),
+        },
+        ("sub", [v]) => match other(v) {
+            Some(o) => quantity(q.add(o.negated())),
+            None => no_overload(),
+        },
+        ("isGreaterThan" | "isLessThan" | "compareTo", [Value::Extension(e)]) => {
+            let Extension::Quantity(o) = &**e else {
+                return no_overload();
+            };
+            let o = q.compare(*o);
+            Ok(match method {
+                "isGreaterThan" => Value::Bool(o == std::cmp::Ordering::Greater),
+                "isLessThan" => Value::Bool(o == std::cmp::Ordering::Less),
+                _ => ordering(o),
+            })
+        }
+        _ => no_overload(),
+    }
+}
+
+fn semver_method(v: &Semver, method: &str, args: &[Value]) -> Result<Value> {
+    match (method, args) {
+        ("major", []) => Ok(Value::Int(v.major as i64)),
+        ("minor", []) => Ok(Value::Int(v.minor as i64)),
+        ("patch", []) => Ok(Value::Int(v.patch as i64)),
+        ("isGreaterThan" | "isLessThan" | "compareTo", [Value::Extension(e)]) => {
+            let Extension::Semver(o) = &**e else {
+                return no_overload();
+            };
+            let o = v.compare(o);
+            Ok(match method {
+                "isGreaterThan" => Value::Bool(o == std::cmp::Ordering::Greater),
+                "isLessThan" => Value::Bool(o == std::cmp::Ordering::Less),
+                _ => ordering(o),
+            })
+        }
+        _ => no_overload(),
+    }
+}
+
+fn url_part(url: &Url, accessor: &str) -> Result<Value> {
+    match accessor {
+        "getScheme" => Ok(Value::string(url.scheme.clone())),
+        "getHost" => Ok(Value::string(url.host.clone())),
+        "getHostname" => Ok(Value::string(url.hostname())),
+        "getPort" => Ok(Value::string(url.port())),
+        "getEscapedPath" => Ok(Value::string(url.escaped_path())),
+        "getQuery" => Ok(query(url)),
+        _ => no_overload(),
+    }
 }
 
 fn query(url: &Url) -> Value {
@@ -277,14 +415,30 @@ pub(super) fn cost(function: &str, args: &[&Value], result: &Value) -> Option<u6
         "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => {
             args.first().map_or(0, |v| traversal(v))
         }
-        "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" => ceil(size(0), TRAVERSAL),
-        "replace" | "split" => ceil(size(0), 2.0 * TRAVERSAL),
+        // `ip()` of a CIDR is reading a field; of a string, parsing it;
+        // a library value's equality is nominal.
+        "ip" | "_==_" if matches!(args.first(), Some(Value::Extension(_))) => 1,
+        "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" | "quantity" | "isQuantity"
+        | "semver" | "isSemver" | "cidr" | "isIP" | "isCIDR" | "ip" => ceil(size(0), TRAVERSAL),
+        "containsIP" | "containsCIDR" => {
+            let string = matches!(args.get(1), Some(Value::String(_)));
+            let mut cost = ceil(2 * size(0), TRAVERSAL);
+            if function == "containsCIDR" {
+                cost += ceil(size(0), TRAVERSAL) + 1;
+            }
+            if string {
+                cost += ceil(size(1), TRAVERSAL);
+            }
+            cost
+        }
+        // A traversal and the result's making (`ip.isCanonical`: a parse
+        // and a comparison).
+        "replace" | "split" | "ip.isCanonical" => ceil(size(0), 2.0 * TRAVERSAL),
         "join" => ceil(result.size(), 2.0 * TRAVERSAL),
         "find" | "findAll" if args.len() >= 2 => {
             ceil(1 + size(0), TRAVERSAL) * ceil(size(1), REGEX)
         }
         "getScheme" | "getHostname" | "getHost" | "getPort" | "getEscapedPath" | "getQuery" => 1,
-        "_==_" if matches!(args.first(), Some(Value::Extension(_))) => 1,
         _ => return None,
     })
 }

@@ -82,11 +82,14 @@ fn kubernetes_library_functions_evaluate() {
         {"rule": "self.u.findAll('[a-z]').size() == 3"},
         {"rule": "isURL(self.url) && !isURL('not a url')"},
         {"rule": "self.name.lowerAscii() == 'abc'"},
+        {"rule": "quantity(self.mem).isLessThan(quantity('1Gi')) && quantity('1500m').asApproximateFloat() == 1.5"},
+        {"rule": "semver(self.v, true).isGreaterThan(semver('1.2.3-rc.1')) && cidr('10.0.0.0/8').containsIP(self.ip)"},
     ]);
     assert!(
         failures(
             &rules,
-            &json!({"u": "ab42c", "url": "https://example.com/x", "name": "ABC"})
+            &json!({"u": "ab42c", "url": "https://example.com/x", "name": "ABC",
+                "mem": "512Mi", "v": "v1.2.3", "ip": "10.1.2.3"})
         )
         .is_empty()
     );
@@ -96,7 +99,7 @@ fn kubernetes_library_functions_evaluate() {
 fn transition_rules_and_unsupported_functions_are_not_checked_and_say_why() {
     let schema = json!({"type": "object", "x-kubernetes-validations": [
         {"rule": "self == oldSelf"},
-        {"rule": "quantity(self.q).isLessThan(quantity('1Gi'))"},
+        {"rule": "!format.dns1123Label().validate(self.q).hasValue()"},
         {"rule": "self.("},
         {"rule": "true", "fieldPath": "spec"},
         {"rule": "true", "reason": "Wrong"},

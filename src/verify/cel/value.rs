@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+use super::net::Cidr;
+use super::quantity::Quantity;
+use super::semver::Semver;
 use super::time::{Duration, Timestamp};
 use super::url::Url;
 
@@ -192,6 +195,7 @@ impl Value {
             Value::List(l) => l.items.len() as u64,
             Value::Map(m) => m.entries.len() as u64,
             Value::Optional(Some(v)) => v.size(),
+            Value::Extension(e) => e.size(),
             _ => 1,
         }
     }
@@ -387,25 +391,56 @@ pub(super) fn total_order(a: &Value, b: &Value) -> Option<Ordering> {
 #[derive(Debug)]
 pub(super) enum Extension {
     Url(Url),
+    Quantity(Quantity),
+    Semver(Semver),
+    Ip(std::net::IpAddr),
+    Cidr(Cidr),
 }
 
 impl Extension {
     pub(super) fn type_name(&self) -> &'static str {
         match self {
             Extension::Url(_) => "kubernetes.URL",
+            Extension::Quantity(_) => "kubernetes.Quantity",
+            Extension::Semver(_) => "kubernetes.Semver",
+            Extension::Ip(_) => "net.IP",
+            Extension::Cidr(_) => "net.CIDR",
         }
     }
 
     pub(super) fn equals(&self, other: &Extension) -> bool {
         match (self, other) {
             (Extension::Url(a), Extension::Url(b)) => a.text == b.text,
+            (Extension::Quantity(a), Extension::Quantity(b)) => a.compare(*b) == Ordering::Equal,
+            (Extension::Semver(a), Extension::Semver(b)) => a.compare(b) == Ordering::Equal,
+            (Extension::Ip(a), Extension::Ip(b)) => a == b,
+            (Extension::Cidr(a), Extension::Cidr(b)) => a == b,
+            _ => false,
         }
     }
 
     /// `string(value)`, where the library has one.
     pub(super) fn text(&self) -> Option<String> {
         match self {
-            Extension::Url(_) => None,
+            Extension::Ip(ip) => Some(ip.to_string()),
+            Extension::Cidr(cidr) => Some(cidr.text()),
+            _ => None,
+        }
+    }
+
+    /// Its size as the cost tracker counts it (`Size()`): an address's
+    /// bytes, a prefix's bits in bytes.
+    pub(super) fn size(&self) -> u64 {
+        match self {
+            Extension::Ip(ip) => {
+                if ip.is_ipv4() {
+                    4
+                } else {
+                    16
+                }
+            }
+            Extension::Cidr(cidr) => u64::from(cidr.bits).div_ceil(8),
+            _ => 1,
         }
     }
 }
