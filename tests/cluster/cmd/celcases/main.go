@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -185,6 +186,7 @@ func record(t target, work, out string) error {
 		if err := decoder.Decode(&c); err != nil {
 			return err
 		}
+		stable(c)
 		c["source"] = fmt.Sprintf("%s@%s %s/%s (%s)", t.module, version, t.pkg, c["at"], c["test"])
 		delete(c, "at")
 		delete(c, "test")
@@ -202,6 +204,32 @@ func record(t target, work, out string) error {
 	}
 	fmt.Fprintf(os.Stderr, "celcases: %d cases from %s@%s %s -> %s\n", len(sorted), t.module, version, t.pkg, path)
 	return nil
+}
+
+// The names the validator makes up for a rule's type (`selfType` and a
+// random number) and the order of errors found walking a Go map change
+// from run to run; a case is recorded without either.
+var madeUpName = regexp.MustCompile(`selfType[0-9]+`)
+
+func stable(c map[string]interface{}) {
+	for _, key := range []string{"compiled", "errors"} {
+		list, _ := c[key].([]interface{})
+		for _, item := range list {
+			entry, _ := item.(map[string]interface{})
+			for field, value := range entry {
+				if text, ok := value.(string); ok {
+					entry[field] = madeUpName.ReplaceAllString(text, "selfType")
+				}
+			}
+		}
+		if key == "errors" {
+			sort.SliceStable(list, func(i, j int) bool {
+				a, _ := json.Marshal(list[i])
+				b, _ := json.Marshal(list[j])
+				return string(a) < string(b)
+			})
+		}
+	}
 }
 
 func moduleDir(module string) (string, string, error) {
