@@ -117,7 +117,7 @@ fn a_crd_that_cannot_be_used_says_why_at_its_line() {
     let starts = [
         "broken-crds.yaml:2:1 error crd document 1: a `apiextensions.k8s.io/v1beta1` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
         "broken-crds.yaml:30:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.gpus <` does not compile:",
-        "broken-crds.yaml:31:19 warning crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `!format.dns1123Label().validate(self.memory).hasValue()` calls `validate`, a function of Kubernetes' CEL libraries that trainc does not evaluate; the rule is not checked",
+        "broken-crds.yaml:31:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `authorizer.group('apps').check('get').allowed()` does not compile: ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')",
         "broken-crds.yaml:60:15 error crd document 3: CustomResourceDefinition/registries.data.example.com: the schema of version `v1` is not a schema: \"dictionary\" is not valid",
         "not-a-crd.yaml:1:1 error crd `not-a-crd.yaml` holds no CustomResourceDefinition",
         "caches.yaml:2:1 note unchecked document 1, DatasetCache/good, `kind`: not checked",

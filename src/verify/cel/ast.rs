@@ -146,3 +146,25 @@ pub(super) const RESERVED: &[&str] = &[
     "void",
     "while",
 ];
+
+/// The names of types a rule may write (`int`, `google.protobuf.Duration`).
+pub(super) const TYPE_NAMES: &[&str] = &[
+    "bool",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+    "google.protobuf.Duration",
+    "google.protobuf.Timestamp",
+    "optional_type",
+    "kubernetes.URL",
+    "kubernetes.Quantity",
+    "kubernetes.Semver",
+    "net.IP",
+    "net.CIDR",
+];

@@ -421,28 +421,7 @@ impl Eval {
 /// The type a name stands for, if it names one.
 fn type_name(name: &str) -> Option<&'static str> {
     let name = name.strip_prefix('.').unwrap_or(name);
-    [
-        "bool",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bytes",
-        "list",
-        "map",
-        "null_type",
-        "type",
-        "google.protobuf.Duration",
-        "google.protobuf.Timestamp",
-        "optional_type",
-        "kubernetes.URL",
-        "kubernetes.Quantity",
-        "kubernetes.Semver",
-        "net.IP",
-        "net.CIDR",
-    ]
-    .into_iter()
-    .find(|t| *t == name)
+    super::ast::TYPE_NAMES.iter().find(|t| **t == name).copied()
 }
 
 /// A function's result as a value: its error is one.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+use super::format;
 use super::net;
 use super::quantity::Quantity;
 use super::semver::Semver;
@@ -20,24 +21,7 @@ use super::value::{Extension, Key, Map, REGEX, Result, TRAVERSAL, Value, ceil, f
 
 /// Functions of Kubernetes' libraries (v0.36.3) that trainc does not
 /// evaluate yet: a rule calling one is reported, never passed.
-pub(super) const NOT_EVALUATED: &[&str] = &[
-    "authorizer",
-    "validate",
-    "format.named",
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
-];
+pub(super) const NOT_EVALUATED: &[&str] = &["authorizer"];
 
 pub(super) fn call(
     function: &str,
@@ -94,6 +78,24 @@ pub(super) fn call(
         },
         ("cidr", None, [Value::String(s)]) => net::cidr(s).map(ext(Extension::Cidr)).or_else(fail),
         ("isCIDR", None, [Value::String(s)]) => Ok(Value::Bool(net::cidr(s).is_ok())),
+        ("format.named", None, [Value::String(name)]) => Ok(Value::Optional(
+            format::NAMES
+                .iter()
+                .find(|n| ***n == **name)
+                .map(|n| Arc::new(ext(Extension::Format)(n))),
+        )),
+        (function, None, [])
+            if function
+                .strip_prefix("format.")
+                .is_some_and(|n| format::NAMES.contains(&n)) =>
+        {
+            let name = format::NAMES
+                .iter()
+                .find(|n| function.ends_with(*n) && function.len() == n.len() + 7)
+                .copied()
+                .unwrap_or("uri");
+            Ok(ext(Extension::Format)(name))
+        }
         ("isSemver", None, [Value::String(s), rest @ ..]) => match semver(s, rest) {
             Some(parsed) => Ok(Value::Bool(parsed.is_ok())),
             None => no_overload(),
@@ -108,6 +110,15 @@ pub(super) fn call(
                 _ => no_overload(),
             },
             Extension::Cidr(cidr) => cidr_method(*cidr, method, args),
+            Extension::Format(name) => match (method, args) {
+                ("validate", [Value::String(s)]) => {
+                    let errors = format::validate(name, s);
+                    Ok(Value::Optional((!errors.is_empty()).then(|| {
+                        Arc::new(Value::list(errors.into_iter().map(Value::string).collect()))
+                    })))
+                }
+                _ => no_overload(),
+            },
             Extension::Ip(_) | Extension::Url(_) => no_overload(),
         },
         _ => return None,
@@ -431,6 +442,15 @@ pub(super) fn cost(function: &str, args: &[&Value], result: &Value) -> Option<u6
             }
             cost
         }
+        "validate" => match args.first() {
+            Some(Value::Extension(e)) => match &**e {
+                Extension::Format(name) => {
+                    ceil(1 + size(1), TRAVERSAL) * ceil(format::regex_size(name), REGEX)
+                }
+                _ => 1,
+            },
+            _ => 1,
+        },
         // A traversal and the result's making (`ip.isCanonical`: a parse
         // and a comparison).
         "replace" | "split" | "ip.isCanonical" => ceil(size(0), 2.0 * TRAVERSAL),

@@ -28,6 +28,7 @@
 
 mod ast;
 mod eval;
+mod format;
 mod functions;
 mod lexer;
 mod library;

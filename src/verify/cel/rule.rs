@@ -181,6 +181,20 @@ fn first_line(report: &str) -> &str {
 /// A compile error of `source`, as the server gives it, found in its tree
 /// (cel-go's literal validators, the functions trainc has none of).
 fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
+    if let Some((at, name)) = undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]) {
+        return Err((
+            Why::Invalid,
+            format!(
+                "the rule {} does not compile: {}",
+                quoted(source),
+                first_line(&compile_error(
+                    source,
+                    Some(at),
+                    &format!("undeclared reference to '{name}' (in container '')")
+                ))
+            ),
+        ));
+    }
     let mut result = Ok(());
     visit(expr, &mut |e| {
         if result.is_err() {
@@ -259,6 +273,64 @@ fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
         }
     });
     result
+}
+
+/// A name the rule reads that nothing declares (the CRD's environment has
+/// `self`, `oldSelf`, the comprehensions' variables, the types' names and
+/// the libraries' namespaces, no more): where, and which.
+fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32, String)> {
+    const NAMESPACES: &[&str] = &[
+        "optional", "sets", "format", "lists", "strings", "math", "base64", "ip", "cel",
+    ];
+    match &expr.kind {
+        Kind::Literal(_) => None,
+        Kind::Ident(name) => {
+            let known = scope.iter().any(|s| s == name)
+                || super::ast::dotted_name(expr)
+                    .is_some_and(|n| super::ast::TYPE_NAMES.contains(&n.as_str()))
+                || &**name == super::ast::ACCUMULATOR;
+            (!known).then(|| (expr.at, name.to_string()))
+        }
+        Kind::Select { operand, .. } => {
+            if let Some(name) = super::ast::dotted_name(expr)
+                && super::ast::TYPE_NAMES.contains(&name.as_str())
+            {
+                return None;
+            }
+            undeclared(operand, scope)
+        }
+        Kind::Call { target, args, .. } => {
+            let namespace = matches!(
+                target.as_deref(),
+                Some(Expr { kind: Kind::Ident(ns), .. }) if NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
+            );
+            let target = target.as_deref().filter(|_| !namespace);
+            target
+                .into_iter()
+                .chain(args)
+                .find_map(|e| undeclared(e, scope))
+        }
+        Kind::List { items, .. } => items.iter().find_map(|e| undeclared(e, scope)),
+        Kind::Map { entries } => entries
+            .iter()
+            .find_map(|e| undeclared(&e.key, scope).or_else(|| undeclared(&e.value, scope))),
+        Kind::Struct { fields, .. } => fields.iter().find_map(|(_, v, _)| undeclared(v, scope)),
+        Kind::Comprehension(c) => {
+            if let Some(found) = undeclared(&c.range, scope).or_else(|| undeclared(&c.init, scope))
+            {
+                return Some(found);
+            }
+            let mark = scope.len();
+            scope.push(c.accu_var.clone());
+            scope.push(c.iter_var.clone());
+            scope.extend(c.iter_var2.clone());
+            let found = [&c.cond, &c.step, &c.result]
+                .into_iter()
+                .find_map(|e| undeclared(e, scope));
+            scope.truncate(mark);
+            found
+        }
+    }
 }
 
 fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {

@@ -96,27 +96,38 @@ fn kubernetes_library_functions_evaluate() {
 }
 
 #[test]
-fn transition_rules_and_unsupported_functions_are_not_checked_and_say_why() {
+fn transition_rules_and_rules_the_server_refuses_say_why() {
     let schema = json!({"type": "object", "x-kubernetes-validations": [
         {"rule": "self == oldSelf"},
-        {"rule": "!format.dns1123Label().validate(self.q).hasValue()"},
+        {"rule": "authorizer.group('apps').check('get').allowed()"},
         {"rule": "self.("},
         {"rule": "true", "fieldPath": "spec"},
         {"rule": "true", "reason": "Wrong"},
+        {"rule": "!format.dns1123Label().validate(self.q).hasValue()"},
     ]});
-    let (_, unusable) = Rules::of(&schema);
+    let (rules, unusable) = Rules::of(&schema);
     let why: Vec<Why> = unusable.iter().map(|u| u.why).collect();
     assert_eq!(
         why,
         [
             Why::Transition,
-            Why::Unsupported,
+            Why::Invalid,
             Why::Invalid,
             Why::Invalid,
             Why::Invalid
         ]
     );
+    // A CRD's rules have no `authorizer`: the server refuses the CRD.
+    assert!(
+        unusable[1]
+            .message
+            .contains("undeclared reference to 'authorizer'"),
+        "{}",
+        unusable[1].message
+    );
     assert_eq!(unusable[1].pointer, "/x-kubernetes-validations/1");
+    // The transition rule is kept for an update; the format rule is checked.
+    assert_eq!(rules.sites[0].rules.len(), 2);
 }
 
 #[test]

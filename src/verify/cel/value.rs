@@ -395,6 +395,8 @@ pub(super) enum Extension {
     Semver(Semver),
     Ip(std::net::IpAddr),
     Cidr(Cidr),
+    /// A named format (`format.dns1123Label()`), by its name.
+    Format(&'static str),
 }
 
 impl Extension {
@@ -405,6 +407,7 @@ impl Extension {
             Extension::Semver(_) => "kubernetes.Semver",
             Extension::Ip(_) => "net.IP",
             Extension::Cidr(_) => "net.CIDR",
+            Extension::Format(_) => "kubernetes.NamedFormat",
         }
     }
 
@@ -415,6 +418,7 @@ impl Extension {
             (Extension::Semver(a), Extension::Semver(b)) => a.compare(b) == Ordering::Equal,
             (Extension::Ip(a), Extension::Ip(b)) => a == b,
             (Extension::Cidr(a), Extension::Cidr(b)) => a == b,
+            (Extension::Format(a), Extension::Format(b)) => a == b,
             _ => false,
         }
     }
