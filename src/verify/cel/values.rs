@@ -211,9 +211,10 @@ fn object(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
                 }
                 None => continue,
             };
-            // A null the schema does not allow is as good as absent:
-            // `no such key`, as the server says.
-            if child.is_null() && child_schema["nullable"].as_bool() != Some(true) {
+            // A property set to null is as good as absent to a rule:
+            // `has()` is false and a selection `no such key`, as the
+            // server says (nullable or not).
+            if child.is_null() {
                 continue;
             }
             map.insert(
