@@ -186,6 +186,11 @@ func record(t target, work, out string) error {
 		if err := decoder.Decode(&c); err != nil {
 			return err
 		}
+		// A test that cancels the evaluation's context after a time
+		// records whatever cost it had reached: not a case.
+		if c["test"] == "TestCELValidationContextCancellation" {
+			continue
+		}
 		stable(c)
 		c["source"] = fmt.Sprintf("%s@%s %s/%s (%s)", t.module, version, t.pkg, c["at"], c["test"])
 		delete(c, "at")
