@@ -62,7 +62,7 @@ impl Store for Objects<'_> {
         let text_key = if secret { "stringData" } else { "data" };
         let binary_key = if secret { "data" } else { "binaryData" };
         for (key, value) in object[binary_key].as_object().into_iter().flatten() {
-            let bytes = base64(value.as_str().unwrap_or_default())
+            let bytes = crate::syntax::base64::decode(value.as_str().unwrap_or_default())
                 .ok_or_else(|| format!("the {kind} `{name}` key `{key}` is not base64"))?;
             data.insert(key.clone(), bytes);
         }
@@ -138,32 +138,6 @@ fn read_local(path: &Path) -> Result<Data, String> {
         data.insert(key.trim_end().to_owned(), value.as_bytes().to_vec());
     }
     Ok(data)
-}
-
-/// Standard base64 (what `data` of a Secret and `binaryData` hold).
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
-    {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(u8::try_from((acc >> bits) & 0xff).expect("masked"));
-        }
-    }
-    Some(out)
 }
 
 /// Where a volume's files are on this machine.
@@ -352,16 +326,4 @@ fn claim_source(
     .with_help(format!(
         "give a local directory for it with `--claim {claim}=DIR`"
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_decodes() {
-        assert_eq!(base64("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
-        assert_eq!(base64("aGk=\n").as_deref(), Some(&b"hi"[..]));
-        assert_eq!(base64("a*"), None);
-    }
 }

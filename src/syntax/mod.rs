@@ -5,6 +5,7 @@
 //! (lowercase, for a diagnostic's message or help). No spans, no diagnostics:
 //! the rules decide where and how to report.
 
+pub mod base64;
 pub mod duration;
 pub mod image;
 pub mod names;

@@ -26,6 +26,18 @@ fn dns_label(name: &str, letter_first: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `name` has a DNS label's characters and ends, whatever its
+/// length (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, or `[a-z]…` with `letter_first`).
+pub fn is_label_shaped(name: &str, letter_first: bool) -> bool {
+    label_syntax(name, letter_first).is_ok()
+}
+
+/// Whether `text` has a label key's name part's characters and ends,
+/// whatever its length (`([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`).
+pub fn is_key_shaped(text: &str) -> bool {
+    !text.is_empty() && key_syntax(text).is_ok()
+}
+
 /// A DNS label's characters and ends, whatever its length.
 fn label_syntax(name: &str, letter_first: bool) -> Result<(), String> {
     if name.is_empty() {
@@ -220,6 +232,11 @@ fn label_text(text: &str) -> Result<(), String> {
             text.len()
         ));
     }
+    key_syntax(text)
+}
+
+/// A label key's name part's characters and ends, whatever its length.
+fn key_syntax(text: &str) -> Result<(), String> {
     if let Some(c) = text
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))

@@ -71,7 +71,7 @@ fn validator(name: &str) -> Arc<Validator> {
     let compiled = Arc::new(
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft7)
-            .with_format("byte", super::wording::is_base64)
+            .with_format("byte", crate::syntax::base64::is_standard)
             .should_validate_formats(true)
             .build(&root_of(name))
             .expect("the embedded bundle compiles"),

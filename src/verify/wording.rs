@@ -283,36 +283,9 @@ fn format_in_words(format: &str, value: &Value) -> String {
     }
 }
 
-/// Whether `text` is what Go's `encoding/json` takes for a `[]byte`:
-/// standard base64 with padding, line breaks ignored.
-pub(super) fn is_base64(text: &str) -> bool {
-    let bytes: Vec<u8> = text
-        .bytes()
-        .filter(|b| !matches!(b, b'\r' | b'\n'))
-        .collect();
-    if !bytes.len().is_multiple_of(4) {
-        return false;
-    }
-    let padding = bytes.iter().rev().take_while(|b| **b == b'=').count();
-    padding <= 2
-        && bytes[..bytes.len() - padding]
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_as_go_reads_it() {
-        for good in ["", "aGk=", "aGVsbG8=", "aGVs\nbG8=", "YWJj"] {
-            assert!(is_base64(good), "{good}");
-        }
-        for bad in ["hunter2", "aGk", "a===", "aG!k", "aGk=aGk="] {
-            assert!(!is_base64(bad), "{bad}");
-        }
-    }
 
     #[test]
     fn no_message_shows_a_regex_or_a_whole_value() {

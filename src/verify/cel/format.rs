@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use crate::syntax::names::{is_key_shaped, is_label_shaped};
+
 use super::time::Timestamp;
 use super::url::Url;
 
@@ -54,25 +56,8 @@ fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
     format!("{out} (regex used for validation is '{pattern}')")
 }
 
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` and its kin: `first` and `last` may
-/// start and end it, `inner` fill it.
-fn shaped(s: &str, first: fn(u8) -> bool, inner: fn(u8) -> bool, last: fn(u8) -> bool) -> bool {
-    let b = s.as_bytes();
-    match b {
-        [] => false,
-        [only] => first(*only) && last(*only),
-        [head, middle @ .., tail] => {
-            first(*head) && last(*tail) && middle.iter().all(|c| inner(*c))
-        }
-    }
-}
-
-fn lower_alnum(c: u8) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
-}
-
 fn is_label(s: &str) -> bool {
-    shaped(s, lower_alnum, |c| lower_alnum(c) || c == b'-', lower_alnum)
+    is_label_shaped(s, false)
 }
 
 fn is_subdomain(s: &str) -> bool {
@@ -111,25 +96,10 @@ fn dns1035_label(s: &str) -> Vec<String> {
     if s.len() > 63 {
         errors.push("must be no more than 63 characters".to_owned());
     }
-    if !shaped(
-        s,
-        |c| c.is_ascii_lowercase(),
-        |c| lower_alnum(c) || c == b'-',
-        lower_alnum,
-    ) {
+    if !is_label_shaped(s, true) {
         errors.push(regex_error(DNS1035_MSG, DNS1035, &["my-name", "abc-123"]));
     }
     errors
-}
-
-fn is_key(s: &str) -> bool {
-    let alnum = |c: u8| c.is_ascii_alphanumeric();
-    shaped(
-        s,
-        alnum,
-        |c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'),
-        alnum,
-    )
 }
 
 /// `content.IsLabelKey` (a qualified name).
@@ -162,7 +132,7 @@ fn qualified_name(s: &str) -> Vec<String> {
     } else if name.len() > 63 {
         errors.push("name part must be no more than 63 bytes".to_owned());
     }
-    if !is_key(name) {
+    if !is_key_shaped(name) {
         errors.push(format!(
             "name part {}",
             regex_error(KEY_MSG, KEY, &["MyName", "my.name", "123-abc"])
@@ -176,7 +146,7 @@ fn label_value(s: &str) -> Vec<String> {
     if s.len() > 63 {
         errors.push("must be no more than 63 bytes".to_owned());
     }
-    if !s.is_empty() && !is_key(s) {
+    if !s.is_empty() && !is_key_shaped(s) {
         errors.push(regex_error(
             VALUE_MSG,
             VALUE,
@@ -229,15 +199,6 @@ pub(super) fn regex_size(name: &str) -> u64 {
     }
 }
 
-fn base64(s: &str) -> bool {
-    let body = s.trim_end_matches('=');
-    s.len().is_multiple_of(4)
-        && s.len() - body.len() <= 2
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-}
-
 /// The errors of `s` in the named format; none where it is valid.
 pub(super) fn validate(name: &str, s: &str) -> Vec<String> {
     let one = |ok: bool, message: &str| if ok { vec![] } else { vec![message.to_owned()] };
@@ -252,7 +213,7 @@ pub(super) fn validate(name: &str, s: &str) -> Vec<String> {
         "labelValue" => label_value(s),
         "uri" => Url::parse(s).err().into_iter().collect(),
         "uuid" => one(uuid(s), "does not match the UUID format"),
-        "byte" => one(base64(s), "invalid base64"),
+        "byte" => one(crate::syntax::base64::is_standard(s), "invalid base64"),
         "date" => one(Timestamp::parse_date(s).is_some(), "invalid date"),
         _ => one(Timestamp::parse(s).is_some(), "invalid datetime"),
     }

@@ -160,16 +160,16 @@ fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
     )
 }
 
-/// A rule as a message quotes it: a long one cut in the middle.
+/// A rule as a message quotes it: a long one cut in the middle (as
+/// every message cuts a value), with its length.
 pub(super) fn quoted(source: &str) -> String {
     const SHOWN: usize = 120;
     let count = source.chars().count();
+    let shown = super::super::shortened(source.to_owned(), SHOWN);
     if count <= SHOWN {
-        return format!("`{source}`");
+        return format!("`{shown}`");
     }
-    let head: String = source.chars().take(SHOWN / 2).collect();
-    let tail: String = source.chars().skip(count - SHOWN / 2).collect();
-    format!("`{head} … {tail}` ({count} characters)")
+    format!("`{shown}` ({count} characters)")
 }
 
 /// The server's report without `compilation failed: ` and the caret.

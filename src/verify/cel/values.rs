@@ -159,10 +159,13 @@ fn convert(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
                     || invalid(format!("Invalid date-time formatted string {s}")),
                     Value::Timestamp,
                 ),
-                Some("byte") => base64(s).map_or_else(
-                    || invalid(format!("Invalid byte formatted string {s}")),
-                    |b| Value::Bytes(b.into()),
-                ),
+                Some("byte") => crate::syntax::base64::is_standard(s)
+                    .then(|| crate::syntax::base64::decode(s))
+                    .flatten()
+                    .map_or_else(
+                        || invalid(format!("Invalid byte formatted string {s}")),
+                        |b| Value::Bytes(b.into()),
+                    ),
                 _ => Value::string(s.as_str()),
             }
         }
@@ -327,34 +330,6 @@ static METADATA: std::sync::LazyLock<Json> = std::sync::LazyLock::new(|| {
         "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}
     })
 });
-
-/// Standard base64 (padding optional, as strfmt's `Base64` reads it).
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    let trimmed = text.trim_end_matches('=');
-    if text.len() - trimmed.len() > 2 {
-        return None;
-    }
-    for c in trimmed.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        buffer = buffer << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
-    }
-    Some(out)
-}
 
 /// What of a schema types and defaults values, without what only
 /// documents or validates them (`description`, `example`,
