@@ -3,6 +3,13 @@
 
 use std::sync::Arc;
 
+/// Names a qualified function is called by (`optional.of`, `sets.contains`,
+/// `cel.@mapInsert`): parsed as a method of a name, called as one function
+/// where no variable has the name.
+pub(super) const NAMESPACES: &[&str] = &[
+    "optional", "sets", "format", "lists", "strings", "math", "base64", "ip", "cel",
+];
+
 /// The accumulator of an expanded macro.
 pub(super) const ACCUMULATOR: &str = "@result";
 

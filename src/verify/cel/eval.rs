@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::ast::{Comprehension, Entry, Expr, Kind, Literal, dotted_name};
+use super::ast::{Comprehension, Entry, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name};
 use super::functions;
 use super::value::{Error, Key, List, Map, Result, Value};
 
@@ -23,12 +23,6 @@ pub(super) struct Eval {
     pub cost: u64,
     pub limit: u64,
 }
-
-/// Names a qualified function is called by (`optional.of`, `sets.contains`):
-/// parsed as a method of a name, called as one function.
-const NAMESPACES: &[&str] = &[
-    "optional", "sets", "format", "lists", "strings", "math", "base64", "ip",
-];
 
 impl Eval {
     pub(super) fn new(limit: u64) -> Eval {
@@ -68,20 +62,20 @@ impl Eval {
             Kind::Literal(literal) => Ok(constant(literal)),
             Kind::Ident(name) => {
                 // A type's name is a constant to cel-go's checker.
-                if self.lookup(name).is_none() && type_name(name).is_some() {
-                    return Ok(self.ident(name));
+                if let (None, Some(t)) = (self.lookup(name), type_name(name)) {
+                    return Ok(Value::Type(t.into()));
                 }
                 self.charge(1)?;
                 Ok(self.ident(name))
             }
-            Kind::Select { .. } if self.qualified_type(expr).is_some() => Ok(Value::Type(
-                self.qualified_type(expr).unwrap_or_default().into(),
-            )),
             Kind::Select {
                 operand,
                 field,
                 test,
             } => {
+                if let Some(t) = self.qualified_type(expr) {
+                    return Ok(Value::Type(t.into()));
+                }
                 let operand = self.eval(operand)?;
                 if !*test {
                     self.charge(1)?;
@@ -100,7 +94,7 @@ impl Eval {
                 function,
                 target,
                 args,
-            } => self.call(expr, function, target.as_deref(), args),
+            } => self.call(function, target.as_deref(), args),
             Kind::List { items, optional } => {
                 let constant = is_constant(expr);
                 let mut values = Vec::with_capacity(items.len());
@@ -165,13 +159,23 @@ impl Eval {
 
     /// `google.protobuf.Duration`: a dotted type's name, where its first
     /// part is no variable.
-    fn qualified_type(&self, expr: &Expr) -> Option<String> {
-        let name = dotted_name(expr)?;
-        let root = name.split('.').next()?;
-        if self.lookup(root).is_some() {
+    fn qualified_type(&self, expr: &Expr) -> Option<&'static str> {
+        // Told by the first part, without making the name, for every
+        // selection that is not one (`self.spec`).
+        let mut root = expr;
+        while let Kind::Select { operand, .. } = &root.kind {
+            root = operand;
+        }
+        let Kind::Ident(root) = &root.kind else {
+            return None;
+        };
+        let starts_a_type = TYPE_NAMES
+            .iter()
+            .any(|t| t.split_once('.').is_some_and(|(first, _)| first == &**root));
+        if !starts_a_type || self.lookup(root).is_some() {
             return None;
         }
-        type_name(&name).map(str::to_owned)
+        type_name(&dotted_name(expr)?)
     }
 
     fn map(&mut self, expr: &Expr, entries: &[Entry]) -> Result<Value> {
@@ -220,13 +224,7 @@ impl Eval {
         })
     }
 
-    fn call(
-        &mut self,
-        expr: &Expr,
-        function: &str,
-        target: Option<&Expr>,
-        args: &[Expr],
-    ) -> Result<Value> {
+    fn call(&mut self, function: &str, target: Option<&Expr>, args: &[Expr]) -> Result<Value> {
         match (function, target, args) {
             ("_&&_" | "_||_", None, [a, b]) => return self.logical(function == "_&&_", a, b),
             ("_?_:_", None, [c, t, f]) => {
@@ -292,7 +290,6 @@ impl Eval {
             }
             _ => {}
         }
-        let _ = expr;
         // `optional.of(x)`: a namespace is a function's name, unless a
         // variable has it.
         if let Some(Expr {
@@ -421,7 +418,7 @@ impl Eval {
 /// The type a name stands for, if it names one.
 fn type_name(name: &str) -> Option<&'static str> {
     let name = name.strip_prefix('.').unwrap_or(name);
-    super::ast::TYPE_NAMES.iter().find(|t| **t == name).copied()
+    TYPE_NAMES.iter().find(|t| **t == name).copied()
 }
 
 /// A function's result as a value: its error is one.

@@ -28,6 +28,11 @@ pub(super) const NAMES: &[&str] = &[
     "datetime",
 ];
 
+/// The format of that name, as `format.named` finds it.
+pub(super) fn named(name: &str) -> Option<&'static str> {
+    NAMES.iter().find(|n| **n == name).copied()
+}
+
 const LABEL: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const SUBDOMAIN: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";

@@ -4,26 +4,27 @@
 //! ([`super::strings`], [`super::lists`], [`super::library`]); and what
 //! each call costs ([`cost`]).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::ast::RESERVED;
 use super::time::{Duration, Timestamp};
 use super::value::{
-    Key, List, ListKind, REGEX, Result, TRAVERSAL, Value, ceil, double_text, fail, no_overload,
-    order, same_keys, shown,
+    Key, List, ListKind, Operands, REGEX, Result, TRAVERSAL, Value, ceil, double_text, fail,
+    no_overload, order, same_keys, shown,
 };
 use super::{library, lists, strings};
 
 /// What a call costs once made, as cel-go's tracker and Kubernetes'
 /// estimator (`library/cost.go`, `CallCost`) price it.
 pub(super) fn cost(function: &str, target: Option<&Value>, args: &[Value], result: &Value) -> u64 {
-    let all: Vec<&Value> = target.into_iter().chain(args).collect();
-    let size = |i: usize| all.get(i).map_or(1, |v| v.size());
-    if let Some(cost) = lists::cost(function, &all, result) {
+    let all = Operands { target, args };
+    let size = |i: usize| all.size(i);
+    if let Some(cost) = lists::cost(function, all, result) {
         return cost;
     }
-    if let Some(cost) = library::cost(function, &all, result) {
+    if let Some(cost) = library::cost(function, all, result) {
         return cost;
     }
     match function {
@@ -54,14 +55,14 @@ pub(super) fn cost(function: &str, target: Option<&Value>, args: &[Value], resul
 
 /// Kubernetes' escaping of property names that are not CEL names
 /// (`apiserver/pkg/cel/escaping.go`), undone: `__dash__` is `-`.
-fn unescape(field: &str) -> String {
+fn unescape(field: &str) -> Cow<'_, str> {
     if let Some(inner) = field.strip_prefix("__").and_then(|f| f.strip_suffix("__"))
         && (matches!(inner, "true" | "false" | "null" | "in") || RESERVED.contains(&inner))
     {
-        return inner.to_owned();
+        return Cow::Borrowed(inner);
     }
     if !field.contains("__") {
-        return field.to_owned();
+        return Cow::Borrowed(field);
     }
     let mut out = String::new();
     let mut rest = field;
@@ -83,7 +84,7 @@ fn unescape(field: &str) -> String {
         rest = &after[len..];
     }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 /// `operand.field`.

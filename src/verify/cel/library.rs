@@ -17,7 +17,9 @@ use super::net;
 use super::quantity::Quantity;
 use super::semver::Semver;
 use super::url::Url;
-use super::value::{Extension, Key, Map, REGEX, Result, TRAVERSAL, Value, ceil, fail, no_overload};
+use super::value::{
+    Extension, Key, Map, Operands, REGEX, Result, TRAVERSAL, Value, ceil, fail, no_overload,
+};
 
 /// Functions of Kubernetes' libraries (v0.36.3) that trainc does not
 /// evaluate yet: a rule calling one is reported, never passed.
@@ -79,22 +81,13 @@ pub(super) fn call(
         ("cidr", None, [Value::String(s)]) => net::cidr(s).map(ext(Extension::Cidr)).or_else(fail),
         ("isCIDR", None, [Value::String(s)]) => Ok(Value::Bool(net::cidr(s).is_ok())),
         ("format.named", None, [Value::String(name)]) => Ok(Value::Optional(
-            format::NAMES
-                .iter()
-                .find(|n| ***n == **name)
-                .map(|n| Arc::new(ext(Extension::Format)(n))),
+            format::named(name).map(|n| Arc::new(ext(Extension::Format)(n))),
         )),
-        (function, None, [])
-            if function
-                .strip_prefix("format.")
-                .is_some_and(|n| format::NAMES.contains(&n)) =>
-        {
-            let name = format::NAMES
-                .iter()
-                .find(|n| function.ends_with(*n) && function.len() == n.len() + 7)
-                .copied()
-                .unwrap_or("uri");
-            Ok(ext(Extension::Format)(name))
+        (function, None, []) if function.starts_with("format.") => {
+            match format::named(&function["format.".len()..]) {
+                Some(name) => Ok(ext(Extension::Format)(name)),
+                None => return None,
+            }
         }
         ("isSemver", None, [Value::String(s), rest @ ..]) => match semver(s, rest) {
             Some(parsed) => Ok(Value::Bool(parsed.is_ok())),
@@ -420,11 +413,11 @@ fn traversal(value: &Value) -> u64 {
 }
 
 /// What Kubernetes' estimator says a call costs, where it says.
-pub(super) fn cost(function: &str, args: &[&Value], result: &Value) -> Option<u64> {
-    let size = |i: usize| args.get(i).map_or(1, |v| v.size());
+pub(super) fn cost(function: &str, args: Operands<'_>, result: &Value) -> Option<u64> {
+    let size = |i: usize| args.size(i);
     Some(match function {
         "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => {
-            args.first().map_or(0, |v| traversal(v))
+            args.first().map_or(0, traversal)
         }
         // `ip()` of a CIDR is reading a field; of a string, parsing it;
         // a library value's equality is nominal.

@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::value::{Error, List, Result, TRAVERSAL, Value, fail, no_overload, total_order};
+use super::value::{Error, List, Operands, Result, TRAVERSAL, Value, fail, no_overload, order};
 
 /// The most items `lists.range` makes: its cost, one per item, passes any
 /// call's limit before this, so it stops here before it allocates.
@@ -29,7 +29,7 @@ fn comparable(v: &Value) -> bool {
 }
 
 fn compare(a: &Value, b: &Value) -> Result<Ordering> {
-    total_order(a, b).map_or_else(no_overload, Ok)
+    order(a, b).map_or_else(no_overload, Ok)
 }
 
 pub(super) fn call(
@@ -242,12 +242,12 @@ fn sort_by_keys(items: &[Value], keys: &[Value]) -> Result<Value> {
 /// What cel-go's trackers for the sets and lists extensions
 /// (`ext/sets.go` `trackSetsCost`, `ext/lists.go`) say a call costs:
 /// they come before Kubernetes' estimator.
-pub(super) fn cost(function: &str, args: &[&Value], result: &Value) -> Option<u64> {
-    let size = |i: usize| args.get(i).map_or(1, |v| v.size());
+pub(super) fn cost(function: &str, args: Operands<'_>, result: &Value) -> Option<u64> {
+    let size = |i: usize| args.size(i);
     // The call, and the list it allocates (`trackAllocatingListCall`).
     let allocating = |factor: f64, n: u64| (n as f64 * factor) as u64 + 1 + 10;
-    let self_compare = |list: Option<&&Value>| {
-        let n = list.map_or(0, |v| v.size());
+    let self_compare = |list: Option<&Value>| {
+        let n = list.map_or(0, Value::size);
         let mut factor = 2.0;
         if let Some(Value::List(l)) = list
             && matches!(l.items.first(), Some(Value::String(_) | Value::Bytes(_)))

@@ -52,7 +52,6 @@ use serde_json::Value as Json;
 use super::Problem;
 pub(crate) use rule::reads_old_self;
 use rule::{Failure, Rule};
-pub(crate) use values::lean;
 use values::{Step, each_value, typed};
 
 /// Kubernetes' limits (k8s.io/apiserver v0.36.3 `pkg/apis/cel/config.go`):
@@ -108,6 +107,12 @@ impl Rules {
     /// and those it cannot check, each at its place in the schema.
     pub(crate) fn of(schema: &Json) -> (Rules, Vec<Unusable>) {
         Rules::of_node(schema, true)
+    }
+
+    /// The schema the rules type their values by: the one given, without
+    /// its descriptions and rules (`values::lean`).
+    pub(crate) fn lean_schema(&self) -> Arc<Json> {
+        Arc::clone(&self.schema)
     }
 
     /// The rules of `schema`; `root` when it is a resource's root.

@@ -279,9 +279,6 @@ fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
 /// `self`, `oldSelf`, the comprehensions' variables, the types' names and
 /// the libraries' namespaces, no more): where, and which.
 fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32, String)> {
-    const NAMESPACES: &[&str] = &[
-        "optional", "sets", "format", "lists", "strings", "math", "base64", "ip", "cel",
-    ];
     match &expr.kind {
         Kind::Literal(_) => None,
         Kind::Ident(name) => {
@@ -302,7 +299,7 @@ fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32,
         Kind::Call { target, args, .. } => {
             let namespace = matches!(
                 target.as_deref(),
-                Some(Expr { kind: Kind::Ident(ns), .. }) if NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
+                Some(Expr { kind: Kind::Ident(ns), .. }) if super::ast::NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
             );
             let target = target.as_deref().filter(|_| !namespace);
             target

@@ -6,6 +6,7 @@
 //! Kubernetes' `pkg/apiserver/schema/cel/values.go` makes them.
 
 use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -86,14 +87,74 @@ pub(super) struct Map {
     pub object: Option<Arc<str>>,
 }
 
+/// A call's operands as cel-go's cost functions see them, the receiver
+/// first, without collecting them.
+#[derive(Clone, Copy)]
+pub(super) struct Operands<'a> {
+    pub target: Option<&'a Value>,
+    pub args: &'a [Value],
+}
+
+impl<'a> Operands<'a> {
+    pub(super) fn get(self, i: usize) -> Option<&'a Value> {
+        match self.target {
+            Some(target) if i == 0 => Some(target),
+            Some(_) => self.args.get(i - 1),
+            None => self.args.get(i),
+        }
+    }
+
+    pub(super) fn first(self) -> Option<&'a Value> {
+        self.get(0)
+    }
+
+    pub(super) fn len(self) -> usize {
+        self.args.len() + usize::from(self.target.is_some())
+    }
+
+    /// The size of operand `i` as the tracker counts it; 1 where there is
+    /// none.
+    pub(super) fn size(self, i: usize) -> u64 {
+        self.get(i).map_or(1, Value::size)
+    }
+}
+
 /// A map's key: CEL's keys are bools, ints, uints and strings; an int and
 /// a uint of the same number are the same key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Key {
     Bool(bool),
     Int(i64),
     Uint(u64),
     String(Arc<str>),
+}
+
+/// A string key hashes as a `&str` with its variant's tag, so that a
+/// field is looked up by its name without making a key of it.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Key::Bool(b) => (0u8, b).hash(state),
+            Key::Int(n) => (1u8, n).hash(state),
+            Key::Uint(n) => (2u8, n).hash(state),
+            Key::String(s) => FieldName(s).hash(state),
+        }
+    }
+}
+
+/// A field's name, looked up in a map as the string key it equals.
+struct FieldName<'a>(&'a str);
+
+impl Hash for FieldName<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (3u8, self.0).hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Key> for FieldName<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        matches!(key, Key::String(s) if &**s == self.0)
+    }
 }
 
 impl Key {
@@ -152,7 +213,7 @@ impl Map {
     }
 
     pub(super) fn field(&self, name: &str) -> Option<&Value> {
-        self.entries.get(&Key::String(name.into()))
+        self.entries.get(&FieldName(name))
     }
 }
 
@@ -380,11 +441,6 @@ pub(super) fn double_text(d: f64) -> String {
         if exp < 0 { '-' } else { '+' },
         exp.abs()
     )
-}
-
-/// Two numbers' order, for the list functions that sort.
-pub(super) fn total_order(a: &Value, b: &Value) -> Option<Ordering> {
-    order(a, b).or_else(|| numeric_order(a, b))
 }
 
 /// A value of one of Kubernetes' libraries.

@@ -335,7 +335,7 @@ static METADATA: std::sync::LazyLock<Json> = std::sync::LazyLock::new(|| {
 /// documents or validates them (`description`, `example`,
 /// `x-kubernetes-validations`): the copy kept for an object's checks
 /// is small whatever the CRD holds besides.
-pub(crate) fn lean(schema: &Json) -> Json {
+pub(super) fn lean(schema: &Json) -> Json {
     lean_node(schema, 0)
 }
 

@@ -33,8 +33,9 @@ pub struct Crds {
 struct CustomKind {
     api_version: String,
     kind: String,
-    /// The version's `openAPIV3Schema`, as written: defaults and nullability.
-    written: Json,
+    /// The version's `openAPIV3Schema`, as written but for descriptions
+    /// and rules: defaults and nullability.
+    written: std::sync::Arc<Json>,
     /// The schema the API server enforces, and its validator, compiled
     /// when an object of the kind is first checked: a stream of thousands
     /// of CRDs, most of whose kinds no object has, builds none.
@@ -186,8 +187,8 @@ impl Crds {
                 }
             }
             // Descriptions and rules are most of a large schema; the
-            // schema checks need neither.
-            let lean = super::cel::lean(schema);
+            // schema checks need neither (the rules keep the lean copy).
+            let lean = rules.lean_schema();
             let strict = structural::strict(&lean);
             match jsonschema::draft7::meta::validate(&strict) {
                 Ok(()) => {}
