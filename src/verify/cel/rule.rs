@@ -17,6 +17,10 @@ use super::value::{Error, Value};
 use super::values::field_pointer;
 use super::{PER_CALL_LIMIT, Why};
 
+/// The server's error when an object's rules have spent its budget.
+const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
+
 /// The longest message a messageExpression may give
 /// (`MaxEvaluatedMessageExpressionSizeBytes`).
 const MAX_MESSAGE: usize = 5 * 1024;
@@ -393,7 +397,7 @@ pub(super) fn run_all(
         detail,
     };
     if *remaining <= 0 {
-        failures.push(invalid("validation failed due to running out of cost budget, no further validation rules will be run".to_owned()));
+        failures.push(invalid(OUT_OF_BUDGET.to_owned()));
         *remaining = -1;
         return true;
     }
@@ -403,7 +407,7 @@ pub(super) fn run_all(
         }
         let (result, cost) = rule.evaluate(bound);
         if cost as i64 > *remaining {
-            failures.push(invalid("validation failed due to running out of cost budget, no further validation rules will be run".to_owned()));
+            failures.push(invalid(OUT_OF_BUDGET.to_owned()));
             *remaining = -1;
             return true;
         }
