@@ -910,6 +910,12 @@ cel_case("cel-deep-not", ["!" * 10001 + "false"], {}, {}, 0)
 cel_case("cel-deep-select", ["self" + ".a" * 10000 + " == 1"], {}, {}, 1, "max recursion depth exceeded")
 cel_case("cel-deep-list", ["[" * 10000 + "]" * 10000 + " == []"], {}, {}, 1,
          "expression recursion limit exceeded: 250")
+# A literal of 16,000 lists whose item types are bound one by one (the
+# checker's unification), and a type error the server refuses at creation.
+cel_case("cel-literal-types", ["[" + ",".join("[]" if i % 2 else "[%d]" % i for i in range(16000)) + "] != []"],
+         {}, {}, 0)
+cel_case("cel-type-error", ["self.l.size() == 'none'"], INTS, {"l": []}, 1,
+         "found no matching overload for '_==_' applied to '(int, string)'")
 setup("repeat", H + "cel-long-crd.yaml", head=CEL_HEAD + '            - rule: "', text="true || ", times=20000,
       tail='true"\n            properties: {}\n')
 write(H + "cel-long.yaml", OBJECT_HEAD + "{}\n")

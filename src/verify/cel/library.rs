@@ -349,6 +349,61 @@ fn repeats_within_go_limit(pattern: &str) -> bool {
         .map_or(true, |ast| within(&ast, 1000))
 }
 
+/// A pattern that does not parse, in the words of Go's `regexp/syntax`
+/// (`ErrorCode: `expr``) where trainc can tell them.
+fn go_parse_error(pattern: &str) -> Option<String> {
+    use regex_syntax::ast::ErrorKind as K;
+    let error = regex_syntax::ast::parse::Parser::new()
+        .parse(pattern)
+        .err()?;
+    let span = error.span();
+    let text = pattern
+        .get(span.start.offset..span.end.offset)
+        .unwrap_or(pattern);
+    let from = pattern.get(span.start.offset..).unwrap_or(pattern);
+    Some(match error.kind() {
+        K::GroupUnopened => format!("unexpected ): `{pattern}`"),
+        K::GroupUnclosed => format!("missing closing ): `{pattern}`"),
+        K::ClassUnclosed => format!("missing closing ]: `{from}`"),
+        K::ClassRangeInvalid => format!("invalid character class range: `{text}`"),
+        K::EscapeUnexpectedEof => "trailing backslash at end of expression: ``".to_owned(),
+        K::EscapeUnrecognized | K::ClassEscapeInvalid => {
+            format!("invalid escape sequence: `{text}`")
+        }
+        K::RepetitionMissing => format!("missing argument to repetition operator: `{text}`"),
+        K::RepetitionCountInvalid => format!("invalid repeat count: `{text}`"),
+        K::UnsupportedLookAround | K::UnsupportedBackreference => {
+            format!("invalid or unsupported Perl syntax: `{text}`")
+        }
+        _ => return None,
+    })
+}
+
+/// A repetition of a repetition (`x++`, `a*{2}`), which RE2 refuses
+/// (Go's `regexp/syntax`, `ErrInvalidRepeatOp`): the two operators.
+fn nested_repetition(pattern: &str) -> Option<&str> {
+    use regex_syntax::ast::Ast;
+    fn find(ast: &Ast) -> Option<(usize, usize)> {
+        match ast {
+            Ast::Repetition(rep) => match &*rep.ast {
+                Ast::Repetition(inner) => {
+                    Some((inner.op.span.start.offset, rep.op.span.end.offset))
+                }
+                other => find(other),
+            },
+            Ast::Group(group) => find(&group.ast),
+            Ast::Alternation(alt) => alt.asts.iter().find_map(find),
+            Ast::Concat(concat) => concat.asts.iter().find_map(find),
+            _ => None,
+        }
+    }
+    let ast = regex_syntax::ast::parse::Parser::new()
+        .parse(pattern)
+        .ok()?;
+    let (start, end) = find(&ast)?;
+    pattern.get(start..end)
+}
+
 /// Patterns compiled, per thread; a rule's patterns are few.
 const CACHED: usize = 256;
 
@@ -360,6 +415,14 @@ fn regex(pattern: &str) -> Result<regex::Regex> {
     COMPILED.with_borrow_mut(|compiled| {
         if let Some(re) = compiled.get(pattern) {
             return Ok(re.clone());
+        }
+        if let Some(message) = go_parse_error(pattern) {
+            return fail(format!("error parsing regexp: {message}"));
+        }
+        if let Some(ops) = nested_repetition(pattern) {
+            return fail(format!(
+                "error parsing regexp: invalid nested repetition operator: `{ops}`"
+            ));
         }
         if !repeats_within_go_limit(pattern) {
             return fail(format!(

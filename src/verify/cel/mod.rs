@@ -27,6 +27,8 @@
 )]
 
 mod ast;
+mod checker;
+mod compile;
 mod eval;
 mod format;
 mod functions;
@@ -35,12 +37,14 @@ mod library;
 mod lists;
 mod macros;
 mod net;
+mod overloads;
 mod quantity;
 mod rule;
 mod semver;
 mod strings;
 mod syntax;
 mod time;
+mod types;
 mod url;
 mod value;
 mod values;
@@ -100,7 +104,7 @@ pub(crate) enum Why {
 }
 
 /// Schema nodes deeper than this (far deeper than any CRD's) are not read.
-const MAX_DEPTH: usize = 128;
+pub(super) const MAX_DEPTH: usize = 128;
 
 impl Rules {
     /// The rules of `schema` (a structural schema's root, a resource's),
@@ -150,9 +154,16 @@ impl Rules {
             });
         }
         let mut rules = Vec::new();
-        for (n, written) in written.as_array().into_iter().flatten().enumerate() {
+        let written = written.as_array().map_or(&[][..], Vec::as_slice);
+        // The type `self` has (`SchemaDeclType`), named as the server
+        // names it less its random suffix.
+        let self_type = (!written.is_empty())
+            .then(|| self.schema.pointer(typing))
+            .flatten()
+            .and_then(|node| types::of_schema(node, root, "selfType"));
+        for (n, written) in written.iter().enumerate() {
             let at = format!("{pointer}/x-kubernetes-validations/{n}");
-            match Rule::compile(written) {
+            match Rule::compile(written, self_type.as_ref()) {
                 Ok(rule) => {
                     if rule.uses_old_self() {
                         unusable.push(Unusable {

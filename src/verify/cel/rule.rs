@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use super::ast::{Expr, Kind, Literal};
+use super::ast::{Expr, Kind};
+use super::compile::{check, compile_error, first_line, quoted, typed, visit, wanted};
 use super::eval::Eval;
-use super::library::{NOT_EVALUATED, valid_pattern};
 use super::syntax;
-use super::time::{Duration, Timestamp};
+use super::types::Type;
 use super::value::{Error, Value};
 use super::values::field_pointer;
 use super::{PER_CALL_LIMIT, Why};
@@ -144,221 +144,6 @@ pub(crate) fn reads_old_self(rule: &str) -> bool {
         let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
         !rule[..at].ends_with(word) && !rule[at + "oldSelf".len()..].starts_with(word)
     })
-}
-
-/// cel-go's report of a compile error: where, and the line with a caret.
-fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
-    let Some(at) = at else {
-        return format!("compilation failed: ERROR: <input>:-1:0: {message}");
-    };
-    let at = (at as usize).min(source.len());
-    let before = &source[..at];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = source[line_start..at].chars().count();
-    let text = source[line_start..].lines().next().unwrap_or("");
-    format!(
-        "compilation failed: ERROR: <input>:{line}:{}: {message}\n | {text}\n | {}^",
-        column + 1,
-        ".".repeat(column)
-    )
-}
-
-/// A rule as a message quotes it: a long one cut in the middle (as
-/// every message cuts a value), with its length.
-pub(super) fn quoted(source: &str) -> String {
-    const SHOWN: usize = 120;
-    let count = source.chars().count();
-    let shown = super::super::shortened(source.to_owned(), SHOWN);
-    if count <= SHOWN {
-        return format!("`{shown}`");
-    }
-    format!("`{shown}` ({count} characters)")
-}
-
-/// The server's report without `compilation failed: ` and the caret.
-fn first_line(report: &str) -> &str {
-    let line = report.lines().next().unwrap_or(report);
-    line.strip_prefix("compilation failed: ").unwrap_or(line)
-}
-
-/// A compile error of `source`, as the server gives it, found in its tree
-/// (cel-go's literal validators, the functions trainc has none of).
-fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
-    if let Some((at, name)) = undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]) {
-        return Err((
-            Why::Invalid,
-            format!(
-                "the rule {} does not compile: {}",
-                quoted(source),
-                first_line(&compile_error(
-                    source,
-                    Some(at),
-                    &format!("undeclared reference to '{name}' (in container '')")
-                ))
-            ),
-        ));
-    }
-    let mut result = Ok(());
-    visit(expr, &mut |e| {
-        if result.is_err() {
-            return;
-        }
-        let Kind::Call {
-            function,
-            target,
-            args,
-        } = &e.kind
-        else {
-            return;
-        };
-        let qualified = match target.as_deref() {
-            Some(Expr {
-                kind: Kind::Ident(ns),
-                ..
-            }) => format!("{ns}.{function}"),
-            _ => function.to_string(),
-        };
-        if NOT_EVALUATED.contains(&&*qualified) || NOT_EVALUATED.contains(&&**function) {
-            result = Err((
-                Why::Unsupported,
-                format!(
-                    "the rule `{source}` calls `{qualified}`, a function of Kubernetes' CEL libraries that trainc does not evaluate"
-                ),
-            ));
-            return;
-        }
-        let literal = match (target.is_some(), &args[..]) {
-            (
-                false,
-                [
-                    Expr {
-                        kind: Kind::Literal(Literal::String(s)),
-                        at,
-                    },
-                ],
-            ) => Some((s, *at)),
-            _ => None,
-        };
-        let pattern = match (&**function, &args[..]) {
-            (
-                "matches" | "find" | "findAll",
-                [
-                    Expr {
-                        kind: Kind::Literal(Literal::String(p)),
-                        at,
-                    },
-                    ..,
-                ],
-            ) => Some((p, *at)),
-            _ => None,
-        };
-        let bad = match (&**function, literal, pattern) {
-            ("timestamp", Some((s, at)), _) if Timestamp::parse(s).is_none() => {
-                Some((at, "invalid timestamp argument".to_owned()))
-            }
-            ("duration", Some((s, at)), _) if Duration::parse(s).is_none() => {
-                Some((at, "invalid duration argument".to_owned()))
-            }
-            (_, _, Some((p, at))) => valid_pattern(p)
-                .err()
-                .map(|e| (at, format!("invalid matches argument: {e}"))),
-            _ => None,
-        };
-        if let Some((at, message)) = bad {
-            result = Err((
-                Why::Invalid,
-                format!(
-                    "the rule {} does not compile: {}",
-                    quoted(source),
-                    first_line(&compile_error(source, Some(at), &message))
-                ),
-            ));
-        }
-    });
-    result
-}
-
-/// A name the rule reads that nothing declares (the CRD's environment has
-/// `self`, `oldSelf`, the comprehensions' variables, the types' names and
-/// the libraries' namespaces, no more): where, and which.
-fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32, String)> {
-    match &expr.kind {
-        Kind::Literal(_) => None,
-        Kind::Ident(name) => {
-            let known = scope.iter().any(|s| s == name)
-                || super::ast::dotted_name(expr)
-                    .is_some_and(|n| super::ast::TYPE_NAMES.contains(&n.as_str()))
-                || &**name == super::ast::ACCUMULATOR;
-            (!known).then(|| (expr.at, name.to_string()))
-        }
-        Kind::Select { operand, .. } => {
-            if let Some(name) = super::ast::dotted_name(expr)
-                && super::ast::TYPE_NAMES.contains(&name.as_str())
-            {
-                return None;
-            }
-            undeclared(operand, scope)
-        }
-        Kind::Call { target, args, .. } => {
-            let namespace = matches!(
-                target.as_deref(),
-                Some(Expr { kind: Kind::Ident(ns), .. }) if super::ast::NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
-            );
-            let target = target.as_deref().filter(|_| !namespace);
-            target
-                .into_iter()
-                .chain(args)
-                .find_map(|e| undeclared(e, scope))
-        }
-        Kind::List { items, .. } => items.iter().find_map(|e| undeclared(e, scope)),
-        Kind::Map { entries } => entries
-            .iter()
-            .find_map(|e| undeclared(&e.key, scope).or_else(|| undeclared(&e.value, scope))),
-        Kind::Struct { fields, .. } => fields.iter().find_map(|(_, v, _)| undeclared(v, scope)),
-        Kind::Comprehension(c) => {
-            if let Some(found) = undeclared(&c.range, scope).or_else(|| undeclared(&c.init, scope))
-            {
-                return Some(found);
-            }
-            let mark = scope.len();
-            scope.push(c.accu_var.clone());
-            scope.push(c.iter_var.clone());
-            scope.extend(c.iter_var2.clone());
-            let found = [&c.cond, &c.step, &c.result]
-                .into_iter()
-                .find_map(|e| undeclared(e, scope));
-            scope.truncate(mark);
-            found
-        }
-    }
-}
-
-fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(expr);
-    match &expr.kind {
-        Kind::Literal(_) | Kind::Ident(_) => {}
-        Kind::Select { operand, .. } => visit(operand, f),
-        Kind::Call { target, args, .. } => {
-            if let Some(target) = target {
-                visit(target, f);
-            }
-            for a in args {
-                visit(a, f);
-            }
-        }
-        Kind::List { items, .. } => items.iter().for_each(|a| visit(a, f)),
-        Kind::Map { entries } => entries.iter().for_each(|e| {
-            visit(&e.key, f);
-            visit(&e.value, f);
-        }),
-        Kind::Struct { fields, .. } => fields.iter().for_each(|(_, v, _)| visit(v, f)),
-        Kind::Comprehension(c) => {
-            for e in [&c.range, &c.init, &c.cond, &c.step, &c.result] {
-                visit(e, f);
-            }
-        }
-    }
 }
 
 fn names_old_self(expr: &Expr) -> bool {
@@ -525,12 +310,17 @@ impl Rule {
         (result, ev.cost.min(PER_CALL_LIMIT + 1))
     }
 
-    /// One written rule compiled, or why it is not checked.
-    pub(super) fn compile(written: &Json) -> Result<Rule, (Why, String)> {
+    /// One written rule compiled, `self` of type `self_type` where the
+    /// schema declares one, or why it is not checked.
+    pub(super) fn compile(written: &Json, self_type: Option<&Type>) -> Result<Rule, (Why, String)> {
         let invalid = |message: String| (Why::Invalid, message);
         let source = written["rule"]
             .as_str()
             .ok_or_else(|| invalid("a rule without `rule`, the CEL expression".to_owned()))?;
+        if source.trim().is_empty() {
+            // The CRD's own validation (apiextensions `validation.go`).
+            return Err(invalid("`rule` is empty: rule is not specified".to_owned()));
+        }
         let program = syntax::parse(source).map_err(|e| {
             invalid(format!(
                 "the rule {} does not compile: {}",
@@ -538,7 +328,20 @@ impl Rule {
                 first_line(&compile_error(source, e.at, &e.message))
             ))
         })?;
+        let optional_old_self = written["optionalOldSelf"].as_bool() == Some(true);
+        let self_type = self_type.cloned().unwrap_or(Type::Unknown);
+        let old_type = if optional_old_self {
+            super::types::optional(self_type.clone())
+        } else {
+            self_type.clone()
+        };
+        let vars = vec![
+            ("self".into(), self_type.clone()),
+            ("oldSelf".into(), old_type),
+        ];
+        let t = typed(source, &program, vars, "the rule")?;
         check(source, &program)?;
+        wanted(source, &t, "the rule", &Type::Bool)?;
         let message_expression = match written["messageExpression"].as_str() {
             Some(text) => {
                 let expr = syntax::parse(text).map_err(|e| {
@@ -548,7 +351,10 @@ impl Rule {
                         first_line(&compile_error(text, e.at, &e.message))
                     ))
                 })?;
+                let vars = vec![("self".into(), self_type)];
+                let t = typed(text, &expr, vars, "the messageExpression")?;
                 check(text, &expr)?;
+                wanted(text, &t, "the messageExpression", &Type::String)?;
                 Some((text.to_owned(), expr))
             }
             None => None,
@@ -565,7 +371,7 @@ impl Rule {
             message_expression,
             field_path,
             reason: Reason::parse(written["reason"].as_str()).map_err(invalid)?,
-            optional_old_self: written["optionalOldSelf"].as_bool() == Some(true),
+            optional_old_self,
         })
     }
 

@@ -38,9 +38,19 @@ pub(super) fn parse(source: &str) -> Result<Expr, SyntaxError> {
     match parser.lexer.peek()? {
         (Token::End, _) => {}
         (token, at) => {
+            // ANTLR deletes one token where that ends the input, else
+            // reports the token as mismatched.
+            parser.lexer.next()?;
+            let how = match parser.lexer.peek() {
+                Ok((Token::End, _)) => "extraneous",
+                _ => "mismatched",
+            };
             return Err(SyntaxError {
                 at: Some(at),
-                message: format!("Syntax error: extraneous input {}", token.shown()),
+                message: format!(
+                    "Syntax error: {how} input {} expecting <EOF>",
+                    token.shown()
+                ),
             });
         }
     }
@@ -274,10 +284,11 @@ impl Parser<'_> {
                     let optional = token == Token::DotQuestion;
                     let (name, name_at) = self.name()?;
                     if !optional && self.lexer.peek()?.0 == Token::LParen {
-                        self.lexer.next()?;
+                        // cel-go places a call at its parenthesis.
+                        let (_, paren) = self.lexer.next()?;
                         let (args, d) = self.list_of(&Token::RParen)?;
                         depth = 1 + depth.max(d);
-                        expr = method(name_at, &name, expr, args)?;
+                        expr = method(paren, &name, expr, args)?;
                         continue;
                     }
                     depth += 1;
@@ -490,7 +501,8 @@ impl Parser<'_> {
         if self.lexer.peek()?.0 != Token::LParen {
             return Ok((ident(at, name), 0));
         }
-        self.lexer.next()?;
+        // cel-go places a call (and a macro's expansion) at its parenthesis.
+        let (_, at) = self.lexer.next()?;
         let (args, depth) = self.list_of(&Token::RParen)?;
         let name = name.strip_prefix('.').unwrap_or(name);
         if name == "has" && args.len() == 1 {

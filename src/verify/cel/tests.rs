@@ -4,9 +4,25 @@ use super::*;
 use values::field_pointer;
 
 /// The problems of `object` under a schema holding `rules` at its root
-/// (a resource's root, which keeps the fields it does not declare).
-fn failures(rules: &serde_json::Value, object: &serde_json::Value) -> Vec<String> {
-    let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rules});
+/// (a resource's root), whose fields are `fields` (name and type, a
+/// list's items strings).
+fn failures(
+    fields: &[(&str, &str)],
+    rules: &serde_json::Value,
+    object: &serde_json::Value,
+) -> Vec<String> {
+    let properties: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .map(|(name, kind)| {
+            let schema = match *kind {
+                "array" => json!({"type": "array", "items": {"type": "string"}}),
+                kind => json!({"type": kind}),
+            };
+            ((*name).to_owned(), schema)
+        })
+        .collect();
+    let schema =
+        json!({"type": "object", "properties": properties, "x-kubernetes-validations": rules});
     let (rules, unusable) = Rules::of(&schema);
     assert!(
         unusable.is_empty(),
@@ -24,9 +40,10 @@ fn failures(rules: &serde_json::Value, object: &serde_json::Value) -> Vec<String
 #[test]
 fn a_rule_that_holds_is_silent_and_one_that_fails_says_its_message() {
     let rules = json!([{"rule": "self.n >= 1 && self.n <= 8", "message": "n is 1 to 8"}]);
-    assert!(failures(&rules, &json!({"n": 4})).is_empty());
+    let n = [("n", "integer")];
+    assert!(failures(&n, &rules, &json!({"n": 4})).is_empty());
     assert_eq!(
-        failures(&rules, &json!({"n": 9})),
+        failures(&n, &rules, &json!({"n": 9})),
         ["|Invalid value: n is 1 to 8"]
     );
 }
@@ -36,10 +53,21 @@ fn an_int_or_string_rule_holds_for_either_side_of_an_or() {
     // Trainer v2.0.0's numProcPerNode: `"auto" > 0` is an error that the
     // other side of `||` absorbs, as in cel-go.
     let rules = json!([{"rule": "self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"}]);
-    assert!(failures(&rules, &json!({"p": "auto"})).is_empty());
-    assert!(failures(&rules, &json!({"p": 2})).is_empty());
+    let schema = json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true}}, "x-kubernetes-validations": rules});
+    let (rules, unusable) = Rules::of(&schema);
+    assert!(unusable.is_empty());
+    let failures = |object: serde_json::Value| {
+        let mut problems = Vec::new();
+        rules.check("X/x", &object, &mut problems);
+        problems
+            .into_iter()
+            .map(|p| format!("{}|{}", p.path, p.message))
+            .collect::<Vec<_>>()
+    };
+    assert!(failures(json!({"p": "auto"})).is_empty());
+    assert!(failures(json!({"p": 2})).is_empty());
     assert_eq!(
-        failures(&rules, &json!({"p": 0})),
+        failures(json!({"p": 0})),
         ["|Invalid value: failed rule: self.p > 0 || self.p in ['auto', 'cpu', 'gpu']"]
     );
 }
@@ -53,22 +81,32 @@ fn message_expression_field_path_and_reason_word_the_failure() {
         "fieldPath": ".readers",
         "reason": "FieldValueForbidden",
     }]);
+    let readers = [("readers", "array")];
     assert_eq!(
-        failures(&rules, &json!({"readers": ["team-a", "bob", "eve"]})),
+        failures(
+            &readers,
+            &rules,
+            &json!({"readers": ["team-a", "bob", "eve"]})
+        ),
         ["/readers|Forbidden: not teams: bob, eve"]
     );
     // A messageExpression that fails gives the message.
-    let rules = json!([{"rule": "false", "messageExpression": "self.missing", "message": "plain"}]);
-    assert_eq!(failures(&rules, &json!({})), ["|Invalid value: plain"]);
+    let rules =
+        json!([{"rule": "false", "messageExpression": "self.readers[5]", "message": "plain"}]);
+    assert_eq!(
+        failures(&readers, &rules, &json!({"readers": []})),
+        ["|Invalid value: plain"]
+    );
 }
 
 #[test]
 fn has_guards_an_optional_field_and_reading_an_absent_one_is_an_error() {
+    let ttl = [("ttl", "integer")];
     let guarded = json!([{"rule": "!has(self.ttl) || self.ttl <= 10"}]);
-    assert!(failures(&guarded, &json!({})).is_empty());
-    assert_eq!(failures(&guarded, &json!({"ttl": 11})).len(), 1);
+    assert!(failures(&ttl, &guarded, &json!({})).is_empty());
+    assert_eq!(failures(&ttl, &guarded, &json!({"ttl": 11})).len(), 1);
     let unguarded = json!([{"rule": "self.ttl <= 10"}]);
-    let failed = failures(&unguarded, &json!({}));
+    let failed = failures(&ttl, &unguarded, &json!({}));
     assert_eq!(
         failed,
         ["|Invalid value: \"object\": no such key: ttl evaluating rule: self.ttl <= 10"]
@@ -85,8 +123,10 @@ fn kubernetes_library_functions_evaluate() {
         {"rule": "quantity(self.mem).isLessThan(quantity('1Gi')) && quantity('1500m').asApproximateFloat() == 1.5"},
         {"rule": "semver(self.v, true).isGreaterThan(semver('1.2.3-rc.1')) && cidr('10.0.0.0/8').containsIP(self.ip)"},
     ]);
+    let fields = ["u", "url", "name", "mem", "v", "ip"].map(|name| (name, "string"));
     assert!(
         failures(
+            &fields,
             &rules,
             &json!({"u": "ab42c", "url": "https://example.com/x", "name": "ABC",
                 "mem": "512Mi", "v": "v1.2.3", "ip": "10.1.2.3"})
@@ -97,7 +137,7 @@ fn kubernetes_library_functions_evaluate() {
 
 #[test]
 fn transition_rules_and_rules_the_server_refuses_say_why() {
-    let schema = json!({"type": "object", "x-kubernetes-validations": [
+    let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}, "x-kubernetes-validations": [
         {"rule": "self == oldSelf"},
         {"rule": "authorizer.group('apps').check('get').allowed()"},
         {"rule": "self.("},
@@ -159,4 +199,109 @@ fn field_paths_read_as_pointers() {
     assert_eq!(field_pointer(".items[2].name").unwrap(), "/items/2/name");
     assert!(field_pointer("spec").is_err());
     assert!(field_pointer(".a[x]").is_err());
+}
+
+/// What the server says refusing `rule` at a node of `schema`, or `None`.
+fn refusal(schema: serde_json::Value, rule: &str) -> Option<String> {
+    let mut schema = schema;
+    schema["x-kubernetes-validations"] = json!([{ "rule": rule }]);
+    let (_, unusable) = Rules::of_node(&schema, false);
+    unusable.into_iter().next().map(|u| u.message)
+}
+
+#[test]
+fn rules_are_type_checked_against_the_schema_as_the_server_checks_them() {
+    let spec = json!({"type": "object", "properties": {
+        "n": {"type": "integer"},
+        "s": {"type": "string"},
+        "l": {"type": "array", "items": {"type": "string"}},
+        "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "t": {"type": "string", "format": "date-time"},
+        "io": {"x-kubernetes-int-or-string": true},
+        "if": {"type": "string"},
+        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+    }});
+    for holds in [
+        "self.n > 1 && self.s.startsWith('a')",
+        "self.l.all(x, x.size() < 3) && self.m.exists(k, self.m[k] > 0)",
+        "self.t < timestamp('2030-01-01T00:00:00Z')",
+        "self.io == 1 || self.io == 'x'",
+        "self.l == [] && self.m == {}",
+        "self.if == 'x'",
+        "'%d %s'.format([1, 'a']) != ''",
+        "self.?s.orValue('') == ''",
+        "has(self.n) && 1 < 1.5",
+        "self.l.map(x, [x]).filter(y, y.size() > 0).size() >= 0",
+    ] {
+        assert_eq!(refusal(spec.clone(), holds), None, "{holds}");
+    }
+    for (refused, says) in [
+        (
+            "self.n == 'a'",
+            "1:8: found no matching overload for '_==_' applied to '(int, string)'",
+        ),
+        ("self.x == 1", "1:5: undefined field 'x'"),
+        ("has(self.free.x)", "1:4: undefined field 'x'"),
+        (
+            "size(self.n) == 1",
+            "1:5: found no matching overload for 'size' applied to '(int)'",
+        ),
+        (
+            "self.l.sum() == 1",
+            "1:11: found no matching overload for 'sum' applied to 'list(string).()'",
+        ),
+        (
+            "self.s.x == 1",
+            "1:7: type 'string' does not support field selection",
+        ),
+        (
+            "[1, 'a'].size() == 2",
+            "1:5: expected type 'int' but found 'string'",
+        ),
+        (
+            "self.n.all(x, true)",
+            "1:5: expression of type 'int' cannot be range of a comprehension",
+        ),
+        (
+            "self.s == null",
+            "found no matching overload for '_==_' applied to '(string, null)'",
+        ),
+        ("self.n + 1", "cel expression must evaluate to a bool"),
+        ("self.io", "cel expression must evaluate to a bool"),
+        (
+            "sign(quantity('1')) == 1 && quantity('1').sign() == 1",
+            "found no matching overload for 'sign'",
+        ),
+        ("nope(1)", "undeclared reference to 'nope'"),
+    ] {
+        let message = refusal(spec.clone(), refused).unwrap_or_default();
+        assert!(message.contains(says), "{refused}: {message}");
+    }
+}
+
+#[test]
+fn every_rule_of_the_bundled_kubeflow_and_jobset_schemas_type_checks() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/k8s");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .chain(std::fs::read_dir(dir.join("variants")).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| !p.to_string_lossy().contains("kubernetes-v"))
+        .collect();
+    files.sort();
+    let mut rules_seen = 0;
+    for file in files {
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let (rules, unusable) = Rules::of(&schema);
+        rules_seen += rules.sites.iter().map(|s| s.rules.len()).sum::<usize>();
+        let refused: Vec<_> = unusable
+            .iter()
+            .filter(|u| u.why == Why::Invalid)
+            .map(|u| format!("{}: {}", u.pointer, u.message))
+            .collect();
+        assert!(refused.is_empty(), "{}: {refused:#?}", file.display());
+    }
+    assert!(rules_seen > 50, "{rules_seen}");
 }

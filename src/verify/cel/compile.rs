@@ -1,0 +1,280 @@
+//! What the API server refuses in a rule when the CRD is created
+//! (k8s.io/apiextensions-apiserver v0.36.3
+//! `pkg/apiserver/schema/cel/compilation.go`, `compileRule`): a name
+//! nothing declares, a type error ([`super::checker`]), a literal cel-go's
+//! validators refuse (a duration, a timestamp, a pattern), a result that
+//! is not a bool (a message's, not a string); each worded as the server
+//! words it.
+
+use super::Why;
+use super::ast::{Expr, Kind, Literal};
+use super::checker;
+use super::library::{NOT_EVALUATED, valid_pattern};
+use super::time::{Duration, Timestamp};
+use super::types::Type;
+
+/// cel-go's report of a compile error: where, and the line with a caret.
+pub(super) fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
+    let Some(at) = at else {
+        return format!("compilation failed: ERROR: <input>:-1:0: {message}");
+    };
+    let at = (at as usize).min(source.len());
+    let before = &source[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = source[line_start..at].chars().count();
+    let text = source[line_start..].lines().next().unwrap_or("");
+    format!(
+        "compilation failed: ERROR: <input>:{line}:{}: {message}\n | {text}\n | {}^",
+        column + 1,
+        ".".repeat(column)
+    )
+}
+
+/// The server's report without `compilation failed: ` and the caret.
+pub(super) fn first_line(report: &str) -> &str {
+    let line = report.lines().next().unwrap_or(report);
+    line.strip_prefix("compilation failed: ").unwrap_or(line)
+}
+
+/// A compile error of `source`, as the server gives it, found in its tree
+/// (cel-go's literal validators, the functions trainc has none of).
+pub(super) fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
+    if let Some((at, name)) = undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]) {
+        return Err((
+            Why::Invalid,
+            format!(
+                "the rule {} does not compile: {}",
+                quoted(source),
+                first_line(&compile_error(
+                    source,
+                    Some(at),
+                    &format!("undeclared reference to '{name}' (in container '')")
+                ))
+            ),
+        ));
+    }
+    let mut result = Ok(());
+    visit(expr, &mut |e| {
+        if result.is_err() {
+            return;
+        }
+        let Kind::Call {
+            function,
+            target,
+            args,
+        } = &e.kind
+        else {
+            return;
+        };
+        let qualified = match target.as_deref() {
+            Some(Expr {
+                kind: Kind::Ident(ns),
+                ..
+            }) => format!("{ns}.{function}"),
+            _ => function.to_string(),
+        };
+        if NOT_EVALUATED.contains(&&*qualified) || NOT_EVALUATED.contains(&&**function) {
+            result = Err((
+                Why::Unsupported,
+                format!(
+                    "the rule `{source}` calls `{qualified}`, a function of Kubernetes' CEL libraries that trainc does not evaluate"
+                ),
+            ));
+            return;
+        }
+        let literal = match (target.is_some(), &args[..]) {
+            (
+                false,
+                [
+                    Expr {
+                        kind: Kind::Literal(l),
+                        at,
+                    },
+                ],
+            ) => Some((l, *at)),
+            _ => None,
+        };
+        let pattern = match (&**function, &args[..]) {
+            (
+                "matches" | "find" | "findAll",
+                [
+                    Expr {
+                        kind: Kind::Literal(Literal::String(p)),
+                        at,
+                    },
+                    ..,
+                ],
+            ) => Some((p, *at)),
+            _ => None,
+        };
+        // cel-go's literal validators (`ValidateDurationLiterals`,
+        // `ValidateTimestampLiterals`, `ValidateRegexLiterals`) report at
+        // the argument; a pattern of `find` is compiled when the program
+        // is made, and its error has no place.
+        let bad = match (&**function, literal, pattern) {
+            ("timestamp", Some((Literal::String(s), at)), _) if Timestamp::parse(s).is_none() => {
+                Some((Some(at), "invalid timestamp argument".to_owned()))
+            }
+            ("timestamp", Some((Literal::Int(n), at)), _)
+                if !(-62_135_596_800..=253_402_300_799).contains(n) =>
+            {
+                Some((Some(at), "invalid timestamp argument".to_owned()))
+            }
+            ("duration", Some((Literal::String(s), at)), _) if Duration::parse(s).is_none() => {
+                Some((Some(at), "invalid duration argument".to_owned()))
+            }
+            ("matches", _, Some((p, at))) => valid_pattern(p)
+                .err()
+                .map(|e| (Some(at), format!("invalid matches argument ({e})"))),
+            (_, _, Some((p, _))) => valid_pattern(p).err().map(|e| (None, e)),
+            _ => None,
+        };
+        if let Some((at, message)) = bad {
+            let error = match at {
+                Some(at) => first_line(&compile_error(source, Some(at), &message)).to_owned(),
+                None => format!("program instantiation failed: {message}"),
+            };
+            result = Err((
+                Why::Invalid,
+                format!("the rule {} does not compile: {error}", quoted(source)),
+            ));
+        }
+    });
+    result
+}
+
+/// `source`'s type (`checker`), or its first type error as the server
+/// words it; `Unknown` where a name is undeclared (`check` words that).
+pub(super) fn typed(
+    source: &str,
+    expr: &Expr,
+    vars: Vec<(std::sync::Arc<str>, Type)>,
+    what: &str,
+) -> Result<Type, (Why, String)> {
+    if undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]).is_some() {
+        return Ok(Type::Unknown);
+    }
+    checker::check(expr, vars).map_err(|(at, message)| {
+        let error = first_line(&compile_error(source, Some(at), &message)).to_owned();
+        (
+            Why::Invalid,
+            format!("{what} {} does not compile: {error}", quoted(source)),
+        )
+    })
+}
+
+/// A rule's result must be a bool, a message's a string, as typed; one
+/// trainc cannot type passes.
+pub(super) fn wanted(
+    source: &str,
+    t: &Type,
+    what: &str,
+    wanted: &Type,
+) -> Result<(), (Why, String)> {
+    let error = match t {
+        Type::Unknown => return Ok(()),
+        t if t.exact(wanted) && !matches!(t, Type::Dyn) => return Ok(()),
+        _ if matches!(wanted, Type::Bool) => "cel expression must evaluate to a bool",
+        _ => "messageExpression must evaluate to a string",
+    };
+    Err((
+        Why::Invalid,
+        format!("{what} {} does not compile: {error}", quoted(source)),
+    ))
+}
+
+/// A name the rule reads that nothing declares (the CRD's environment has
+/// `self`, `oldSelf`, the comprehensions' variables, the types' names and
+/// the libraries' namespaces, no more): where, and which.
+fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32, String)> {
+    match &expr.kind {
+        Kind::Literal(_) => None,
+        Kind::Ident(name) => {
+            let known = scope.iter().any(|s| s == name)
+                || super::ast::dotted_name(expr)
+                    .is_some_and(|n| super::ast::TYPE_NAMES.contains(&n.as_str()))
+                || &**name == super::ast::ACCUMULATOR;
+            (!known).then(|| (expr.at, name.to_string()))
+        }
+        Kind::Select { operand, .. } => {
+            if let Some(name) = super::ast::dotted_name(expr)
+                && super::ast::TYPE_NAMES.contains(&name.as_str())
+            {
+                return None;
+            }
+            undeclared(operand, scope)
+        }
+        Kind::Call { target, args, .. } => {
+            let namespace = matches!(
+                target.as_deref(),
+                Some(Expr { kind: Kind::Ident(ns), .. }) if super::ast::NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
+            );
+            let target = target.as_deref().filter(|_| !namespace);
+            target
+                .into_iter()
+                .chain(args)
+                .find_map(|e| undeclared(e, scope))
+        }
+        Kind::List { items, .. } => items.iter().find_map(|e| undeclared(e, scope)),
+        Kind::Map { entries } => entries
+            .iter()
+            .find_map(|e| undeclared(&e.key, scope).or_else(|| undeclared(&e.value, scope))),
+        Kind::Struct { fields, .. } => fields.iter().find_map(|(_, v, _)| undeclared(v, scope)),
+        Kind::Comprehension(c) => {
+            if let Some(found) = undeclared(&c.range, scope).or_else(|| undeclared(&c.init, scope))
+            {
+                return Some(found);
+            }
+            let mark = scope.len();
+            scope.push(c.accu_var.clone());
+            scope.push(c.iter_var.clone());
+            scope.extend(c.iter_var2.clone());
+            let found = [&c.cond, &c.step, &c.result]
+                .into_iter()
+                .find_map(|e| undeclared(e, scope));
+            scope.truncate(mark);
+            found
+        }
+    }
+}
+
+/// Calls `f` with every node of the tree, parents first.
+pub(super) fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(expr);
+    match &expr.kind {
+        Kind::Literal(_) | Kind::Ident(_) => {}
+        Kind::Select { operand, .. } => visit(operand, f),
+        Kind::Call { target, args, .. } => {
+            if let Some(target) = target {
+                visit(target, f);
+            }
+            for a in args {
+                visit(a, f);
+            }
+        }
+        Kind::List { items, .. } => items.iter().for_each(|a| visit(a, f)),
+        Kind::Map { entries } => entries.iter().for_each(|e| {
+            visit(&e.key, f);
+            visit(&e.value, f);
+        }),
+        Kind::Struct { fields, .. } => fields.iter().for_each(|(_, v, _)| visit(v, f)),
+        Kind::Comprehension(c) => {
+            for e in [&c.range, &c.init, &c.cond, &c.step, &c.result] {
+                visit(e, f);
+            }
+        }
+    }
+}
+
+/// A rule as a message quotes it: a long one cut in the middle (as
+/// every message cuts a value), with its length.
+pub(super) fn quoted(source: &str) -> String {
+    const SHOWN: usize = 120;
+    let count = source.chars().count();
+    let shown = super::super::shortened(source.to_owned(), SHOWN);
+    if count <= SHOWN {
+        return format!("`{shown}`");
+    }
+    format!("`{shown}` ({count} characters)")
+}
