@@ -297,6 +297,11 @@ func stable(c map[string]interface{}) {
 }
 
 func moduleDir(module string) (string, string, error) {
+	// A fresh module cache holds only what a build needed; the module whose
+	// tests are copied is fetched first (a no-op once it is there).
+	if out, err := exec.Command("go", "mod", "download", module).CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go mod download %s: %v: %s", module, err, out)
+	}
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module).Output()
 	if err != nil {
 		return "", "", fmt.Errorf("go list -m %s: %v", module, err)
