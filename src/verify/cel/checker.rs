@@ -16,7 +16,7 @@ use super::types::{Mapping, Type, optional};
 /// A type error: where, and cel-go's words.
 pub(super) type Issue = (u32, String);
 
-pub(super) struct Checker {
+struct Checker {
     scope: Vec<(Arc<str>, Type)>,
     mapping: Mapping,
     next_param: u32,
@@ -34,8 +34,7 @@ pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Type, Is
     let mut checker = Checker {
         scope: vars,
         mapping: Mapping::default(),
-        // Above the overloads' own parameters (0..4).
-        next_param: 16,
+        next_param: 0,
         issues: Vec::new(),
         literals: Vec::new(),
         in_format: 0,
@@ -75,7 +74,7 @@ impl Checker {
                 Literal::String(_) => Type::String,
                 Literal::Bytes(_) => Type::Bytes,
             },
-            Kind::Ident(name) => self.ident(name),
+            Kind::Ident(name) => self.ident(expr.at, name),
             Kind::Select {
                 operand,
                 field,
@@ -103,12 +102,10 @@ impl Checker {
                     if optional.get(n) == Some(&true) {
                         t = self.optional_item(item.at, &t);
                     }
-                    if self.in_format == 0 {
-                        seen.push((item.at, t.clone()));
-                    }
+                    seen.push((item.at, t.clone()));
                     joined = Some(self.join(joined, t));
                 }
-                self.literals.push(seen);
+                self.literal(seen);
                 let item = joined.unwrap_or_else(|| self.fresh());
                 Type::list(item)
             }
@@ -117,21 +114,17 @@ impl Checker {
                 let (mut seen_keys, mut seen_values) = (Vec::new(), Vec::new());
                 for entry in entries {
                     let k = self.check(&entry.key);
-                    if self.in_format == 0 {
-                        seen_keys.push((entry.key.at, k.clone()));
-                    }
+                    seen_keys.push((entry.key.at, k.clone()));
                     keys = Some(self.join(keys, k));
                     let mut v = self.check(&entry.value);
                     if entry.optional {
                         v = self.optional_item(entry.value.at, &v);
                     }
-                    if self.in_format == 0 {
-                        seen_values.push((entry.value.at, v.clone()));
-                    }
+                    seen_values.push((entry.value.at, v.clone()));
                     values = Some(self.join(values, v));
                 }
-                self.literals.push(seen_keys);
-                self.literals.push(seen_values);
+                self.literal(seen_keys);
+                self.literal(seen_values);
                 match (keys, values) {
                     (Some(k), Some(v)) => Type::map(k, v),
                     _ => Type::map(self.fresh(), self.fresh()),
@@ -147,15 +140,25 @@ impl Checker {
         }
     }
 
-    fn ident(&mut self, name: &str) -> Type {
+    fn ident(&mut self, at: u32, name: &str) -> Type {
         if let Some((_, t)) = self.scope.iter().rev().find(|(n, _)| &**n == name) {
             return t.clone();
         }
         if TYPE_NAMES.contains(&name) {
             return type_value(name);
         }
-        // The undeclared are refused before (`rule::undeclared`).
-        Type::Unknown
+        self.undeclared(at, name);
+        Type::Error
+    }
+
+    /// A name the environment does not declare: it has the rule's
+    /// variables, the comprehensions', the types' names and the
+    /// libraries' functions, no more.
+    fn undeclared(&mut self, at: u32, name: &str) {
+        self.issue(
+            at,
+            format!("undeclared reference to '{name}' (in container '')"),
+        );
     }
 
     /// `operand.field`, or `operand.?field` when `optional`
@@ -225,6 +228,14 @@ impl Checker {
         Type::Dyn
     }
 
+    /// Keeps a literal's item (or key, or value) types for `homogeneous`,
+    /// but within `format`'s arguments.
+    fn literal(&mut self, seen: Vec<(u32, Type)>) {
+        if self.in_format == 0 {
+            self.literals.push(seen);
+        }
+    }
+
     /// Kubernetes' homogeneous literals (`ValidateHomogeneousAggregateLiterals`):
     /// each item, key or value of a literal of the first's type, once
     /// every parameter is bound.
@@ -237,7 +248,8 @@ impl Checker {
             let Some((_, first)) = seen.next() else {
                 continue;
             };
-            if let Some((at, t)) = seen.find(|(_, t)| !equivalent(&first, t)) {
+            // `IsEquivalentType`; what trainc cannot type is like any.
+            if let Some((at, t)) = seen.find(|(_, t)| !first.exact(t)) {
                 self.issue(at, format!("expected type '{first}' but found '{t}'"));
             }
         }
@@ -286,10 +298,7 @@ impl Checker {
             return Type::Bool;
         }
         let Some(overloads) = overloads::of(name) else {
-            self.issue(
-                expr.at,
-                format!("undeclared reference to '{name}' (in container '')"),
-            );
+            self.undeclared(expr.at, name);
             return Type::Error;
         };
         if types.iter().any(|t| matches!(t, Type::Unknown)) {
@@ -425,12 +434,6 @@ fn has_param(t: &Type) -> bool {
         Type::Opaque(_, params) => params.iter().any(has_param),
         _ => false,
     }
-}
-
-/// `IsEquivalentType`: the same type; what trainc cannot type is like
-/// any.
-fn equivalent(a: &Type, b: &Type) -> bool {
-    matches!(a, Type::Unknown) || matches!(b, Type::Unknown) || a.exact(b)
 }
 
 /// A type's name read as a value: `int` is `type(int)`.

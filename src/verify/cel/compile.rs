@@ -9,12 +9,38 @@
 use super::Why;
 use super::ast::{Expr, Kind, Literal};
 use super::checker;
-use super::library::{NOT_EVALUATED, valid_pattern};
+use super::library::valid_pattern;
+use super::syntax;
 use super::time::{Duration, Timestamp};
 use super::types::Type;
 
+/// `source` compiled as `what` (`the rule`, `the messageExpression`) in
+/// an environment declaring `vars`, its result `wanted`, in the server's
+/// order: syntax, types, literals, the result's type.
+pub(super) fn expression(
+    source: &str,
+    vars: Vec<(std::sync::Arc<str>, Type)>,
+    what: &str,
+    wanted: &Type,
+) -> Result<Expr, (Why, String)> {
+    let expr = syntax::parse(source).map_err(|e| {
+        (
+            Why::Invalid,
+            format!(
+                "{what} {} does not compile: {}",
+                quoted(source),
+                first_line(&compile_error(source, e.at, &e.message))
+            ),
+        )
+    })?;
+    let t = typed(source, &expr, vars, what)?;
+    check(source, &expr, what)?;
+    result_is(source, &t, what, wanted)?;
+    Ok(expr)
+}
+
 /// cel-go's report of a compile error: where, and the line with a caret.
-pub(super) fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
+fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
     let Some(at) = at else {
         return format!("compilation failed: ERROR: <input>:-1:0: {message}");
     };
@@ -38,22 +64,8 @@ pub(super) fn first_line(report: &str) -> &str {
 }
 
 /// A compile error of `source`, as the server gives it, found in its tree
-/// (cel-go's literal validators, the functions trainc has none of).
-pub(super) fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
-    if let Some((at, name)) = undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]) {
-        return Err((
-            Why::Invalid,
-            format!(
-                "the rule {} does not compile: {}",
-                quoted(source),
-                first_line(&compile_error(
-                    source,
-                    Some(at),
-                    &format!("undeclared reference to '{name}' (in container '')")
-                ))
-            ),
-        ));
-    }
+/// by cel-go's literal validators.
+fn check(source: &str, expr: &Expr, what: &str) -> Result<(), (Why, String)> {
     let mut result = Ok(());
     visit(expr, &mut |e| {
         if result.is_err() {
@@ -67,22 +79,6 @@ pub(super) fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
         else {
             return;
         };
-        let qualified = match target.as_deref() {
-            Some(Expr {
-                kind: Kind::Ident(ns),
-                ..
-            }) => format!("{ns}.{function}"),
-            _ => function.to_string(),
-        };
-        if NOT_EVALUATED.contains(&&*qualified) || NOT_EVALUATED.contains(&&**function) {
-            result = Err((
-                Why::Unsupported,
-                format!(
-                    "the rule `{source}` calls `{qualified}`, a function of Kubernetes' CEL libraries that trainc does not evaluate"
-                ),
-            ));
-            return;
-        }
         let literal = match (target.is_some(), &args[..]) {
             (
                 false,
@@ -137,24 +133,21 @@ pub(super) fn check(source: &str, expr: &Expr) -> Result<(), (Why, String)> {
             };
             result = Err((
                 Why::Invalid,
-                format!("the rule {} does not compile: {error}", quoted(source)),
+                format!("{what} {} does not compile: {error}", quoted(source)),
             ));
         }
     });
     result
 }
 
-/// `source`'s type (`checker`), or its first type error as the server
-/// words it; `Unknown` where a name is undeclared (`check` words that).
-pub(super) fn typed(
+/// `source`'s type (`checker`), or its first type error (an undeclared
+/// name among them) as the server words it.
+fn typed(
     source: &str,
     expr: &Expr,
     vars: Vec<(std::sync::Arc<str>, Type)>,
     what: &str,
 ) -> Result<Type, (Why, String)> {
-    if undeclared(expr, &mut vec!["self".into(), "oldSelf".into()]).is_some() {
-        return Ok(Type::Unknown);
-    }
     checker::check(expr, vars).map_err(|(at, message)| {
         let error = first_line(&compile_error(source, Some(at), &message)).to_owned();
         (
@@ -166,12 +159,7 @@ pub(super) fn typed(
 
 /// A rule's result must be a bool, a message's a string, as typed; one
 /// trainc cannot type passes.
-pub(super) fn wanted(
-    source: &str,
-    t: &Type,
-    what: &str,
-    wanted: &Type,
-) -> Result<(), (Why, String)> {
+fn result_is(source: &str, t: &Type, what: &str, wanted: &Type) -> Result<(), (Why, String)> {
     let error = match t {
         Type::Unknown => return Ok(()),
         t if t.exact(wanted) && !matches!(t, Type::Dyn) => return Ok(()),
@@ -182,61 +170,6 @@ pub(super) fn wanted(
         Why::Invalid,
         format!("{what} {} does not compile: {error}", quoted(source)),
     ))
-}
-
-/// A name the rule reads that nothing declares (the CRD's environment has
-/// `self`, `oldSelf`, the comprehensions' variables, the types' names and
-/// the libraries' namespaces, no more): where, and which.
-fn undeclared(expr: &Expr, scope: &mut Vec<std::sync::Arc<str>>) -> Option<(u32, String)> {
-    match &expr.kind {
-        Kind::Literal(_) => None,
-        Kind::Ident(name) => {
-            let known = scope.iter().any(|s| s == name)
-                || super::ast::dotted_name(expr)
-                    .is_some_and(|n| super::ast::TYPE_NAMES.contains(&n.as_str()))
-                || &**name == super::ast::ACCUMULATOR;
-            (!known).then(|| (expr.at, name.to_string()))
-        }
-        Kind::Select { operand, .. } => {
-            if let Some(name) = super::ast::dotted_name(expr)
-                && super::ast::TYPE_NAMES.contains(&name.as_str())
-            {
-                return None;
-            }
-            undeclared(operand, scope)
-        }
-        Kind::Call { target, args, .. } => {
-            let namespace = matches!(
-                target.as_deref(),
-                Some(Expr { kind: Kind::Ident(ns), .. }) if super::ast::NAMESPACES.contains(&&**ns) && !scope.iter().any(|s| s == ns)
-            );
-            let target = target.as_deref().filter(|_| !namespace);
-            target
-                .into_iter()
-                .chain(args)
-                .find_map(|e| undeclared(e, scope))
-        }
-        Kind::List { items, .. } => items.iter().find_map(|e| undeclared(e, scope)),
-        Kind::Map { entries } => entries
-            .iter()
-            .find_map(|e| undeclared(&e.key, scope).or_else(|| undeclared(&e.value, scope))),
-        Kind::Struct { fields, .. } => fields.iter().find_map(|(_, v, _)| undeclared(v, scope)),
-        Kind::Comprehension(c) => {
-            if let Some(found) = undeclared(&c.range, scope).or_else(|| undeclared(&c.init, scope))
-            {
-                return Some(found);
-            }
-            let mark = scope.len();
-            scope.push(c.accu_var.clone());
-            scope.push(c.iter_var.clone());
-            scope.extend(c.iter_var2.clone());
-            let found = [&c.cond, &c.step, &c.result]
-                .into_iter()
-                .find_map(|e| undeclared(e, scope));
-            scope.truncate(mark);
-            found
-        }
-    }
 }
 
 /// Calls `f` with every node of the tree, parents first.
@@ -269,7 +202,7 @@ pub(super) fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
 
 /// A rule as a message quotes it: a long one cut in the middle (as
 /// every message cuts a value), with its length.
-pub(super) fn quoted(source: &str) -> String {
+fn quoted(source: &str) -> String {
     const SHOWN: usize = 120;
     let count = source.chars().count();
     let shown = super::super::shortened(source.to_owned(), SHOWN);

@@ -21,10 +21,6 @@ use super::value::{
     Extension, Key, Map, Operands, REGEX, Result, TRAVERSAL, Value, ceil, fail, no_overload,
 };
 
-/// Functions of Kubernetes' libraries (v0.36.3) that trainc does not
-/// evaluate yet: a rule calling one is reported, never passed.
-pub(super) const NOT_EVALUATED: &[&str] = &["authorizer"];
-
 pub(super) fn call(
     function: &str,
     target: Option<&Value>,
@@ -317,7 +313,7 @@ fn translated(pattern: &str) -> String {
 /// Go's `regexp` refuses a repetition of more than 1,000, or repetitions
 /// nested to more than 1,000 together (`regexp/syntax`, `repeatIsValid`),
 /// which the `regex` crate would build.
-fn repeats_within_go_limit(pattern: &str) -> bool {
+fn repeats_within_go_limit(ast: &regex_syntax::ast::Ast) -> bool {
     fn within(ast: &regex_syntax::ast::Ast, mut n: u32) -> bool {
         use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange};
         match ast {
@@ -344,18 +340,29 @@ fn repeats_within_go_limit(pattern: &str) -> bool {
             _ => true,
         }
     }
-    regex_syntax::ast::parse::Parser::new()
-        .parse(pattern)
-        .map_or(true, |ast| within(&ast, 1000))
+    within(ast, 1000)
+}
+
+/// What Go's `regexp/syntax` refuses in `pattern`, in its words, where
+/// trainc can tell: the pattern read once for each of its checks.
+fn go_refusal(pattern: &str) -> Option<String> {
+    let ast = match regex_syntax::ast::parse::Parser::new().parse(pattern) {
+        Ok(ast) => ast,
+        Err(error) => return go_parse_error(pattern, &error),
+    };
+    if let Some(ops) = nested_repetition(pattern, &ast) {
+        return Some(format!("invalid nested repetition operator: `{ops}`"));
+    }
+    if !repeats_within_go_limit(&ast) {
+        return Some(format!("invalid repeat count: `{pattern}`"));
+    }
+    None
 }
 
 /// A pattern that does not parse, in the words of Go's `regexp/syntax`
 /// (`ErrorCode: `expr``) where trainc can tell them.
-fn go_parse_error(pattern: &str) -> Option<String> {
+fn go_parse_error(pattern: &str, error: &regex_syntax::ast::Error) -> Option<String> {
     use regex_syntax::ast::ErrorKind as K;
-    let error = regex_syntax::ast::parse::Parser::new()
-        .parse(pattern)
-        .err()?;
     let span = error.span();
     let text = pattern
         .get(span.start.offset..span.end.offset)
@@ -381,7 +388,7 @@ fn go_parse_error(pattern: &str) -> Option<String> {
 
 /// A repetition of a repetition (`x++`, `a*{2}`), which RE2 refuses
 /// (Go's `regexp/syntax`, `ErrInvalidRepeatOp`): the two operators.
-fn nested_repetition(pattern: &str) -> Option<&str> {
+fn nested_repetition<'a>(pattern: &'a str, ast: &regex_syntax::ast::Ast) -> Option<&'a str> {
     use regex_syntax::ast::Ast;
     fn find(ast: &Ast) -> Option<(usize, usize)> {
         match ast {
@@ -397,10 +404,7 @@ fn nested_repetition(pattern: &str) -> Option<&str> {
             _ => None,
         }
     }
-    let ast = regex_syntax::ast::parse::Parser::new()
-        .parse(pattern)
-        .ok()?;
-    let (start, end) = find(&ast)?;
+    let (start, end) = find(ast)?;
     pattern.get(start..end)
 }
 
@@ -416,18 +420,8 @@ fn regex(pattern: &str) -> Result<regex::Regex> {
         if let Some(re) = compiled.get(pattern) {
             return Ok(re.clone());
         }
-        if let Some(message) = go_parse_error(pattern) {
+        if let Some(message) = go_refusal(pattern) {
             return fail(format!("error parsing regexp: {message}"));
-        }
-        if let Some(ops) = nested_repetition(pattern) {
-            return fail(format!(
-                "error parsing regexp: invalid nested repetition operator: `{ops}`"
-            ));
-        }
-        if !repeats_within_go_limit(pattern) {
-            return fail(format!(
-                "error parsing regexp: invalid repeat count: `{pattern}`"
-            ));
         }
         let re = regex::RegexBuilder::new(&translated(pattern))
             .size_limit(1 << 20)

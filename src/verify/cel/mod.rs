@@ -96,9 +96,6 @@ pub(crate) enum Why {
     /// It reads `oldSelf`: it compares an update with the object it
     /// replaces, and offline there is none.
     Transition,
-    /// It calls a function of Kubernetes' libraries that trainc does not
-    /// evaluate.
-    Unsupported,
     /// The API server would reject the CRD for it.
     Invalid,
 }

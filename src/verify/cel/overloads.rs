@@ -394,8 +394,7 @@ fn build() -> HashMap<String, Vec<Overload>> {
         let list = all.entry((*name).to_owned()).or_default();
         list.extend(signatures.iter().map(|s| parse(s)));
     }
-    for (op, more) in [("_<_", ""), ("_<=_", ""), ("_>_", ""), ("_>=_", "")] {
-        let _ = more;
+    for op in ["_<_", "_<=_", "_>_", "_>=_"] {
         let list = all.entry(op.to_owned()).or_default();
         for t in COMPARABLE {
             list.push(parse(&format!("({t}, {t}) -> bool")));

@@ -9,9 +9,8 @@ use std::fmt::Write as _;
 use serde_json::Value as Json;
 
 use super::ast::{Expr, Kind};
-use super::compile::{check, compile_error, first_line, quoted, typed, visit, wanted};
+use super::compile::{expression, visit};
 use super::eval::Eval;
-use super::syntax;
 use super::types::Type;
 use super::value::{Error, Value};
 use super::values::field_pointer;
@@ -321,13 +320,6 @@ impl Rule {
             // The CRD's own validation (apiextensions `validation.go`).
             return Err(invalid("`rule` is empty: rule is not specified".to_owned()));
         }
-        let program = syntax::parse(source).map_err(|e| {
-            invalid(format!(
-                "the rule {} does not compile: {}",
-                quoted(source),
-                first_line(&compile_error(source, e.at, &e.message))
-            ))
-        })?;
         let optional_old_self = written["optionalOldSelf"].as_bool() == Some(true);
         let self_type = self_type.cloned().unwrap_or(Type::Unknown);
         let old_type = if optional_old_self {
@@ -335,26 +327,12 @@ impl Rule {
         } else {
             self_type.clone()
         };
-        let vars = vec![
-            ("self".into(), self_type.clone()),
-            ("oldSelf".into(), old_type),
-        ];
-        let t = typed(source, &program, vars, "the rule")?;
-        check(source, &program)?;
-        wanted(source, &t, "the rule", &Type::Bool)?;
+        // A messageExpression is compiled in the rule's environment.
+        let vars = vec![("self".into(), self_type), ("oldSelf".into(), old_type)];
+        let program = expression(source, vars.clone(), "the rule", &Type::Bool)?;
         let message_expression = match written["messageExpression"].as_str() {
             Some(text) => {
-                let expr = syntax::parse(text).map_err(|e| {
-                    invalid(format!(
-                        "the messageExpression {} does not compile: {}",
-                        quoted(text),
-                        first_line(&compile_error(text, e.at, &e.message))
-                    ))
-                })?;
-                let vars = vec![("self".into(), self_type)];
-                let t = typed(text, &expr, vars, "the messageExpression")?;
-                check(text, &expr)?;
-                wanted(text, &t, "the messageExpression", &Type::String)?;
+                let expr = expression(text, vars, "the messageExpression", &Type::String)?;
                 Some((text.to_owned(), expr))
             }
             None => None,

@@ -316,17 +316,19 @@ impl Mapping {
     /// parameters as it goes (`isAssignable`); the mapping is unchanged
     /// when not.
     pub(super) fn assign(&mut self, from: &Type, to: &Type) -> bool {
-        let mark = self.journal.len();
-        if self.assignable(from, to) {
-            return true;
-        }
-        self.undo(mark);
-        false
+        self.attempt(|m| m.assignable(from, to))
     }
 
     pub(super) fn assign_all(&mut self, from: &[Type], to: &[Type]) -> bool {
+        self.attempt(|m| {
+            from.len() == to.len() && from.iter().zip(to).all(|(f, t)| m.assignable(f, t))
+        })
+    }
+
+    /// `bind`'s bindings kept when `f` holds, undone when not.
+    fn attempt(&mut self, f: impl FnOnce(&mut Mapping) -> bool) -> bool {
         let mark = self.journal.len();
-        if from.len() == to.len() && from.iter().zip(to).all(|(f, t)| self.assignable(f, t)) {
+        if f(self) {
             return true;
         }
         self.undo(mark);

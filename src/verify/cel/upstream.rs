@@ -33,8 +33,6 @@ struct Said {
 struct Verdict {
     /// A rule that does not compile (the CRD is refused): its error.
     refused: Vec<String>,
-    /// Rules not judged, and why.
-    unjudged: Vec<String>,
     errors: Vec<Said>,
     /// The runtime cost spent.
     cost: Option<i64>,
@@ -84,10 +82,8 @@ fn judged(case: &Json) -> Verdict {
     let root = case["root"].as_bool().unwrap_or(false);
     let (rules, unusable) = Rules::of_node(&case["schema"], root);
     for u in unusable {
-        match u.why {
-            Why::Invalid => verdict.refused.push(u.message),
-            Why::Unsupported => verdict.unjudged.push(u.message),
-            Why::Transition => {}
+        if u.why == Why::Invalid {
+            verdict.refused.push(u.message);
         }
     }
     if !verdict.refused.is_empty() {
@@ -121,9 +117,6 @@ fn judged(case: &Json) -> Verdict {
 fn difference(case: &Json) -> Option<&'static str> {
     let real = recorded(case);
     let ours = judged(case);
-    if !ours.unjudged.is_empty() {
-        return Some("unjudged");
-    }
     if real.refused.is_empty() != ours.refused.is_empty() {
         return Some("compiles");
     }
@@ -131,16 +124,11 @@ fn difference(case: &Json) -> Option<&'static str> {
         // The server's report (`compilation failed: ERROR: <input>:1:4:
         // undefined field 'z'` and the caret) is in trainc's message but
         // for its caret lines (trainc may say more after it).
-        let said = |report: &str| {
-            let line = report.lines().next().unwrap_or_default();
-            line.strip_prefix("compilation failed: ")
-                .unwrap_or(line)
-                .to_owned()
-        };
+        let said = super::compile::first_line;
         let agree = real
             .refused
             .iter()
-            .any(|r| ours.refused.iter().any(|o| o.contains(&said(r))));
+            .any(|r| ours.refused.iter().any(|o| o.contains(said(r))));
         return (!agree).then_some("message");
     }
     if case["compileOnly"].as_bool() == Some(true) {
@@ -282,8 +270,8 @@ fn upstream_show() {
         );
         let ours = judged(&case);
         println!(
-            "   ours  cost {:?} {:?} {:?} {:?}",
-            ours.cost, ours.refused, ours.unjudged, ours.errors
+            "   ours  cost {:?} {:?} {:?}",
+            ours.cost, ours.refused, ours.errors
         );
     }
 }

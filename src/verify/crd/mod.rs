@@ -183,7 +183,7 @@ impl Crds {
                 if rule.why == Why::Transition {
                     transitions.push(span);
                 } else {
-                    diagnostics.push(not_checked(&rule, span, document, name));
+                    diagnostics.push(refused(&rule, span, document, name));
                 }
             }
             // Descriptions and rules are most of a large schema; the
@@ -234,23 +234,17 @@ fn transition_note(rules: &[Span], document: usize, name: &str) -> Option<Diagno
     )
 }
 
-/// A rule of CRD `name` that is not checked, other than a transition rule.
-fn not_checked(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnostic {
-    let message = format!(
-        "document {document}: CustomResourceDefinition/{name}: {}",
-        rule.message
-    );
-    if rule.why == Why::Unsupported {
-        Diagnostic::warning(
-            codes::VERIFY_CRD,
-            span,
-            format!("{message}; the rule is not checked"),
-        )
-        .with_help("the API server still evaluates it when the object is created")
-    } else {
-        Diagnostic::error(codes::VERIFY_CRD, span, message)
-            .with_help("the API server rejects a CRD whose rule it cannot compile")
-    }
+/// A rule of CRD `name` the API server refuses.
+fn refused(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::VERIFY_CRD,
+        span,
+        format!(
+            "document {document}: CustomResourceDefinition/{name}: {}",
+            rule.message
+        ),
+    )
+    .with_help("the API server rejects a CRD whose rule it cannot compile")
 }
 
 /// Whether `crds` define the kind of `value`; if so its problems are added:
