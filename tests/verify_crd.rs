@@ -49,14 +49,14 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
     let found = said(&output);
     let expected = [
         // One note for the CRD's transition rule, at it.
-        "datasetcache.yaml:90:23 note crd document 1: CustomResourceDefinition/datasetcaches.data.example.com: 1 transition rule (reading `oldSelf`) not checked",
+        "datasetcache.yaml:92:23 note crd document 1: CustomResourceDefinition/datasetcaches.data.example.com: 1 transition rule (reading `oldSelf`) not checked",
         // A prefix, a range, an optional field (`has`) against a defaulted
         // one, `all` over a list with a messageExpression, fieldPath and
         // reason, a regex on every item and on every value of a map.
         "caches.yaml:19:3 error rule document 2, DatasetCache/bad, `spec.source`: Invalid value: \"http://bucket/imagenet\": source must be an s3:// or gs:// URI",
         "caches.yaml:20:3 error rule document 2, DatasetCache/bad, `spec.sizeGi`: Invalid value: 5000: sizeGi must be between 1 and 4096",
         "caches.yaml:21:3 error rule document 2, DatasetCache/bad, `spec.ttlHours`: Invalid value: ttlHours must not exceed retainHours",
-        "caches.yaml:22:3 error rule document 2, DatasetCache/bad, `spec.readers`: Forbidden: readers must be teams (team-...), not alice, Bob",
+        "caches.yaml:22:3 error rule document 2, DatasetCache/bad, `spec.readers`: Forbidden: readers must be teams (team-...), not alice",
         "caches.yaml:22:33 error rule document 2, DatasetCache/bad, `spec.readers[2]`: Invalid value: \"Bob\": a reader is a DNS label",
         // The structural schema, strict: int-or-string, unknown fields,
         // an embedded resource's identity.
@@ -116,9 +116,15 @@ fn a_crd_that_cannot_be_used_says_why_at_its_line() {
     let found = said(&output);
     let starts = [
         "broken-crds.yaml:2:1 error crd document 1: a `apiextensions.k8s.io/v1beta1` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
+        // A rule over every item of a list of any length, each string of
+        // any length: the server's estimate of its cost refuses it, and
+        // the CRD's total with it.
+        "broken-crds.yaml:24:9 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the schema's rules cost too much: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
         "broken-crds.yaml:30:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.gpus <` does not compile:",
         "broken-crds.yaml:31:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `authorizer.group('apps').check('get').allowed()` does not compile: ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')",
-        "broken-crds.yaml:60:15 error crd document 3: CustomResourceDefinition/registries.data.example.com: the schema of version `v1` is not a schema: \"dictionary\" is not valid",
+        "broken-crds.yaml:32:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.tags.all(t, t.matches('^[a-z]+$'))` costs too much: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+        "broken-crds.yaml:32:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.tags.all(t, t.matches('^[a-z]+$'))` contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+        "broken-crds.yaml:65:15 error crd document 3: CustomResourceDefinition/registries.data.example.com: the schema of version `v1` is not a schema: \"dictionary\" is not valid",
         "not-a-crd.yaml:1:1 error crd `not-a-crd.yaml` holds no CustomResourceDefinition",
         "caches.yaml:2:1 note unchecked document 1, DatasetCache/good, `kind`: not checked",
     ];

@@ -877,30 +877,40 @@ def cel_long_string(name, rules, props, field, times, exit, *words, char="a", af
           tail=after + '"}\n')
     cel_verify(name, exit, *words)
 INTS = {"l": {"type": "array", "items": {"type": "integer"}}}
+REFUSED = "estimated rule cost exceeds budget"
 STRING = {"s": {"type": "string"}}
+# The hostile rules below read lists and strings of no bound: the server
+# refuses each CRD for its estimated cost at creation, as trainc says;
+# the objects are checked all the same, each stopped by the runtime limits.
 # Three comprehensions nested over 1,000 items: 10^9 steps, stopped at
 # the call's cost limit.
 cel_case("cel-nested", ["self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))"], INTS,
-         {"l": list(range(1000))}, 1, "call cost exceeds limit")
+         {"l": list(range(1000))}, 1, "call cost exceeds limit", REFUSED)
 # A list of 2^62 items asked for: stopped before it is made.
 cel_case("cel-range", ["lists.range(self.n).size() >= 0"], {"n": {"type": "integer"}},
-         {"n": 2 ** 62}, 1, "call cost exceeds limit")
+         {"n": 2 ** 62}, 1, "call cost exceeds limit", REFUSED)
 # A string that would grow to 10^12 bytes by replace, and one split into
-# 2 million strings: stopped before either is made.
+# 2 million strings: the server admits both rules (one pass over the
+# string, estimated within the limit); each stopped before it is made.
 cel_long_string("cel-replace", ["self.s.replace('a', self.s).size() > 0"], STRING, "s", 1000000, 1,
                 "call cost exceeds limit")
 cel_long_string("cel-split", ["self.s.split('').size() > 0"], STRING, "s", 2000000, 1,
                 "call cost exceeds limit")
-# Strings grown by join within the cost limit.
+# Strings grown by join within the runtime limit; but `join` of a list
+# the expression makes is of no size the server can bound at creation.
 cel_case("cel-join", ["lists.range(10000).map(i, self.s).join('').size() > 0"], STRING,
-         {"s": "a" * 100}, 0)
+         {"s": "a" * 100}, 1, REFUSED)
+# Bounded as the message asks, a rule over every item is admitted.
+cel_case("cel-bounded", ["self.l.all(x, x.matches('^[a-z]+$'))"],
+         {"l": {"type": "array", "maxItems": 100, "items": {"type": "string", "maxLength": 63}}},
+         {"l": ["ab", "cd"]}, 0)
 # A pattern from the object, built to explode a backtracking matcher: RE2's
 # meaning has no backtracking; one too large to compile is the server's
 # error.
 cel_long_string("cel-pattern", ["self.s.matches(self.p)"], dict(STRING, p={"type": "string"}), "s", 100000, 1,
-                "failed rule: self.s.matches(self.p)", after='!", "p": "(a+)+$')
+                "failed rule: self.s.matches(self.p)", REFUSED, after='!", "p": "(a+)+$')
 cel_case("cel-pattern-huge", ["self.s.matches(self.p)"], dict(STRING, p={"type": "string"}),
-         {"s": "a", "p": "(a{100}){100}"}, 1, "error parsing regexp")
+         {"s": "a", "p": "(a{100}){100}"}, 1, "error parsing regexp", REFUSED)
 # 10,000 terms, parentheses, negations, selections: cel-go's depth limits,
 # not a stack overflow.
 cel_case("cel-deep-sum", ["1" + "+1" * 10000 + " > 0"], {}, {}, 1, "max recursion depth exceeded")

@@ -7,6 +7,7 @@
 //! items of a literal list or map of one type. The first error by
 //! position is the one a message gives, worded as cel-go words it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ast::{Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name};
@@ -15,6 +16,28 @@ use super::types::{Mapping, Type, optional};
 
 /// A type error: where, and cel-go's words.
 pub(super) type Issue = (u32, String);
+
+/// A checked expression, as the cost estimate reads it: its type, each
+/// node's type (cel-go's `TypeMap`) and each call's function with the
+/// overloads it may take (`ReferenceMap`), nodes keyed by [`node`].
+pub(super) struct Checked {
+    pub result: Type,
+    pub types: HashMap<usize, Type>,
+    pub calls: HashMap<usize, Called>,
+}
+
+/// A call as checked: the function (a namespaced one by its full name)
+/// and every overload its arguments' types may take; none where an
+/// argument's type is one trainc cannot tell.
+pub(super) struct Called {
+    pub function: String,
+    pub overloads: Vec<&'static Overload>,
+}
+
+/// A node's key in [`Checked`]: its address in the tree checked.
+pub(super) fn node(expr: &Expr) -> usize {
+    std::ptr::from_ref(expr) as usize
+}
 
 struct Checker {
     scope: Vec<(Arc<str>, Type)>,
@@ -27,10 +50,12 @@ struct Checker {
     /// Within a call of `format`, whose literals the validator lets be
     /// of unlike types (strings' `stringFormatValidator`).
     in_format: u32,
+    types: HashMap<usize, Type>,
+    calls: HashMap<usize, Called>,
 }
 
-/// The type `expr` has with `vars` declared, or its first type error.
-pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Type, Issue> {
+/// `expr` checked with `vars` declared, or its first type error.
+pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Checked, Issue> {
     let mut checker = Checker {
         scope: vars,
         mapping: Mapping::default(),
@@ -38,6 +63,8 @@ pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Type, Is
         issues: Vec::new(),
         literals: Vec::new(),
         in_format: 0,
+        types: HashMap::new(),
+        calls: HashMap::new(),
     };
     let t = checker.check(expr);
     if checker.issues.is_empty() {
@@ -46,7 +73,15 @@ pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Type, Is
     if let Some(first) = checker.issues.iter().min_by_key(|(at, _)| *at) {
         return Err(first.clone());
     }
-    Ok(checker.mapping.substitute(&t, true))
+    let mapping = &checker.mapping;
+    let types = (checker.types.into_iter())
+        .map(|(at, t)| (at, mapping.substitute(&t, true)))
+        .collect();
+    Ok(Checked {
+        result: mapping.substitute(&t, true),
+        types,
+        calls: checker.calls,
+    })
 }
 
 impl Checker {
@@ -64,6 +99,12 @@ impl Checker {
     }
 
     fn check(&mut self, expr: &Expr) -> Type {
+        let t = self.check_kind(expr);
+        self.types.insert(node(expr), t.clone());
+        t
+    }
+
+    fn check_kind(&mut self, expr: &Expr) -> Type {
         match &expr.kind {
             Kind::Literal(literal) => match literal {
                 Literal::Null => Type::Null,
@@ -265,6 +306,14 @@ impl Checker {
                 },
             ] = args
         {
+            self.types.insert(node(&args[1]), Type::String);
+            self.calls.insert(
+                node(expr),
+                Called {
+                    function: "_?._".to_owned(),
+                    overloads: Vec::new(),
+                },
+            );
             return self.select(expr.at, operand, field, true);
         }
         let namespaced = match target {
@@ -288,7 +337,12 @@ impl Checker {
             types.push(self.check(arg));
         }
         self.in_format -= format;
+        let mut called = Called {
+            function: name.to_owned(),
+            overloads: Vec::new(),
+        };
         if matches!(name, "_&&_" | "_||_") {
+            self.calls.insert(node(expr), called);
             for (arg, t) in args.iter().zip(&types) {
                 if !self.mapping.assign(t, &Type::Bool) {
                     let t = self.resolved(t);
@@ -304,6 +358,7 @@ impl Checker {
         if types.iter().any(|t| matches!(t, Type::Unknown)) {
             // An argument trainc cannot type: no error, and the result
             // only where every overload agrees on it.
+            self.calls.insert(node(expr), called);
             return agreed(overloads, target.is_some());
         }
         let mut result: Option<Type> = None;
@@ -313,6 +368,7 @@ impl Checker {
             }
             let (params, overload_result) = self.instantiate(overload);
             if self.mapping.assign_all(&types, &params) {
+                called.overloads.push(overload);
                 let t = self.resolved(&overload_result);
                 result = Some(match result {
                     None => t,
@@ -322,6 +378,7 @@ impl Checker {
             }
         }
         if let Some(t) = result {
+            self.calls.insert(node(expr), called);
             return t;
         }
         let shown: Vec<String> = types

@@ -8,11 +8,18 @@
 
 use super::Why;
 use super::ast::{Expr, Kind, Literal};
-use super::checker;
+use super::checker::{self, Checked};
 use super::library::valid_pattern;
 use super::syntax;
 use super::time::{Duration, Timestamp};
 use super::types::Type;
+
+/// An expression compiled: its tree, boxed so that the checker's keys
+/// (its nodes' addresses) stay its own, and what checking it found.
+pub(super) struct Compiled {
+    pub expr: Box<Expr>,
+    pub checked: Checked,
+}
 
 /// `source` compiled as `what` (`the rule`, `the messageExpression`) in
 /// an environment declaring `vars`, its result `wanted`, in the server's
@@ -22,8 +29,8 @@ pub(super) fn expression(
     vars: Vec<(std::sync::Arc<str>, Type)>,
     what: &str,
     wanted: &Type,
-) -> Result<Expr, (Why, String)> {
-    let expr = syntax::parse(source).map_err(|e| {
+) -> Result<Compiled, (Why, String)> {
+    let expr = syntax::parse(source).map(Box::new).map_err(|e| {
         (
             Why::Invalid,
             format!(
@@ -33,10 +40,10 @@ pub(super) fn expression(
             ),
         )
     })?;
-    let t = typed(source, &expr, vars, what)?;
+    let checked = typed(source, &expr, vars, what)?;
     check(source, &expr, what)?;
-    result_is(source, &t, what, wanted)?;
-    Ok(expr)
+    result_is(source, &checked.result, what, wanted)?;
+    Ok(Compiled { expr, checked })
 }
 
 /// cel-go's report of a compile error: where, and the line with a caret.
@@ -140,14 +147,14 @@ fn check(source: &str, expr: &Expr, what: &str) -> Result<(), (Why, String)> {
     result
 }
 
-/// `source`'s type (`checker`), or its first type error (an undeclared
-/// name among them) as the server words it.
+/// `source` checked ([`checker`]), or its first type error (an
+/// undeclared name among them) as the server words it.
 fn typed(
     source: &str,
     expr: &Expr,
     vars: Vec<(std::sync::Arc<str>, Type)>,
     what: &str,
-) -> Result<Type, (Why, String)> {
+) -> Result<Checked, (Why, String)> {
     checker::check(expr, vars).map_err(|(at, message)| {
         let error = first_line(&compile_error(source, Some(at), &message)).to_owned();
         (
@@ -202,7 +209,7 @@ pub(super) fn visit(expr: &Expr, f: &mut dyn FnMut(&Expr)) {
 
 /// A rule as a message quotes it: a long one cut in the middle (as
 /// every message cuts a value), with its length.
-fn quoted(source: &str) -> String {
+pub(super) fn quoted(source: &str) -> String {
     const SHOWN: usize = 120;
     let count = source.chars().count();
     let shown = super::super::shortened(source.to_owned(), SHOWN);

@@ -29,18 +29,23 @@
 mod ast;
 mod checker;
 mod compile;
+mod cost;
+mod cost_calls;
 mod eval;
 mod format;
 mod functions;
 mod lexer;
 mod library;
+mod limits;
 mod lists;
 mod macros;
 mod net;
 mod overloads;
 mod quantity;
+mod ranges;
 mod rule;
 mod semver;
+mod sizes;
 mod strings;
 mod syntax;
 mod time;
@@ -54,6 +59,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::Problem;
+use limits::{Cardinality, Total, children_cardinality, rule_costs};
 pub(crate) use rule::reads_old_self;
 use rule::{Failure, Rule};
 use values::{Step, each_value, typed};
@@ -62,7 +68,6 @@ use values::{Step, each_value, typed};
 /// the cost one evaluation may reach, and all of one object's.
 pub(super) const PER_CALL_LIMIT: u64 = 1_000_000;
 pub(super) const RUNTIME_BUDGET: i64 = 10_000_000;
-
 /// A schema node with rules, and where its values are.
 struct Site {
     path: Vec<Step>,
@@ -74,6 +79,20 @@ struct Site {
     /// `metadata` readable).
     root: bool,
     rules: Vec<Rule>,
+    /// The most times a rule here may run for one object, from its
+    /// smallest value (`maxCardinality`).
+    #[cfg_attr(not(test), expect(dead_code))]
+    max_cardinality: u64,
+}
+
+/// Where the walk of a schema is.
+struct At<'p> {
+    pointer: &'p str,
+    /// The node that types `self`.
+    typing: &'p str,
+    root: bool,
+    cardinality: Cardinality,
+    depth: usize,
 }
 
 /// Every rule of a schema.
@@ -98,6 +117,10 @@ pub(crate) enum Why {
     Transition,
     /// The API server would reject the CRD for it.
     Invalid,
+    /// The API server would reject the CRD for its estimated cost (held
+    /// against the limits when a CRD is created, not when its rules are
+    /// compiled to validate objects).
+    Cost,
 }
 
 /// Schema nodes deeper than this (far deeper than any CRD's) are not read.
@@ -124,24 +147,31 @@ impl Rules {
         };
         let mut unusable = Vec::new();
         let mut path = Vec::new();
-        rules.walk(schema, &mut path, "", "", root, &mut unusable, 0);
+        let mut total = Total::default();
+        let at = At {
+            pointer: "",
+            typing: "",
+            root,
+            cardinality: Cardinality::AtMost(1),
+            depth: 0,
+        };
+        rules.walk(schema, &mut path, &at, &mut unusable, &mut total);
+        total.refuse_past_limit(&mut unusable);
         (rules, unusable)
     }
 
-    #[allow(clippy::too_many_arguments)] // reason: one recursion's state, each part read at each node
     fn walk(
         &mut self,
         node: &Json,
         path: &mut Vec<Step>,
-        pointer: &str,
-        typing: &str,
-        root: bool,
+        at: &At<'_>,
         unusable: &mut Vec<Unusable>,
-        depth: usize,
+        total: &mut Total,
     ) {
-        if depth > MAX_DEPTH {
+        if at.depth > MAX_DEPTH {
             return;
         }
+        let pointer = at.pointer;
         let written = &node["x-kubernetes-validations"];
         if !written.is_null() && !written.is_array() {
             unusable.push(Unusable {
@@ -152,19 +182,19 @@ impl Rules {
         }
         let mut rules = Vec::new();
         let written = written.as_array().map_or(&[][..], Vec::as_slice);
+        let schema = Arc::clone(&self.schema);
+        let typing = schema.pointer(at.typing).filter(|_| !written.is_empty());
         // The type `self` has (`SchemaDeclType`), named as the server
-        // names it less its random suffix.
-        let self_type = (!written.is_empty())
-            .then(|| self.schema.pointer(typing))
-            .flatten()
-            .and_then(|node| types::of_schema(node, root, "selfType"));
+        // names it less its random suffix; and its values' sizes.
+        let self_type = typing.and_then(|node| types::of_schema(node, at.root, "selfType"));
+        let sizes = sizes::Sizes::new(typing.unwrap_or(&Json::Null), at.root);
         for (n, written) in written.iter().enumerate() {
-            let at = format!("{pointer}/x-kubernetes-validations/{n}");
-            match Rule::compile(written, self_type.as_ref()) {
+            let here = format!("{pointer}/x-kubernetes-validations/{n}");
+            match Rule::compile(written, self_type.as_ref(), &sizes) {
                 Ok(rule) => {
                     if rule.uses_old_self() {
                         unusable.push(Unusable {
-                            pointer: at,
+                            pointer: here.clone(),
                             message: format!(
                                 "the transition rule `{}` reads `oldSelf`",
                                 rule.source()
@@ -172,10 +202,11 @@ impl Rules {
                             why: Why::Transition,
                         });
                     }
+                    rule_costs(&rule, &here, at.cardinality, &sizes, unusable, total);
                     rules.push(rule);
                 }
                 Err((why, message)) => unusable.push(Unusable {
-                    pointer: at,
+                    pointer: here,
                     message,
                     why,
                 }),
@@ -184,34 +215,70 @@ impl Rules {
         if !rules.is_empty() {
             self.sites.push(Site {
                 path: path.clone(),
-                node: typing.to_owned(),
-                root,
+                node: at.typing.to_owned(),
+                root: at.root,
                 rules,
+                max_cardinality: sizes.max_cardinality(),
             });
         }
-        if let Some(properties) = node["properties"].as_object() {
-            for (key, child) in properties {
-                path.push(Step::Key(key.clone()));
-                let at = format!("{pointer}/properties/{}", crate::tree::pointer_segment(key));
-                self.walk(child, path, &at, &at, false, unusable, depth + 1);
-                path.pop();
+        let cardinality = children_cardinality(node, at.cardinality);
+        // A child's values are typed by the structural schema's node, the
+        // same node as this one's but within `allOf`; a child the
+        // structural schema lacks has no rules run (`validator`).
+        let mut children = Vec::new();
+        for (key, child) in node["properties"].as_object().into_iter().flatten() {
+            let segment = format!("/properties/{}", crate::tree::pointer_segment(key));
+            children.push((Step::Key(key.clone()), segment, child));
+        }
+        for keyword in ["items", "additionalProperties"] {
+            if node[keyword].is_object() {
+                children.push((Step::Each, format!("/{keyword}"), &node[keyword]));
             }
         }
-        for (keyword, child) in [
-            ("items", &node["items"]),
-            ("additionalProperties", &node["additionalProperties"]),
-        ] {
-            if child.is_object() {
-                path.push(Step::Each);
-                let at = format!("{pointer}/{keyword}");
-                self.walk(child, path, &at, &at, false, unusable, depth + 1);
-                path.pop();
-            }
+        for (step, segment, child) in children {
+            let typing = format!("{}{segment}", at.typing);
+            let Some(typed_by) = schema.pointer(&typing) else {
+                continue;
+            };
+            let here = format!("{pointer}{segment}");
+            let next = At {
+                pointer: &here,
+                typing: &typing,
+                root: typed_by["x-kubernetes-embedded-resource"].as_bool() == Some(true),
+                cardinality,
+                depth: at.depth + 1,
+            };
+            path.push(step);
+            self.walk(child, path, &next, unusable, total);
+            path.pop();
         }
         for (n, child) in node["allOf"].as_array().into_iter().flatten().enumerate() {
-            let at = format!("{pointer}/allOf/{n}");
-            self.walk(child, path, &at, typing, root, unusable, depth + 1);
+            let here = format!("{pointer}/allOf/{n}");
+            let next = At {
+                pointer: &here,
+                cardinality: Cardinality::NotEstimated,
+                depth: at.depth + 1,
+                ..*at
+            };
+            self.walk(child, path, &next, unusable, total);
         }
+    }
+
+    /// Each rule's source, estimated cost and most runs per object, as
+    /// the server records them when it compiles a schema's rules.
+    #[cfg(test)]
+    fn estimates(&self) -> Vec<(String, Option<u64>, u64)> {
+        let mut out = Vec::new();
+        for site in &self.sites {
+            for rule in &site.rules {
+                out.push((
+                    rule.source().to_owned(),
+                    rule.max_cost,
+                    site.max_cardinality,
+                ));
+            }
+        }
+        out
     }
 
     /// Every rule's failure in `object` (whose `Kind/name` is `id`), as

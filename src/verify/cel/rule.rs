@@ -9,8 +9,11 @@ use std::fmt::Write as _;
 use serde_json::Value as Json;
 
 use super::ast::{Expr, Kind};
-use super::compile::{expression, visit};
+use super::compile::{Compiled, expression, visit};
+use super::cost;
 use super::eval::Eval;
+use super::ranges::Range;
+use super::sizes::Sizes;
 use super::types::Type;
 use super::value::{Error, Value};
 use super::values::field_pointer;
@@ -26,9 +29,14 @@ const MAX_MESSAGE: usize = 5 * 1024;
 
 pub(super) struct Rule {
     source: String,
-    program: Expr,
+    program: Box<Expr>,
+    /// The most the rule and its messageExpression may cost as the
+    /// server estimates it at CRD creation; `None` where trainc cannot
+    /// tell.
+    pub(super) max_cost: Option<u64>,
+    pub(super) message_max_cost: Option<u64>,
     message: Option<String>,
-    message_expression: Option<(String, Expr)>,
+    message_expression: Option<(String, Box<Expr>)>,
     /// `fieldPath`, as a JSON pointer below the node.
     field_path: String,
     reason: Reason,
@@ -310,8 +318,13 @@ impl Rule {
     }
 
     /// One written rule compiled, `self` of type `self_type` where the
-    /// schema declares one, or why it is not checked.
-    pub(super) fn compile(written: &Json, self_type: Option<&Type>) -> Result<Rule, (Why, String)> {
+    /// schema declares one, or why it is not checked; its cost estimated
+    /// with `sizes`, the schema node's.
+    pub(super) fn compile(
+        written: &Json,
+        self_type: Option<&Type>,
+        sizes: &Sizes<'_>,
+    ) -> Result<Rule, (Why, String)> {
         let invalid = |message: String| (Why::Invalid, message);
         let source = written["rule"]
             .as_str()
@@ -330,21 +343,23 @@ impl Rule {
         // A messageExpression is compiled in the rule's environment.
         let vars = vec![("self".into(), self_type), ("oldSelf".into(), old_type)];
         let program = expression(source, vars.clone(), "the rule", &Type::Bool)?;
-        let message_expression = match written["messageExpression"].as_str() {
-            Some(text) => {
-                let expr = expression(text, vars, "the messageExpression", &Type::String)?;
-                Some((text.to_owned(), expr))
-            }
-            None => None,
-        };
+        let max_cost = estimated(&program, sizes);
+        let (mut message_expression, mut message_max_cost) = (None, None);
+        if let Some(text) = written["messageExpression"].as_str() {
+            let compiled = expression(text, vars, "the messageExpression", &Type::String)?;
+            message_max_cost = estimated(&compiled, sizes);
+            message_expression = Some((text.to_owned(), compiled.expr));
+        }
         let field_path = match written["fieldPath"].as_str() {
             Some(path) => field_pointer(path).map_err(invalid)?,
             None => String::new(),
         };
         Ok(Rule {
             source: source.to_owned(),
-            uses_old_self: names_old_self(&program),
-            program,
+            uses_old_self: names_old_self(&program.expr),
+            program: program.expr,
+            max_cost,
+            message_max_cost,
             message: written["message"].as_str().map(str::to_owned),
             message_expression,
             field_path,
@@ -368,4 +383,10 @@ impl Rule {
             _ => self.source.trim(),
         }
     }
+}
+
+/// The most `compiled` may cost as the server estimates it.
+fn estimated(compiled: &Compiled, sizes: &Sizes<'_>) -> Option<u64> {
+    let schema = |path: &[String]| sizes.estimate(path).map(|max| Range { min: 0, max });
+    cost::estimate(&compiled.expr, &compiled.checked, &schema)
 }

@@ -239,15 +239,7 @@ fn of_node(schema: &Json, root: bool, name: &str, depth: usize) -> Option<Type> 
 /// `metadata.generateName` whatever its schema says
 /// (`WithTypeAndObjectMeta`), unless it declares them all as strings.
 fn add_object_meta(fields: &mut BTreeMap<String, Type>, schema: &Json, name: &str) {
-    let is = |s: &Json, t: &str| s["type"].as_str() == Some(t);
-    let props = &schema["properties"];
-    let meta = &props["metadata"];
-    if is(&props["kind"], "string")
-        && is(&props["apiVersion"], "string")
-        && is(meta, "object")
-        && is(&meta["properties"]["name"], "string")
-        && is(&meta["properties"]["generateName"], "string")
-    {
+    if declares_object_meta(schema) {
         return;
     }
     fields.insert("kind".to_owned(), Type::String);
@@ -263,6 +255,20 @@ fn add_object_meta(fields: &mut BTreeMap<String, Type>, schema: &Json, name: &st
             fields: meta_fields.into_iter().collect(),
         })),
     );
+}
+
+/// Whether a resource's schema declares `apiVersion`, `kind`,
+/// `metadata.name` and `metadata.generateName` as strings, as
+/// `WithTypeAndObjectMeta` asks before it adds them.
+pub(super) fn declares_object_meta(schema: &Json) -> bool {
+    let is = |s: &Json, t: &str| s["type"].as_str() == Some(t);
+    let props = &schema["properties"];
+    let meta = &props["metadata"];
+    is(&props["kind"], "string")
+        && is(&props["apiVersion"], "string")
+        && is(meta, "object")
+        && is(&meta["properties"]["name"], "string")
+        && is(&meta["properties"]["generateName"], "string")
 }
 
 /// Type parameters bound so far, with a journal of the bindings made so

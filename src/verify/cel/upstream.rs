@@ -113,6 +113,32 @@ fn judged(case: &Json) -> Verdict {
     verdict
 }
 
+/// Each compiled rule's estimated cost and most runs, as the server
+/// recorded them, sorted.
+fn estimates(case: &Json) -> Vec<(String, Option<u64>, u64)> {
+    let mut out: Vec<_> = (case["compiled"].as_array().into_iter().flatten())
+        .filter(|c| c["error"].is_null() && c["rule"].is_string())
+        .map(|c| {
+            (
+                c["rule"].as_str().unwrap_or_default().to_owned(),
+                c["maxCost"].as_u64(),
+                c["maxCardinality"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// trainc's estimates of the case's rules, sorted.
+fn ours_estimated(case: &Json) -> Vec<(String, Option<u64>, u64)> {
+    let root = case["root"].as_bool().unwrap_or(false);
+    let (rules, _) = Rules::of_node(&case["schema"], root);
+    let mut out = rules.estimates();
+    out.sort();
+    out
+}
+
 /// How a case disagrees, the first way found, or `None`.
 fn difference(case: &Json) -> Option<&'static str> {
     let real = recorded(case);
@@ -131,10 +157,12 @@ fn difference(case: &Json) -> Option<&'static str> {
             .any(|r| ours.refused.iter().any(|o| o.contains(said(r))));
         return (!agree).then_some("message");
     }
+    if estimates(case) != ours_estimated(case) {
+        return Some("estimate");
+    }
     if case["compileOnly"].as_bool() == Some(true) {
-        // A compilation alone: the rule compiles, as the server's does;
-        // its estimated cost is not compared, trainc does not estimate.
-        return Some("estimate not compared");
+        // A compilation alone: it compiles and costs as the server's.
+        return None;
     }
     if real.errors.is_empty() != ours.errors.is_empty() {
         return Some("verdict");
@@ -273,5 +301,10 @@ fn upstream_show() {
             "   ours  cost {:?} {:?} {:?}",
             ours.cost, ours.refused, ours.errors
         );
+        if how == "estimate" {
+            println!("   real  estimates {:?}", estimates(&case));
+            println!("   ours  estimates {:?}", ours_estimated(&case));
+            println!("   schema {}", case["schema"]);
+        }
     }
 }

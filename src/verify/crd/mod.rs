@@ -236,6 +236,11 @@ fn transition_note(rules: &[Span], document: usize, name: &str) -> Option<Diagno
 
 /// A rule of CRD `name` the API server refuses.
 fn refused(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnostic {
+    let help = if rule.why == Why::Cost {
+        "the API server rejects a CRD whose rules it estimates to cost too much for the largest object the schema allows: bound the lists, maps and strings they read with maxItems, maxProperties and maxLength"
+    } else {
+        "the API server rejects a CRD whose rule it cannot compile"
+    };
     Diagnostic::error(
         codes::VERIFY_CRD,
         span,
@@ -244,7 +249,7 @@ fn refused(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnost
             rule.message
         ),
     )
-    .with_help("the API server rejects a CRD whose rule it cannot compile")
+    .with_help(help)
 }
 
 /// Whether `crds` define the kind of `value`; if so its problems are added:
