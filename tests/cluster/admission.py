@@ -14,6 +14,12 @@ control plane runs. Document by document, the verdicts must be the same,
 and a refusal must name a field the server names (or one inside it, or
 around it) unless the server names none.
 
+Then the CRDs with CEL rules are created for real (the verify tests' own
+and tests/cluster/cel's, bounded so that the server admits them) and the
+objects of their kinds go to the server again, now served, and to `trainc
+verify --crd`: the server's CEL against trainc's, rule by rule, each
+failure of a rule in the server's words.
+
 A difference is either listed in tests/cluster/admission-differences.yaml
 with its reason and citation, or a failure; a listed difference that no
 longer happens is a failure too (the list is kept true). The table written
@@ -54,9 +60,15 @@ TEST_MANIFESTS = [
     "tests/import",
     "tests/migrate",
 ]
+# CRDs with CEL rules, created for real once the cases above are done, and
+# the objects of their kinds checked again against them.
+SERVED_CRDS = [
+    ("tests/verify-crd/site-crds/datasetcache.yaml", "tests/verify-crd/manifests/caches.yaml"),
+    ("tests/cluster/cel/gauntlet-crd.yaml", "tests/cluster/cel/gauntlets.yaml"),
+]
 # What the control plane holds beside the cases: the team runtime the
-# examples name. (The site's CRD the verify-crd tests check against is a
-# case: the server refuses it, so its kind is served by neither side.)
+# examples name. (The CRDs the verify tests check against are cases, made
+# with dryRun: their kinds are served by neither side until SERVED_CRDS.)
 RUNTIMES = "examples/runtimes/team.yaml"
 
 # trainc's errors about what happens after the server admits an object: the
@@ -86,6 +98,10 @@ def main():
         install_runtimes(args.kubeconfig, Path(scratch))
         server = admit(args.admit, args.kubeconfig, [case["file"] for case in cases])
         ours = verify(args.trainc, [case["file"] for case in cases])
+        served, served_server, served_ours = served_crds(args, Path(scratch))
+        cases += served
+        server.update(served_server)
+        ours.update(served_ours)
         known = yaml.safe_load(DIFFERENCES.read_text()) or []
         rows, failures = compare(cases, server, ours, known)
     table = render(rows)
@@ -111,6 +127,28 @@ def install_runtimes(kubeconfig, scratch):
     if namespaces:
         kubectl(kubeconfig, "apply", "-f", str(made))
     kubectl(kubeconfig, "apply", "-f", RUNTIMES)
+
+
+def served_crds(args, scratch):
+    """The objects of SERVED_CRDS' kinds, their CRDs created (and removed
+    after): the cases, the server's verdicts and trainc's (`--crd`)."""
+    cases, crds = [], []
+    (scratch / "served").mkdir()
+    for crd, objects in SERVED_CRDS:
+        kubectl(args.kubeconfig, "apply", "-f", crd)
+        kubectl(args.kubeconfig, "wait", "--for", "condition=Established", "--timeout", "60s", "-f", crd)
+        copy = scratch / "served" / Path(objects).name
+        copy.write_text((ROOT / objects).read_text())
+        cases.append({"group": "objects of CRDs with CEL rules, the CRDs created",
+                      "file": str(copy), "name": f"{objects} (its CRD created)", "rules_worded": True})
+        crds += ["--crd", crd]
+    try:
+        server = admit(args.admit, args.kubeconfig, [case["file"] for case in cases])
+        ours = verify(args.trainc, [case["file"] for case in cases], crds)
+    finally:
+        for crd, _ in SERVED_CRDS:
+            kubectl(args.kubeconfig, "delete", "--wait", "-f", crd)
+    return cases, server, ours
 
 
 def write_table(path, table, check):
@@ -171,10 +209,10 @@ def admit(binary, kubeconfig, files):
     return verdicts
 
 
-def verify(trainc, files):
+def verify(trainc, files, crds=()):
     """trainc verify's diagnostics, file by file and document by document."""
     command = [trainc, "verify", "--format", "json", *LEVELS, "--runtimes", RUNTIMES,
-               *files]
+               *crds, *files]
     out = subprocess.run(command, capture_output=True, text=True)
     if out.returncode not in (0, 1):
         sys.exit(f"error: trainc verify exited {out.returncode}: {out.stderr}")
@@ -271,6 +309,8 @@ def compare(cases, server, ours, known):
                 difference = f"the server {verdict['verdict']}, trainc {trainc}"
             elif trainc == "refused" and theirs and not any(near(a, b) for a in fields for b in theirs):
                 difference = "both refuse, at different fields"
+            elif case.get("rules_worded") and (unsaid := rule_failures_unsaid(errors, verdict)):
+                difference = f"both refuse, a rule's failure in other words: {unsaid[0]!r}"
             else:
                 difference = None
             row["difference"] = difference
@@ -290,6 +330,22 @@ def compare(cases, server, ours, known):
         if index not in used:
             failures.append(f"{DIFFERENCES.name} lists a difference that no longer happens: {entry['case']}")
     return rows, failures
+
+
+def rule_failures_unsaid(errors, verdict):
+    """trainc's CEL rule failures (`field: words`) the server's message does
+    not hold word for word, where the server validated the object (a
+    decoding error, an unknown field among them, stops it before)."""
+    unsaid = []
+    if " is invalid: " not in verdict.get("message", ""):
+        return unsaid
+    for d in errors:
+        if not d["code"].endswith("::rule"):
+            continue
+        match = TRAINC_FIELD.match(d["message"])
+        if match and f"{match.group(2)}: {d['message'][match.end():]}" not in verdict.get("message", ""):
+            unsaid.append(f"{match.group(2)}: {d['message'][match.end():]}")
+    return unsaid
 
 
 def merged(verdicts):
