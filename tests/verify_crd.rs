@@ -118,13 +118,15 @@ fn a_crd_that_cannot_be_used_says_why_at_its_line() {
         "broken-crds.yaml:2:1 error crd document 1: a `apiextensions.k8s.io/v1beta1` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
         // A rule over every item of a list of any length, each string of
         // any length: the server's estimate of its cost refuses it, and
-        // the CRD's total with it.
-        "broken-crds.yaml:24:9 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the schema's rules cost too much: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
-        "broken-crds.yaml:30:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.gpus <` does not compile:",
-        "broken-crds.yaml:31:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `authorizer.group('apps').check('get').allowed()` does not compile: ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')",
-        "broken-crds.yaml:32:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.tags.all(t, t.matches('^[a-z]+$'))` costs too much: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
-        "broken-crds.yaml:32:19 error crd document 2: CustomResourceDefinition/quotas.data.example.com: the rule `self.tags.all(t, t.matches('^[a-z]+$'))` contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
-        "broken-crds.yaml:65:15 error crd document 3: CustomResourceDefinition/registries.data.example.com: the schema of version `v1` is not a schema: \"dictionary\" is not valid",
+        // the CRD's total with it; the quotas CRD's versions' schemas
+        // differ (v1alpha1 has none), so the server names v1's own.
+        "broken-crds.yaml:24:9 error crd document 2, CustomResourceDefinition/quotas.data.example.com, `spec.versions[0].schema.openAPIV3Schema`: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
+        // Each refusal at the field the server names, in its words.
+        "broken-crds.yaml:30:19 error crd document 2, CustomResourceDefinition/quotas.data.example.com, `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`: the rule `self.gpus <` does not compile:",
+        "broken-crds.yaml:31:19 error crd document 2, CustomResourceDefinition/quotas.data.example.com, `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule`: the rule `authorizer.group('apps').check('get').allowed()` does not compile: ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')",
+        "broken-crds.yaml:32:19 error crd document 2, CustomResourceDefinition/quotas.data.example.com, `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule`: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+        "broken-crds.yaml:32:19 error crd document 2, CustomResourceDefinition/quotas.data.example.com, `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule`: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema (the rule `self.tags.all(t, t.matches('^[a-z]+$'))`)",
+        "broken-crds.yaml:65:15 error crd document 3, CustomResourceDefinition/registries.data.example.com, `spec.validation.openAPIV3Schema.properties[spec].type`: the schema of version `v1` is not a schema: \"dictionary\" is not valid",
         "not-a-crd.yaml:1:1 error crd `not-a-crd.yaml` holds no CustomResourceDefinition",
         "caches.yaml:2:1 note unchecked document 1, DatasetCache/good, `kind`: not checked",
     ];

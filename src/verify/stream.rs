@@ -240,6 +240,20 @@ fn checked(
         .iter()
         .map(|p| place(p, Some((object, &json)), id))
         .collect();
+    // A CRD among the objects: what the API server refuses in its schema
+    // and its rules, as `--crd` reads it.
+    if json["kind"] == "CustomResourceDefinition" && json["apiVersion"] == "apiextensions.k8s.io/v1"
+    {
+        placed.extend(
+            Crds::refusals(object.node, &json, object.document)
+                .into_iter()
+                .map(|diagnostic| Placed {
+                    diagnostic,
+                    value: None,
+                    unchecked: None,
+                }),
+        );
+    }
     let object_id = super::id(&json);
     if past {
         placed.push(Placed {

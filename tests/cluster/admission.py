@@ -57,6 +57,7 @@ TEST_MANIFESTS = [
     "tests/upstream/webhooks/training-operator-v1.9.2",
     "tests/verify-crd/site-crds",
     "tests/verify-crd/manifests",
+    "tests/cluster/cel",
     "tests/import",
     "tests/migrate",
 ]

@@ -102,7 +102,7 @@ pub(super) fn rule_costs(
             let words = cost_words(estimated, cost, RULE_COST_LIMIT);
             unusable.push(Unusable {
                 pointer: pointer.clone(),
-                message: format!("{what} costs too much: {words}"),
+                message: format!("Forbidden: {words} ({what})"),
                 why: Why::Cost,
             });
         }
@@ -123,7 +123,7 @@ impl Total {
         for (pointer, what, _) in self.expensive {
             unusable.push(Unusable {
                 pointer,
-                message: format!("{what} contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"),
+                message: format!("Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema ({what})"),
                 why: Why::Cost,
             });
         }
@@ -134,7 +134,7 @@ impl Total {
         );
         unusable.push(Unusable {
             pointer: String::new(),
-            message: format!("the schema's rules cost too much: {words}"),
+            message: format!("Forbidden: {words}"),
             why: Why::Cost,
         });
     }

@@ -205,8 +205,8 @@ impl Rules {
                     rule_costs(&rule, &here, at.cardinality, &sizes, unusable, total);
                     rules.push(rule);
                 }
-                Err((why, message)) => unusable.push(Unusable {
-                    pointer: here,
+                Err((why, field, message)) => unusable.push(Unusable {
+                    pointer: format!("{here}/{field}"),
                     message,
                     why,
                 }),

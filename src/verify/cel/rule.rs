@@ -324,14 +324,17 @@ impl Rule {
         written: &Json,
         self_type: Option<&Type>,
         sizes: &Sizes<'_>,
-    ) -> Result<Rule, (Why, String)> {
-        let invalid = |message: String| (Why::Invalid, message);
-        let source = written["rule"]
-            .as_str()
-            .ok_or_else(|| invalid("a rule without `rule`, the CEL expression".to_owned()))?;
+    ) -> Result<Rule, (Why, &'static str, String)> {
+        let invalid = |field: &'static str| move |message: String| (Why::Invalid, field, message);
+        let at = |field: &'static str| move |(why, message): (Why, String)| (why, field, message);
+        let source = written["rule"].as_str().ok_or_else(|| {
+            invalid("rule")("a rule without `rule`, the CEL expression".to_owned())
+        })?;
         if source.trim().is_empty() {
             // The CRD's own validation (apiextensions `validation.go`).
-            return Err(invalid("`rule` is empty: rule is not specified".to_owned()));
+            return Err(invalid("rule")(
+                "`rule` is empty: rule is not specified".to_owned(),
+            ));
         }
         let optional_old_self = written["optionalOldSelf"].as_bool() == Some(true);
         let self_type = self_type.cloned().unwrap_or(Type::Unknown);
@@ -342,16 +345,18 @@ impl Rule {
         };
         // A messageExpression is compiled in the rule's environment.
         let vars = vec![("self".into(), self_type), ("oldSelf".into(), old_type)];
-        let program = expression(source, vars.clone(), "the rule", &Type::Bool)?;
+        let program =
+            expression(source, vars.clone(), "the rule", &Type::Bool).map_err(at("rule"))?;
         let max_cost = estimated(&program, sizes);
         let (mut message_expression, mut message_max_cost) = (None, None);
         if let Some(text) = written["messageExpression"].as_str() {
-            let compiled = expression(text, vars, "the messageExpression", &Type::String)?;
+            let compiled = expression(text, vars, "the messageExpression", &Type::String)
+                .map_err(at("messageExpression"))?;
             message_max_cost = estimated(&compiled, sizes);
             message_expression = Some((text.to_owned(), compiled.expr));
         }
         let field_path = match written["fieldPath"].as_str() {
-            Some(path) => field_pointer(path).map_err(invalid)?,
+            Some(path) => field_pointer(path).map_err(invalid("fieldPath"))?,
             None => String::new(),
         };
         Ok(Rule {
@@ -363,7 +368,7 @@ impl Rule {
             message: written["message"].as_str().map(str::to_owned),
             message_expression,
             field_path,
-            reason: Reason::parse(written["reason"].as_str()).map_err(invalid)?,
+            reason: Reason::parse(written["reason"].as_str()).map_err(invalid("reason"))?,
             optional_old_self,
         })
     }

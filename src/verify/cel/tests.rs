@@ -170,7 +170,8 @@ fn transition_rules_and_rules_the_server_refuses_say_why() {
         "{}",
         unusable[1].message
     );
-    assert_eq!(unusable[1].pointer, "/x-kubernetes-validations/1");
+    // At the rule's field, as the server names it.
+    assert_eq!(unusable[1].pointer, "/x-kubernetes-validations/1/rule");
     // The transition rule is kept for an update; the format rule is checked.
     assert_eq!(rules.sites[0].rules.len(), 2);
 }
@@ -336,7 +337,7 @@ fn a_rule_the_server_estimates_too_costly_is_refused_in_its_words() {
     assert_eq!(refused[0].0, Why::Cost);
     assert_eq!(refused[0].1, "/x-kubernetes-validations/0/rule");
     assert!(
-        refused[0].2.ends_with("estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"),
+        refused[0].2.starts_with("Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"),
         "{refused:?}"
     );
     // Bounded as the message says, the same rule is admitted.
@@ -357,8 +358,9 @@ fn a_rule_the_server_estimates_too_costly_is_refused_in_its_words() {
             .iter()
             .all(|(why, pointer, message)| *why == Why::Cost
                 && pointer.ends_with("/rule")
-                && message
-                    .contains("` contributed to estimated rule cost total exceeding cost limit"))
+                && message.starts_with(
+                    "Forbidden: contributed to estimated rule cost total exceeding cost limit"
+                ))
     );
     assert_eq!(refused[100].1, "");
     assert!(refused[100].2.contains(

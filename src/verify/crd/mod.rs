@@ -13,6 +13,7 @@ use super::Problem;
 use super::cel::{Rules, Unusable, Why};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
+use crate::tree::Node;
 
 /// Deep enough for any CRD: a schema nests two YAML levels for each of its
 /// object's (`properties`, the field), and Trainer's runtimes hold a JobSet
@@ -83,10 +84,7 @@ impl Crds {
                 continue;
             }
             found += 1;
-            let at = |pointer: &str| match object.node.pointer(pointer) {
-                Some((_, Some(key))) => key,
-                _ => object.node.span_at(pointer),
-            };
+            let at = |pointer: &str| span_of(object.node, pointer);
             if json["apiVersion"] != "apiextensions.k8s.io/v1" {
                 diagnostics.push(
                     Diagnostic::error(
@@ -118,6 +116,18 @@ impl Crds {
             );
         }
         diagnostics
+    }
+
+    /// What the API server refuses in `crd`, a CustomResourceDefinition
+    /// given among the objects (document `document`, read from `node`) as
+    /// `--crd` would read it: its schema's and its rules' errors, in the
+    /// server's words at the server's fields.
+    pub(in crate::verify) fn refusals(node: &Node, crd: &Json, document: usize) -> Vec<Diagnostic> {
+        let at = |pointer: &str| span_of(node, pointer);
+        let mut crds = Crds::default();
+        let mut found = crds.add(crd, document, &at);
+        found.retain(Diagnostic::is_error);
+        found
     }
 
     /// The served versions of one CRD (document `document`) added.
@@ -183,7 +193,10 @@ impl Crds {
                 if rule.why == Why::Transition {
                     transitions.push(span);
                 } else {
-                    diagnostics.push(refused(&rule, span, document, name));
+                    let field = server_field(versions, n, &rule.pointer);
+                    let said =
+                        format!("document {document}, CustomResourceDefinition/{name}, `{field}`");
+                    diagnostics.push(refused(&rule, span, &said));
                 }
             }
             // Descriptions and rules are most of a large schema; the
@@ -197,7 +210,10 @@ impl Crds {
                         Diagnostic::error(
                             codes::VERIFY_CRD,
                             at(&format!("{pointer}{}", error.instance_path())),
-                            format!("document {document}: CustomResourceDefinition/{name}: the schema of version `{version_name}` is not a schema: {error}"),
+                            format!(
+                                "document {document}, CustomResourceDefinition/{name}, `{}`: the schema of version `{version_name}` is not a schema: {error}",
+                                server_field(versions, n, &error.instance_path().to_string())
+                            ),
                         )
                         .with_help("the API server rejects a CRD whose schema is not a structural OpenAPI schema"),
                     );
@@ -234,22 +250,65 @@ fn transition_note(rules: &[Span], document: usize, name: &str) -> Option<Diagno
     )
 }
 
-/// A rule of CRD `name` the API server refuses.
-fn refused(rule: &Unusable, span: Span, document: usize, name: &str) -> Diagnostic {
+/// Where `pointer` is in `node`: the key of a field that is there, else
+/// the nearest place.
+fn span_of(node: &Node, pointer: &str) -> Span {
+    match node.pointer(pointer) {
+        Some((_, Some(key))) => key,
+        _ => node.span_at(pointer),
+    }
+}
+
+/// Where the API server names a place (`pointer`) in the schema of
+/// version `n`: below `spec.validation` when every version's schema is
+/// the same (its internal version keeps one for all), else below the
+/// version's own (`properties[spec].x-kubernetes-validations[0].rule`).
+fn server_field(versions: &[Json], n: usize, pointer: &str) -> String {
+    use std::fmt::Write as _;
+    let shared = versions
+        .iter()
+        .all(|v| v["schema"] == versions[0]["schema"]);
+    let mut out = if shared {
+        "spec.validation.openAPIV3Schema".to_owned()
+    } else {
+        format!("spec.versions[{n}].schema.openAPIV3Schema")
+    };
+    let mut segments = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"));
+    while let Some(segment) = segments.next() {
+        let keyed = matches!(
+            segment.as_str(),
+            "properties"
+                | "patternProperties"
+                | "definitions"
+                | "allOf"
+                | "anyOf"
+                | "oneOf"
+                | "x-kubernetes-validations"
+        );
+        match keyed.then(|| segments.next()).flatten() {
+            Some(key) => {
+                let _ = write!(out, ".{segment}[{key}]");
+            }
+            None => {
+                let _ = write!(out, ".{segment}");
+            }
+        }
+    }
+    out
+}
+
+/// A rule of a CRD the API server refuses; `said` names the CRD and the
+/// field as the server does.
+fn refused(rule: &Unusable, span: Span, said: &str) -> Diagnostic {
     let help = if rule.why == Why::Cost {
         "the API server rejects a CRD whose rules it estimates to cost too much for the largest object the schema allows: bound the lists, maps and strings they read with maxItems, maxProperties and maxLength"
     } else {
         "the API server rejects a CRD whose rule it cannot compile"
     };
-    Diagnostic::error(
-        codes::VERIFY_CRD,
-        span,
-        format!(
-            "document {document}: CustomResourceDefinition/{name}: {}",
-            rule.message
-        ),
-    )
-    .with_help(help)
+    Diagnostic::error(codes::VERIFY_CRD, span, format!("{said}: {}", rule.message)).with_help(help)
 }
 
 /// Whether `crds` define the kind of `value`; if so its problems are added:
