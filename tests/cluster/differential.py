@@ -11,6 +11,14 @@ null), a field removed, an unknown field added, a list item repeated. Every
 case goes to the server (`admit`) and to `trainc verify`; the verdicts, and
 for a refusal the field, are compared as admission.py compares them.
 
+Then the CEL stage: the Gauntlet CRD (tests/cluster/cel/gauntlet-crd.yaml,
+whose rules call most of Kubernetes' CEL environment) is created for real,
+and --cel-cases mutations of its objects (tests/cluster/cel/gauntlets.yaml),
+with values its rules read (quantities, URLs, addresses, versions,
+durations, times, names) besides the generic ones, go to the server and to
+`trainc verify --crd`: the verdicts, the fields, and each rule's failure
+word for word.
+
 A disagreement is written to --save (default tests/cluster/regressions/) as
 the case's manifest with a header saying what each side said, and fails the
 run unless `known.yaml` there lists its kind with a reason. Once trainc is
@@ -44,6 +52,14 @@ SEEDS = [
     "tests/upstream/kubeflow-trainer-v2.3.0/*.yaml",
 ]
 NAMES = ["Bad_Name", "a" * 64, "-leading", "has space", "UPPER", "x" * 254, "ok.dots", ""]
+# The CEL stage: a CRD created for real, mutations of its objects with the
+# values its rules read as well.
+CEL_CRD = "tests/cluster/cel/gauntlet-crd.yaml"
+CEL_SEED = "tests/cluster/cel/gauntlets.yaml"
+CEL_VALUES = ["64Gi", "65Gi", "1Ti", "500m", "12e3", "1.5Gi", "https://example.com/a", "http://example.com",
+              "https://", "not a url", "10.0.0.1", "10.0.0.0/8", "::1", "fe80::1%eth0", "192.168.1.300",
+              "1.0.0", "v1.0.1", "1.2", "2.0.0-rc.1", "30m", "1h", "1h1s", "-5s", "2019-12-31T23:59:59Z",
+              "2030-01-01T00:00:00+01:00", "a@b", "a@b@c", "train", "abc--x", "ok-x", "a1 22 333 4444"]
 NUMBERS = [-1, 0, 1, 2, 2**31, -(2**31) - 1, 100000]
 
 
@@ -54,6 +70,7 @@ def main():
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cel-cases", type=int, default=500)
     parser.add_argument("--save", default=str(REGRESSIONS))
     parser.add_argument("--table", help="write the summary here (docs/differential.md)")
     parser.add_argument("--check", action="store_true", help="the --table file must be what this run finds")
@@ -72,40 +89,80 @@ def main():
                           "seed": str(path.relative_to(ROOT)), "document": index + 1, "what": what})
         server = admission.admit(args.admit, args.kubeconfig, [case["file"] for case in cases])
         ours = admission.verify(args.trainc, [case["file"] for case in cases])
-        rows, _ = admission.compare(cases, server, ours, [])
-        by_case = {case["file"]: case for case in cases}
-        verdicts = disagreements = fields = 0
-        failures = []
-        by_kind = {}
-        for row, case in zip(rows, row_cases(rows, cases)):
-            if case["document"] != row["document"]:
-                continue  # only the mutated document is the case's question
-            verdicts += 1
-            if row["agree"]:
-                continue
-            same_verdict = row["server"] == row["trainc"]
-            fields += same_verdict
-            disagreements += not same_verdict
-            key = f'{case["seed"]} | {case["what"]}'
-            entry = listed(known, case, row)
-            if entry is not None:
-                by_kind[entry] = by_kind.get(entry, 0) + 1
-                continue
-            saved = save(Path(args.save), by_case[case["file"]], row)
-            failures.append(f"{key}: the server {row['server']} {row['server_fields']}, "
-                            f"trainc {row['trainc']} {row['trainc_fields']} (saved as {saved})")
+        tally = Tally()
+        judge(args, cases, server, ours, known, tally)
+        cel_cases = []
+        cel_seed = [(d, ROOT / CEL_SEED) for d in yaml.safe_load_all((ROOT / CEL_SEED).read_text()) if d]
+        for number in range(args.cel_cases):
+            documents, path = cel_seed[rng.randrange(len(cel_seed))]
+            mutated, _, what = mutate(rng, [documents], strings=NAMES + CEL_VALUES)
+            file = Path(scratch) / f"cel-case-{number:05}.yaml"
+            file.write_text(yaml.safe_dump_all(mutated, sort_keys=False))
+            cel_cases.append({"group": "differential", "file": str(file), "name": f"CEL case {number}",
+                              "seed": CEL_SEED, "document": 1, "what": what, "rules_worded": True})
+        admission.kubectl(args.kubeconfig, "apply", "-f", CEL_CRD)
+        try:
+            admission.kubectl(args.kubeconfig, "wait", "--for", "condition=Established", "--timeout", "60s",
+                              "-f", CEL_CRD)
+            server = admission.admit(args.admit, args.kubeconfig, [case["file"] for case in cel_cases])
+            ours = admission.verify(args.trainc, [case["file"] for case in cel_cases], ["--crd", CEL_CRD])
+        finally:
+            admission.kubectl(args.kubeconfig, "delete", "--wait", "-f", CEL_CRD)
+        cel = Tally()
+        judge(args, cel_cases, server, ours, known, cel)
+    failures = tally.failures + cel.failures
     print(f"  differential: {args.cases} cases (seed {args.seed}) from {len(seeds)} manifests; "
-          f"{verdicts - disagreements - fields} agree, {disagreements} verdicts and {fields} fields differ, "
+          f"{tally.agree()} agree, {tally.verdicts} verdicts and {tally.fields} fields differ; "
+          f"{args.cel_cases} CEL cases on the Gauntlet CRD, created: {cel.agree()} agree, "
+          f"{cel.verdicts} verdicts and {cel.fields} fields or words differ; "
           f"{len(failures)} of them not yet listed in {shown(Path(args.save))}/known.yaml")
     if args.table:
-        table = render(args, len(seeds), verdicts - disagreements - fields, disagreements, fields, known, by_kind)
+        table = render(args, len(seeds), tally, cel, known)
         failures += admission.write_table(args.table, table, args.check)
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)
 
 
-def render(args, seeds, agree, verdicts, fields, known, by_kind):
+class Tally:
+    """What a stage's cases found: the mutated documents compared, those
+    that differ in verdict and in field (or a rule's words), how many of
+    each listed kind, and the failures (differences not listed)."""
+
+    def __init__(self):
+        self.compared = self.verdicts = self.fields = 0
+        self.by_kind = {}
+        self.failures = []
+
+    def agree(self):
+        return self.compared - self.verdicts - self.fields
+
+
+def judge(args, cases, server, ours, known, tally):
+    """Each case's mutated document compared (admission.py's comparison),
+    into `tally`; a difference no listing covers is saved as a case."""
+    rows, _ = admission.compare(cases, server, ours, [])
+    by_case = {case["file"]: case for case in cases}
+    for row, case in zip(rows, row_cases(rows, cases)):
+        if case["document"] != row["document"]:
+            continue  # only the mutated document is the case's question
+        tally.compared += 1
+        if row["agree"]:
+            continue
+        same_verdict = row["server"] == row["trainc"]
+        tally.fields += same_verdict
+        tally.verdicts += not same_verdict
+        entry = listed(known, case, row)
+        if entry is not None:
+            tally.by_kind[entry] = tally.by_kind.get(entry, 0) + 1
+            continue
+        saved = save(Path(args.save), by_case[case["file"]], row)
+        tally.failures.append(f'{case["seed"]} | {case["what"]}: the server {row["server"]} '
+                              f'{row["server_fields"]}, trainc {row["trainc"]} {row["trainc_fields"]} '
+                              f'({row["difference"]}; saved as {saved})')
+
+
+def render(args, seeds, tally, cel, known):
     lines = [
         "# Differential testing: trainc verify against the API server",
         "",
@@ -117,8 +174,17 @@ def render(args, seeds, agree, verdicts, fields, known, by_kind):
         "The mutated object goes to the control plane as a server dry run and to",
         "`trainc verify`; the verdicts, and for a refusal the field, are compared.",
         "",
-        f"**{args.cases} cases (seed {args.seed}) from {seeds} manifests: {agree} agree; "
-        f"{verdicts} verdicts and {fields} fields differ, each of a kind listed below.**",
+        f"**{args.cases} cases (seed {args.seed}) from {seeds} manifests: {tally.agree()} agree; "
+        f"{tally.verdicts} verdicts and {tally.fields} fields differ, each of a kind listed below.**",
+        "",
+        "Then the CEL stage: the Gauntlet CRD (`tests/cluster/cel/gauntlet-crd.yaml`) is",
+        "created, and mutations of its objects, with the values its rules read as",
+        "well, go to the server and to `trainc verify --crd`: verdicts, fields, and",
+        "each rule's failure word for word.",
+        "",
+        f"**{args.cel_cases} CEL cases: {cel.agree()} agree; {cel.verdicts} verdicts and "
+        f"{cel.fields} fields or words differ.**",
+        "",
         "The disagreements found and mended are regression cases in",
         "`tests/cluster/regressions/`, which `cargo test` holds trainc to.",
         "",
@@ -129,7 +195,8 @@ def render(args, seeds, agree, verdicts, fields, known, by_kind):
         listed = lambda key: ", ".join(  # noqa: E731
             f"`{p}`" for p in (entry.get(key, "*") if isinstance(entry.get(key, "*"), list) else [entry.get(key, "*")]))
         reason = " ".join(entry["reason"].split())
-        lines.append(f"| {by_kind.get(index, 0)} | {listed('seed')} | {listed('what')} | "
+        count = tally.by_kind.get(index, 0) + cel.by_kind.get(index, 0)
+        lines.append(f"| {count} | {listed('seed')} | {listed('what')} | "
                      f"{entry.get('refuses', 'either')} | {reason.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
@@ -155,14 +222,15 @@ def row_cases(rows, cases):
     return [by_name[row["case"]] for row in rows]
 
 
-def mutate(rng, documents):
-    """One mutation of one document: (the documents, its index, what was done)."""
+def mutate(rng, documents, strings=NAMES):
+    """One mutation of one document: (the documents, its index, what was
+    done), a string replaced by one of `strings`."""
     documents = copy.deepcopy(documents)
     index = rng.randrange(len(documents))
     paths = list(walk(documents[index], ()))
     # Not the identity of the object: a case about apiVersion or kind is
     # about which schema, which both sides answer by refusing.
-    paths = [p for p in paths if p[:1] not in (("apiVersion",), ("kind",))]
+    paths = [p for p in paths if p[0][:1] not in (("apiVersion",), ("kind",))]
     path, value = rng.choice(paths)
     parent = documents[index]
     for step in path[:-1]:
@@ -184,7 +252,7 @@ def mutate(rng, documents):
         parent[last] = new
         what = f"{spelled} = {new}"
     elif choice == 4 and isinstance(value, str):
-        new = rng.choice(NAMES)
+        new = rng.choice(strings)
         parent[last] = new
         what = f"{spelled} = {new[:20]!r}"
     else:

@@ -64,6 +64,12 @@ pub(crate) use rule::reads_old_self;
 use rule::{Failure, Rule};
 use values::{Step, each_value, typed};
 
+/// Whether `text` is a `format: duration` string as the API server's
+/// schema validation reads one (kube-openapi's `strfmt`).
+pub(crate) fn is_openapi_duration(text: &str) -> bool {
+    time::Duration::parse_openapi(text).is_ok()
+}
+
 /// Kubernetes' limits (k8s.io/apiserver v0.36.3 `pkg/apis/cel/config.go`):
 /// the cost one evaluation may reach, and all of one object's.
 pub(super) const PER_CALL_LIMIT: u64 = 1_000_000;

@@ -9,7 +9,6 @@ use std::cmp::Ordering;
 /// `resource.ParseQuantity`'s errors.
 const FORMAT_WRONG: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-const NUMERIC: &str = "unable to parse numeric part of quantity";
 const SUFFIX: &str = "unable to parse quantity's suffix";
 
 /// `units / 10^scale`.
@@ -23,6 +22,53 @@ pub(super) struct Quantity {
 enum Multiplier {
     Ten(i32),
     Two(u32),
+}
+
+/// A quantity's text split as `parseQuantityString` splits it
+/// (k8s.io/apimachinery `pkg/api/resource/quantity.go`): its sign, the
+/// digits before the point (leading zeros dropped, "0" for none) and after
+/// it, and its suffix; `None` where a character follows the suffix's
+/// letters, sign and digits (`ErrFormatWrong`). A sign alone, or a point
+/// alone, is 0, as there.
+fn split(text: &str) -> Option<(bool, &str, &str, &str)> {
+    let bytes = text.as_bytes();
+    let digits_from = |from: usize| {
+        bytes[from..]
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .map_or(bytes.len(), |n| from + n)
+    };
+    let mut pos = 0;
+    let negative = bytes.first() == Some(&b'-');
+    if matches!(bytes.first(), Some(b'-' | b'+')) {
+        pos = 1;
+    }
+    while pos < bytes.len() && bytes[pos] == b'0' {
+        pos += 1;
+    }
+    if pos == bytes.len() {
+        return Some((negative, "0", "", ""));
+    }
+    let end = digits_from(pos);
+    let num = if end == pos { "0" } else { &text[pos..end] };
+    pos = end;
+    let mut denom = "";
+    if bytes.get(pos) == Some(&b'.') {
+        let end = digits_from(pos + 1);
+        denom = &text[pos + 1..end];
+        pos = end;
+    }
+    let suffix_start = pos;
+    while pos < bytes.len() && b"eEinumkKMGTP".contains(&bytes[pos]) {
+        pos += 1;
+    }
+    if matches!(bytes.get(pos), Some(b'-' | b'+')) {
+        pos += 1;
+    }
+    if digits_from(pos) != bytes.len() {
+        return None;
+    }
+    Some((negative, num, denom, &text[suffix_start..]))
 }
 
 fn suffix(text: &str) -> Option<Multiplier> {
@@ -69,24 +115,11 @@ impl Quantity {
     /// `ParseQuantity`, with its errors; a value past what 128 bits hold
     /// is an error of its own (the server's arbitrary precision goes on).
     pub(super) fn parse(text: &str) -> Result<Quantity, String> {
-        let body = text.strip_prefix(['+', '-']).unwrap_or(text);
-        let negative = text.starts_with('-');
-        let number_len = body
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(body.len());
-        let (number, rest) = body.split_at(number_len);
-        let suffix_ok = rest
-            .trim_start_matches(|c: char| "eEinumkKMGTP".contains(c))
-            .trim_start_matches(['+', '-'])
-            .bytes()
-            .all(|b| b.is_ascii_digit());
-        if number.is_empty() || !suffix_ok || rest.matches(['+', '-']).count() > 1 {
+        if text.is_empty() {
             return Err(FORMAT_WRONG.to_owned());
         }
-        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-        if fraction.contains('.') || (whole.is_empty() && fraction.is_empty()) {
-            return Err(NUMERIC.to_owned());
-        }
+        let (negative, num, denom, rest) = split(text).ok_or_else(|| FORMAT_WRONG.to_owned())?;
+        let (whole, fraction) = (num, denom);
         let Some(multiplier) = suffix(rest) else {
             return Err(SUFFIX.to_owned());
         };

@@ -367,3 +367,77 @@ fn a_rule_the_server_estimates_too_costly_is_refused_in_its_words() {
         "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.0"
     ));
 }
+
+#[test]
+fn addresses_and_quantities_fail_in_the_servers_words() {
+    // Each as the API server said it (Kubernetes 1.36 built with Go 1.26,
+    // the control-plane suite's differential cases).
+    for (text, said) in [
+        (
+            "10.0.0.0/8/9",
+            r#"ParseAddr("10.0.0.0/8"): unexpected character (at "/8")"#,
+        ),
+        (
+            " 10.0.0.0/8",
+            r#"ParseAddr(" 10.0.0.0"): unexpected character (at " 10.0.0.0")"#,
+        ),
+        ("10.0.0.0/33", "prefix length out of range"),
+        ("1.2.3/8", r#"ParseAddr("1.2.3"): IPv4 address too short"#),
+        (
+            "256.1.1.1/8",
+            r#"ParseAddr("256.1.1.1"): IPv4 field has value >255"#,
+        ),
+        (
+            "01.2.3.4/8",
+            r#"ParseAddr("01.2.3.4"): IPv4 field has octet with leading zero"#,
+        ),
+        (
+            "1..2.3/8",
+            r#"ParseAddr("1..2.3"): IPv4 field must have at least one digit (at ".2.3")"#,
+        ),
+        (
+            ":::/8",
+            r#"ParseAddr(":::"): each colon-separated field must have at least one digit (at ":")"#,
+        ),
+        (
+            "::g/8",
+            r#"ParseAddr("::g"): each colon-separated field must have at least one digit (at "g")"#,
+        ),
+        (
+            "1:2:3:4:5:6:7:8::/8",
+            r#"ParseAddr("1:2:3:4:5:6:7:8::"): the :: must expand to at least one field of zeros"#,
+        ),
+        (
+            "1:2:3:4:5:6:7::1.2.3.4/8",
+            r#"too many hex fields to fit an embedded IPv4 at the end of the address (at "1.2.3.4")"#,
+        ),
+        ("10.0.0.0/08", r#"bad bits after slash: "08""#),
+        ("10.0.0.0", "no '/'"),
+    ] {
+        let error = net::cidr(text).unwrap_err();
+        assert!(
+            error.starts_with("network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(")
+                && error.ends_with(said),
+            "{text}: {error}"
+        );
+    }
+    assert!(net::cidr("10.0.0.0/8").is_ok() && net::cidr("::ffff:1.2.3.4/104").is_err());
+    let format = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    let suffix = "unable to parse quantity's suffix";
+    for (text, said) in [
+        ("1.0.0", Some(format)),
+        ("12.5.6", Some(format)),
+        ("", Some(format)),
+        ("500m12", Some(suffix)),
+        ("--1", Some(suffix)),
+        ("1e", Some(suffix)),
+        // A sign alone, a point alone: 0, as Go reads them.
+        ("+", None),
+        (".", None),
+        (".Ki", None),
+        ("5e-3", None),
+    ] {
+        let parsed = quantity::Quantity::parse(text);
+        assert_eq!(parsed.as_ref().err().map(String::as_str), said, "{text:?}");
+    }
+}

@@ -49,6 +49,73 @@ const MAX_SECONDS: i64 = 253_402_300_799;
 const NANOS: i64 = 1_000_000_000;
 
 impl Duration {
+    /// A `format: duration` string as kube-openapi reads it (`strfmt.
+    /// ParseDuration`, the format's check and the value rules see): Go's
+    /// `time.ParseDuration`, else every number followed by a unit anywhere
+    /// in the text, summed (`3 days`, `1hr 30min`), a unit matched whole
+    /// or by its longest name's start (`seconds`); the error as it words
+    /// it where no unit matched.
+    pub(super) fn parse_openapi(text: &str) -> Result<Duration, String> {
+        const UNITS: [(&[&str], i64); 8] = [
+            (&["ns", "nano"], 1),
+            (&["us", "µs", "micro"], 1_000),
+            (&["ms", "milli"], 1_000_000),
+            (&["s", "sec"], 1_000_000_000),
+            (&["m", "min"], 60_000_000_000),
+            (&["h", "hr", "hour"], 3_600_000_000_000),
+            (&["d", "day"], 86_400_000_000_000),
+            (&["w", "wk", "week"], 604_800_000_000_000),
+        ];
+        if let Some(d) = Duration::parse(text) {
+            return Ok(d);
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let (mut total, mut found, mut i) = (0i64, false, 0);
+        while i < chars.len() {
+            if !chars[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            let mut j = i;
+            while j < chars.len() && matches!(chars[j], ' ' | '\t' | '\n' | '\r' | '\x0c') {
+                j += 1;
+            }
+            let unit_start = j;
+            while j < chars.len() && (chars[j].is_ascii_alphabetic() || chars[j] == 'µ') {
+                j += 1;
+            }
+            if j == unit_start {
+                continue;
+            }
+            let digits: String = chars[start..i].iter().collect();
+            let factor: i64 = digits
+                .parse()
+                .map_err(|_| format!("strconv.Atoi: parsing {digits:?}: value out of range"))?;
+            let unit = chars[unit_start..j]
+                .iter()
+                .collect::<String>()
+                .to_lowercase();
+            for (names, nanos) in UNITS {
+                for (n, name) in names.iter().enumerate() {
+                    if (n == names.len() - 1 && unit.starts_with(name)) || unit == *name {
+                        found = true;
+                        total = total.wrapping_add(factor.wrapping_mul(nanos));
+                    }
+                }
+            }
+            i = j;
+        }
+        if found {
+            Ok(Duration(total))
+        } else {
+            Err(format!("unable to parse {text} as duration"))
+        }
+    }
+
     /// Go's `time.ParseDuration`: `[-+]` then numbers with units (`ns`,
     /// `us`, `µs`, `ms`, `s`, `m`, `h`), or `0`.
     pub(super) fn parse(text: &str) -> Option<Duration> {

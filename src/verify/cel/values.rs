@@ -143,12 +143,8 @@ fn convert(value: &Json, schema: &Json, root: bool, depth: usize) -> Value {
                 ));
             };
             match schema["format"].as_str() {
-                Some("duration") => Duration::parse(s).map_or_else(
-                    || {
-                        invalid(format!(
-                            "Invalid duration {s}: time: invalid duration {s:?}"
-                        ))
-                    },
+                Some("duration") => Duration::parse_openapi(s).map_or_else(
+                    |error| invalid(format!("Invalid duration {s}: {error}")),
                     Value::Duration,
                 ),
                 Some("date") => Timestamp::parse_date(s).map_or_else(

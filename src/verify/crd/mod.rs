@@ -322,12 +322,22 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     };
     let mut defaulted = value.clone();
     structural::apply(&mut defaulted, &custom.written, 0);
-    let validator = custom
-        .validator
-        .get_or_init(|| jsonschema::draft7::new(&custom.strict).map_err(|e| e.to_string()));
+    let validator = custom.validator.get_or_init(|| {
+        // The formats kube-openapi checks as the API server does:
+        // `byte` standard base64, `duration` its lenient durations.
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .with_format("byte", crate::syntax::base64::is_standard)
+            .with_format("duration", super::cel::is_openapi_duration)
+            .should_validate_formats(true)
+            .build(&custom.strict)
+            .map_err(|e| e.to_string())
+    });
+    let mut blocking = false;
     match validator {
         Ok(validator) => {
             for error in validator.iter_errors(&defaulted) {
+                blocking |= blocks_rules(error.kind());
                 super::wording::push_error(id, "", &error, &custom.strict, problems);
             }
         }
@@ -338,8 +348,40 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
         )),
     }
     duplicates(id, &defaulted, &custom.written, problems);
-    custom.rules.check(id, &defaulted, problems);
+    if blocking {
+        problems.push(Problem::new(
+            super::Contract::Rule,
+            id,
+            "",
+            "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".to_owned(),
+        ));
+    } else {
+        custom.rules.check(id, &defaulted, problems);
+    }
     true
+}
+
+/// Whether the API server runs no CEL rule on an object with this schema
+/// error: a value of the wrong type, a required field missing, a value
+/// the `enum` does not hold, a string, list or map over its maximum
+/// (apiextensions-apiserver v0.36.3 `pkg/registry/customresource/
+/// strategy.go`, `hasBlockingErr`); an int-or-string of neither, and a
+/// string not of its `format` (kube-openapi's `InvalidType`), are of the
+/// wrong type.
+fn blocks_rules(kind: &jsonschema::error::ValidationErrorKind) -> bool {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    matches!(
+        kind,
+        Kind::Type { .. }
+            | Kind::Required { .. }
+            | Kind::Enum { .. }
+            | Kind::MaxLength { .. }
+            | Kind::MaxItems { .. }
+            | Kind::MaxProperties { .. }
+            | Kind::Format { .. }
+            | Kind::AnyOf { .. }
+            | Kind::OneOfNotValid { .. }
+    )
 }
 
 /// Each item of a map list of `schema` (a CRD's) that repeats an earlier
