@@ -76,9 +76,10 @@ impl Eval {
                 if let Some(t) = self.qualified_type(expr) {
                     return Ok(Value::Type(t.into()));
                 }
+                let relative = starts_relative(operand);
                 let operand = self.eval(operand)?;
                 if !*test {
-                    self.charge(1)?;
+                    self.charge(1 + u64::from(relative))?;
                 }
                 if let Value::Error(_) = operand {
                     return Ok(operand);
@@ -225,6 +226,12 @@ impl Eval {
     }
 
     fn call(&mut self, function: &str, target: Option<&Expr>, args: &[Expr]) -> Result<Value> {
+        if matches!(function, "_[_]" | "_[?_]" | "_?._")
+            && target.is_none()
+            && args.first().is_some_and(starts_relative)
+        {
+            self.charge(1)?;
+        }
         match (function, target, args) {
             ("_&&_" | "_||_", None, [a, b]) => return self.logical(function == "_&&_", a, b),
             ("_?_:_", None, [c, t, f]) => {
@@ -443,6 +450,21 @@ const CONVERSIONS: &[&str] = &[
     "type",
     "uint",
 ];
+
+/// Whether qualifying `operand` (by a field or an index) makes a new
+/// attribute of its value, cel-go's `relativeAttr`, which costs 1 of its
+/// own: a name, or a qualification of something, is an attribute already.
+fn starts_relative(operand: &Expr) -> bool {
+    match &operand.kind {
+        Kind::Ident(_) | Kind::Select { test: false, .. } => false,
+        Kind::Call {
+            function,
+            target: None,
+            ..
+        } => !matches!(&**function, "_[_]" | "_[?_]" | "_?._"),
+        _ => true,
+    }
+}
 
 /// A name, or selections of one: what cel-go plans as an attribute.
 fn is_attribute(expr: &Expr) -> bool {

@@ -49,6 +49,10 @@ pub(super) fn cost(function: &str, target: Option<&Value>, args: &[Value], resul
         },
         "matches" => ceil(1 + size(0), TRAVERSAL) * ceil(size(1), REGEX),
         "contains" => ceil(size(0), TRAVERSAL) * ceil(size(1), TRAVERSAL),
+        // cel-go qualifies an attribute optionally: a qualification that
+        // finds nothing is not charged, nor one after it (measured against
+        // k8s.io/apiextensions-apiserver v0.36.3's validator).
+        "_?._" | "_[?_]" => u64::from(matches!(result, Value::Optional(Some(_)))),
         _ => 1,
     }
 }

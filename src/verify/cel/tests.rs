@@ -441,3 +441,40 @@ fn addresses_and_quantities_fail_in_the_servers_words() {
         assert_eq!(parsed.as_ref().err().map(String::as_str), said, "{text:?}");
     }
 }
+
+#[test]
+fn a_qualification_costs_what_the_servers_validator_charges() {
+    // Each cost as k8s.io/apiextensions-apiserver v0.36.3's validator
+    // charged it, for this schema and object: a name or a qualification 1;
+    // a field or index of a value that is not a name 1 more (cel-go's
+    // relative attribute); an optional one that finds nothing 0, and
+    // those after it; `orValue` and `optional.none()` as the checker plans
+    // them.
+    let schema = json!({"type": "object", "properties": {
+        "absentObj": {"type": "object", "properties": {"absentStr": {"type": "string"}}},
+        "presentObj": {"type": "object", "properties": {"presentStr": {"type": "string"}}},
+        "l": {"type": "array", "items": {"type": "string"}},
+        "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
+    let object = json!({"presentObj": {"presentStr": "value"}, "l": ["a"], "m": {"k": "v"}});
+    for (rule, cost) in [
+        ("self.?absentObj.?absentStr == optional.none()", 3),
+        ("self.presentObj.?presentStr == optional.of('value')", 5),
+        ("self.l[?1] == optional.none()", 4),
+        ("self.l[?1].orValue('nope') == 'nope'", 3),
+        ("self.l[?1] == self.l[?1]", 5),
+        ("self.l.map(x, x)[?3].orValue('') == ''", 17),
+        ("[1,2][0] == 1", 3),
+        ("{'a': 1}.a == 1", 3),
+        ("{'a': 1}.?b.orValue(0) == 0", 2),
+        ("[[1]][?0][?0].orValue(0) == 1", 4),
+        ("[self.presentObj][0].presentStr == 'value'", 16),
+        ("self.m[?'k'].orValue('') == 'v'", 4),
+    ] {
+        let mut schema = schema.clone();
+        schema["x-kubernetes-validations"] = json!([{ "rule": rule }]);
+        let (rules, _) = Rules::of_node(&schema, false);
+        let (failures, spent) = rules.validate(&object, None, RUNTIME_BUDGET);
+        assert!(failures.is_empty(), "{rule}: {failures:?}");
+        assert_eq!(spent, cost, "{rule}");
+    }
+}
