@@ -81,7 +81,8 @@ pub(super) fn rule_costs(
         Cardinality::NotEstimated => return,
     };
     let source = compile::quoted(rule.source());
-    let rule_cost = rule.max_cost.map(|cost| times_guarded(cost, times));
+    // `multiplyWithOverflowGuard`: stopped at the largest.
+    let rule_cost = rule.max_cost.map(|cost| cost.saturating_mul(times));
     for (cost, field, what, estimated) in [
         (
             rule_cost,
@@ -145,11 +146,6 @@ impl Total {
             self.expensive.push((pointer, what, cost));
         }
     }
-}
-
-/// `multiplyWithOverflowGuard`.
-fn times_guarded(cost: u64, times: u64) -> u64 {
-    cost.saturating_mul(times)
 }
 
 /// The server's words for a cost past its limit (`getCostErrorMessage`).

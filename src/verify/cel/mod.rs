@@ -85,10 +85,6 @@ struct Site {
     /// `metadata` readable).
     root: bool,
     rules: Vec<Rule>,
-    /// The most times a rule here may run for one object, from its
-    /// smallest value (`maxCardinality`).
-    #[cfg_attr(not(test), expect(dead_code))]
-    max_cardinality: u64,
 }
 
 /// Where the walk of a schema is.
@@ -224,7 +220,6 @@ impl Rules {
                 node: at.typing.to_owned(),
                 root: at.root,
                 rules,
-                max_cardinality: sizes.max_cardinality(),
             });
         }
         let cardinality = children_cardinality(node, at.cardinality);
@@ -250,7 +245,7 @@ impl Rules {
             let next = At {
                 pointer: &here,
                 typing: &typing,
-                root: typed_by["x-kubernetes-embedded-resource"].as_bool() == Some(true),
+                root: types::embedded(typed_by),
                 cardinality,
                 depth: at.depth + 1,
             };
@@ -276,12 +271,10 @@ impl Rules {
     fn estimates(&self) -> Vec<(String, Option<u64>, u64)> {
         let mut out = Vec::new();
         for site in &self.sites {
+            let node = self.schema.pointer(&site.node).unwrap_or(&Json::Null);
+            let max_cardinality = sizes::Sizes::new(node, site.root).max_cardinality();
             for rule in &site.rules {
-                out.push((
-                    rule.source().to_owned(),
-                    rule.max_cost,
-                    site.max_cardinality,
-                ));
+                out.push((rule.source().to_owned(), rule.max_cost, max_cardinality));
             }
         }
         out

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
-use super::types::{declares_object_meta, escape};
+use super::types::{declares_object_meta, embedded, escape};
 
 /// The largest request the API server takes (`MaxRequestSizeBytes`).
 const MAX_REQUEST: i64 = 3 * 1024 * 1024;
@@ -60,10 +60,6 @@ pub(super) struct Sizes<'a> {
     schema: &'a Json,
     root: bool,
     smallest: RefCell<HashMap<(usize, bool), i64>>,
-}
-
-fn embedded(schema: &Json) -> bool {
-    schema["x-kubernetes-embedded-resource"].as_bool() == Some(true)
 }
 
 fn zero_if_negative(v: i64) -> i64 {

@@ -175,6 +175,12 @@ pub(super) fn escape(name: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether a schema node is an embedded resource's root
+/// (`x-kubernetes-embedded-resource`).
+pub(super) fn embedded(schema: &Json) -> bool {
+    schema["x-kubernetes-embedded-resource"].as_bool() == Some(true)
+}
+
 /// The type the API server declares for a schema node's values
 /// (`SchemaDeclType`), its objects named below `name`; `None` where it
 /// declares none (no `type`, an array without `items`).
@@ -189,7 +195,6 @@ fn of_node(schema: &Json, root: bool, name: &str, depth: usize) -> Option<Type> 
     if schema["x-kubernetes-int-or-string"].as_bool() == Some(true) {
         return Some(Type::Dyn);
     }
-    let embedded = |s: &Json| s["x-kubernetes-embedded-resource"].as_bool() == Some(true);
     let kind = schema["type"].as_str().or(root.then_some("object"));
     match kind? {
         "array" => {
