@@ -25,7 +25,11 @@
 //!
 //! Peak memory is measured with GNU time where it is installed (`.ci/run`
 //! installs it); elsewhere by sampling `/proc/PID/status` (`VmHWM`, the
-//! high-water mark, so a sample misses nothing that stayed mapped).
+//! high-water mark, so a sample misses nothing that stayed mapped). Time is
+//! the processor time the run took (user and system, with GNU time), which
+//! bounds its time on an idle machine and does not grow with the other
+//! tests that share the machine; without GNU time, and for `trainc run`
+//! (whose programs' time is not its own), the time it took.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -143,6 +147,38 @@ fn check_case(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     check_output(world, case, time)
 }
 
+/// The case run, under GNU time where it is installed: its peak memory,
+/// and as its time the processor time it took (for `trainc run`, whose
+/// programs' processor time is not trainc's, the time it took).
+fn measured(world: &Path, case: &Case, time: Option<&str>) -> (crate::corpus::Run, Vec<String>) {
+    let rss = world.join(".rss");
+    let wrapper: Vec<&std::ffi::OsStr> = match time {
+        Some(time) => vec![
+            time.as_ref(),
+            "-f".as_ref(),
+            "%M %U %S".as_ref(),
+            "-o".as_ref(),
+            rss.as_os_str(),
+        ],
+        None => Vec::new(),
+    };
+    let mut run = run(world, case, &wrapper);
+    let mut problems = Vec::new();
+    if time.is_some() {
+        match gnu_time_peak(&rss) {
+            Some((peak, processor)) => {
+                run.peak_kib = peak;
+                if case.args.first().is_none_or(|a| a != "run") {
+                    run.elapsed = processor;
+                }
+            }
+            // GNU time says nothing of a run killed past its time.
+            None => problems.push("no peak memory reported (killed?)".to_owned()),
+        }
+    }
+    (run, problems)
+}
+
 fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
     let dir = case
         .output_dir
@@ -154,26 +190,7 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
         .iter()
         .map(|p| (p, crate::corpus::state(&world.join(p))))
         .collect();
-    let rss = world.join(".rss");
-    let wrapper: Vec<&std::ffi::OsStr> = match time {
-        Some(time) => vec![
-            time.as_ref(),
-            "-f".as_ref(),
-            "%M".as_ref(),
-            "-o".as_ref(),
-            rss.as_os_str(),
-        ],
-        None => Vec::new(),
-    };
-    let mut run = run(world, case, &wrapper);
-    let mut problems = Vec::new();
-    if time.is_some() {
-        match gnu_time_peak(&rss) {
-            Some(peak) => run.peak_kib = peak,
-            // GNU time says nothing of a run killed past its time.
-            None => problems.push("no peak memory reported (killed?)".to_owned()),
-        }
-    }
+    let (run, mut problems) = measured(world, case, time);
     let both = format!("{}{}", run.stdout, run.stderr);
     let unwrapped = unwrap_lines(&both);
     if run.code != Some(case.exit) {
@@ -252,9 +269,15 @@ fn check_output(world: &Path, case: &Case, time: Option<&str>) -> Vec<String> {
 }
 
 /// The peak memory GNU time wrote to `file`, in KiB.
-fn gnu_time_peak(file: &Path) -> Option<u64> {
+/// GNU time's last line (`%M %U %S`): the peak memory in KiB, and the
+/// processor time, user and system.
+fn gnu_time_peak(file: &Path) -> Option<(u64, Duration)> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
-    text.lines().last().and_then(|l| l.trim().parse().ok())
+    let line = text.lines().last()?;
+    let mut words = line.split_whitespace();
+    let peak = words.next()?.parse().ok()?;
+    let seconds: f64 = words.map(|w| w.parse::<f64>().unwrap_or(0.0)).sum();
+    Some((peak, Duration::from_secs_f64(seconds)))
 }
 
 #[test]

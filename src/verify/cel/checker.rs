@@ -22,8 +22,8 @@ pub(super) type Issue = (u32, String);
 /// overloads it may take (`ReferenceMap`), nodes keyed by [`node`].
 pub(super) struct Checked {
     pub result: Type,
-    pub types: HashMap<usize, Type>,
-    pub calls: HashMap<usize, Called>,
+    pub types: Nodes<Type>,
+    pub calls: Nodes<Called>,
 }
 
 /// A call as checked: the function (a namespaced one by its full name)
@@ -39,6 +39,30 @@ pub(super) fn node(expr: &Expr) -> usize {
     std::ptr::from_ref(expr) as usize
 }
 
+/// A map keyed by [`node`]: an address needs no hashing against floods,
+/// only its bits spread (an expression's few nodes are looked up often).
+pub(super) type Nodes<V> = HashMap<usize, V, std::hash::BuildHasherDefault<NodeHasher>>;
+
+/// Fibonacci hashing of one address.
+#[derive(Default)]
+pub(super) struct NodeHasher(u64);
+
+impl std::hash::Hasher for NodeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 struct Checker {
     scope: Vec<(Arc<str>, Type)>,
     mapping: Mapping,
@@ -50,8 +74,8 @@ struct Checker {
     /// Within a call of `format`, whose literals the validator lets be
     /// of unlike types (strings' `stringFormatValidator`).
     in_format: u32,
-    types: HashMap<usize, Type>,
-    calls: HashMap<usize, Called>,
+    types: Nodes<Type>,
+    calls: Nodes<Called>,
 }
 
 /// `expr` checked with `vars` declared, or its first type error.
@@ -63,8 +87,8 @@ pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Checked,
         issues: Vec::new(),
         literals: Vec::new(),
         in_format: 0,
-        types: HashMap::new(),
-        calls: HashMap::new(),
+        types: Nodes::default(),
+        calls: Nodes::default(),
     };
     let t = checker.check(expr);
     if checker.issues.is_empty() {
@@ -366,6 +390,11 @@ impl Checker {
             if overload.member != target.is_some() {
                 continue;
             }
+            if plainly_unlike(&types, &overload.args) {
+                // Its parameters numbered all the same, as though tried.
+                self.next_param += 4;
+                continue;
+            }
             let (params, overload_result) = self.instantiate(overload);
             if self.mapping.assign_all(&types, &params) {
                 called.overloads.push(overload);
@@ -397,6 +426,7 @@ impl Checker {
     }
 
     /// An overload's parameters and result with fresh type parameters.
+    /// An overload's parameters, numbered afresh (4 numbers an overload).
     fn instantiate(&mut self, overload: &Overload) -> (Vec<Type>, Type) {
         let base = self.next_param + 1;
         self.next_param += 4;
@@ -506,4 +536,28 @@ fn type_value(name: &str) -> Type {
         },
     };
     Type::Type(Some(Box::new(inner)))
+}
+
+/// Whether arguments cannot be given to parameters without trying: as
+/// many, and one a scalar (`int`, `string` …) where the parameter is
+/// another scalar. (Two scalars are assignable only when they are one.)
+fn plainly_unlike(args: &[Type], params: &[Type]) -> bool {
+    let scalar = |t: &Type| {
+        matches!(
+            t,
+            Type::Null
+                | Type::Bool
+                | Type::Int
+                | Type::Uint
+                | Type::Double
+                | Type::String
+                | Type::Bytes
+                | Type::Duration
+                | Type::Timestamp
+        )
+    };
+    args.len() != params.len()
+        || args.iter().zip(params).any(|(a, p)| {
+            scalar(a) && scalar(p) && std::mem::discriminant(a) != std::mem::discriminant(p)
+        })
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use super::ast::{
     ACCUMULATOR, Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name,
 };
-use super::checker::{Checked, node};
+use super::checker::{Checked, Nodes, node};
 use super::cost_calls::{self, CallSite, Node, Path};
 use super::ranges::{Range, UNKNOWN};
 use super::types::Type;
@@ -58,10 +58,10 @@ pub(super) struct Coster<'e, 's> {
     /// The schema's size at a path (`EstimateSize`), `None` where it says
     /// nothing.
     schema: &'s dyn Fn(&[String]) -> Option<Range>,
-    paths: HashMap<usize, Path>,
+    paths: Nodes<Path>,
     locals: HashMap<String, Vec<Local>>,
-    sizes: HashMap<usize, Range>,
-    entries: HashMap<usize, Entries>,
+    sizes: Nodes<Range>,
+    entries: Nodes<Entries>,
     /// A node whose type trainc cannot tell: the estimate is not known.
     unknown: bool,
 }
@@ -77,10 +77,10 @@ pub(super) fn estimate(
     let mut coster = Coster {
         checked,
         schema,
-        paths: HashMap::new(),
+        paths: Nodes::default(),
         locals: HashMap::new(),
-        sizes: HashMap::new(),
-        entries: HashMap::new(),
+        sizes: Nodes::default(),
+        entries: Nodes::default(),
         unknown: false,
     };
     let cost = coster.cost(expr);
