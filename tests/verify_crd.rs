@@ -59,17 +59,19 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
         "caches.yaml:22:3 error rule document 2, DatasetCache/bad, `spec.readers`: Forbidden: readers must be teams (team-...), not alice",
         "caches.yaml:22:33 error rule document 2, DatasetCache/bad, `spec.readers[2]`: Invalid value: \"Bob\": a reader is a DNS label",
         // The structural schema, strict: unknown fields.
-        "caches.yaml:23:3 error schema document 2, DatasetCache/bad, `spec.colour`: unknown field `colour`",
+        "caches.yaml:23:3 error schema document 2, DatasetCache/bad, `spec.colour`: unknown field \"spec.colour\"",
         "caches.yaml:25:5 error rule document 2, DatasetCache/bad, `spec.labels.app`: Invalid value: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": a label value has at most 63 characters",
         // A list keyed by `name` (`x-kubernetes-list-type: map`).
-        "caches.yaml:29:7 error schema document 2, DatasetCache/bad, `spec.mounts[2]`: Duplicate value: `name: \"data\"` again (item 0 has it); the CRD keys this list by them (`x-kubernetes-list-type: map`)",
+        "caches.yaml:29:7 error schema document 2, DatasetCache/bad, `spec.mounts[2]`: Duplicate value: {\"name\":\"data\"} (item 0 has it too)",
         // Int-or-string, an embedded resource's identity: errors of the
         // kind that stop the server from running any rule (its `source`
         // fails one, unsaid), as it says.
         "caches.yaml:33:1 error rule document 3, DatasetCache/broken: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
-        "caches.yaml:40:3 error schema document 3, DatasetCache/broken, `spec.port`: must be an integer or a string, found a list",
-        "caches.yaml:41:3 error schema document 3, DatasetCache/broken, `spec.template`: missing required field `apiVersion`",
-        "caches.yaml:41:3 error schema document 3, DatasetCache/broken, `spec.template`: missing required field `kind`",
+        "caches.yaml:40:3 error schema document 3, DatasetCache/broken, `spec.port`: Invalid value: \"array\": spec.port in body must be of type integer,string: \"array\"",
+        "caches.yaml:41:3 error schema document 3, DatasetCache/broken, `spec.template.apiVersion`: Required value",
+        "caches.yaml:41:3 error schema document 3, DatasetCache/broken, `spec.template.kind`: Required value",
+        "caches.yaml:47:1 error rule document 4, DatasetCache/whole-floats: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        "caches.yaml:52:3 error schema document 4, DatasetCache/whole-floats, `spec.source`: Invalid value: \"integer\": spec.source in body must be of type string: \"integer\"",
     ];
     assert_eq!(found, expected, "{found:#?}");
     // `good` passes: its absent `retainHours` defaulted to 24 before the
@@ -83,7 +85,7 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
     );
     assert!(
         summary.contains(
-            "verified 3 objects in 1 file against Kubernetes 1.30: 12 errors, 0 warnings"
+            "verified 4 objects in 1 file against Kubernetes 1.30: 14 errors, 0 warnings"
         ),
         "{summary}"
     );

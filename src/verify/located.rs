@@ -108,9 +108,16 @@ fn locate(problem: &Problem, object: Option<(&Located<'_>, &Json)>, id: SourceId
     let code = problem.code();
     let (span, document) = match object {
         Some((o, _)) => {
+            // A field the object lacks is shown at the key of the
+            // object that should hold it.
+            let parent = || {
+                let (up, _) = problem.path.rsplit_once('/')?;
+                o.node.pointer(up)?.1
+            };
             let span = match o.node.pointer(&problem.path) {
                 Some((_, Some(key))) => key,
-                _ => o.node.span_at(&problem.path),
+                Some(_) => o.node.span_at(&problem.path),
+                None => parent().unwrap_or_else(|| o.node.span_at(&problem.path)),
             };
             (span, o.document)
         }

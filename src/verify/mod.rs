@@ -20,6 +20,7 @@ mod beside;
 mod cel;
 pub mod compact;
 pub mod crd;
+mod gofmt;
 pub mod kubernetes;
 mod located;
 pub mod manifests;

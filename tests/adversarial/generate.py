@@ -813,7 +813,7 @@ setup("repeat", H + "widget.yaml", head="apiVersion: example.com/v1\nkind: Widge
       text="  - {name: port-name-with-a-long-shared-prefix-{i}, protocol: TCP, port: 1}\n", times=40000,
       tail="  - {name: port-name-with-a-long-shared-prefix-7, protocol: TCP, port: 2}\n", numbered=True)
 case(H + "list-map-keys", None, None, 1, "Duplicate value",
-     "`name: \"port-name-with-a-long-shared-prefix-7\"`, `protocol: \"TCP\"` again (item 7 has it)",
+     "{\"name\":\"port-name-with-a-long-shared-prefix-7\",\"protocol\":\"TCP\"} (item 7 has it too)",
      args=["verify", "--crd", "widget-crd.yaml", "widget.yaml"], cwd="harden")
 # Hundreds of thousands of problems: streamed in every format, at most
 # 100 an object (and said so).

@@ -18,7 +18,7 @@ Then the CRDs with CEL rules are created for real (the verify tests' own
 and tests/cluster/cel's, bounded so that the server admits them) and the
 objects of their kinds go to the server again, now served, and to `trainc
 verify --crd`: the server's CEL against trainc's, rule by rule, each
-failure of a rule in the server's words.
+failure of a rule and each schema error in the server's words.
 
 A difference is either listed in tests/cluster/admission-differences.yaml
 with its reason and citation, or a failure; a listed difference that no
@@ -311,7 +311,7 @@ def compare(cases, server, ours, known):
             elif trainc == "refused" and theirs and not any(near(a, b) for a in fields for b in theirs):
                 difference = "both refuse, at different fields"
             elif case.get("rules_worded") and (unsaid := rule_failures_unsaid(errors, verdict)):
-                difference = f"both refuse, a rule's failure in other words: {unsaid[0]!r}"
+                difference = f"both refuse, an error in other words: {unsaid[0]!r}"
             else:
                 difference = None
             row["difference"] = difference
@@ -334,24 +334,41 @@ def compare(cases, server, ours, known):
 
 
 def rule_failures_unsaid(errors, verdict):
-    """trainc's CEL rule failures (`field: words`) the server's message does
-    not hold word for word, where the server validated the object (a
-    decoding error, an unknown field among them, stops it before, and so
-    does a name missing)."""
+    """trainc's errors in the server's words (`field: words`: a CEL rule's
+    failure, a schema's error) the server's message does not hold word for
+    word. Where the server validated the object, every one; where it could
+    not decode it (an unknown field, with strict field validation), the
+    unknown fields it names; where a name is missing, none (the object is
+    refused before it is validated)."""
     unsaid = []
-    if " is invalid: " not in verdict.get("message", ""):
+    message = verdict.get("message", "")
+    validated = " is invalid: " in message
+    undecoded = "strict decoding error: " in message
+    if not (validated or undecoded):
         return unsaid
-    # An object without its name is refused before it is validated.
     if any(field.startswith("metadata") for field in server_fields(verdict)):
         return unsaid
     for d in errors:
-        if not d["code"].endswith("::rule"):
+        code = d["code"]
+        if not (code.endswith("::rule") or code.endswith("::schema")):
             continue
         match = TRAINC_FIELD.match(d["message"])
-        said = f"{match.group(2)}: {d['message'][match.end():]}" if match else ""
-        if match and not said_within(said, verdict.get("message", "")):
+        if not match:
+            continue
+        words = TRAINC_NOTE.sub("", d["message"][match.end():])
+        unknown = words.startswith("unknown field ")
+        if unknown != undecoded:
+            continue
+        said = TRAINC_HINT.sub("", words) if unknown else f"{match.group(2)}: {words}"
+        if not said_within(said, message):
             unsaid.append(said)
     return unsaid
+
+
+# What trainc adds after the server's words: where a duplicate was first,
+# the field an unknown one is near.
+TRAINC_NOTE = re.compile(r" \(item \d+ has it too\)$")
+TRAINC_HINT = re.compile(r" \(did you mean `[^`]*`\?\)$")
 
 
 def said_within(said, message):

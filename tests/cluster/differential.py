@@ -17,7 +17,7 @@ and --cel-cases mutations of its objects (tests/cluster/cel/gauntlets.yaml),
 with values its rules read (quantities, URLs, addresses, versions,
 durations, times, names) besides the generic ones, go to the server and to
 `trainc verify --crd`: the verdicts, the fields, and each rule's failure
-word for word.
+and each schema error word for word.
 
 A disagreement is written to --save (default tests/cluster/regressions/) as
 the case's manifest with a header saying what each side said, and fails the
@@ -180,7 +180,7 @@ def render(args, seeds, tally, cel, known):
         "Then the CEL stage: the Gauntlet CRD (`tests/cluster/cel/gauntlet-crd.yaml`) is",
         "created, and mutations of its objects, with the values its rules read as",
         "well, go to the server and to `trainc verify --crd`: verdicts, fields, and",
-        "each rule's failure word for word.",
+        "each rule's failure and each schema error word for word.",
         "",
         f"**{args.cel_cases} CEL cases: {cel.agree()} agree; {cel.verdicts} verdicts and "
         f"{cel.fields} fields or words differ.**",

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use super::ast::RESERVED;
 use super::time::{Duration, Timestamp};
 use super::value::{
-    Key, List, ListKind, Operands, REGEX, Result, TRAVERSAL, Value, ceil, double_text, fail,
-    no_overload, order, same_keys, shown,
+    Key, List, ListKind, Operands, REGEX, Result, TRAVERSAL, Value, ceil, fail, no_overload, order,
+    same_keys, shown,
 };
 use super::{library, lists, strings};
+use crate::verify::gofmt::go_float;
 
 /// What a call costs once made, as cel-go's tracker and Kubernetes'
 /// estimator (`library/cost.go`, `CallCost`) price it.
@@ -510,7 +511,7 @@ fn convert(function: &str, v: &Value) -> Result<Value> {
         )?),
         ("string", Value::Int(n)) => Value::string(n.to_string()),
         ("string", Value::Uint(n)) => Value::string(n.to_string()),
-        ("string", Value::Double(d)) => Value::string(double_text(*d)),
+        ("string", Value::Double(d)) => Value::string(go_float(*d)),
         ("string", Value::Bool(b)) => Value::string(b.to_string()),
         ("string", Value::Bytes(b)) => Value::string(
             String::from_utf8(b.to_vec())

@@ -377,7 +377,15 @@ fn go_parse_error(pattern: &str, error: &regex_syntax::ast::Error) -> Option<Str
         K::EscapeUnrecognized | K::ClassEscapeInvalid => {
             format!("invalid escape sequence: `{text}`")
         }
-        K::RepetitionMissing => format!("missing argument to repetition operator: `{text}`"),
+        K::RepetitionMissing => {
+            // Go names the operator (`+`, `{2}`).
+            let operator = match from.chars().next() {
+                Some('{') => from.find('}').map_or(from, |end| &from[..=end]),
+                Some(c) => &from[..c.len_utf8()],
+                None => text,
+            };
+            format!("missing argument to repetition operator: `{operator}`")
+        }
         K::RepetitionCountInvalid => format!("invalid repeat count: `{text}`"),
         K::UnsupportedLookAround | K::UnsupportedBackreference => {
             format!("invalid or unsupported Perl syntax: `{text}`")
@@ -447,10 +455,18 @@ fn regex(pattern: &str) -> Result<regex::Regex> {
 /// Whether the pattern is one RE2 reads (a rule's literal pattern is
 /// checked when the CRD is created).
 pub(super) fn valid_pattern(pattern: &str) -> std::result::Result<(), String> {
-    regex(pattern).map(|_| ()).map_err(|e| match e {
-        super::value::Error::Eval(message) => message,
-        super::value::Error::Cancelled => String::new(),
-    })
+    go_match(pattern, "").map(|_| ())
+}
+
+/// Whether `text` matches `pattern` as Go's `regexp` reads it, or Go's
+/// error for the pattern (`error parsing regexp: …`).
+pub(crate) fn go_match(pattern: &str, text: &str) -> std::result::Result<bool, String> {
+    regex(pattern)
+        .map(|re| re.is_match(text))
+        .map_err(|e| match e {
+            super::value::Error::Eval(message) => message,
+            super::value::Error::Cancelled => String::new(),
+        })
 }
 
 /// Kubernetes' traversal cost of a value (`traversalCost`): a tenth of a

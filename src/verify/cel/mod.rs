@@ -59,6 +59,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::Problem;
+pub(crate) use library::go_match;
 use limits::{Cardinality, Total, children_cardinality, rule_costs};
 pub(crate) use rule::reads_old_self;
 use rule::{Failure, Rule};
@@ -68,6 +69,18 @@ use values::{Step, each_value, typed};
 /// schema validation reads one (kube-openapi's `strfmt`).
 pub(crate) fn is_openapi_duration(text: &str) -> bool {
     time::Duration::parse_openapi(text).is_ok()
+}
+
+/// Whether Go's `url.ParseRequestURI` takes `text` (a `format: uri`).
+pub(crate) fn is_request_uri(text: &str) -> bool {
+    url::is_request_uri(text)
+}
+
+/// The errors of `text` in one of the API machinery's named formats
+/// (`qualifiedName`, `labelValue`, `dns1123Label`, `dns1035Label` …), in
+/// its words; none where it is valid.
+pub(crate) fn named_format_errors(name: &str, text: &str) -> Vec<String> {
+    format::validate(name, text)
 }
 
 /// Kubernetes' limits (k8s.io/apiserver v0.36.3 `pkg/apis/cel/config.go`):

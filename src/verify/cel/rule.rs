@@ -4,8 +4,6 @@
 //! `pkg/apiserver/schema/cel/validation.go`: `validateExpressions`,
 //! `evalMessageExpression`, `fieldErrorForReason`; `compilation.go`).
 
-use std::fmt::Write as _;
-
 use serde_json::Value as Json;
 
 use super::ast::{Expr, Kind};
@@ -18,6 +16,7 @@ use super::types::Type;
 use super::value::{Error, Value};
 use super::values::field_pointer;
 use super::{PER_CALL_LIMIT, Why};
+use crate::verify::gofmt::{bad_value, error_body, go_quoted};
 
 /// The server's error when an object's rules have spent its budget.
 const OUT_OF_BUDGET: &str =
@@ -101,47 +100,8 @@ impl Failure {
             Reason::Required => "Required value",
             Reason::Duplicate => "Duplicate value",
         };
-        let mut out = words.to_owned();
-        if let Some(shown) = &self.shown {
-            out.push_str(": ");
-            out.push_str(shown);
-        }
-        if !self.detail.is_empty() {
-            out.push_str(": ");
-            out.push_str(&self.detail);
-        }
-        out
+        error_body(words, self.shown.as_deref(), &self.detail)
     }
-}
-
-/// A value as the server's errors show a bad value: a string quoted, a
-/// number or bool bare.
-fn shown(value: &Json) -> String {
-    match value {
-        Json::String(s) => go_quoted(s),
-        Json::Null => "null".to_owned(),
-        other => other.to_string(),
-    }
-}
-
-/// Go's `%q`.
-pub(super) fn go_quoted(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Whether a rule's text names `oldSelf` (a transition rule), told
@@ -248,7 +208,7 @@ pub(super) fn run_all(
             _ => format!("failed rule: {}", rule.error_text()),
         });
         let shown = match rule.reason {
-            Reason::Invalid | Reason::Duplicate => bound.value.map(shown),
+            Reason::Invalid | Reason::Duplicate => bound.value.map(bad_value),
             Reason::Forbidden | Reason::Required => None,
         };
         let detail = if rule.reason == Reason::Duplicate {

@@ -6,7 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::value::{Error, Result, Value, double_text, fail, no_overload, shown};
+use super::value::{Error, Result, Value, fail, no_overload, shown};
+use crate::verify::gofmt::go_float;
 
 /// The longest string one call makes: ten times the largest object the API
 /// server takes (3 MiB), more than any rule within its cost limit makes.
@@ -363,7 +364,7 @@ fn scientific(d: f64) -> String {
 fn display(v: &Value) -> String {
     match v {
         Value::String(s) => s.to_string(),
-        Value::Double(d) => double_text(*d),
+        Value::Double(d) => go_float(*d),
         Value::List(l) => format!(
             "[{}]",
             l.items.iter().map(display).collect::<Vec<_>>().join(", ")

@@ -47,6 +47,11 @@ fn unescape(text: &str, plus_is_space: bool) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Whether Go's `url.ParseRequestURI` takes `raw` (strfmt's `uri`).
+pub(super) fn is_request_uri(raw: &str) -> bool {
+    Url::request(raw).is_ok()
+}
+
 impl Url {
     /// `url()`: checked by `ParseRequestURI`, its parts as `Parse` gives
     /// them, the fragment cut (`library/urls.go`).

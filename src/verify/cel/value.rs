@@ -417,32 +417,6 @@ pub(super) fn shown(value: &Value) -> String {
     }
 }
 
-/// A double as `string()` writes it (Go's `%g` with the shortest digits).
-pub(super) fn double_text(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".to_owned();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
-    }
-    let exponent = if d == 0.0 {
-        0
-    } else {
-        d.abs().log10().floor() as i32
-    };
-    if (-4..6).contains(&exponent) {
-        return format!("{d}");
-    }
-    let text = format!("{d:e}");
-    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    format!(
-        "{mantissa}e{}{:02}",
-        if exp < 0 { '-' } else { '+' },
-        exp.abs()
-    )
-}
-
 /// A value of one of Kubernetes' libraries.
 #[derive(Debug)]
 pub(super) enum Extension {

@@ -3,7 +3,14 @@
 //! the version's structural schema made strict ([`structural`]), after
 //! defaulting, and against its CEL rules ([`super::cel`]).
 
+mod field;
+mod listtype;
+mod objectmeta;
+mod openapi;
+mod strfmt;
 mod structural;
+#[cfg(test)]
+mod upstream;
 
 use std::collections::BTreeMap;
 
@@ -201,7 +208,9 @@ impl Crds {
             }
             // Descriptions and rules are most of a large schema; the
             // schema checks need neither (the rules keep the lean copy).
-            let lean = rules.lean_schema();
+            let mut lean = (*rules.lean_schema()).clone();
+            as_sent(&mut lean, 0);
+            let lean = std::sync::Arc::new(lean);
             let strict = structural::strict(&lean);
             match jsonschema::draft7::meta::validate(&strict) {
                 Ok(()) => {}
@@ -311,9 +320,14 @@ fn refused(rule: &Unusable, span: Span, said: &str) -> Diagnostic {
     Diagnostic::error(codes::VERIFY_CRD, span, format!("{said}: {}", rule.message)).with_help(help)
 }
 
-/// Whether `crds` define the kind of `value`; if so its problems are added:
-/// the strict schema's, then the CEL rules', both on the object as the API
-/// server validates it (defaults applied).
+/// Whether `crds` define the kind of `value`; if so its problems are added,
+/// in the API server's words: its unknown fields (strict field
+/// validation), then on the object as the server validates it (defaults
+/// applied) what the custom resource strategy's `Validate` finds
+/// (apiextensions-apiserver v0.36.3 `pkg/registry/customresource/
+/// strategy.go`): the schema's errors, the embedded resources', the list
+/// types', and the CEL rules' unless one of those errors is of a kind that
+/// stops them (`hasBlockingErr`).
 pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Problem>) -> bool {
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
@@ -321,24 +335,19 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
         return false;
     };
     let mut defaulted = value.clone();
+    as_sent(&mut defaulted, 0);
     structural::apply(&mut defaulted, &custom.written, 0);
     let validator = custom.validator.get_or_init(|| {
-        // The formats kube-openapi checks as the API server does:
-        // `byte` standard base64, `duration` its lenient durations.
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft7)
-            .with_format("byte", crate::syntax::base64::is_standard)
-            .with_format("duration", super::cel::is_openapi_duration)
-            .should_validate_formats(true)
+            .should_validate_formats(false)
             .build(&custom.strict)
             .map_err(|e| e.to_string())
     });
-    let mut blocking = false;
     match validator {
         Ok(validator) => {
             for error in validator.iter_errors(&defaulted) {
-                blocking |= blocks_rules(error.kind());
-                super::wording::push_error(id, "", &error, &custom.strict, problems);
+                unknown_fields(id, &error, &custom.strict, problems);
             }
         }
         Err(error) => problems.push(Problem::schema(
@@ -347,7 +356,20 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
             format!("the CRD's schema of `{api_version}` `{kind}` cannot be used: {error}"),
         )),
     }
-    duplicates(id, &defaulted, &custom.written, problems);
+    let mut errors = openapi::validate(&custom.written, &defaulted);
+    errors.extend(objectmeta::validate(&custom.written, &defaulted, false));
+    errors.extend(listtype::validate(&custom.written, &defaulted, ""));
+    let blocking = errors.iter().any(|e| {
+        use field::ErrorType as T;
+        matches!(
+            e.kind,
+            T::NotSupported | T::Required | T::TooLong | T::TooMany | T::TypeInvalid
+        )
+    });
+    for error in &errors {
+        let pointer = field::error_pointer(error, &defaulted);
+        problems.push(Problem::schema(id, &pointer, error.body()));
+    }
     if blocking {
         problems.push(Problem::new(
             super::Contract::Rule,
@@ -361,27 +383,76 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
     true
 }
 
-/// Whether the API server runs no CEL rule on an object with this schema
-/// error: a value of the wrong type, a required field missing, a value
-/// the `enum` does not hold, a string, list or map over its maximum
-/// (apiextensions-apiserver v0.36.3 `pkg/registry/customresource/
-/// strategy.go`, `hasBlockingErr`); an int-or-string of neither, and a
-/// string not of its `format` (kube-openapi's `InvalidType`), are of the
-/// wrong type.
-fn blocks_rules(kind: &jsonschema::error::ValidationErrorKind) -> bool {
+/// A value as the API server receives it from a YAML manifest, as kubectl
+/// sends it: YAML made JSON (sigs.k8s.io/yaml v1.6.0 `YAMLToJSON`, a float
+/// written by `encoding/json`, a whole one below 1e21 without a fraction),
+/// and a number without a fraction read as an `int64`: `12e3` and `1.0`
+/// are integers to the server.
+fn as_sent(value: &mut Json, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Json::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_precision_loss,
+                clippy::float_cmp
+            )]
+            let whole = f.fract() == 0.0 && f.abs() < 1e21 && f == (f as i64) as f64;
+            if whole {
+                #[allow(clippy::cast_possible_truncation)]
+                let i = f as i64;
+                *value = Json::from(i);
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(|v| as_sent(v, depth + 1)),
+        Json::Object(fields) => fields.values_mut().for_each(|v| as_sent(v, depth + 1)),
+        _ => {}
+    }
+}
+
+/// The fields the strict schema does not name, as the API server's strict
+/// field validation refuses them (`unknown field "spec.colour"`), with
+/// the name nearest to each among the fields the object takes there.
+fn unknown_fields(
+    id: &str,
+    error: &jsonschema::ValidationError<'_>,
+    strict: &Json,
+    problems: &mut Vec<Problem>,
+) {
     use jsonschema::error::ValidationErrorKind as Kind;
-    matches!(
-        kind,
-        Kind::Type { .. }
-            | Kind::Required { .. }
-            | Kind::Enum { .. }
-            | Kind::MaxLength { .. }
-            | Kind::MaxItems { .. }
-            | Kind::MaxProperties { .. }
-            | Kind::Format { .. }
-            | Kind::AnyOf { .. }
-            | Kind::OneOfNotValid { .. }
-    )
+    match error.kind() {
+        Kind::AdditionalProperties { unexpected } => {
+            let at = error.instance_path().as_str().to_owned();
+            let known: Vec<&str> = (error.schema_path().as_str().rsplit_once('/'))
+                .and_then(|(object, _)| strict.pointer(object))
+                .and_then(|object| object["properties"].as_object())
+                .map(|properties| properties.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for key in unexpected {
+                let pointer = format!("{at}/{}", crate::tree::pointer_segment(key));
+                let hint = crate::diagnostic::suggest(key, known.iter().copied())
+                    .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
+                let field = crate::tree::field_path(&pointer);
+                problems.push(Problem::schema(
+                    id,
+                    &pointer,
+                    format!(
+                        "unknown field {}{hint}",
+                        crate::verify::gofmt::go_quoted(&field)
+                    ),
+                ));
+            }
+        }
+        Kind::AnyOf { context } | Kind::OneOfNotValid { context } => {
+            for inner in context.iter().flatten() {
+                unknown_fields(id, inner, strict, problems);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Each item of a map list of `schema` (a CRD's) that repeats an earlier

@@ -134,43 +134,60 @@ fn nullable(schema: &Json) -> bool {
     schema["nullable"].as_bool() == Some(true)
 }
 
-/// `value` as the API server validates it: in every object the schema
-/// describes, a null field that is not nullable pruned, then each absent
-/// field with a default given it (and defaulted in turn).
+/// `value` as the API server validates it (apiextensions-apiserver
+/// v0.36.3 `pkg/apiserver/schema/defaulting/`): a null that is not
+/// nullable and has no default pruned, a property's or a map value's
+/// (`prunenulls.go`); then each absent property with a default given it,
+/// and a null that is not nullable given its default, a property's, a map
+/// value's or a list item's (`algorithm.go`), all the way down.
 pub(super) fn apply(value: &mut Json, schema: &Json, depth: usize) {
     if depth > super::MAX_DEPTH {
         return;
     }
+    let more = Some(&schema["additionalProperties"]).filter(|s| s.is_object());
     match value {
         Json::Object(fields) => {
-            if let Some(properties) = schema["properties"].as_object() {
-                fields.retain(|key, field| {
-                    !field.is_null() || properties.get(key).is_none_or(nullable)
-                });
-                for (key, property) in properties {
-                    if !fields.contains_key(key)
-                        && let Some(default) = property.get("default")
-                    {
-                        fields.insert(key.clone(), default.clone());
-                    }
+            let field_schema = |key: &str| schema["properties"].get(key).or(more);
+            fields.retain(|key, field| {
+                !field.is_null()
+                    || field_schema(key).is_none_or(|s| nullable(s) || s.get("default").is_some())
+            });
+            for (key, property) in schema["properties"].as_object().into_iter().flatten() {
+                if let Some(default) = property.get("default")
+                    && fields
+                        .get(key)
+                        .is_none_or(|v| v.is_null() && !nullable(property))
+                {
+                    fields.insert(key.clone(), default.clone());
                 }
-                for (key, field) in fields.iter_mut() {
-                    if let Some(property) = properties.get(key) {
-                        apply(field, property, depth + 1);
-                    }
-                }
-            } else if schema["additionalProperties"].is_object() {
-                for field in fields.values_mut() {
-                    apply(field, &schema["additionalProperties"], depth + 1);
+            }
+            for (key, field) in fields.iter_mut() {
+                if let Some(property) = schema["properties"].get(key) {
+                    apply(field, property, depth + 1);
+                } else if let Some(more) = more {
+                    defaulted_null(field, more);
+                    apply(field, more, depth + 1);
                 }
             }
         }
         Json::Array(items) if schema["items"].is_object() => {
             for item in items {
+                defaulted_null(item, &schema["items"]);
                 apply(item, &schema["items"], depth + 1);
             }
         }
         _ => {}
+    }
+}
+
+/// A null that `schema` does not let be null given its default (or left
+/// null where it has none).
+fn defaulted_null(value: &mut Json, schema: &Json) {
+    if value.is_null()
+        && !nullable(schema)
+        && let Some(default) = schema.get("default")
+    {
+        *value = default.clone();
     }
 }
 
