@@ -301,3 +301,42 @@ pub(super) fn duplicate_keys<'v>(
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn nulls_are_pruned_and_defaulted_as_the_server_does() {
+        let schema = json!({"type": "object", "properties": {
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "sizes": {"type": "object", "additionalProperties": {"type": "integer", "default": 1}},
+            "tags": {"type": "array", "items": {"type": "string", "default": "x"}},
+            "note": {"type": "string", "nullable": true},
+            "tier": {"type": "string", "default": "gold"},
+            "port": {"type": "integer"},
+        }});
+        let mut value = json!({
+            "labels": {"team": null, "app": "a"},
+            "sizes": {"a": null},
+            "tags": [null, "y"],
+            "note": null,
+            "tier": null,
+            "port": null,
+        });
+        super::apply(&mut value, &schema, 0);
+        // A map's null value pruned; with a default, defaulted; a list's
+        // null item defaulted; a nullable null kept; a property's null
+        // defaulted, or pruned without a default.
+        assert_eq!(
+            value,
+            json!({
+                "labels": {"app": "a"},
+                "sizes": {"a": 1},
+                "tags": ["x", "y"],
+                "note": null,
+                "tier": "gold",
+            })
+        );
+    }
+}
