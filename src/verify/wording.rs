@@ -27,21 +27,11 @@ pub(super) fn push_error(
     let path = format!("{prefix}{}", error.instance_path());
     let instance = error.instance().as_ref();
     let message = match error.kind() {
-        Kind::AdditionalProperties { unexpected } => {
-            let schema_path = error.schema_path().as_str();
-            let known: Vec<&str> = schema_path
-                .rsplit_once('/')
-                .and_then(|(object, _)| root.pointer(object))
-                .and_then(|object| object["properties"].as_object())
-                .map(|properties| properties.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            for key in unexpected {
-                let segment = crate::tree::pointer_segment(key);
-                let hint = crate::diagnostic::suggest(key, known.iter().copied())
-                    .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
+        Kind::AdditionalProperties { .. } => {
+            for (pointer, key, hint) in unknown_keys(prefix, error, root) {
                 problems.push(Problem::schema(
                     id,
-                    &format!("{path}/{segment}"),
+                    &pointer,
                     format!("unknown field `{}`{hint}", shortened(key)),
                 ));
             }
@@ -80,6 +70,35 @@ pub(super) fn push_error(
         kind => message(kind, instance),
     };
     problems.push(Problem::schema(id, &path, message));
+}
+
+/// The keys an `additionalProperties: false` error refuses (none for
+/// another error): each with its pointer (after `prefix`) and, where a
+/// field the object takes there is near it, ` (did you mean `that`?)`.
+/// `root` is the document the error's schema location is in.
+pub(super) fn unknown_keys<'e>(
+    prefix: &str,
+    error: &'e ValidationError<'_>,
+    root: &Value,
+) -> Vec<(String, &'e str, String)> {
+    let Kind::AdditionalProperties { unexpected } = error.kind() else {
+        return Vec::new();
+    };
+    let path = format!("{prefix}{}", error.instance_path());
+    let known: Vec<&str> = (error.schema_path().as_str().rsplit_once('/'))
+        .and_then(|(object, _)| root.pointer(object))
+        .and_then(|object| object["properties"].as_object())
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    unexpected
+        .iter()
+        .map(|key| {
+            let pointer = format!("{path}/{}", crate::tree::pointer_segment(key));
+            let hint = crate::diagnostic::suggest(key, known.iter().copied())
+                .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
+            (pointer, key.as_str(), hint)
+        })
+        .collect()
 }
 
 /// What a value breaks, for every kind of error that is about the value

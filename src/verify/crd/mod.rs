@@ -386,22 +386,19 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
 /// A value as the API server receives it from a YAML manifest, as kubectl
 /// sends it: YAML made JSON (sigs.k8s.io/yaml v1.6.0 `YAMLToJSON`, a float
 /// written by `encoding/json`, a whole one below 1e21 without a fraction),
-/// and a number without a fraction read as an `int64`: `12e3` and `1.0`
-/// are integers to the server.
+/// and a number without a fraction read as an `int64` where it fits one:
+/// `12e3` and `1.0` are integers to the server.
 fn as_sent(value: &mut Json, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
     match value {
         Json::Number(n) if n.is_f64() => {
+            // Whole and within an int64 (a larger one stays a float64).
+            const INT64: std::ops::Range<f64> =
+                -9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0;
             let f = n.as_f64().unwrap_or(0.0);
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_precision_loss,
-                clippy::float_cmp
-            )]
-            let whole = f.fract() == 0.0 && f.abs() < 1e21 && f == (f as i64) as f64;
-            if whole {
+            if f.fract() == 0.0 && INT64.contains(&f) {
                 #[allow(clippy::cast_possible_truncation)]
                 let i = f as i64;
                 *value = Json::from(i);
@@ -424,17 +421,8 @@ fn unknown_fields(
 ) {
     use jsonschema::error::ValidationErrorKind as Kind;
     match error.kind() {
-        Kind::AdditionalProperties { unexpected } => {
-            let at = error.instance_path().as_str().to_owned();
-            let known: Vec<&str> = (error.schema_path().as_str().rsplit_once('/'))
-                .and_then(|(object, _)| strict.pointer(object))
-                .and_then(|object| object["properties"].as_object())
-                .map(|properties| properties.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            for key in unexpected {
-                let pointer = format!("{at}/{}", crate::tree::pointer_segment(key));
-                let hint = crate::diagnostic::suggest(key, known.iter().copied())
-                    .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"));
+        Kind::AdditionalProperties { .. } => {
+            for (pointer, _, hint) in super::wording::unknown_keys("", error, strict) {
                 let field = crate::tree::field_path(&pointer);
                 problems.push(Problem::schema(
                     id,
