@@ -98,6 +98,32 @@ pub(super) fn dotted_name(expr: &Expr) -> Option<String> {
     }
 }
 
+/// The dotted type's name (of [`TYPE_NAMES`]) a selection spells, when
+/// it spells one: `google.protobuf.Duration`. Every selection asks, so
+/// the last name is looked at before the dotted name is made.
+pub(super) fn spelled_type(expr: &Expr) -> Option<&'static str> {
+    let Kind::Select {
+        field, test: false, ..
+    } = &expr.kind
+    else {
+        return None;
+    };
+    if !ends_a_type_name(field) {
+        return None;
+    }
+    let name = dotted_name(expr)?;
+    TYPE_NAMES.iter().copied().find(|t| *t == name)
+}
+
+/// Whether `field` is the last name of a dotted type's name (of
+/// [`TYPE_NAMES`]): a selection that ends otherwise names no type.
+pub(super) fn ends_a_type_name(field: &str) -> bool {
+    matches!(
+        field,
+        "Duration" | "Timestamp" | "URL" | "Quantity" | "Semver" | "IP" | "CIDR"
+    )
+}
+
 pub(super) fn call(at: u32, function: &str, target: Option<Expr>, args: Vec<Expr>) -> Expr {
     Expr {
         at,
@@ -175,3 +201,31 @@ pub(super) const TYPE_NAMES: &[&str] = &[
     "net.IP",
     "net.CIDR",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dotted_type_name_is_spelled_by_its_selection() {
+        for name in TYPE_NAMES.iter().filter(|n| n.contains('.')) {
+            let mut parts = name.split('.');
+            let first = parts.next().unwrap_or_default();
+            let mut expr = ident(0, first);
+            for part in parts {
+                expr = Expr {
+                    at: 0,
+                    kind: Kind::Select {
+                        operand: Box::new(expr),
+                        field: part.into(),
+                        test: false,
+                    },
+                };
+            }
+            assert_eq!(spelled_type(&expr), Some(*name));
+            assert!(ends_a_type_name(
+                name.rsplit('.').next().unwrap_or_default()
+            ));
+        }
+    }
+}

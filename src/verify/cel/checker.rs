@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::ast::{Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name};
+use super::ast::{Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, spelled_type};
 use super::overloads::{self, Overload};
 use super::types::{Mapping, Type, optional};
 
@@ -30,7 +30,7 @@ pub(super) struct Checked {
 /// and every overload its arguments' types may take; none where an
 /// argument's type is one trainc cannot tell.
 pub(super) struct Called {
-    pub function: String,
+    pub function: Arc<str>,
     pub overloads: Vec<&'static Overload>,
 }
 
@@ -145,11 +145,8 @@ impl Checker {
                 field,
                 test,
             } => {
-                if let Some(name) = dotted_name(expr)
-                    && !test
-                    && TYPE_NAMES.contains(&name.as_str())
-                {
-                    return type_value(&name);
+                if let Some(name) = spelled_type(expr) {
+                    return type_value(name);
                 }
                 let t = self.select(expr.at, operand, field, false);
                 if *test { Type::Bool } else { t }
@@ -320,8 +317,14 @@ impl Checker {
         }
     }
 
-    fn call(&mut self, expr: &Expr, function: &str, target: Option<&Expr>, args: &[Expr]) -> Type {
-        if function == "_?._"
+    fn call(
+        &mut self,
+        expr: &Expr,
+        function: &Arc<str>,
+        target: Option<&Expr>,
+        args: &[Expr],
+    ) -> Type {
+        if &**function == "_?._"
             && let [
                 operand,
                 Expr {
@@ -334,7 +337,7 @@ impl Checker {
             self.calls.insert(
                 node(expr),
                 Called {
-                    function: "_?._".to_owned(),
+                    function: Arc::clone(function),
                     overloads: Vec::new(),
                 },
             );
@@ -345,12 +348,13 @@ impl Checker {
                 kind: Kind::Ident(ns),
                 ..
             }) if NAMESPACES.contains(&&**ns) && !self.scope.iter().any(|(n, _)| n == ns) => {
-                Some(format!("{ns}.{function}"))
+                Some(Arc::<str>::from(format!("{ns}.{function}")))
             }
             _ => None,
         };
         let target = if namespaced.is_some() { None } else { target };
-        let name = namespaced.as_deref().unwrap_or(function);
+        let function = namespaced.unwrap_or_else(|| Arc::clone(function));
+        let name = &*function;
         let mut types = Vec::with_capacity(args.len() + 1);
         let format = u32::from(name == "format");
         self.in_format += format;
@@ -362,7 +366,7 @@ impl Checker {
         }
         self.in_format -= format;
         let mut called = Called {
-            function: name.to_owned(),
+            function: Arc::clone(&function),
             overloads: Vec::new(),
         };
         if matches!(name, "_&&_" | "_||_") {

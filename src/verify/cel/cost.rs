@@ -11,10 +11,9 @@
 //! call's from what it makes.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use super::ast::{
-    ACCUMULATOR, Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name,
-};
+use super::ast::{ACCUMULATOR, Comprehension, Expr, Kind, Literal, NAMESPACES, spelled_type};
 use super::checker::{Checked, Nodes, node};
 use super::cost_calls::{self, CallSite, Node, Path};
 use super::ranges::{Range, UNKNOWN};
@@ -40,10 +39,11 @@ impl Entries {
     }
 }
 
-fn append(path: &Path, step: &str) -> Vec<String> {
-    let mut out = path.clone().unwrap_or_default();
+/// `path` with `step` after it (a path from nowhere is the step alone).
+fn append(path: &Path, step: &str) -> Rc<Vec<String>> {
+    let mut out = path.as_deref().cloned().unwrap_or_default();
     out.push(step.to_owned());
-    out
+    Rc::new(out)
 }
 
 /// A comprehension's or a binding's variable.
@@ -104,16 +104,15 @@ impl<'e> Coster<'e, '_> {
             Kind::Ident(name) => {
                 let path = match self.local(name) {
                     Some(local) => local.path.clone(),
-                    None => Some(vec![name.to_string()]),
+                    None => Some(Rc::new(vec![name.to_string()])),
                 };
                 self.paths.insert(node(e), path);
                 Range::fixed(1)
             }
-            Kind::Select { test: false, .. }
-                if dotted_name(e).is_some_and(|n| TYPE_NAMES.contains(&n.as_str())) =>
-            {
+            Kind::Select { .. } if let Some(name) = spelled_type(e) => {
                 // A type's dotted name is one name to the checker.
-                self.paths.insert(node(e), dotted_name(e).map(|n| vec![n]));
+                self.paths
+                    .insert(node(e), Some(Rc::new(vec![name.to_owned()])));
                 Range::fixed(1)
             }
             Kind::Select {
@@ -265,9 +264,9 @@ impl<'e> Coster<'e, '_> {
         // A namespaced function (`sets.contains`) is called as one name.
         let target = target.filter(|t| {
             !matches!(&t.kind, Kind::Ident(ns) if NAMESPACES.contains(&&**ns)
-                && called.function != function)
+                && &*called.function != function)
         });
-        let name = called.function.as_str();
+        let name = &*called.function;
         if name == "dyn" && args.len() == 1 {
             let cost = self.cost(&args[0]);
             self.copy_sizes(e, &args[0]);

@@ -22,7 +22,8 @@ const MAX_FORMAT_PATTERN: f64 = 128.0;
 /// A path from a variable through fields, `@items`, `@values`, `@keys`
 /// and `@indices` to a value; `None` where none is tracked (Go's nil
 /// slice, which appending to makes a path of one step).
-pub(super) type Path = Option<Vec<String>>;
+/// Shared: a path is read far more often than a longer one is made.
+pub(super) type Path = Option<std::rc::Rc<Vec<String>>>;
 
 /// A node as a function's estimate reads it (`checker.AstNode`).
 pub(super) struct Node<'e> {
@@ -240,9 +241,9 @@ fn item_size(c: Schema<'_>, list: &Node<'_>) -> Option<(Type, Range)> {
         return None;
     };
     let path = list.path.as_ref().map(|p| {
-        let mut p = p.clone();
+        let mut p = (**p).clone();
         p.push("@items".to_owned());
-        p
+        std::rc::Rc::new(p)
     });
     let sz = schema_size(c, &path).unwrap_or(UNKNOWN);
     Some(((**item).clone(), sz))

@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::ast::{Comprehension, Entry, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name};
+use super::ast::{
+    Comprehension, Entry, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name,
+    ends_a_type_name,
+};
 use super::functions;
 use super::value::{Error, Key, List, Map, Result, Value};
 
@@ -161,8 +164,12 @@ impl Eval {
     /// `google.protobuf.Duration`: a dotted type's name, where its first
     /// part is no variable.
     fn qualified_type(&self, expr: &Expr) -> Option<&'static str> {
-        // Told by the first part, without making the name, for every
-        // selection that is not one (`self.spec`).
+        // Told by the last name and the first, without making the name,
+        // for every selection that is not one (`self.spec`).
+        match &expr.kind {
+            Kind::Select { field, .. } if ends_a_type_name(field) => {}
+            _ => return None,
+        }
         let mut root = expr;
         while let Kind::Select { operand, .. } = &root.kind {
             root = operand;

@@ -1,6 +1,8 @@
 //! CEL's tokens (cel-go v0.26.0, `parser/gen/CEL.g4`): numbers, strings
 //! and bytes in all their quotings with their escapes, names, operators.
 
+use std::sync::Arc;
+
 /// A syntax error: its message, and where (`None`: no place, as cel-go
 /// reports its depth limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,14 +12,15 @@ pub(super) struct SyntaxError {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Token {
-    Int(String),
+pub(super) enum Token<'a> {
+    /// A name, or an int's digits, as written in the source.
+    Int(&'a str),
     Uint(u64),
     Double(f64),
-    String(String),
-    Bytes(Vec<u8>),
-    Ident(String),
-    Backtick(String),
+    String(Arc<str>),
+    Bytes(Arc<[u8]>),
+    Ident(&'a str),
+    Backtick(&'a str),
     True,
     False,
     Null,
@@ -51,16 +54,16 @@ pub(super) enum Token {
     End,
 }
 
-impl Token {
+impl Token<'_> {
     /// The token as a syntax error quotes it.
     pub(super) fn shown(&self) -> String {
         let text = match self {
             Token::End => "<EOF>".to_owned(),
-            Token::Int(text) => text.clone(),
+            Token::Int(text) => (*text).to_owned(),
             Token::Uint(n) => format!("{n}u"),
             Token::Double(n) => n.to_string(),
             Token::String(_) | Token::Bytes(_) => "a literal".to_owned(),
-            Token::Ident(name) => name.clone(),
+            Token::Ident(name) => (*name).to_owned(),
             Token::Backtick(name) => format!("`{name}`"),
             other => match other {
                 Token::True => "true",
@@ -103,7 +106,7 @@ impl Token {
 pub(super) struct Lexer<'a> {
     source: &'a str,
     at: usize,
-    peeked: Option<(Token, u32)>,
+    peeked: Option<(Token<'a>, u32)>,
 }
 
 fn error<T>(at: usize, message: impl Into<String>) -> Result<T, SyntaxError> {
@@ -122,14 +125,14 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    pub(super) fn peek(&mut self) -> Result<(Token, u32), SyntaxError> {
+    pub(super) fn peek(&mut self) -> Result<(Token<'a>, u32), SyntaxError> {
         if self.peeked.is_none() {
             self.peeked = Some(self.read()?);
         }
         Ok(self.peeked.clone().unwrap_or((Token::End, 0)))
     }
 
-    pub(super) fn next(&mut self) -> Result<(Token, u32), SyntaxError> {
+    pub(super) fn next(&mut self) -> Result<(Token<'a>, u32), SyntaxError> {
         match self.peeked.take() {
             Some(token) => Ok(token),
             None => self.read(),
@@ -141,19 +144,24 @@ impl<'a> Lexer<'a> {
     }
 
     fn skip_space(&mut self) {
+        let bytes = self.source.as_bytes();
         loop {
-            let rest = self.rest();
-            let trimmed = rest.trim_start_matches([' ', '\t', '\n', '\r', '\x0c']);
-            self.at += rest.len() - trimmed.len();
-            if trimmed.starts_with("//") {
-                self.at += trimmed.find('\n').unwrap_or(trimmed.len());
+            while bytes
+                .get(self.at)
+                .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'))
+            {
+                self.at += 1;
+            }
+            if bytes[self.at..].starts_with(b"//") {
+                let rest = &bytes[self.at..];
+                self.at += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
                 continue;
             }
             return;
         }
     }
 
-    fn read(&mut self) -> Result<(Token, u32), SyntaxError> {
+    fn read(&mut self) -> Result<(Token<'a>, u32), SyntaxError> {
         self.skip_space();
         let start = self.at;
         let at = u32::try_from(start).unwrap_or(u32::MAX);
@@ -161,16 +169,16 @@ impl<'a> Lexer<'a> {
         let Some(first) = rest.chars().next() else {
             return Ok((Token::End, at));
         };
-        let two = rest.get(..2).unwrap_or("");
-        let token = match two {
-            ".?" => Some(Token::DotQuestion),
-            "[?" => Some(Token::LBracketQuestion),
-            "<=" => Some(Token::LessEq),
-            ">=" => Some(Token::GreaterEq),
-            "==" => Some(Token::EqEq),
-            "!=" => Some(Token::NotEq),
-            "&&" => Some(Token::AndAnd),
-            "||" => Some(Token::OrOr),
+        let second = rest.as_bytes().get(1).copied().unwrap_or(0);
+        let token = match (first, second) {
+            ('.', b'?') => Some(Token::DotQuestion),
+            ('[', b'?') => Some(Token::LBracketQuestion),
+            ('<', b'=') => Some(Token::LessEq),
+            ('>', b'=') => Some(Token::GreaterEq),
+            ('=', b'=') => Some(Token::EqEq),
+            ('!', b'=') => Some(Token::NotEq),
+            ('&', b'&') => Some(Token::AndAnd),
+            ('|', b'|') => Some(Token::OrOr),
             _ => None,
         };
         if let Some(token) = token {
@@ -205,7 +213,7 @@ impl<'a> Lexer<'a> {
                 "false" => Token::False,
                 "null" => Token::Null,
                 "in" => Token::In,
-                _ => Token::Ident(word.to_owned()),
+                _ => Token::Ident(word),
             };
             return Ok((token, at));
         }
@@ -218,7 +226,7 @@ impl<'a> Lexer<'a> {
                 Ok,
             )?;
             self.at += end + 2;
-            return Ok((Token::Backtick(rest[1..=end].to_owned()), at));
+            return Ok((Token::Backtick(&rest[1..=end]), at));
         }
         let token = match first {
             '.' => Token::Dot,
@@ -250,7 +258,7 @@ impl<'a> Lexer<'a> {
         Ok((token, at))
     }
 
-    fn number(&mut self) -> Result<Token, SyntaxError> {
+    fn number(&mut self) -> Result<Token<'a>, SyntaxError> {
         let start = self.at;
         let rest = self.rest();
         let bytes = rest.as_bytes();
@@ -268,7 +276,7 @@ impl<'a> Lexer<'a> {
                     .map(Token::Uint)
                     .or_else(|_| error(start, format!("invalid uint literal: {digits}u")));
             }
-            return Ok(Token::Int(digits.to_owned()));
+            return Ok(Token::Int(digits));
         }
         let digits = |from: usize| {
             from + rest[from..]
@@ -306,11 +314,11 @@ impl<'a> Lexer<'a> {
                 .map(Token::Uint)
                 .or_else(|_| error(start, format!("invalid uint literal: {text}u")));
         }
-        Ok(Token::Int(text.to_owned()))
+        Ok(Token::Int(text))
     }
 
     /// A quoted string or bytes from its opening quote on.
-    fn quoted(&mut self, raw: bool, bytes: bool, start: usize) -> Result<Token, SyntaxError> {
+    fn quoted(&mut self, raw: bool, bytes: bool, start: usize) -> Result<Token<'a>, SyntaxError> {
         let rest = self.rest();
         let quote = rest.chars().next().unwrap_or('"');
         let triple: String = std::iter::repeat_n(quote, 3).collect();
@@ -363,10 +371,10 @@ impl<'a> Lexer<'a> {
             escape(escaped, &mut chars, &mut out, bytes, at)?;
         }
         if bytes {
-            return Ok(Token::Bytes(out));
+            return Ok(Token::Bytes(out.into()));
         }
         String::from_utf8(out)
-            .map(Token::String)
+            .map(|text| Token::String(text.into()))
             .or_else(|_| error(start, "Syntax error: a string literal that is not UTF-8"))
     }
 }

@@ -69,7 +69,7 @@ pub(super) fn children_cardinality(node: &Json, cardinality: Cardinality) -> Car
 /// [`RULE_COST_LIMIT`], and both added to the CRD's total.
 pub(super) fn rule_costs(
     rule: &Rule,
-    at: &str,
+    at: &dyn Fn() -> String,
     cardinality: Cardinality,
     sizes: &Sizes<'_>,
     unusable: &mut Vec<Unusable>,
@@ -80,25 +80,30 @@ pub(super) fn rule_costs(
         Cardinality::Unbounded => sizes.max_cardinality(),
         Cardinality::NotEstimated => return,
     };
-    let source = compile::quoted(rule.source());
     // `multiplyWithOverflowGuard`: stopped at the largest.
     let rule_cost = rule.max_cost.map(|cost| cost.saturating_mul(times));
-    for (cost, field, what, estimated) in [
-        (
-            rule_cost,
-            "rule",
-            format!("the rule {source}"),
-            "estimated rule cost",
-        ),
+    for (cost, field, estimated) in [
+        (rule_cost, "rule", "estimated rule cost"),
         (
             rule.message_max_cost,
             "messageExpression",
-            format!("the messageExpression of rule {source}"),
             "estimated messageExpression cost",
         ),
     ] {
         let Some(cost) = cost else { continue };
-        let pointer = format!("{at}/{field}");
+        total.sum = total.sum.saturating_add(cost);
+        // Only a cost of 1% of the CRD's limit or more is ever reported
+        // (and one past a rule's limit is): the words are made for those
+        // alone, where a CRD may hold a hundred thousand cheap rules.
+        if cost < CRD_COST_LIMIT / 100 {
+            continue;
+        }
+        let source = compile::quoted(rule.source());
+        let what = match field {
+            "rule" => format!("the rule {source}"),
+            _ => format!("the messageExpression of rule {source}"),
+        };
+        let pointer = format!("{}/{field}", at());
         if cost > RULE_COST_LIMIT {
             let words = cost_words(estimated, cost, RULE_COST_LIMIT);
             unusable.push(Unusable {
@@ -107,7 +112,7 @@ pub(super) fn rule_costs(
                 why: Why::Cost,
             });
         }
-        total.observe(pointer, what, cost);
+        total.expensive.push((pointer, what, cost));
     }
 }
 
@@ -138,13 +143,6 @@ impl Total {
             message: format!("Forbidden: {words}"),
             why: Why::Cost,
         });
-    }
-
-    fn observe(&mut self, pointer: String, what: String, cost: u64) {
-        self.sum = self.sum.saturating_add(cost);
-        if cost >= CRD_COST_LIMIT / 100 {
-            self.expensive.push((pointer, what, cost));
-        }
     }
 }
 

@@ -204,12 +204,13 @@ impl Rules {
         let self_type = typing.and_then(|node| types::of_schema(node, at.root, "selfType"));
         let sizes = sizes::Sizes::new(typing.unwrap_or(&Json::Null), at.root);
         for (n, written) in written.iter().enumerate() {
-            let here = format!("{pointer}/x-kubernetes-validations/{n}");
+            // Made where a problem is reported: most rules have none.
+            let here = || format!("{pointer}/x-kubernetes-validations/{n}");
             match Rule::compile(written, self_type.as_ref(), &sizes) {
                 Ok(rule) => {
                     if rule.uses_old_self() {
                         unusable.push(Unusable {
-                            pointer: here.clone(),
+                            pointer: here(),
                             message: format!(
                                 "the transition rule `{}` reads `oldSelf`",
                                 rule.source()
@@ -221,7 +222,7 @@ impl Rules {
                     rules.push(rule);
                 }
                 Err((why, field, message)) => unusable.push(Unusable {
-                    pointer: format!("{here}/{field}"),
+                    pointer: format!("{}/{field}", here()),
                     message,
                     why,
                 }),

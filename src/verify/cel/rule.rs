@@ -303,14 +303,18 @@ impl Rule {
         } else {
             self_type.clone()
         };
-        // A messageExpression is compiled in the rule's environment.
         let vars = vec![("self".into(), self_type), ("oldSelf".into(), old_type)];
-        let program =
-            expression(source, vars.clone(), "the rule", &Type::Bool).map_err(at("rule"))?;
+        let message_source = written["messageExpression"].as_str();
+        // A messageExpression is compiled in the rule's environment.
+        let (rule_vars, message_vars) = match message_source {
+            Some(_) => (vars.clone(), vars),
+            None => (vars, Vec::new()),
+        };
+        let program = expression(source, rule_vars, "the rule", &Type::Bool).map_err(at("rule"))?;
         let max_cost = estimated(&program, sizes);
         let (mut message_expression, mut message_max_cost) = (None, None);
-        if let Some(text) = written["messageExpression"].as_str() {
-            let compiled = expression(text, vars, "the messageExpression", &Type::String)
+        if let Some(text) = message_source {
+            let compiled = expression(text, message_vars, "the messageExpression", &Type::String)
                 .map_err(at("messageExpression"))?;
             message_max_cost = estimated(&compiled, sizes);
             message_expression = Some((text.to_owned(), compiled.expr));

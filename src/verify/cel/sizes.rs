@@ -60,6 +60,9 @@ pub(super) struct Sizes<'a> {
     schema: &'a Json,
     root: bool,
     smallest: RefCell<HashMap<(usize, bool), i64>>,
+    /// Each path's estimate once made: a node's rules read the same few
+    /// paths, and a CRD may hold a hundred thousand rules.
+    estimates: RefCell<HashMap<Vec<String>, Option<u64>>>,
 }
 
 fn zero_if_negative(v: i64) -> i64 {
@@ -73,6 +76,7 @@ impl<'a> Sizes<'a> {
             schema,
             root,
             smallest: RefCell::new(HashMap::new()),
+            estimates: RefCell::new(HashMap::new()),
         }
     }
 
@@ -90,6 +94,15 @@ impl<'a> Sizes<'a> {
     /// `MaxElements`; `None` where the path leads nowhere the schema
     /// declares (`sizeEstimator.EstimateSize`).
     pub(super) fn estimate(&self, path: &[String]) -> Option<u64> {
+        if let Some(known) = self.estimates.borrow().get(path) {
+            return *known;
+        }
+        let estimate = self.estimate_afresh(path);
+        (self.estimates.borrow_mut()).insert(path.to_vec(), estimate);
+        estimate
+    }
+
+    fn estimate_afresh(&self, path: &[String]) -> Option<u64> {
         if path.is_empty() {
             return None;
         }

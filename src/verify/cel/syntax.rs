@@ -77,7 +77,7 @@ struct Parser<'a> {
     nesting: u32,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn error<T>(at: u32, message: String) -> Result<T, SyntaxError> {
         Err(SyntaxError {
             at: Some(at),
@@ -85,7 +85,7 @@ impl Parser<'_> {
         })
     }
 
-    fn expect(&mut self, wanted: &Token, what: &str) -> Result<u32, SyntaxError> {
+    fn expect(&mut self, wanted: &Token<'_>, what: &str) -> Result<u32, SyntaxError> {
         let (token, at) = self.lexer.next()?;
         if &token == wanted {
             return Ok(at);
@@ -99,7 +99,7 @@ impl Parser<'_> {
         )
     }
 
-    fn eat(&mut self, wanted: &Token) -> Result<bool, SyntaxError> {
+    fn eat(&mut self, wanted: &Token<'_>) -> Result<bool, SyntaxError> {
         if &self.lexer.peek()?.0 == wanted {
             self.lexer.next()?;
             return Ok(true);
@@ -140,7 +140,7 @@ impl Parser<'_> {
 
     /// `a || b || c` (or `&&`): cel-go balances the operands into a tree
     /// and counts none of it toward its depth.
-    fn logical(&mut self, operator: &Token, function: &str) -> Result<Parsed, SyntaxError> {
+    fn logical(&mut self, operator: &Token<'_>, function: &str) -> Result<Parsed, SyntaxError> {
         let mut terms = Vec::new();
         let mut depth = 0;
         loop {
@@ -149,9 +149,13 @@ impl Parser<'_> {
             } else {
                 self.relation()?
             };
+            let (token, at) = self.lexer.peek()?;
+            if terms.is_empty() && &token != operator {
+                // One term, the most common case: no list made.
+                return Ok((term, d));
+            }
             depth = depth.max(d);
             terms.push(term);
-            let (token, at) = self.lexer.peek()?;
             if &token != operator {
                 break;
             }
@@ -235,7 +239,7 @@ impl Parser<'_> {
         {
             let (number, number_at) = self.lexer.next()?;
             let value = match number {
-                Token::Int(text) => Literal::Int(Self::int(&text, true, number_at)?),
+                Token::Int(text) => Literal::Int(Self::int(text, true, number_at)?),
                 Token::Double(value) => Literal::Double(-value),
                 _ => unreachable!("peeked a number"),
             };
@@ -253,20 +257,26 @@ impl Parser<'_> {
             Some(hex) => (hex, 16),
             None => (text, 10),
         };
-        let signed = if negative {
-            format!("-{digits}")
-        } else {
-            digits.to_owned()
+        // The lexer gave digits only: their magnitude, then its sign
+        // (-2^63 is an int, 2^63 is not).
+        let magnitude = u64::from_str_radix(digits, radix).ok();
+        let value = match magnitude {
+            Some(m) if negative => 0i64.checked_sub_unsigned(m),
+            Some(m) => i64::try_from(m).ok(),
+            None => None,
         };
-        i64::from_str_radix(&signed, radix).or_else(|_| {
-            Self::error(
-                at,
-                format!(
-                    "invalid int literal: {}{text}",
-                    if negative { "-" } else { "" }
-                ),
-            )
-        })
+        value.map_or_else(
+            || {
+                Self::error(
+                    at,
+                    format!(
+                        "invalid int literal: {}{text}",
+                        if negative { "-" } else { "" }
+                    ),
+                )
+            },
+            Ok,
+        )
     }
 
     fn member(&mut self) -> Result<Parsed, SyntaxError> {
@@ -288,7 +298,7 @@ impl Parser<'_> {
                         let (_, paren) = self.lexer.next()?;
                         let (args, d) = self.list_of(&Token::RParen)?;
                         depth = 1 + depth.max(d);
-                        expr = method(paren, &name, expr, args)?;
+                        expr = method(paren, name, expr, args)?;
                         continue;
                     }
                     depth += 1;
@@ -337,7 +347,7 @@ impl Parser<'_> {
         }
     }
 
-    fn name(&mut self) -> Result<(String, u32), SyntaxError> {
+    fn name(&mut self) -> Result<(&'a str, u32), SyntaxError> {
         match self.lexer.next()? {
             (Token::Ident(name), at) => Ok((name, at)),
             (Token::Backtick(_), at) => Self::error(at, "unsupported syntax: '`'".to_owned()),
@@ -353,7 +363,7 @@ impl Parser<'_> {
 
     /// Expressions separated by commas up to `close` (a trailing comma
     /// allowed), and the deepest of them.
-    fn list_of(&mut self, close: &Token) -> Result<(Vec<Expr>, u32), SyntaxError> {
+    fn list_of(&mut self, close: &Token<'_>) -> Result<(Vec<Expr>, u32), SyntaxError> {
         let mut items = Vec::new();
         let mut depth = 0;
         if self.eat(close)? {
@@ -386,7 +396,7 @@ impl Parser<'_> {
             self.expect(&Token::Colon, "':'")?;
             let (value, d) = self.expr()?;
             depth = depth.max(d);
-            fields.push((name, value, optional));
+            fields.push((name.to_owned(), value, optional));
             if self.eat(&Token::Comma)? {
                 if self.eat(&Token::RBrace)? {
                     return Ok((fields, depth));
@@ -401,11 +411,11 @@ impl Parser<'_> {
     fn primary(&mut self) -> Result<Parsed, SyntaxError> {
         let (token, at) = self.lexer.next()?;
         Ok(match token {
-            Token::Int(text) => (literal(at, Literal::Int(Self::int(&text, false, at)?)), 0),
+            Token::Int(text) => (literal(at, Literal::Int(Self::int(text, false, at)?)), 0),
             Token::Uint(value) => (literal(at, Literal::Uint(value)), 0),
             Token::Double(value) => (literal(at, Literal::Double(value)), 0),
-            Token::String(text) => (literal(at, Literal::String(text.into())), 0),
-            Token::Bytes(bytes) => (literal(at, Literal::Bytes(bytes.into())), 0),
+            Token::String(text) => (literal(at, Literal::String(text)), 0),
+            Token::Bytes(bytes) => (literal(at, Literal::Bytes(bytes)), 0),
             Token::True => (literal(at, Literal::Bool(true)), 0),
             Token::False => (literal(at, Literal::Bool(false)), 0),
             Token::Null => (literal(at, Literal::Null), 0),
@@ -480,7 +490,7 @@ impl Parser<'_> {
                 let (name, name_at) = self.name()?;
                 self.ident_or_call(&format!(".{name}"), name_at)?
             }
-            Token::Ident(name) => self.ident_or_call(&name, at)?,
+            Token::Ident(name) => self.ident_or_call(name, at)?,
             Token::Backtick(_) => return Self::error(at, "unsupported syntax: '`'".to_owned()),
             other => {
                 return Self::error(
