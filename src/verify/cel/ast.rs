@@ -124,6 +124,45 @@ pub(super) fn ends_a_type_name(field: &str) -> bool {
     )
 }
 
+/// How many times evaluating `expr` may read the variable `name`, the
+/// more of a conditional's two ways; a read within a loop counts as many.
+pub(super) fn reads(expr: &Expr, name: &str) -> u32 {
+    let sum = |items: &mut dyn Iterator<Item = &Expr>| items.map(|e| reads(e, name)).sum();
+    match &expr.kind {
+        Kind::Literal(_) => 0,
+        Kind::Ident(n) => u32::from(&**n == name),
+        Kind::Select { operand, .. } => reads(operand, name),
+        Kind::Call {
+            function,
+            target: None,
+            args,
+        } if &**function == "_?_:_" && args.len() == 3 => {
+            reads(&args[0], name) + reads(&args[1], name).max(reads(&args[2], name))
+        }
+        Kind::Call { target, args, .. } => sum(&mut target.as_deref().into_iter().chain(args)),
+        Kind::List { items, .. } => sum(&mut items.iter()),
+        Kind::Map { entries } => sum(&mut entries.iter().flat_map(|e| [&e.key, &e.value])),
+        Kind::Struct { fields, .. } => sum(&mut fields.iter().map(|(_, value, _)| value)),
+        Kind::Comprehension(c) => {
+            // Its own accumulator (every macro's is `@result`) and
+            // iteration variables hide `name` where they are bound.
+            let accumulator = &*c.accu_var == name;
+            let iterated = &*c.iter_var == name || c.iter_var2.as_deref() == Some(name);
+            let looped: u32 = if accumulator || iterated {
+                0
+            } else {
+                sum(&mut [&c.cond, &c.step].into_iter())
+            };
+            let result = if accumulator {
+                0
+            } else {
+                reads(&c.result, name)
+            };
+            reads(&c.range, name) + reads(&c.init, name) + looped.saturating_mul(2) + result
+        }
+    }
+}
+
 pub(super) fn call(at: u32, function: &str, target: Option<Expr>, args: Vec<Expr>) -> Expr {
     Expr {
         at,

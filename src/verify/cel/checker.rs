@@ -7,12 +7,11 @@
 //! items of a literal list or map of one type. The first error by
 //! position is the one a message gives, worded as cel-go words it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ast::{Comprehension, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, spelled_type};
 use super::overloads::{self, Overload};
-use super::types::{Mapping, Type, optional};
+use super::types::{FastMap, Mapping, Type, optional};
 
 /// A type error: where, and cel-go's words.
 pub(super) type Issue = (u32, String);
@@ -39,29 +38,8 @@ pub(super) fn node(expr: &Expr) -> usize {
     std::ptr::from_ref(expr) as usize
 }
 
-/// A map keyed by [`node`]: an address needs no hashing against floods,
-/// only its bits spread (an expression's few nodes are looked up often).
-pub(super) type Nodes<V> = HashMap<usize, V, std::hash::BuildHasherDefault<NodeHasher>>;
-
-/// Fibonacci hashing of one address.
-#[derive(Default)]
-pub(super) struct NodeHasher(u64);
-
-impl std::hash::Hasher for NodeHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
+/// A map keyed by [`node`].
+pub(super) type Nodes<V> = FastMap<usize, V>;
 
 struct Checker {
     scope: Vec<(Arc<str>, Type)>,

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 
 use super::ast::{
     Comprehension, Entry, Expr, Kind, Literal, NAMESPACES, TYPE_NAMES, dotted_name,
-    ends_a_type_name,
+    ends_a_type_name, reads,
 };
 use super::functions;
 use super::value::{Error, Key, List, Map, Result, Value};
@@ -23,6 +23,9 @@ use super::value::{Error, Key, List, Map, Result, Value};
 /// One evaluation: its variables, its cost so far, its limit.
 pub(super) struct Eval {
     vars: Vec<(Arc<str>, Value)>,
+    /// The variable (its place in `vars`) a comprehension's step may take
+    /// rather than copy: its accumulator, where the step reads it once.
+    movable: Option<usize>,
     pub cost: u64,
     pub limit: u64,
 }
@@ -31,6 +34,7 @@ impl Eval {
     pub(super) fn new(limit: u64) -> Eval {
         Eval {
             vars: Vec::new(),
+            movable: None,
             cost: 0,
             limit,
         }
@@ -69,6 +73,14 @@ impl Eval {
                     return Ok(Value::Type(t.into()));
                 }
                 self.charge(1)?;
+                if let Some(at) = self.movable
+                    && self.vars.iter().rposition(|(n, _)| n == name) == Some(at)
+                {
+                    // Taken, not copied: the step's `_+_` then extends the
+                    // list in place (`map` over 10,000 items copies no
+                    // list 10,000 times).
+                    return Ok(std::mem::replace(&mut self.vars[at].1, Value::Null));
+                }
                 Ok(self.ident(name))
             }
             Kind::Select {
@@ -335,11 +347,26 @@ impl Eval {
             .chain(&values)
             .find(|v| matches!(v, Value::Error(_)))
             .cloned();
+        let cost;
         let result = match error {
             Some(error) => error,
+            None if function == "_+_"
+                && target.is_none()
+                && matches!(&values[..], [Value::List(_), Value::List(_)]) =>
+            {
+                // Lists joined with the left one's items extended in place
+                // where nothing else holds them; `_+_`'s cost reads its
+                // arguments alone.
+                cost = functions::cost(function, None, &values, &Value::Null);
+                self.charge(cost)?;
+                return Ok(match (values.swap_remove(0), &values[0]) {
+                    (Value::List(a), Value::List(b)) => Value::List(functions::join(a, b)),
+                    _ => unreachable!("two lists"),
+                });
+            }
             None => value_of(functions::call(function, target.as_ref(), &values))?,
         };
-        let cost = functions::cost(function, target.as_ref(), &values, &result);
+        cost = functions::cost(function, target.as_ref(), &values, &result);
         self.charge(cost)?;
         Ok(result)
     }
@@ -399,6 +426,7 @@ impl Eval {
             }
         };
         let is_list = matches!(range, Value::List(_));
+        let movable = (reads(&c.step, &c.accu_var) <= 1).then_some(accu_at);
         for (first, second) in pairs {
             let mark = self.vars.len();
             match &c.iter_var2 {
@@ -421,7 +449,9 @@ impl Eval {
                 self.vars.truncate(mark);
                 break;
             }
+            let outer = std::mem::replace(&mut self.movable, movable);
             let step = self.eval(&c.step);
+            self.movable = outer;
             self.vars.truncate(mark);
             self.vars[accu_at].1 = step?;
         }

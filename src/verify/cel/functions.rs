@@ -383,7 +383,7 @@ fn arithmetic(function: &str, a: &Value, b: &Value) -> Result<Value> {
         ("_/_", Value::Double(x), Value::Double(y)) => Value::Double(x / y),
         ("_+_", Value::String(x), Value::String(y)) => Value::string(format!("{x}{y}")),
         ("_+_", Value::Bytes(x), Value::Bytes(y)) => Value::Bytes([&x[..], &y[..]].concat().into()),
-        ("_+_", Value::List(x), Value::List(y)) => Value::List(join(x, y)),
+        ("_+_", Value::List(x), Value::List(y)) => Value::List(join(x.clone(), y)),
         ("_+_", Value::Duration(x), Value::Duration(y)) => {
             Value::Duration(Duration(overflow(x.0.checked_add(y.0))?))
         }
@@ -409,9 +409,11 @@ fn arithmetic(function: &str, a: &Value, b: &Value) -> Result<Value> {
 }
 
 /// `a + b` of lists: a set adds what it lacks, a map list replaces the
-/// item of the same keys (`values.go`'s `Add`).
-pub(super) fn join(a: &List, b: &List) -> List {
-    let mut items: Vec<Value> = a.items.as_ref().clone();
+/// item of the same keys (`values.go`'s `Add`). `a`'s items are extended
+/// in place where nothing else holds them (a comprehension's accumulator,
+/// [`super::eval`]), else copied.
+pub(super) fn join(mut a: List, b: &List) -> List {
+    let items = Arc::make_mut(&mut a.items);
     match &a.kind {
         ListKind::Set => {
             for item in b.items.iter() {
@@ -430,11 +432,7 @@ pub(super) fn join(a: &List, b: &List) -> List {
         }
         ListKind::Plain => items.extend(b.items.iter().cloned()),
     }
-    List {
-        items: Arc::new(items),
-        kind: a.kind.clone(),
-        zero: a.zero.clone(),
-    }
+    a
 }
 
 fn timestamp_field(function: &str, t: Timestamp, zone: &[Value]) -> Result<Value> {

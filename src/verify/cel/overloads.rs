@@ -10,10 +10,9 @@
 //! A signature is written `receiver.(args) -> result` for a method, or
 //! `(args) -> result`; `A`, `B`, `K`, `V` are type parameters.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::types::{Type, optional};
+use super::types::{FastMap, Type, optional};
 
 const COMPARABLE: &[&str] = &[
     "bool",
@@ -383,13 +382,13 @@ pub(super) struct Overload {
 
 /// The overloads of function `name`, or `None` where it is not declared.
 pub(super) fn of(name: &str) -> Option<&'static [Overload]> {
-    static ALL: OnceLock<HashMap<String, Vec<Overload>>> = OnceLock::new();
+    static ALL: OnceLock<FastMap<String, Vec<Overload>>> = OnceLock::new();
     let all = ALL.get_or_init(build);
     all.get(name).map(Vec::as_slice)
 }
 
-fn build() -> HashMap<String, Vec<Overload>> {
-    let mut all: HashMap<String, Vec<Overload>> = HashMap::new();
+fn build() -> FastMap<String, Vec<Overload>> {
+    let mut all: FastMap<String, Vec<Overload>> = FastMap::default();
     for (name, signatures) in TABLE {
         let list = all.entry((*name).to_owned()).or_default();
         list.extend(signatures.iter().map(|s| parse(s)));

@@ -478,3 +478,35 @@ fn a_qualification_costs_what_the_servers_validator_charges() {
         assert_eq!(spent, cost, "{rule}");
     }
 }
+
+/// A macro's step reads its accumulator once on each way through it, so
+/// that evaluation may take the accumulator rather than copy it; a step
+/// that could read it twice keeps it.
+#[test]
+fn a_macros_step_reads_its_accumulator_once() {
+    use ast::{ACCUMULATOR, Kind, reads};
+    let step_reads = |source: &str| {
+        let expr = syntax::parse(source).expect("parses");
+        let Kind::Comprehension(c) = &expr.kind else {
+            panic!("{source} is no comprehension");
+        };
+        reads(&c.step, ACCUMULATOR)
+    };
+    for once in [
+        "[1, 2].map(x, x * 2)",
+        "[1, 2].filter(x, x > 1)",
+        "[1, 2].map(x, x > 1, x)",
+        "[1, 2].exists_one(x, x > 1)",
+        "[1, 2].map(x, [3].map(y, y + x))",
+        "[1, 2].all(x, x > 0)",
+    ] {
+        assert_eq!(step_reads(once), 1, "{once}");
+    }
+    // Joined lists come out the same, the accumulator taken or not.
+    let joined = failures(
+        &[("l", "array")],
+        &json!([{"rule": "self.l.map(x, x + '!').filter(y, y != 'b!') == ['a!', 'c!']"}]),
+        &json!({"l": ["a", "b", "c"]}),
+    );
+    assert!(joined.is_empty(), "{joined:?}");
+}
