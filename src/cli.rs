@@ -50,9 +50,10 @@ pub(crate) enum Command {
     /// Check Kubernetes manifests (any multi-document YAML, hand-written or
     /// generated) against strict schemas and the operators' webhook rules.
     ///
-    /// Checks every built-in kind of Kubernetes 1.30 and Kubeflow's
-    /// PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime, with
-    /// values read as kubectl reads them (YAML 1.1); other kinds are counted
+    /// Checks every built-in kind of Kubernetes (1.36, or the
+    /// `--kubernetes-version` given) and Kubeflow's PyTorchJob, TrainJob,
+    /// TrainingRuntime and ClusterTrainingRuntime, with values read as
+    /// kubectl reads them (YAML 1.1); other kinds are counted
     /// as not checked (`--require-schemas` fails them). Exit status: 0 when
     /// every object checked is valid, 1 when any is not, 2 on a usage error
     /// or an unreadable file.
@@ -314,6 +315,10 @@ pub(crate) struct VerifyArgs {
     /// release lacks is an error.
     #[arg(long, value_enum, value_name = "RELEASE")]
     pub(crate) jobset: Option<JobSetArg>,
+    /// The cluster's Kubernetes release, for its built-in kinds (default: 1.36):
+    /// a kind or field the release does not serve is an error.
+    #[arg(long, value_enum, value_name = "RELEASE")]
+    pub(crate) kubernetes_version: Option<KubernetesArg>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
@@ -460,6 +465,16 @@ pub(crate) enum TargetArg {
     Job,
     /// A JobSet, for a cluster with the JobSet controller.
     Jobset,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum KubernetesArg {
+    /// 1.36: the release the control-plane suite runs.
+    #[value(name = "1.36")]
+    V1_36,
+    /// 1.30: the oldest trainc's output targets.
+    #[value(name = "1.30")]
+    V1_30,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

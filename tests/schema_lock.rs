@@ -192,12 +192,12 @@ fn compact_schemas_match_the_upstream_copies() {
         "podtemplate-fragment.json".to_owned(),
         pod_template_fragment(&job) + "\n",
     ));
-    expected.push((
-        trainc::verify::compact::KUBERNETES_BUNDLE.to_owned(),
-        trainc::verify::compact::kubernetes_bundle(&upstream(
-            trainc::verify::compact::KUBERNETES_DEFINITIONS,
-        )) + "\n",
-    ));
+    for (release, definitions, bundle) in trainc::verify::compact::KUBERNETES_RELEASES {
+        expected.push((
+            (*bundle).to_owned(),
+            trainc::verify::compact::kubernetes_bundle(release, &upstream(definitions)) + "\n",
+        ));
+    }
     for own in ["trainspec.schema.json", "overlay.schema.json"] {
         let committed = std::fs::read_to_string(root().join("schemas").join(own)).unwrap();
         expected.push((own.to_owned(), compact_spec_schema(&committed) + "\n"));

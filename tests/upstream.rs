@@ -156,7 +156,7 @@ fn training_operator_v1_9_2_examples_verify_as_a_directory() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains(
-            "verified 12 objects in 10 files against Kubernetes 1.30: 0 errors, 0 warnings"
+            "verified 12 objects in 10 files against Kubernetes 1.36: 0 errors, 0 warnings"
         ),
         "{stderr}"
     );

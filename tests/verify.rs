@@ -119,7 +119,7 @@ fn good_yaml_and_the_v2_1_trainjob_are_accepted() {
     assert_eq!(good.status.code(), Some(0), "{}", text(&good.stderr));
     assert!(
         text(&good.stderr)
-            .contains("verified 6 objects in 1 file against Kubernetes 1.30: 0 errors"),
+            .contains("verified 6 objects in 1 file against Kubernetes 1.36: 0 errors"),
         "{}",
         text(&good.stderr)
     );
@@ -393,7 +393,7 @@ fn a_directory_is_walked_for_manifests() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr
-            .contains("verified 4 objects in 4 files against Kubernetes 1.30: 0 errors, 1 warning"),
+            .contains("verified 4 objects in 4 files against Kubernetes 1.36: 0 errors, 1 warning"),
         "{stderr}"
     );
     assert!(
@@ -1013,4 +1013,61 @@ fn a_runtimes_jobs_are_held_to_kubernetes_job_validation() {
         said[0].contains("`spec.template.spec.replicatedJobs[0].template.spec.template.spec.restartPolicy`: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"),
         "{said:#?}"
     );
+}
+
+/// Built-in kinds are checked against Kubernetes 1.36, the release the
+/// control-plane suite runs, or the `--kubernetes-version` given: a field
+/// or a kind a release lacks is refused as that release's server refuses
+/// it, and the summary names the release.
+#[test]
+fn built_in_kinds_are_checked_against_the_kubernetes_release_asked_for() {
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_trainc"));
+    // Pod-level resources: in PodSpec since 1.32.
+    let pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {cpu: '1'}}\n  containers: [{name: c, image: busybox}]\n";
+    let now = run_with_stdin(binary, &["verify", "-"], pod);
+    assert_eq!(now.status.code(), Some(0), "{}", text(&now.stderr));
+    assert!(
+        text(&now.stderr).contains("verified 1 object in 1 file against Kubernetes 1.36"),
+        "{}",
+        text(&now.stderr)
+    );
+    let old = run_with_stdin(
+        binary,
+        &["verify", "--kubernetes-version", "1.30", "-"],
+        pod,
+    );
+    assert_eq!(old.status.code(), Some(1), "{}", text(&old.stderr));
+    let said = text(&old.stderr);
+    assert!(said.contains("unknown field `resources`"), "{said}");
+    assert!(said.contains("against Kubernetes 1.30"), "{said}");
+    // A DeviceClass (`resource.k8s.io/v1`, served since 1.34): 1.30 serves
+    // only the group's alpha.
+    let class =
+        b"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec: {}\n";
+    let now = run_with_stdin(binary, &["verify", "-"], class);
+    assert_eq!(now.status.code(), Some(0), "{}", text(&now.stderr));
+    let old = run_with_stdin(
+        binary,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--kubernetes-version",
+            "1.30",
+            "-",
+        ],
+        class,
+    );
+    let said = json_lines(&old.stdout);
+    assert_eq!(
+        said[0]["message"],
+        "document 1, DeviceClass/gpu, `apiVersion`: Kubernetes 1.30 serves no `resource.k8s.io/v1` `DeviceClass`",
+        "{said:?}"
+    );
+    let unknown = run_with_stdin(
+        binary,
+        &["verify", "--kubernetes-version", "1.29", "-"],
+        pod,
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
 }

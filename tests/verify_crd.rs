@@ -85,7 +85,7 @@ fn a_crds_kinds_are_checked_by_its_schema_and_its_cel_rules() {
     );
     assert!(
         summary.contains(
-            "verified 4 objects in 1 file against Kubernetes 1.30: 14 errors, 0 warnings"
+            "verified 4 objects in 1 file against Kubernetes 1.36: 14 errors, 0 warnings"
         ),
         "{summary}"
     );

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Status;
-use crate::cli::{JobSetArg, VerifyArgs};
+use crate::cli::{JobSetArg, KubernetesArg, VerifyArgs};
 use trainc::cluster::jobset::release::Release as JobSetRelease;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
+use trainc::verify::kubernetes::Release as Kubernetes;
 use trainc::verify::manifests::{Options, verify_file_into};
 
 pub(super) fn run(args: &VerifyArgs) -> Status {
@@ -41,6 +42,10 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
                 Some(JobSetArg::V0_10) => JobSetRelease::V0_10,
                 Some(JobSetArg::V0_11) => JobSetRelease::V0_11,
                 Some(JobSetArg::V0_12) | None => JobSetRelease::V0_12,
+            },
+            kubernetes: match args.kubernetes_version {
+                Some(KubernetesArg::V1_30) => Kubernetes::V1_30,
+                Some(KubernetesArg::V1_36) | None => Kubernetes::V1_36,
             },
         },
     };
@@ -87,7 +92,7 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
             .with_help("if a command feeds trainc verify, check that it succeeded (`set -o pipefail` makes a shell pipeline fail with it)"),
         );
     }
-    let what = summary(objects, files, &unchecked);
+    let what = summary(objects, files, &unchecked, options.releases.kubernetes);
     printer.finish(&sources, &what, status)
 }
 
@@ -223,9 +228,14 @@ impl Walk {
     }
 }
 
-/// `verified 12 objects in 3 files against Kubernetes 1.30; not checked: 1
+/// `verified 12 objects in 3 files against Kubernetes 1.36; not checked: 1
 /// LocalQueue (kueue.x-k8s.io/v1beta1)`.
-fn summary(objects: usize, files: usize, unchecked: &BTreeMap<(String, String), usize>) -> String {
+fn summary(
+    objects: usize,
+    files: usize,
+    unchecked: &BTreeMap<(String, String), usize>,
+    kubernetes: Kubernetes,
+) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let skipped: usize = unchecked.values().sum();
     let checked = if skipped == 0 {
@@ -240,7 +250,7 @@ fn summary(objects: usize, files: usize, unchecked: &BTreeMap<(String, String), 
     let mut what = format!(
         "verified {checked} in {files} file{} against Kubernetes {}",
         plural(files),
-        trainc::verify::kubernetes::KUBERNETES,
+        kubernetes,
     );
     if !unchecked.is_empty() {
         let kinds: Vec<String> = unchecked

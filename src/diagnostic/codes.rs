@@ -278,7 +278,7 @@ codes! {
         "A Volcano queue on a job that Volcano does not schedule.";
     // verify
     VERIFY_SCHEMA = "trainc::verify::schema"
-        "An object fails its kind's strict schema (Kubernetes 1.30, or its operator's CRD).";
+        "An object fails its kind's strict schema (Kubernetes 1.36 or the `--kubernetes-version` given, or its operator's CRD).";
     VERIFY_RULE = "trainc::verify::rule"
         "An object fails a CEL rule (`x-kubernetes-validations`) of its kind's CRD, which the API server evaluates when the object is created.";
     VERIFY_CRD = "trainc::verify::crd"
@@ -290,7 +290,7 @@ codes! {
     VERIFY_UNCHECKED = "trainc::verify::unchecked"
         "An object of a kind trainc has no schema for (a CRD other than Kubeflow's): not checked, and an error under `--require-schemas`.";
     VERIFY_UNSERVED = "trainc::verify::unserved"
-        "An object of a built-in API group whose kind or version Kubernetes 1.30 does not serve (a removed `batch/v1beta1` CronJob, a misspelt kind).";
+        "An object of a built-in API group whose kind or version the Kubernetes release checked (1.36 by default) does not serve (a removed `batch/v1beta1` CronJob, a misspelt kind).";
     VERIFY_WEBHOOK = "trainc::verify::webhook"
         "A generated object fails a rule of the operator's admission webhook.";
     VERIFY_ADMITTED = "trainc::verify::admitted"

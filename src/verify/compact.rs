@@ -256,16 +256,30 @@ pub(crate) fn bound_integer_formats(schema: &mut Value) {
     }
 }
 
-/// The Kubernetes release whose built-in kinds `trainc verify` checks: the
-/// release the embedded core schemas (Job, Service, ...) come from, the
-/// oldest that trainc's output targets.
-pub const KUBERNETES: &str = "1.30";
-/// Its definitions under `schemas/k8s/`: `_definitions.json` of
-/// `v1.30.0-local-strict` in PyPI `kubernetes-validate` 1.37.0, generated
-/// from the Kubernetes v1.30.0 OpenAPI, with every object closed.
-pub const KUBERNETES_DEFINITIONS: &str = "kubernetes-v1.30.0-definitions.json";
-/// And as `schemas/compact/` holds them (see [`kubernetes_bundle`]).
-pub const KUBERNETES_BUNDLE: &str = "kubernetes-v1.30.0.json";
+/// The Kubernetes releases whose built-in kinds `trainc verify` checks
+/// (`--kubernetes-version`), newest first, the first the default: the one
+/// the control-plane suite runs (k8s.io/kubernetes v0.36.3 modules,
+/// tests/cluster), and 1.30, the oldest that trainc's output targets. Each
+/// is `(release, its definitions under schemas/k8s/, its bundle under
+/// schemas/compact/)`; the definitions are `_definitions.json` of
+/// `vX.Y.0-local-strict` in PyPI `kubernetes-validate` 1.37.0, generated
+/// from that release's OpenAPI with every object closed, and the bundle
+/// keeps each definition once, compacted ([`kubernetes_bundle`]).
+pub const KUBERNETES_RELEASES: &[(&str, &str, &str)] = &[
+    (
+        "1.36",
+        "kubernetes-v1.36.0-definitions.json",
+        "kubernetes-v1.36.0.json",
+    ),
+    (
+        "1.30",
+        "kubernetes-v1.30.0-definitions.json",
+        "kubernetes-v1.30.0.json",
+    ),
+];
+
+/// The release checked when none is asked for.
+pub const KUBERNETES: &str = KUBERNETES_RELEASES[0].0;
 
 /// The `apiVersion` and `kind` an `x-kubernetes-group-version-kind` entry
 /// names (`batch/v1`, or `v1` for the core group).
@@ -288,7 +302,7 @@ const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[n
 /// `kinds` maps `"<apiVersion> <kind>"` to its definition, and `$defs` holds
 /// the definitions once each, compacted as [`compact`] does (a Deployment,
 /// a CronJob and a Pod share one PodSpec).
-pub fn kubernetes_bundle(upstream: &str) -> String {
+pub fn kubernetes_bundle(release: &str, upstream: &str) -> String {
     let mut all: Value = serde_json::from_str(upstream).expect("upstream schemas are JSON");
     let mut definitions = all["$defs"].take();
     let mut kinds = std::collections::BTreeMap::new();
@@ -315,7 +329,7 @@ pub fn kubernetes_bundle(upstream: &str) -> String {
             { "type": ["number", "null"] },
         ]});
     }
-    json!({ "kubernetes": KUBERNETES, "kinds": kinds, "$defs": definitions }).to_string()
+    json!({ "kubernetes": release, "kinds": kinds, "$defs": definitions }).to_string()
 }
 
 /// The upstream schemas trainc embeds, as paths under `schemas/k8s/`; each is

@@ -1,6 +1,6 @@
-//! Every built-in kind of Kubernetes [`KUBERNETES`] (Secret, ServiceAccount,
+//! Every built-in kind of a Kubernetes release (Secret, ServiceAccount,
 //! Namespace, Role, Deployment, CronJob, ...) against its strict schema,
-//! from the one bundle `schemas/compact/` holds (see
+//! from the release's bundle in `schemas/compact/` (see
 //! [`super::compact::kubernetes_bundle`]). A kind's validator is compiled
 //! the first time an object of that kind is checked.
 
@@ -12,32 +12,75 @@ use serde_json::Value;
 
 use super::Problem;
 pub use super::compact::KUBERNETES;
+use super::compact::KUBERNETES_RELEASES;
 
-static TEXT: &str = include_str!("../../schemas/compact/kubernetes-v1.30.0.json");
-static BUNDLE: OnceLock<Value> = OnceLock::new();
-static VALIDATORS: OnceLock<Mutex<HashMap<String, Arc<Validator>>>> = OnceLock::new();
-
-fn bundle() -> &'static Value {
-    BUNDLE.get_or_init(|| serde_json::from_str(TEXT).expect("the embedded bundle is JSON"))
+/// A Kubernetes release whose built-in kinds trainc checks
+/// ([`KUBERNETES_RELEASES`]); the default is the newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Release {
+    #[default]
+    V1_36,
+    V1_30,
 }
 
-/// The definition of `apiVersion kind`, when Kubernetes serves it.
-fn definition(api_version: &str, kind: &str) -> Option<&'static str> {
-    bundle()["kinds"][format!("{api_version} {kind}")].as_str()
+impl Release {
+    /// Every release, as [`KUBERNETES_RELEASES`] lists them.
+    pub const ALL: [Release; 2] = [Release::V1_36, Release::V1_30];
+
+    fn index(self) -> usize {
+        match self {
+            Release::V1_36 => 0,
+            Release::V1_30 => 1,
+        }
+    }
+
+    /// Its number, `1.36`.
+    pub fn name(self) -> &'static str {
+        KUBERNETES_RELEASES[self.index()].0
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Release::V1_36 => include_str!("../../schemas/compact/kubernetes-v1.36.0.json"),
+            Release::V1_30 => include_str!("../../schemas/compact/kubernetes-v1.30.0.json"),
+        }
+    }
+
+    fn bundle(self) -> &'static Value {
+        static BUNDLES: [OnceLock<Value>; 2] = [OnceLock::new(), OnceLock::new()];
+        BUNDLES[self.index()]
+            .get_or_init(|| serde_json::from_str(self.text()).expect("the embedded bundle is JSON"))
+    }
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Each release's validators by definition, compiled once.
+type Validators = HashMap<(Release, String), Arc<Validator>>;
+static VALIDATORS: OnceLock<Mutex<Validators>> = OnceLock::new();
+
+/// The definition of `apiVersion kind`, when `release` serves it.
+fn definition(release: Release, api_version: &str, kind: &str) -> Option<&'static str> {
+    release.bundle()["kinds"][format!("{api_version} {kind}")].as_str()
 }
 
 /// Checks `value` when it is a built-in kind; `false` when it is not one.
 pub(super) fn check(
+    release: Release,
     id: &str,
     api_version: &str,
     kind: &str,
     value: &Value,
     problems: &mut Vec<Problem>,
 ) -> bool {
-    let Some(name) = definition(api_version, kind) else {
+    let Some(name) = definition(release, api_version, kind) else {
         return false;
     };
-    let validator = validator(name);
+    let validator = validator(release, name);
     if validator.is_valid(value) {
         return true;
     }
@@ -47,7 +90,7 @@ pub(super) fn check(
     // more), the rest are not looked for: 200,000 bad keys cost what 101 do.
     let start = problems.len();
     for error in validator.iter_errors(value) {
-        super::wording::push_error(id, "", &error, bundle(), problems);
+        super::wording::push_error(id, "", &error, release.bundle(), problems);
         if problems.len() - start > super::MAX_PROBLEMS_PER_OBJECT {
             break;
         }
@@ -56,16 +99,17 @@ pub(super) fn check(
 }
 
 /// A schema whose root is the definition `name`, the others beside it.
-fn root_of(name: &str) -> Value {
+fn root_of(release: Release, name: &str) -> Value {
     serde_json::json!({
         "$ref": format!("#/$defs/{name}"),
-        "$defs": bundle()["$defs"],
+        "$defs": release.bundle()["$defs"],
     })
 }
 
-fn validator(name: &str) -> Arc<Validator> {
+fn validator(release: Release, name: &str) -> Arc<Validator> {
     let cache = VALIDATORS.get_or_init(Mutex::default);
-    if let Some(found) = cache.lock().map_or(None, |c| c.get(name).cloned()) {
+    let key = (release, name.to_owned());
+    if let Some(found) = cache.lock().map_or(None, |c| c.get(&key).cloned()) {
         return found;
     }
     let compiled = Arc::new(
@@ -73,11 +117,11 @@ fn validator(name: &str) -> Arc<Validator> {
             .with_draft(jsonschema::Draft::Draft7)
             .with_format("byte", crate::syntax::base64::is_standard)
             .should_validate_formats(true)
-            .build(&root_of(name))
+            .build(&root_of(release, name))
             .expect("the embedded bundle compiles"),
     );
     if let Ok(mut cache) = cache.lock() {
-        cache.insert(name.to_owned(), Arc::clone(&compiled));
+        cache.insert(key, Arc::clone(&compiled));
     }
     compiled
 }
@@ -85,8 +129,8 @@ fn validator(name: &str) -> Arc<Validator> {
 /// What Kubernetes serves of `kind` when it does not serve `api_version`'s:
 /// the API versions of that kind (`batch/v1` for a `batch/v1beta1`
 /// CronJob), or a kind of that API version spelled nearly the same.
-pub fn served_instead(api_version: &str, kind: &str) -> Option<String> {
-    let kinds = bundle()["kinds"].as_object()?;
+pub fn served_instead(release: Release, api_version: &str, kind: &str) -> Option<String> {
+    let kinds = release.bundle()["kinds"].as_object()?;
     let versions: Vec<&str> = kinds
         .keys()
         .filter_map(|key| key.split_once(' '))
@@ -123,9 +167,9 @@ fn group(api_version: &str) -> &str {
 /// Whether `api_version`'s group is one of Kubernetes' own (`v1`,
 /// `apps/v1`, `batch/v1`, `rbac.authorization.k8s.io/v1`, ...), whatever
 /// its version.
-pub fn built_in_group(api_version: &str) -> bool {
+pub fn built_in_group(release: Release, api_version: &str) -> bool {
     let wanted = group(api_version);
-    bundle()["kinds"].as_object().is_some_and(|kinds| {
+    release.bundle()["kinds"].as_object().is_some_and(|kinds| {
         kinds
             .keys()
             .filter_map(|key| key.split_once(' '))

@@ -52,7 +52,7 @@ impl Default for Options<'_> {
 }
 
 /// What `trainc verify` checks, and what it does with the rest.
-pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes 1.30, Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime, and JobSet; objects of other kinds are counted as not checked unless `--crd` gives their CustomResourceDefinition";
+pub(super) const UNCHECKED_HELP: &str = "trainc checks every built-in kind of Kubernetes (1.36, or the `--kubernetes-version` given), Kubeflow's PyTorchJob, TrainJob, TrainingRuntime and ClusterTrainingRuntime, and JobSet; objects of other kinds are counted as not checked unless `--crd` gives their CustomResourceDefinition";
 
 /// The errors `trainc verify` finds in the objects of `id` as a cluster of
 /// the default releases would take them (`import` and `migrate` read the

@@ -189,14 +189,16 @@ impl Problem {
     }
 }
 
-/// The releases of the operators of the cluster, for the kinds whose API or
-/// rules differ between them.
+/// The releases of the cluster's Kubernetes and operators, for the kinds
+/// whose API or rules differ between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Releases {
     /// The Training Operator, for PyTorchJobs.
     pub operator: pytorchjob::Release,
     /// JobSet, for JobSets.
     pub jobset: jobset::release::Release,
+    /// Kubernetes, for its built-in kinds.
+    pub kubernetes: kubernetes::Release,
 }
 
 /// Every problem of every object trainc builds; a TrainJob is checked for
@@ -317,13 +319,22 @@ fn one_object(
     let start = problems.len();
     let pruned = nulls::pruned(&id, value, problems);
     if pruned.is_some() {
-        nulls::unknown(&id, value, level, crds, start, problems);
+        nulls::unknown(
+            &id,
+            value,
+            (level, releases.kubernetes),
+            crds,
+            start,
+            problems,
+        );
     }
     let value = pruned.as_ref().unwrap_or(value);
     let defaulted = is_jobset.then(|| jobset::defaulted(value));
     let value = defaulted.as_ref().unwrap_or(value);
-    if schema::check(&id, value, level, crds, problems) == schema::Checked::NoSchema {
-        problems.push(unchecked(&id, value));
+    if schema::check(&id, value, (level, releases.kubernetes), crds, problems)
+        == schema::Checked::NoSchema
+    {
+        problems.push(unchecked(&id, value, releases.kubernetes));
     }
     apiserver::check(&id, value, problems);
     // A webhook serves its own API version only.
@@ -465,7 +476,7 @@ fn operator_version(group: &str, kind: &str) -> Option<(&'static str, &'static s
 }
 
 /// Why an object of a kind without a schema was not checked.
-fn unchecked(id: &str, value: &Value) -> Problem {
+fn unchecked(id: &str, value: &Value, release: kubernetes::Release) -> Problem {
     let api_version = value["apiVersion"].as_str().unwrap_or("");
     let kind = value["kind"].as_str().unwrap_or("");
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
@@ -479,17 +490,14 @@ fn unchecked(id: &str, value: &Value) -> Problem {
             format!("{operator} serves `{kind}` as `{served}` only, not `{api_version}`"),
         );
     }
-    if kubernetes::built_in_group(api_version) {
-        let instead = kubernetes::served_instead(api_version, kind)
+    if kubernetes::built_in_group(release, api_version) {
+        let instead = kubernetes::served_instead(release, api_version, kind)
             .map_or_else(String::new, |s| format!("; {s}"));
         return Problem::new(
             Contract::Unserved,
             id,
             "/apiVersion",
-            format!(
-                "Kubernetes {} serves no `{api_version}` `{kind}`{instead}",
-                kubernetes::KUBERNETES
-            ),
+            format!("Kubernetes {release} serves no `{api_version}` `{kind}`{instead}"),
         );
     }
     Problem::new(

@@ -115,14 +115,14 @@ pub fn said_of(value: &Value) -> Vec<(String, String)> {
 pub(super) fn unknown(
     id: &str,
     value: &Value,
-    level: crate::spec::ApiLevel,
+    releases: (crate::spec::ApiLevel, super::kubernetes::Release),
     crds: &super::crd::Crds,
     start: usize,
     problems: &mut Vec<Problem>,
 ) {
     let nulls: Vec<String> = problems[start..].iter().map(|p| p.path.clone()).collect();
     let mut raw = Vec::new();
-    super::schema::check(id, value, level, crds, &mut raw);
+    super::schema::check(id, value, releases, crds, &mut raw);
     let unknown: Vec<Problem> = raw
         .into_iter()
         .filter(|p| p.message.starts_with("unknown field") && nulls.contains(&p.path))

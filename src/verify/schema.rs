@@ -183,7 +183,7 @@ pub(super) enum Checked {
 pub(super) fn check(
     id: &str,
     value: &Value,
-    level: ApiLevel,
+    (level, kubernetes): (ApiLevel, super::kubernetes::Release),
     crds: &super::crd::Crds,
     problems: &mut Vec<Problem>,
 ) -> Checked {
@@ -208,7 +208,7 @@ pub(super) fn check(
         }
         return Checked::Yes;
     }
-    if super::kubernetes::check(id, api_version, kind, value, problems) {
+    if super::kubernetes::check(kubernetes, id, api_version, kind, value, problems) {
         Checked::Yes
     } else {
         Checked::NoSchema
