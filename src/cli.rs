@@ -316,7 +316,7 @@ pub(crate) struct VerifyArgs {
     #[arg(long, value_enum, value_name = "RELEASE")]
     pub(crate) jobset: Option<JobSetArg>,
     /// The cluster's Kubernetes release, for its built-in kinds (default: 1.36):
-    /// a kind or field the release does not serve is an error.
+    /// a field the release lacks is an error, a kind it does not serve a warning.
     #[arg(long, value_enum, value_name = "RELEASE")]
     pub(crate) kubernetes_version: Option<KubernetesArg>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
@@ -472,6 +472,16 @@ pub(crate) enum KubernetesArg {
     /// 1.36: the release the control-plane suite runs.
     #[value(name = "1.36")]
     V1_36,
+    #[value(name = "1.35")]
+    V1_35,
+    #[value(name = "1.34")]
+    V1_34,
+    #[value(name = "1.33")]
+    V1_33,
+    #[value(name = "1.32")]
+    V1_32,
+    #[value(name = "1.31")]
+    V1_31,
     /// 1.30: the oldest trainc's output targets.
     #[value(name = "1.30")]
     V1_30,

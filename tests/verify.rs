@@ -1040,6 +1040,19 @@ fn built_in_kinds_are_checked_against_the_kubernetes_release_asked_for() {
     let said = text(&old.stderr);
     assert!(said.contains("unknown field `resources`"), "{said}");
     assert!(said.contains("against Kubernetes 1.30"), "{said}");
+    // The releases between: 1.31 lacks the field, 1.32 has it.
+    let before = run_with_stdin(
+        binary,
+        &["verify", "--kubernetes-version", "1.31", "-"],
+        pod,
+    );
+    assert_eq!(before.status.code(), Some(1), "{}", text(&before.stderr));
+    let since = run_with_stdin(
+        binary,
+        &["verify", "--kubernetes-version", "1.32", "-"],
+        pod,
+    );
+    assert_eq!(since.status.code(), Some(0), "{}", text(&since.stderr));
     // A DeviceClass (`resource.k8s.io/v1`, served since 1.34): 1.30 serves
     // only the group's alpha.
     let class =

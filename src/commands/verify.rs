@@ -45,6 +45,11 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
             },
             kubernetes: match args.kubernetes_version {
                 Some(KubernetesArg::V1_30) => Kubernetes::V1_30,
+                Some(KubernetesArg::V1_31) => Kubernetes::V1_31,
+                Some(KubernetesArg::V1_32) => Kubernetes::V1_32,
+                Some(KubernetesArg::V1_33) => Kubernetes::V1_33,
+                Some(KubernetesArg::V1_34) => Kubernetes::V1_34,
+                Some(KubernetesArg::V1_35) => Kubernetes::V1_35,
                 Some(KubernetesArg::V1_36) | None => Kubernetes::V1_36,
             },
         },

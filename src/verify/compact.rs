@@ -258,13 +258,15 @@ pub(crate) fn bound_integer_formats(schema: &mut Value) {
 
 /// The Kubernetes releases whose built-in kinds `trainc verify` checks
 /// (`--kubernetes-version`), newest first, the first the default: the one
-/// the control-plane suite runs (k8s.io/kubernetes v0.36.3 modules,
-/// tests/cluster), and 1.30, the oldest that trainc's output targets. Each
-/// is `(release, its definitions under schemas/k8s/, its bundle under
+/// the control-plane suite runs (k8s.io/kubernetes v1.36.3, tests/cluster),
+/// down to 1.30, the oldest that trainc's output targets. Each is
+/// `(release, its definitions under schemas/k8s/, its file under
 /// schemas/compact/)`; the definitions are `_definitions.json` of
 /// `vX.Y.0-local-strict` in PyPI `kubernetes-validate` 1.37.0, generated
-/// from that release's OpenAPI with every object closed, and the bundle
-/// keeps each definition once, compacted ([`kubernetes_bundle`]).
+/// from that release's OpenAPI with every object closed. The first
+/// release's file is its bundle ([`kubernetes_bundle`]); each other's is
+/// what its bundle changes of the first's ([`kubernetes_patch`]): 35 to
+/// 90 KB where a bundle is 330 KB.
 pub const KUBERNETES_RELEASES: &[(&str, &str, &str)] = &[
     (
         "1.36",
@@ -272,9 +274,34 @@ pub const KUBERNETES_RELEASES: &[(&str, &str, &str)] = &[
         "kubernetes-v1.36.0.json",
     ),
     (
+        "1.35",
+        "kubernetes-v1.35.0-definitions.json",
+        "kubernetes-v1.35.0-patch.json",
+    ),
+    (
+        "1.34",
+        "kubernetes-v1.34.0-definitions.json",
+        "kubernetes-v1.34.0-patch.json",
+    ),
+    (
+        "1.33",
+        "kubernetes-v1.33.0-definitions.json",
+        "kubernetes-v1.33.0-patch.json",
+    ),
+    (
+        "1.32",
+        "kubernetes-v1.32.0-definitions.json",
+        "kubernetes-v1.32.0-patch.json",
+    ),
+    (
+        "1.31",
+        "kubernetes-v1.31.0-definitions.json",
+        "kubernetes-v1.31.0-patch.json",
+    ),
+    (
         "1.30",
         "kubernetes-v1.30.0-definitions.json",
-        "kubernetes-v1.30.0.json",
+        "kubernetes-v1.30.0-patch.json",
     ),
 ];
 
@@ -330,6 +357,42 @@ pub fn kubernetes_bundle(release: &str, upstream: &str) -> String {
         ]});
     }
     json!({ "kubernetes": release, "kinds": kinds, "$defs": definitions }).to_string()
+}
+
+/// What `bundle` (a [`kubernetes_bundle`]) changes of `base`'s: its
+/// release, its kinds, and each definition that is not `base`'s as it is.
+/// A definition `base` has and `bundle` lacks is kept: no kind of the
+/// release names it.
+pub fn kubernetes_patch(bundle: &str, base: &str) -> String {
+    let bundle: Value = serde_json::from_str(bundle).expect("a bundle is JSON");
+    let base: Value = serde_json::from_str(base).expect("a bundle is JSON");
+    let changed: serde_json::Map<String, Value> = (bundle["$defs"].as_object().into_iter())
+        .flatten()
+        .filter(|(name, definition)| base["$defs"].get(name.as_str()) != Some(definition))
+        .map(|(name, definition)| (name.clone(), definition.clone()))
+        .collect();
+    json!({
+        "kubernetes": bundle["kubernetes"],
+        "kinds": bundle["kinds"],
+        "$defs": changed,
+    })
+    .to_string()
+}
+
+/// `base` (a bundle) with `patch` ([`kubernetes_patch`]) applied: the
+/// bundle of the patch's release.
+pub fn kubernetes_patched(base: &Value, patch: &Value) -> Value {
+    let mut bundle = base.clone();
+    bundle["kubernetes"] = patch["kubernetes"].clone();
+    bundle["kinds"] = patch["kinds"].clone();
+    if let (Some(definitions), Some(changed)) =
+        (bundle["$defs"].as_object_mut(), patch["$defs"].as_object())
+    {
+        for (name, definition) in changed {
+            definitions.insert(name.clone(), definition.clone());
+        }
+    }
+    bundle
 }
 
 /// The upstream schemas trainc embeds, as paths under `schemas/k8s/`; each is

@@ -15,23 +15,33 @@ pub use super::compact::KUBERNETES;
 use super::compact::KUBERNETES_RELEASES;
 
 /// A Kubernetes release whose built-in kinds trainc checks
-/// ([`KUBERNETES_RELEASES`]); the default is the newest.
+/// ([`KUBERNETES_RELEASES`], in its order); the default is the newest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Release {
     #[default]
     V1_36,
+    V1_35,
+    V1_34,
+    V1_33,
+    V1_32,
+    V1_31,
     V1_30,
 }
 
 impl Release {
     /// Every release, as [`KUBERNETES_RELEASES`] lists them.
-    pub const ALL: [Release; 2] = [Release::V1_36, Release::V1_30];
+    pub const ALL: [Release; 7] = [
+        Release::V1_36,
+        Release::V1_35,
+        Release::V1_34,
+        Release::V1_33,
+        Release::V1_32,
+        Release::V1_31,
+        Release::V1_30,
+    ];
 
     fn index(self) -> usize {
-        match self {
-            Release::V1_36 => 0,
-            Release::V1_30 => 1,
-        }
+        self as usize
     }
 
     /// Its number, `1.36`.
@@ -39,17 +49,37 @@ impl Release {
         KUBERNETES_RELEASES[self.index()].0
     }
 
+    /// The release's file: the newest's bundle, each other's patch of it.
     fn text(self) -> &'static str {
+        macro_rules! compact {
+            ($file:literal) => {
+                include_str!(concat!("../../schemas/compact/", $file))
+            };
+        }
         match self {
-            Release::V1_36 => include_str!("../../schemas/compact/kubernetes-v1.36.0.json"),
-            Release::V1_30 => include_str!("../../schemas/compact/kubernetes-v1.30.0.json"),
+            Release::V1_36 => compact!("kubernetes-v1.36.0.json"),
+            Release::V1_35 => compact!("kubernetes-v1.35.0-patch.json"),
+            Release::V1_34 => compact!("kubernetes-v1.34.0-patch.json"),
+            Release::V1_33 => compact!("kubernetes-v1.33.0-patch.json"),
+            Release::V1_32 => compact!("kubernetes-v1.32.0-patch.json"),
+            Release::V1_31 => compact!("kubernetes-v1.31.0-patch.json"),
+            Release::V1_30 => compact!("kubernetes-v1.30.0-patch.json"),
         }
     }
 
     fn bundle(self) -> &'static Value {
-        static BUNDLES: [OnceLock<Value>; 2] = [OnceLock::new(), OnceLock::new()];
-        BUNDLES[self.index()]
-            .get_or_init(|| serde_json::from_str(self.text()).expect("the embedded bundle is JSON"))
+        static BUNDLES: [OnceLock<Value>; 7] = [const { OnceLock::new() }; 7];
+        BUNDLES[self.index()].get_or_init(|| {
+            let parse = |text: &str| -> Value {
+                serde_json::from_str(text).expect("the embedded bundle is JSON")
+            };
+            match self {
+                Release::V1_36 => parse(self.text()),
+                _ => {
+                    super::compact::kubernetes_patched(Release::V1_36.bundle(), &parse(self.text()))
+                }
+            }
+        })
     }
 }
 
@@ -175,4 +205,33 @@ pub fn built_in_group(release: Release, api_version: &str) -> bool {
             .filter_map(|key| key.split_once(' '))
             .any(|(v, _)| group(v) == wanted)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every release's bundle is whole once patched: its own number, the
+    /// kinds it serves, and each kind's definition within it.
+    #[test]
+    fn every_release_bundle_names_its_release_and_defines_its_kinds() {
+        for (n, release) in Release::ALL.into_iter().enumerate() {
+            assert_eq!(release.index(), n);
+            let bundle = release.bundle();
+            assert_eq!(bundle["kubernetes"], release.name());
+            let kinds = bundle["kinds"].as_object().expect("kinds");
+            assert!(kinds.len() > 80, "{release}: {} kinds", kinds.len());
+            for definition in kinds.values() {
+                let name = definition.as_str().expect("a definition's name");
+                assert!(bundle["$defs"][name].is_object(), "{release}: {name}");
+            }
+        }
+        // 1.30 serves no pod-level resources; 1.36 does.
+        let pod_spec = |release: Release| {
+            release.bundle()["$defs"]["io.k8s.api.core.v1.PodSpec"]["properties"]["resources"]
+                .is_object()
+        };
+        assert!(pod_spec(Release::V1_36));
+        assert!(!pod_spec(Release::V1_30));
+    }
 }
