@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use trainc::verify::kubernetes::Release as KubernetesRelease;
 
 /// Compile a compact training spec into the Kubernetes objects that run distributed PyTorch.
 #[derive(Debug, Parser)]
@@ -317,8 +318,8 @@ pub(crate) struct VerifyArgs {
     pub(crate) jobset: Option<JobSetArg>,
     /// The cluster's Kubernetes release, for its built-in kinds (default: 1.36):
     /// a field the release lacks is an error, a kind it does not serve a warning.
-    #[arg(long, value_enum, value_name = "RELEASE")]
-    pub(crate) kubernetes_version: Option<KubernetesArg>,
+    #[arg(long, value_name = "RELEASE", value_parser = kubernetes_release())]
+    pub(crate) kubernetes_version: Option<KubernetesRelease>,
     /// Fail on objects of kinds trainc has no schema for (custom resources
     /// other than Kubeflow's), instead of counting them as not checked.
     #[arg(long)]
@@ -467,24 +468,19 @@ pub(crate) enum TargetArg {
     Jobset,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum KubernetesArg {
-    /// 1.36: the release the control-plane suite runs.
-    #[value(name = "1.36")]
-    V1_36,
-    #[value(name = "1.35")]
-    V1_35,
-    #[value(name = "1.34")]
-    V1_34,
-    #[value(name = "1.33")]
-    V1_33,
-    #[value(name = "1.32")]
-    V1_32,
-    #[value(name = "1.31")]
-    V1_31,
-    /// 1.30: the oldest trainc's output targets.
-    #[value(name = "1.30")]
-    V1_30,
+/// `--kubernetes-version`: one of the releases trainc bundles, listed from
+/// their table.
+fn kubernetes_release() -> impl clap::builder::TypedValueParser<Value = KubernetesRelease> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = KubernetesRelease::all().map(|release| {
+        let value = PossibleValue::new(release.name());
+        match release.note() {
+            Some(note) => value.help(note),
+            None => value,
+        }
+    });
+    PossibleValuesParser::new(values)
+        .map(|name| KubernetesRelease::named(&name).expect("a listed release"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

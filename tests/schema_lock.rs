@@ -194,11 +194,11 @@ fn compact_schemas_match_the_upstream_copies() {
     ));
     // The newest release's bundle, and what each other's changes of it.
     let releases = trainc::verify::compact::KUBERNETES_RELEASES;
-    let bundle = |(release, definitions, _): &(&str, &str, &str)| {
-        trainc::verify::compact::kubernetes_bundle(release, &upstream(definitions))
+    let bundle = |release: &trainc::verify::compact::KubernetesRelease| {
+        trainc::verify::compact::kubernetes_bundle(release.name, &upstream(release.definitions))
     };
     let newest = bundle(&releases[0]);
-    expected.push((releases[0].2.to_owned(), newest.clone() + "\n"));
+    expected.push((releases[0].file.to_owned(), newest.clone() + "\n"));
     for release in &releases[1..] {
         let own = bundle(release);
         let patch = trainc::verify::compact::kubernetes_patch(&own, &newest);
@@ -207,11 +207,15 @@ fn compact_schemas_match_the_upstream_copies() {
         let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
         let patched = trainc::verify::compact::kubernetes_patched(&parse(&newest), &parse(&patch));
         let own = parse(&own);
-        assert_eq!(patched["kinds"], own["kinds"], "{}", release.0);
+        assert_eq!(patched["kinds"], own["kinds"], "{}", release.name);
         for (name, definition) in own["$defs"].as_object().unwrap() {
-            assert_eq!(&patched["$defs"][name], definition, "{} {name}", release.0);
+            assert_eq!(
+                &patched["$defs"][name], definition,
+                "{} {name}",
+                release.name
+            );
         }
-        expected.push((release.2.to_owned(), patch + "\n"));
+        expected.push((release.file.to_owned(), patch + "\n"));
     }
     for own in ["trainspec.schema.json", "overlay.schema.json"] {
         let committed = std::fs::read_to_string(root().join("schemas").join(own)).unwrap();

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Status;
-use crate::cli::{JobSetArg, KubernetesArg, VerifyArgs};
+use crate::cli::{JobSetArg, VerifyArgs};
 use trainc::cluster::jobset::release::Release as JobSetRelease;
 use trainc::diagnostic::{Diagnostic, codes};
 use trainc::source::{self, Sources, Span};
@@ -43,15 +43,7 @@ pub(super) fn run(args: &VerifyArgs) -> Status {
                 Some(JobSetArg::V0_11) => JobSetRelease::V0_11,
                 Some(JobSetArg::V0_12) | None => JobSetRelease::V0_12,
             },
-            kubernetes: match args.kubernetes_version {
-                Some(KubernetesArg::V1_30) => Kubernetes::V1_30,
-                Some(KubernetesArg::V1_31) => Kubernetes::V1_31,
-                Some(KubernetesArg::V1_32) => Kubernetes::V1_32,
-                Some(KubernetesArg::V1_33) => Kubernetes::V1_33,
-                Some(KubernetesArg::V1_34) => Kubernetes::V1_34,
-                Some(KubernetesArg::V1_35) => Kubernetes::V1_35,
-                Some(KubernetesArg::V1_36) | None => Kubernetes::V1_36,
-            },
+            kubernetes: args.kubernetes_version.unwrap_or_default(),
         },
     };
     let mut files = 0;

@@ -256,57 +256,60 @@ pub(crate) fn bound_integer_formats(schema: &mut Value) {
     }
 }
 
-/// The Kubernetes releases whose built-in kinds `trainc verify` checks
-/// (`--kubernetes-version`), newest first, the first the default: the one
-/// the control-plane suite runs (k8s.io/kubernetes v1.36.3, tests/cluster),
-/// down to 1.30, the oldest that trainc's output targets. Each is
-/// `(release, its definitions under schemas/k8s/, its file under
-/// schemas/compact/)`; the definitions are `_definitions.json` of
-/// `vX.Y.0-local-strict` in PyPI `kubernetes-validate` 1.37.0, generated
-/// from that release's OpenAPI with every object closed. The first
-/// release's file is its bundle ([`kubernetes_bundle`]); each other's is
-/// what its bundle changes of the first's ([`kubernetes_patch`]): 35 to
-/// 90 KB where a bundle is 330 KB.
-pub const KUBERNETES_RELEASES: &[(&str, &str, &str)] = &[
-    (
-        "1.36",
-        "kubernetes-v1.36.0-definitions.json",
-        "kubernetes-v1.36.0.json",
-    ),
-    (
-        "1.35",
-        "kubernetes-v1.35.0-definitions.json",
-        "kubernetes-v1.35.0-patch.json",
-    ),
-    (
-        "1.34",
-        "kubernetes-v1.34.0-definitions.json",
-        "kubernetes-v1.34.0-patch.json",
-    ),
-    (
-        "1.33",
-        "kubernetes-v1.33.0-definitions.json",
-        "kubernetes-v1.33.0-patch.json",
-    ),
-    (
-        "1.32",
-        "kubernetes-v1.32.0-definitions.json",
-        "kubernetes-v1.32.0-patch.json",
-    ),
-    (
-        "1.31",
-        "kubernetes-v1.31.0-definitions.json",
-        "kubernetes-v1.31.0-patch.json",
-    ),
-    (
-        "1.30",
-        "kubernetes-v1.30.0-definitions.json",
-        "kubernetes-v1.30.0-patch.json",
-    ),
-];
+/// One Kubernetes release whose built-in kinds `trainc verify` checks
+/// (`--kubernetes-version`): its number, its definitions under
+/// `schemas/k8s/`, its file under `schemas/compact/`, embedded, and what
+/// `--help` says of it.
+pub struct KubernetesRelease {
+    pub name: &'static str,
+    pub definitions: &'static str,
+    pub file: &'static str,
+    pub text: &'static str,
+    pub note: Option<&'static str>,
+}
 
-/// The release checked when none is asked for.
-pub const KUBERNETES: &str = KUBERNETES_RELEASES[0].0;
+/// Each release named once: its files' names are made from its number.
+macro_rules! kubernetes_releases {
+    (@note) => { None };
+    (@note $note:literal) => { Some($note) };
+    ($newest:literal ($newest_note:literal), $($older:literal $(($note:literal))?),* $(,)?) => {
+        &[
+            KubernetesRelease {
+                name: $newest,
+                definitions: concat!("kubernetes-v", $newest, ".0-definitions.json"),
+                file: concat!("kubernetes-v", $newest, ".0.json"),
+                text: include_str!(concat!("../../schemas/compact/kubernetes-v", $newest, ".0.json")),
+                note: Some($newest_note),
+            },
+            $(KubernetesRelease {
+                name: $older,
+                definitions: concat!("kubernetes-v", $older, ".0-definitions.json"),
+                file: concat!("kubernetes-v", $older, ".0-patch.json"),
+                text: include_str!(concat!("../../schemas/compact/kubernetes-v", $older, ".0-patch.json")),
+                note: kubernetes_releases!(@note $($note)?),
+            },)*
+        ]
+    };
+}
+
+/// The Kubernetes releases whose built-in kinds `trainc verify` checks,
+/// newest first, the first the default: the one the control-plane suite
+/// runs (k8s.io/kubernetes v1.36.3, tests/cluster), down to 1.30, the
+/// oldest that trainc's output targets. The definitions are
+/// `_definitions.json` of `vX.Y.0-local-strict` in PyPI
+/// `kubernetes-validate` 1.37.0, generated from that release's OpenAPI with
+/// every object closed. The first release's file is its bundle
+/// ([`kubernetes_bundle`]); each other's is what its bundle changes of the
+/// first's ([`kubernetes_patch`]): 35 to 90 KB where a bundle is 330 KB.
+pub static KUBERNETES_RELEASES: &[KubernetesRelease] = kubernetes_releases!(
+    "1.36"("the release the control-plane suite runs"),
+    "1.35",
+    "1.34",
+    "1.33",
+    "1.32",
+    "1.31",
+    "1.30"("the oldest trainc's output targets"),
+);
 
 /// The `apiVersion` and `kind` an `x-kubernetes-group-version-kind` entry
 /// names (`batch/v1`, or `v1` for the core group).

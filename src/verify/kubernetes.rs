@@ -11,73 +11,52 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::Problem;
-pub use super::compact::KUBERNETES;
-use super::compact::KUBERNETES_RELEASES;
+use super::compact::{KUBERNETES_RELEASES, KubernetesRelease};
 
-/// A Kubernetes release whose built-in kinds trainc checks
-/// ([`KUBERNETES_RELEASES`], in its order); the default is the newest.
+/// A Kubernetes release whose built-in kinds trainc checks: a place in
+/// [`KUBERNETES_RELEASES`]. The default is the newest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Release {
-    #[default]
-    V1_36,
-    V1_35,
-    V1_34,
-    V1_33,
-    V1_32,
-    V1_31,
-    V1_30,
-}
+pub struct Release(usize);
 
 impl Release {
-    /// Every release, as [`KUBERNETES_RELEASES`] lists them.
-    pub const ALL: [Release; 7] = [
-        Release::V1_36,
-        Release::V1_35,
-        Release::V1_34,
-        Release::V1_33,
-        Release::V1_32,
-        Release::V1_31,
-        Release::V1_30,
-    ];
+    /// Every release, newest first.
+    pub fn all() -> impl Iterator<Item = Release> {
+        (0..KUBERNETES_RELEASES.len()).map(Release)
+    }
 
-    fn index(self) -> usize {
-        self as usize
+    /// The release numbered `name` (`1.35`), if trainc knows it.
+    pub fn named(name: &str) -> Option<Release> {
+        KUBERNETES_RELEASES
+            .iter()
+            .position(|r| r.name == name)
+            .map(Release)
+    }
+
+    fn files(self) -> &'static KubernetesRelease {
+        &KUBERNETES_RELEASES[self.0]
     }
 
     /// Its number, `1.36`.
     pub fn name(self) -> &'static str {
-        KUBERNETES_RELEASES[self.index()].0
+        self.files().name
     }
 
-    /// The release's file: the newest's bundle, each other's patch of it.
-    fn text(self) -> &'static str {
-        macro_rules! compact {
-            ($file:literal) => {
-                include_str!(concat!("../../schemas/compact/", $file))
-            };
-        }
-        match self {
-            Release::V1_36 => compact!("kubernetes-v1.36.0.json"),
-            Release::V1_35 => compact!("kubernetes-v1.35.0-patch.json"),
-            Release::V1_34 => compact!("kubernetes-v1.34.0-patch.json"),
-            Release::V1_33 => compact!("kubernetes-v1.33.0-patch.json"),
-            Release::V1_32 => compact!("kubernetes-v1.32.0-patch.json"),
-            Release::V1_31 => compact!("kubernetes-v1.31.0-patch.json"),
-            Release::V1_30 => compact!("kubernetes-v1.30.0-patch.json"),
-        }
+    /// What `--help` says of it, if anything.
+    pub fn note(self) -> Option<&'static str> {
+        self.files().note
     }
 
     fn bundle(self) -> &'static Value {
-        static BUNDLES: [OnceLock<Value>; 7] = [const { OnceLock::new() }; 7];
-        BUNDLES[self.index()].get_or_init(|| {
+        static BUNDLES: OnceLock<Vec<OnceLock<Value>>> = OnceLock::new();
+        let bundles = BUNDLES.get_or_init(|| Release::all().map(|_| OnceLock::new()).collect());
+        bundles[self.0].get_or_init(|| {
             let parse = |text: &str| -> Value {
                 serde_json::from_str(text).expect("the embedded bundle is JSON")
             };
+            let text = parse(self.files().text);
             match self {
-                Release::V1_36 => parse(self.text()),
-                _ => {
-                    super::compact::kubernetes_patched(Release::V1_36.bundle(), &parse(self.text()))
-                }
+                Release(0) => text,
+                _ => super::compact::kubernetes_patched(Release::default().bundle(), &text),
             }
         })
     }
@@ -215,8 +194,8 @@ mod tests {
     /// kinds it serves, and each kind's definition within it.
     #[test]
     fn every_release_bundle_names_its_release_and_defines_its_kinds() {
-        for (n, release) in Release::ALL.into_iter().enumerate() {
-            assert_eq!(release.index(), n);
+        for release in Release::all() {
+            assert_eq!(Release::named(release.name()), Some(release));
             let bundle = release.bundle();
             assert_eq!(bundle["kubernetes"], release.name());
             let kinds = bundle["kinds"].as_object().expect("kinds");
@@ -231,7 +210,8 @@ mod tests {
             release.bundle()["$defs"]["io.k8s.api.core.v1.PodSpec"]["properties"]["resources"]
                 .is_object()
         };
-        assert!(pod_spec(Release::V1_36));
-        assert!(!pod_spec(Release::V1_30));
+        assert!(pod_spec(Release::default()));
+        assert_eq!(Release::default().name(), "1.36");
+        assert!(!pod_spec(Release::named("1.30").unwrap()));
     }
 }
