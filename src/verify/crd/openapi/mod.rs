@@ -129,7 +129,6 @@ fn field_error(error: Error) -> FieldError {
     let field = (!name.is_empty() && name != ".")
         .then(|| name.strip_prefix('.').unwrap_or(&name).to_owned());
     let value = error.value.unwrap_or_else(|| Json::String(String::new()));
-    let plural = |n: i64, one: &str, many: &str| if n == 1 { one } else { many }.to_owned();
     match error.code {
         Code::Required => FieldError::new(ErrorType::Required, field, None, String::new()),
         Code::Enum => {
@@ -149,33 +148,38 @@ fn field_error(error: Error) -> FieldError {
             FieldError::new(ErrorType::NotSupported, field, Some(&value), detail)
         }
         Code::TooLong => {
-            let detail = if error.limit >= 0 {
-                format!(
-                    "may not be more than {} {}",
-                    error.limit,
-                    plural(error.limit, "byte", "bytes")
-                )
-            } else {
-                "value is too long".to_owned()
-            };
+            let detail = limit_detail(
+                error.limit,
+                "may not be more than",
+                "byte",
+                "value is too long",
+            );
             FieldError::new(ErrorType::TooLong, field, None, detail)
         }
         Code::MaxItems | Code::TooManyProperties => {
-            let detail = if error.limit >= 0 {
-                format!(
-                    "must have at most {} {}",
-                    error.limit,
-                    plural(error.limit, "item", "items")
-                )
-            } else {
-                "has too many items".to_owned()
-            };
+            let detail = limit_detail(
+                error.limit,
+                "must have at most",
+                "item",
+                "has too many items",
+            );
             FieldError::new(ErrorType::TooMany, field, Some(&value), detail)
         }
         Code::InvalidType => {
             FieldError::new(ErrorType::TypeInvalid, field, Some(&value), error.message)
         }
         Code::Other => FieldError::new(ErrorType::Invalid, field, Some(&value), error.message),
+    }
+}
+
+/// The detail of `field.TooLong` and `field.TooMany`: `may not be more
+/// than 1 byte`, `must have at most 3 items`; `unknown` where the limit is
+/// not known (negative).
+fn limit_detail(limit: i64, bound: &str, unit: &str, unknown: &str) -> String {
+    match limit {
+        1 => format!("{bound} 1 {unit}"),
+        0.. => format!("{bound} {limit} {unit}s"),
+        _ => unknown.to_owned(),
     }
 }
 

@@ -110,24 +110,7 @@ pub(super) fn slice_check(schema: &Json, path: &str, items: &[Json], depth: usiz
             ));
         }
     }
-    let size = i64::try_from(items.len()).unwrap_or(i64::MAX);
-    if let Some(min) = schema["minItems"].as_i64()
-        && size < min
-    {
-        let message = format!("{path} in body should have at least {min} items");
-        result.add(Error::of(
-            Code::Other,
-            path,
-            Some(Json::from(size)),
-            message,
-        ));
-    }
-    if let Some(max) = schema["maxItems"].as_i64()
-        && size > max
-    {
-        let message = format!("{path} in body should have at most {max} items");
-        result.add(Error::of(Code::MaxItems, path, Some(Json::from(size)), message).limited(max));
-    }
+    count_check(schema, path, items.len(), Counted::ITEMS, &mut result);
     if schema["uniqueItems"] == true
         && items
             .iter()
@@ -141,6 +124,54 @@ pub(super) fn slice_check(schema: &Json, path: &str, items: &[Json], depth: usiz
     result
 }
 
+/// What a count limit counts: its keywords, the noun its messages use and
+/// the code the server gives one too many.
+#[derive(Clone, Copy)]
+struct Counted {
+    keywords: [&'static str; 2],
+    noun: &'static str,
+    too_many: Code,
+}
+
+impl Counted {
+    const ITEMS: Counted = Counted {
+        keywords: ["minItems", "maxItems"],
+        noun: "items",
+        too_many: Code::MaxItems,
+    };
+    const PROPERTIES: Counted = Counted {
+        keywords: ["minProperties", "maxProperties"],
+        noun: "properties",
+        too_many: Code::TooManyProperties,
+    };
+}
+
+/// `minItems`/`maxItems` (`schemaSliceValidator`) and
+/// `minProperties`/`maxProperties` (`objectValidator`), worded alike.
+fn count_check(schema: &Json, path: &str, len: usize, counted: Counted, result: &mut Found) {
+    let size = i64::try_from(len).unwrap_or(i64::MAX);
+    let [min, max] = counted.keywords.map(|keyword| schema[keyword].as_i64());
+    let noun = counted.noun;
+    if let Some(min) = min
+        && size < min
+    {
+        let message = format!("{path} in body should have at least {min} {noun}");
+        result.add(Error::of(
+            Code::Other,
+            path,
+            Some(Json::from(size)),
+            message,
+        ));
+    }
+    if let Some(max) = max
+        && size > max
+    {
+        let message = format!("{path} in body should have at most {max} {noun}");
+        let error = Error::of(counted.too_many, path, Some(Json::from(size)), message);
+        result.add(error.limited(max));
+    }
+}
+
 /// `objectValidator.Validate`.
 pub(super) fn object_check(
     schema: &Json,
@@ -149,30 +180,7 @@ pub(super) fn object_check(
     depth: usize,
 ) -> Found {
     let mut result = Found::default();
-    let size = i64::try_from(fields.len()).unwrap_or(i64::MAX);
-    if let Some(min) = schema["minProperties"].as_i64()
-        && size < min
-    {
-        let message = format!("{path} in body should have at least {min} properties");
-        result.add(Error::of(
-            Code::Other,
-            path,
-            Some(Json::from(size)),
-            message,
-        ));
-    }
-    if let Some(max) = schema["maxProperties"].as_i64()
-        && size > max
-    {
-        let message = format!("{path} in body should have at most {max} properties");
-        let error = Error::of(
-            Code::TooManyProperties,
-            path,
-            Some(Json::from(size)),
-            message,
-        );
-        result.add(error.limited(max));
-    }
+    count_check(schema, path, fields.len(), Counted::PROPERTIES, &mut result);
     let properties = schema["properties"].as_object();
     let named = |key: &str| properties.is_some_and(|p| p.contains_key(key));
     match &schema["additionalProperties"] {
