@@ -28,6 +28,12 @@ pub(super) struct Eval {
     movable: Option<usize>,
     pub cost: u64,
     pub limit: u64,
+    /// Constants are made once, when the program is planned, as the
+    /// server plans it (`cel.OptOptimize`, k8s.io/apiserver v0.36.3
+    /// `pkg/cel/environment/base.go`): a literal list, a map, a conversion
+    /// of a constant cost nothing when run. Off as Kubernetes' library
+    /// tests run their programs.
+    pub folds: bool,
 }
 
 impl Eval {
@@ -37,7 +43,13 @@ impl Eval {
             movable: None,
             cost: 0,
             limit,
+            folds: true,
         }
+    }
+
+    /// `expr` is made once, when the program is planned.
+    fn constant(&self, expr: &Expr) -> bool {
+        self.folds && is_constant(expr)
     }
 
     pub(super) fn bind(&mut self, name: &str, value: Value) {
@@ -92,11 +104,20 @@ impl Eval {
                     return Ok(Value::Type(t.into()));
                 }
                 let relative = starts_relative(operand);
+                let attribute = *test && is_attribute(operand);
                 let operand = self.eval(operand)?;
                 if !*test {
                     self.charge(1 + u64::from(relative))?;
                 }
                 if let Value::Error(_) = operand {
+                    if attribute {
+                        // `has()` over a name's fields is one attribute to
+                        // cel-go: its name free as a presence test, each
+                        // field reached 1, the one not found too
+                        // (`evalTestOnly`, interpreter/attributes.go,
+                        // cel-go v0.26.0). The name was charged.
+                        self.cost -= 1;
+                    }
                     return Ok(operand);
                 }
                 let result = if *test {
@@ -112,7 +133,7 @@ impl Eval {
                 args,
             } => self.call(function, target.as_deref(), args),
             Kind::List { items, optional } => {
-                let constant = is_constant(expr);
+                let constant = self.constant(expr);
                 let mut values = Vec::with_capacity(items.len());
                 let mut error = None;
                 for (item, optional) in items.iter().zip(optional) {
@@ -199,7 +220,7 @@ impl Eval {
     }
 
     fn map(&mut self, expr: &Expr, entries: &[Entry]) -> Result<Value> {
-        let constant = is_constant(expr);
+        let constant = self.constant(expr);
         let mut map = IndexMap::with_capacity(entries.len());
         let mut error = None;
         for entry in entries {
@@ -275,7 +296,7 @@ impl Eval {
                     _ => Ok(Value::Error("no such overload".into())),
                 };
             }
-            ("@in", None, [item, list]) if is_constant(list) && primitive_items(list) => {
+            ("@in", None, [item, list]) if self.constant(list) && primitive_items(list) => {
                 // cel-go's optimiser makes it a set lookup, which costs
                 // nothing of its own.
                 let item = self.eval(item)?;
@@ -308,7 +329,7 @@ impl Eval {
                     _ => value_of(functions::call("_[_]", None, &[operand, index]))?,
                 });
             }
-            (_, None, [arg]) if CONVERSIONS.contains(&function) && is_constant(arg) => {
+            (_, None, [arg]) if CONVERSIONS.contains(&function) && self.constant(arg) => {
                 // A conversion of a constant is made once, when the
                 // program is planned: it costs nothing.
                 let arg = self.eval(arg)?;

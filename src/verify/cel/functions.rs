@@ -29,7 +29,9 @@ pub(super) fn cost(function: &str, target: Option<&Value>, args: &[Value], resul
         return cost;
     }
     match function {
-        "startsWith" | "endsWith" | "strings.quote" => ceil(size(0), TRAVERSAL),
+        // `format` of a string: its format string's traversal
+        // (`ExtFormatString`, interpreter/runtimecost.go, cel-go v0.26.0).
+        "startsWith" | "endsWith" | "strings.quote" | "format" => ceil(size(0), TRAVERSAL),
         "string" | "bytes" => match (all.first(), result) {
             (Some(Value::Bytes(_)), Value::String(_))
             | (Some(Value::String(_)), Value::Bytes(_)) => ceil(size(0), TRAVERSAL),

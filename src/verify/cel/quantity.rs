@@ -11,11 +11,11 @@ const FORMAT_WRONG: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 const SUFFIX: &str = "unable to parse quantity's suffix";
 
-/// `units / 10^scale`.
+/// `units / 10^scale`; a negative scale multiplies (`1e40` is 1 at -40).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Quantity {
     units: i128,
-    scale: u32,
+    scale: i32,
 }
 
 /// The multiplier a suffix stands for: a power of ten, or of two.
@@ -131,22 +131,26 @@ impl Quantity {
         } else {
             digits.parse().map_err(|_| too_large())?
         };
-        let mut scale = u32::try_from(fraction.len()).map_err(|_| too_large())?;
+        let mut scale = i32::try_from(fraction.len()).map_err(|_| too_large())?;
         match multiplier {
-            Multiplier::Ten(e) if e >= 0 => {
-                let e = e.unsigned_abs();
-                let cancel = e.min(scale);
-                scale -= cancel;
-                units = pow10(e - cancel)
-                    .and_then(|p| units.checked_mul(p))
-                    .ok_or_else(too_large)?;
+            // A power of ten that 128 bits cannot multiply out stays a
+            // scale: `9999999999999999999999999999999999999G` is a number,
+            // not an int64 (`isInteger()` is false).
+            Multiplier::Ten(e) => {
+                scale -= e;
+                while scale < 0 {
+                    let Some(more) = units.checked_mul(10) else {
+                        break;
+                    };
+                    units = more;
+                    scale += 1;
+                }
             }
-            Multiplier::Ten(e) => scale += e.unsigned_abs(),
             Multiplier::Two(bits) => {
                 units = units.checked_mul(1i128 << bits).ok_or_else(too_large)?;
             }
         }
-        if scale > 36 {
+        if !(-64..=36).contains(&scale) {
             return Err(too_large());
         }
         if negative {
@@ -156,11 +160,13 @@ impl Quantity {
     }
 
     /// Both at one scale, where 128 bits hold them.
-    fn aligned(self, other: Quantity) -> Option<(i128, i128, u32)> {
+    fn aligned(self, other: Quantity) -> Option<(i128, i128, i32)> {
         let scale = self.scale.max(other.scale);
-        let a = self.units.checked_mul(pow10(scale - self.scale)?)?;
-        let b = other.units.checked_mul(pow10(scale - other.scale)?)?;
-        Some((a, b, scale))
+        let up = |q: Quantity| {
+            q.units
+                .checked_mul(pow10((scale - q.scale).unsigned_abs())?)
+        };
+        Some((up(self)?, up(other)?, scale))
     }
 
     pub(super) fn compare(self, other: Quantity) -> Ordering {
@@ -194,14 +200,19 @@ impl Quantity {
 
     /// `AsInt64`: the value where it is a whole number an int64 holds.
     pub(super) fn as_int(self) -> Option<i64> {
-        let divisor = pow10(self.scale)?;
-        if self.units % divisor != 0 {
-            return None;
-        }
-        i64::try_from(self.units / divisor).ok()
+        let whole = if self.scale <= 0 {
+            self.units.checked_mul(pow10(self.scale.unsigned_abs())?)?
+        } else {
+            let divisor = pow10(self.scale.unsigned_abs())?;
+            if self.units % divisor != 0 {
+                return None;
+            }
+            self.units / divisor
+        };
+        i64::try_from(whole).ok()
     }
 
     pub(super) fn approximate(self) -> f64 {
-        self.units as f64 / 10f64.powi(i32::try_from(self.scale).unwrap_or(i32::MAX))
+        self.units as f64 / 10f64.powi(self.scale)
     }
 }
