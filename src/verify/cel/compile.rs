@@ -218,3 +218,16 @@ pub(super) fn quoted(source: &str) -> String {
     }
     format!("`{shown}` ({count} characters)")
 }
+
+/// `source` compiled in the rules' environment with no variables, its
+/// result of any type: an expression of Kubernetes' library tests.
+#[cfg(test)]
+pub(super) fn any(source: &str) -> Result<Compiled, String> {
+    let expr = syntax::parse(source)
+        .map(Box::new)
+        .map_err(|e| compile_error(source, e.at, &e.message))?;
+    let what = "the expression";
+    let checked = typed(source, &expr, Vec::new(), what).map_err(|(_, m)| m)?;
+    check(source, &expr, what).map_err(|(_, m)| m)?;
+    Ok(Compiled { expr, checked })
+}

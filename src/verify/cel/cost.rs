@@ -74,6 +74,15 @@ pub(super) fn estimate(
     checked: &Checked,
     schema: &dyn Fn(&[String]) -> Option<Range>,
 ) -> Option<u64> {
+    estimate_range(expr, checked, schema).map(|cost| cost.max)
+}
+
+/// The least and the most `expr` may cost, as [`estimate`] has them.
+pub(super) fn estimate_range(
+    expr: &Expr,
+    checked: &Checked,
+    schema: &dyn Fn(&[String]) -> Option<Range>,
+) -> Option<Range> {
     let mut coster = Coster {
         checked,
         schema,
@@ -84,7 +93,7 @@ pub(super) fn estimate(
         unknown: false,
     };
     let cost = coster.cost(expr);
-    (!coster.unknown).then_some(cost.max)
+    (!coster.unknown).then_some(cost)
 }
 
 impl<'e> Coster<'e, '_> {

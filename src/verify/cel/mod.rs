@@ -373,3 +373,5 @@ impl Rules {
 mod tests;
 #[cfg(test)]
 mod upstream;
+#[cfg(test)]
+mod upstream_library;

@@ -34,6 +34,10 @@ var (
 	hookObjectMeta string
 	//go:embed hook-validation.go.in
 	hookValidation string
+	//go:embed hook-library.go.in
+	hookLibrary string
+	//go:embed hook-library-cost.go.in
+	hookLibraryCost string
 )
 
 // A package whose tests are recorded, and the function wrapped.
@@ -41,10 +45,17 @@ type target struct {
 	module, pkg, name string
 	// Functions renamed, file by file: the hook defines them anew.
 	renames []rename
-	hook    string
+	hooks   []hook
 }
 
 type rename struct{ file, from, to string }
+
+// A file added to the package: the functions renamed, defined anew. A
+// test file (`_test.go`) wraps a test's own helper.
+type hook struct{ file, text string }
+
+// The package's own code wrapped.
+func hooked(text string) []hook { return []hook{{"zz_record.go", text}} }
 
 // How many times the tests run.
 const runs = 3
@@ -57,19 +68,19 @@ var targets = []target{{
 		{"validation.go", "func (s *Validator) Validate(", "func (s *Validator) validateUnrecorded("},
 		{"compilation.go", "func Compile(", "func compileUnrecorded("},
 	},
-	hook: hookCEL,
+	hooks: hooked(hookCEL),
 }, {
 	module:  "k8s.io/apiextensions-apiserver",
 	pkg:     "pkg/apiserver/schema/listtype",
 	name:    "schema-listtype",
 	renames: []rename{{"validation.go", "func ValidateListSetsAndMaps(", "func validateListSetsAndMapsUnrecorded("}},
-	hook:    hookListType,
+	hooks:   hooked(hookListType),
 }, {
 	module:  "k8s.io/apiextensions-apiserver",
 	pkg:     "pkg/apiserver/schema/objectmeta",
 	name:    "schema-objectmeta",
 	renames: []rename{{"validation.go", "func Validate(", "func validateUnrecorded("}},
-	hook:    hookObjectMeta,
+	hooks:   hooked(hookObjectMeta),
 }, {
 	module: "k8s.io/apiextensions-apiserver",
 	pkg:    "pkg/apiserver/validation",
@@ -78,11 +89,26 @@ var targets = []target{{
 		{"validation.go", "func NewSchemaValidatorFromOpenAPI(", "func newSchemaValidatorFromOpenAPIUnrecorded("},
 		{"validation.go", "func ValidateCustomResource(", "func validateCustomResourceUnrecorded("},
 	},
-	hook: hookValidation,
+	hooks: hooked(hookValidation),
+}, {
+	// The tests of the Kubernetes CEL libraries check expressions through
+	// helpers of their own, which are wrapped.
+	module: "k8s.io/apiserver",
+	pkg:    "pkg/cel/library",
+	name:   "library",
+	renames: []rename{
+		{"cidr_test.go", "func testCIDR(", "func testCIDRUnrecorded("},
+		{"ip_test.go", "func testIP(", "func testIPUnrecorded("},
+		{"quantity_test.go", "func testQuantity(", "func testQuantityUnrecorded("},
+		{"semver_test.go", "func testSemver(", "func testSemverUnrecorded("},
+		{"cost_test.go", "func testCost(", "func testCostUnrecorded("},
+	},
+	hooks: []hook{{"zz_record_test.go", hookLibrary}, {"zz_record_cost_test.go", hookLibraryCost}},
 }}
 
 func main() {
 	out := flag.String("out", "", "directory the cases are written to")
+	only := flag.String("only", "", "record this file's cases alone (`library`)")
 	flag.Parse()
 	if *out == "" {
 		fail("-out is required")
@@ -96,6 +122,9 @@ func main() {
 	}
 	defer os.RemoveAll(work)
 	for _, t := range targets {
+		if *only != "" && t.name != *only {
+			continue
+		}
 		if err := record(t, work, *out); err != nil {
 			fail(fmt.Sprintf("%s/%s: %v", t.module, t.pkg, err))
 		}
@@ -134,13 +163,21 @@ func record(t target, work, out string) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(copyDir, t.pkg, "zz_record.go"), []byte(t.hook), 0o644); err != nil {
-		return err
-	}
-	pkgName := strings.Fields(t.hook)[1]
-	shared := strings.Replace(common, "package PACKAGE", "package "+pkgName, 1)
-	if err := os.WriteFile(filepath.Join(copyDir, t.pkg, "zz_record_common.go"), []byte(shared), 0o644); err != nil {
-		return err
+	for _, h := range t.hooks {
+		if err := os.WriteFile(filepath.Join(copyDir, t.pkg, h.file), []byte(h.text), 0o644); err != nil {
+			return err
+		}
+		// What the recorders share, in the hook's package (a test file
+		// for a test's package).
+		pkgName := strings.Fields(h.text)[1]
+		shared := strings.Replace(common, "package PACKAGE", "package "+pkgName, 1)
+		file := "zz_record_common.go"
+		if strings.HasSuffix(h.file, "_test.go") {
+			file = "zz_record_common_" + pkgName + "_test.go"
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, t.pkg, file), []byte(shared), 0o644); err != nil {
+			return err
+		}
 	}
 	modfile := filepath.Join(work, t.name+".mod")
 	gomod, err := os.ReadFile("go.mod")
