@@ -209,7 +209,21 @@ pub(super) fn named(label: &str, line: &str) -> String {
 
 #[test]
 fn kubernetes_own_rule_cases_agree_or_are_listed() {
-    let text = std::fs::read_to_string(dir().join("schema-cel.jsonl")).unwrap();
+    agree_or_listed("schema-cel.jsonl", "differences.txt", difference, name);
+}
+
+/// Judges each case of `tests/cel/kubernetes/<cases>` (how it differs,
+/// if it does, and its name) and holds those that disagree to the list in
+/// `<listed>` beside it: a case found and not listed fails, and so does
+/// one listed and no longer found. `TRAINC_BLESS=1` rewrites the list,
+/// keeping each case's reason (after `  # `).
+pub(super) fn agree_or_listed(
+    cases: &str,
+    listed: &str,
+    difference: fn(&Json) -> Option<&'static str>,
+    name: fn(&Json, &str) -> String,
+) {
+    let text = std::fs::read_to_string(dir().join(cases)).unwrap();
     let mut found = BTreeMap::new();
     let mut total = 0;
     for line in text.lines() {
@@ -219,19 +233,10 @@ fn kubernetes_own_rule_cases_agree_or_are_listed() {
             found.insert(name(&case, line), how);
         }
     }
-    agree_or_listed("differences.txt", total, &found);
-}
-
-/// Holds the cases that disagree (`found`: each one's name and how, of
-/// `total`) to the list in `tests/cel/kubernetes/<listed>`: a case found
-/// and not listed fails, and so does one listed and no longer found.
-/// `TRAINC_BLESS=1` rewrites the list, keeping each case's reason (after
-/// `  # `).
-pub(super) fn agree_or_listed(listed: &str, total: usize, found: &BTreeMap<String, &str>) {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     counts.insert("agree", total - found.len());
     for how in found.values() {
-        *counts.entry(how).or_default() += 1;
+        *counts.entry(*how).or_default() += 1;
     }
     let mut listing = format!("# {total} cases:");
     for (how, n) in counts.iter().filter(|(_, n)| **n > 0) {
@@ -239,7 +244,7 @@ pub(super) fn agree_or_listed(listed: &str, total: usize, found: &BTreeMap<Strin
     }
     listing.pop();
     listing.push('\n');
-    for (name, how) in found {
+    for (name, how) in &found {
         let _ = writeln!(listing, "{name} {how}");
     }
     let listed_path = dir().join(listed);

@@ -12,8 +12,6 @@
 //! version asked for): an expression it refuses for a function its
 //! environment lacks compiles in a CRD's, and is listed with why.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value as Json;
 
 use super::compile;
@@ -137,17 +135,7 @@ fn name(case: &Json, line: &str) -> String {
 
 #[test]
 fn kubernetes_library_cases_agree_or_are_listed() {
-    let text = std::fs::read_to_string(dir().join("library.jsonl")).unwrap();
-    let mut found = BTreeMap::new();
-    let mut total = 0;
-    for line in text.lines() {
-        let case: Json = serde_json::from_str(line).unwrap();
-        total += 1;
-        if let Some(how) = difference(&case) {
-            found.insert(name(&case, line), how);
-        }
-    }
-    agree_or_listed("library-differences.txt", total, &found);
+    agree_or_listed("library.jsonl", "library-differences.txt", difference, name);
 }
 
 /// `TRAINC_CEL_SHOW=how cargo test library_show -- --nocapture`: the
