@@ -306,7 +306,6 @@ impl Eval {
                     item => value_of(functions::call("@in", None, &[item, list]))?,
                 });
             }
-            ("optional.none", None, []) => return Ok(Value::Optional(None)),
             (
                 "_[_]",
                 None,
@@ -580,10 +579,7 @@ fn is_constant(expr: &Expr) -> bool {
             function,
             target: None,
             args,
-        } => {
-            (args.len() == 1 && CONVERSIONS.contains(&&**function) && is_constant(&args[0]))
-                || (args.is_empty() && &**function == "optional.none")
-        }
+        } => args.len() == 1 && CONVERSIONS.contains(&&**function) && is_constant(&args[0]),
         Kind::List { items, optional } => {
             optional.iter().all(|o| !o) && items.iter().all(is_constant)
         }

@@ -245,7 +245,19 @@ fn sort_by_keys(items: &[Value], keys: &[Value]) -> Result<Value> {
 pub(super) fn cost(function: &str, args: Operands<'_>, result: &Value) -> Option<u64> {
     let size = |i: usize| args.size(i);
     // The call, and the list it allocates (`trackAllocatingListCall`).
-    let allocating = |factor: f64, n: u64| (n as f64 * factor) as u64 + 1 + 10;
+    // `uint64(float64(n) * factor) + callCost + ListCreateBaseCost`
+    // (`trackAllocatingListCall`, ext/lists.go, cel-go v0.26.0), as Go
+    // computes it on amd64: a negative product (`flatten(-1)`) converts
+    // through int64 and the sum wraps.
+    let allocating = |factor: f64, n: u64| {
+        let product = n as f64 * factor;
+        let product = if product < 0.0 {
+            (product as i64) as u64
+        } else {
+            product as u64
+        };
+        product.wrapping_add(1 + 10)
+    };
     let self_compare = |list: Option<&Value>| {
         let n = list.map_or(0, Value::size);
         let mut factor = 2.0;
