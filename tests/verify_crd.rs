@@ -101,6 +101,49 @@ fn without_the_crd_its_objects_are_counted_as_not_checked() {
     assert!(found[0].contains("note unchecked") && found[0].contains("DatasetCache/good"));
 }
 
+/// A CRD stream is read document by document; a document that cannot be
+/// read takes back the CRDs its file gave before it, as a file that does not
+/// parse gives none.
+#[test]
+fn a_crd_file_with_a_document_that_cannot_be_read_gives_no_crd() {
+    let dir = temp_dir("crd-unreadable");
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: hs.example.com}\nspec:\n  group: example.com\n  names: {kind: H, plural: hs}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            x-kubernetes-validations:\n            - rule: self.n >= 0\n            properties: {n: {type: integer}}\n";
+    std::fs::write(dir.join("crd.yaml"), format!("{crd}---\nkind: !!int abc\n")).unwrap();
+    let object = "apiVersion: example.com/v1\nkind: H\nmetadata: {name: h}\nspec: {n: -1}\n";
+    std::fs::write(dir.join("h.yaml"), object).unwrap();
+    let output = trainc(
+        &dir,
+        &["verify", "--format", "json", "--crd", "crd.yaml", "h.yaml"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let found = said(&output);
+    assert!(
+        found.iter().any(|f| f.starts_with("crd.yaml:22:13 error")),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("note unchecked") && f.contains("H/h")),
+        "{found:#?}"
+    );
+    assert!(
+        !found.iter().any(|f| f.contains("failed rule")),
+        "{found:#?}"
+    );
+    // Without the bad document, the CRD is read and its rule holds H to it.
+    std::fs::write(dir.join("crd.yaml"), crd).unwrap();
+    let output = trainc(
+        &dir,
+        &["verify", "--format", "json", "--crd", "crd.yaml", "h.yaml"],
+    );
+    let found = said(&output);
+    assert!(
+        found.iter().any(|f| f.contains("failed rule: self.n >= 0")),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn a_crd_that_cannot_be_used_says_why_at_its_line() {
     let dir = root().join("tests/verify-crd");

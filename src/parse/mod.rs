@@ -244,6 +244,19 @@ pub fn parse_yaml_stream(
     parse_manifest_stream(id, text, max_depth, max_documents).map(|s| s.documents)
 }
 
+/// [`parse_yaml_stream`], each document (its number, from 1, and its
+/// tree) given to `f` as it is made and not held after; see
+/// [`yaml::each_manifest`] for what an `Err` means for the documents given.
+pub fn each_yaml_document(
+    id: SourceId,
+    text: &str,
+    max_depth: usize,
+    max_documents: usize,
+    f: &mut dyn FnMut(usize, Node),
+) -> Result<(), Vec<Diagnostic>> {
+    yaml::each_manifest(id, text, 0..text.len(), max_depth, max_documents, f).map(|_| ())
+}
+
 /// The documents of a manifest stream, each scalar read as Kubernetes reads
 /// it (YAML 1.1: see [`crate::yaml::kubernetes`]), and a warning at each
 /// scalar a YAML 1.2 reader reads otherwise (`0644`, `yes`, `1_0`).

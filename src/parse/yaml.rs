@@ -61,6 +61,31 @@ pub(super) fn parse_manifest_stream(
     max_depth: usize,
     max_documents: usize,
 ) -> Result<super::ManifestStream, Vec<Diagnostic>> {
+    let mut documents = Vec::new();
+    let readings = each_manifest(id, text, part, max_depth, max_documents, &mut |_, node| {
+        documents.push(node);
+    })?;
+    Ok(super::ManifestStream {
+        documents,
+        readings,
+    })
+}
+
+/// [`parse_manifest_stream`], each document given to `f` (with its number,
+/// from 1) as it is made and not held after: a stream of 10,000 CRDs is
+/// never a tree of 10,000 documents at once. The whole stream is read
+/// first, so a syntax error anywhere gives no document; a scalar that
+/// cannot be read is found as its document is made, after the documents
+/// before it were given, and then is the `Err` with every such problem.
+/// `Ok` holds the values read two ways.
+pub(super) fn each_manifest(
+    id: SourceId,
+    text: &str,
+    part: std::ops::Range<usize>,
+    max_depth: usize,
+    max_documents: usize,
+    f: &mut dyn FnMut(usize, Node),
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     let limits = Limits {
         depth: max_depth + 1,
         documents: max_documents,
@@ -76,9 +101,13 @@ pub(super) fn parse_manifest_stream(
     // items is not held twice.
     let documents = documents
         .into_iter()
-        .filter(|document| !document.is_empty_null())
-        .map(|document| reader.convert_owned(document))
-        .collect();
+        .filter(|document| !document.is_empty_null());
+    for (n, document) in documents.enumerate() {
+        let node = reader.convert_owned(document);
+        if reader.problems.is_empty() {
+            f(n + 1, node);
+        }
+    }
     if reader.problems.is_empty() {
         let mut readings = reader.readings;
         if reader.readings_past > 0 {
@@ -92,10 +121,7 @@ pub(super) fn parse_manifest_stream(
                 ),
             ));
         }
-        Ok(super::ManifestStream {
-            documents,
-            readings,
-        })
+        Ok(readings)
     } else {
         Err(reader.problems)
     }

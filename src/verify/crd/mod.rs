@@ -78,36 +78,48 @@ impl Crds {
     /// over) added; what is wrong with them, or cannot be checked.
     pub fn read(&mut self, sources: &Sources, id: SourceId) -> Vec<Diagnostic> {
         let text = &sources.get(id).text;
-        let documents = match crate::parse::parse_yaml_stream(id, text, MAX_DEPTH, MAX_DOCUMENTS) {
-            Ok(documents) => documents,
-            Err(diagnostics) => return diagnostics,
-        };
-        let (objects, _) = crate::parse::stream_objects(&documents);
         let mut diagnostics = Vec::new();
         let mut found = 0;
-        for object in objects {
-            let json = object.node.to_json();
-            if json["kind"] != "CustomResourceDefinition" {
-                continue;
-            }
-            found += 1;
-            let at = |pointer: &str| span_of(object.node, pointer);
-            if json["apiVersion"] != "apiextensions.k8s.io/v1" {
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::VERIFY_CRD,
-                        at("/apiVersion"),
-                        format!(
-                            "document {}: a `{}` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
-                            object.document,
-                            json["apiVersion"].as_str().unwrap_or("")
-                        ),
-                    )
-                    .with_help("give the CRD as the cluster serves it: `kubectl get crd NAME -o yaml`"),
-                );
-                continue;
-            }
-            diagnostics.extend(self.add(&json, object.document, &at));
+        // Each document read, added and let go before the next is made: a
+        // stream of 10,000 CRDs is never a tree of 10,000 documents. What a
+        // file added is taken back if a document of it cannot be read.
+        let (kinds, defined) = (self.kinds.len(), self.defined.clone());
+        let read = crate::parse::each_yaml_document(
+            id,
+            text,
+            MAX_DEPTH,
+            MAX_DOCUMENTS,
+            &mut |document, node| {
+                let (objects, _) = crate::parse::stream_objects(std::slice::from_ref(&node));
+                for object in objects {
+                    let json = object.node.to_json();
+                    if json["kind"] != "CustomResourceDefinition" {
+                        continue;
+                    }
+                    found += 1;
+                    let at = |pointer: &str| span_of(object.node, pointer);
+                    if json["apiVersion"] != "apiextensions.k8s.io/v1" {
+                        diagnostics.push(
+                            Diagnostic::error(
+                                codes::VERIFY_CRD,
+                                at("/apiVersion"),
+                                format!(
+                                    "document {document}: a `{}` CustomResourceDefinition: Kubernetes serves CRDs as `apiextensions.k8s.io/v1` only since 1.22",
+                                    json["apiVersion"].as_str().unwrap_or("")
+                                ),
+                            )
+                            .with_help("give the CRD as the cluster serves it: `kubectl get crd NAME -o yaml`"),
+                        );
+                        continue;
+                    }
+                    diagnostics.extend(self.add(&json, document, &at));
+                }
+            },
+        );
+        if let Err(problems) = read {
+            self.kinds.truncate(kinds);
+            self.defined = defined;
+            return problems;
         }
         if found == 0 {
             diagnostics.push(
