@@ -985,7 +985,7 @@ fn jobs_are_held_to_kubernetes_job_validation() {
         ),
         (
             "trainc::verify::apiserver",
-            "Job/plain, `spec.backoffLimitPerIndex`: Invalid value: requires indexed completion mode",
+            "Job/plain, `spec.backoffLimitPerIndex`: Invalid value: 1: requires indexed completion mode",
         ),
     ] {
         assert!(

@@ -1,5 +1,5 @@
 //! What the API server refuses in a Job's spec, after it defaults it
-//! (kubernetes v1.30.0, `pkg/apis/batch/v1/defaults.go` `SetDefaults_Job`,
+//! (kubernetes v1.36.3, `pkg/apis/batch/v1/defaults.go` `SetDefaults_Job`,
 //! `pkg/apis/batch/validation/validation.go` `validateJobSpec`,
 //! `validatePodFailurePolicy`, `validateSuccessPolicy`,
 //! `validateGeneratedSelector`; `pkg/registry/batch/job/strategy.go`
@@ -82,10 +82,10 @@ pub fn refusals(spec: &Json) -> Vec<Refused> {
         "backoffLimitPerIndex",
         "maxFailedIndexes",
     ] {
-        if spec[field].as_i64().is_some_and(|n| n < 0) {
+        if let Some(n) = spec[field].as_i64().filter(|n| *n < 0) {
             refuse(
                 &format!("/{field}"),
-                "Invalid value: must be greater than or equal to 0".to_owned(),
+                format!("Invalid value: {n}: must be greater than or equal to 0"),
             );
         }
     }
@@ -121,13 +121,34 @@ pub fn refusals(spec: &Json) -> Vec<Refused> {
         } else {
             refuse(
                 "/successPolicy",
-                "Invalid value: requires indexed completion mode".to_owned(),
+                format!(
+                    "Invalid value: {}: requires indexed completion mode",
+                    internal_success_policy(&spec["successPolicy"])
+                ),
             );
         }
     }
     replacement_policy(spec, &mut refuse);
     restart_policy(spec, &mut refuse);
     found
+}
+
+/// A `successPolicy` as the server words it in an error: the JSON of its
+/// internal type, whose fields have no JSON names (`batch.SuccessPolicy`,
+/// kubernetes v1.36.3 `pkg/apis/batch/types.go`).
+fn internal_success_policy(policy: &Json) -> Json {
+    let rules = policy["rules"].as_array().map(|rules| {
+        rules
+            .iter()
+            .map(|rule| {
+                serde_json::json!({
+                    "SucceededIndexes": rule["succeededIndexes"],
+                    "SucceededCount": rule["succeededCount"],
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    serde_json::json!({ "Rules": rules })
 }
 
 /// `completionMode` and what an Indexed or a NonIndexed Job may hold.
@@ -149,7 +170,10 @@ fn completion_mode(job: &Defaulted<'_>, refuse: &mut impl FnMut(&str, String)) {
             if !spec[field].is_null() {
                 refuse(
                     &format!("/{field}"),
-                    "Invalid value: requires indexed completion mode".to_owned(),
+                    format!(
+                        "Invalid value: {}: requires indexed completion mode",
+                        spec[field]
+                    ),
                 );
             }
         }
@@ -189,20 +213,13 @@ fn completion_mode(job: &Defaulted<'_>, refuse: &mut impl FnMut(&str, String)) {
         let high = format!(
             "when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
         );
-        match max_failed {
-            None => refuse(
+        if max_failed.is_none() {
+            refuse(
                 "/maxFailedIndexes",
                 format!(
                     "Required value: must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"
                 ),
-            ),
-            Some(max) if max > MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS => refuse(
-                "/maxFailedIndexes",
-                format!(
-                    "Invalid value: {max}: must be less than or equal to {MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS} {high}"
-                ),
-            ),
-            Some(_) => {}
+            );
         }
         if job.parallelism > PARALLELISM_FOR_HIGH_COMPLETIONS {
             refuse(
@@ -210,6 +227,14 @@ fn completion_mode(job: &Defaulted<'_>, refuse: &mut impl FnMut(&str, String)) {
                 format!(
                     "Invalid value: {}: must be less than or equal to {PARALLELISM_FOR_HIGH_COMPLETIONS} {high}",
                     job.parallelism
+                ),
+            );
+        }
+        if let Some(max) = max_failed.filter(|max| *max > MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS) {
+            refuse(
+                "/maxFailedIndexes",
+                format!(
+                    "Invalid value: {max}: must be less than or equal to {MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS} {high}"
                 ),
             );
         }

@@ -1,5 +1,5 @@
 //! A Job's failure and success policies, as the API server validates them
-//! (kubernetes v1.30.0, `pkg/apis/batch/validation/validation.go`
+//! (kubernetes v1.36.3, `pkg/apis/batch/validation/validation.go`
 //! `validatePodFailurePolicy`, `validateSuccessPolicy`,
 //! `validateIndexesFormat`).
 
@@ -110,10 +110,16 @@ fn on_exit_codes(
     let values: Vec<i64> = (requirement["values"].as_array().into_iter().flatten())
         .filter_map(Json::as_i64)
         .collect();
+    // A list's value is worded as its JSON (`field.Error.ErrorBody`,
+    // k8s.io/apimachinery v0.36.3): `[3,1]`, `null` where it is not given.
+    let written = match &requirement["values"] {
+        Json::Null => "null".to_owned(),
+        list => list.to_string(),
+    };
     if values.is_empty() {
         refuse(
             &format!("{at}/values"),
-            "Invalid value: at least one value is required".to_owned(),
+            format!("Invalid value: {written}: at least one value is required"),
         );
     } else if values.len() > MAX_EXIT_CODES {
         refuse(
@@ -141,7 +147,7 @@ fn on_exit_codes(
     if values.windows(2).any(|w| w[0] > w[1]) {
         refuse(
             &format!("{at}/values"),
-            "Invalid value: must be ordered".to_owned(),
+            format!("Invalid value: {written}: must be ordered"),
         );
     }
 }
@@ -229,7 +235,7 @@ pub(super) fn success_policy(job: &Defaulted<'_>, refuse: &mut impl FnMut(&str, 
             if count < 0 {
                 refuse(
                     &at,
-                    "Invalid value: must be greater than or equal to 0".to_owned(),
+                    format!("Invalid value: {count}: must be greater than or equal to 0"),
                 );
             }
             if count > completions {

@@ -48,7 +48,7 @@ fn a_failure_policy_needs_never_and_well_formed_rules() {
             "/podFailurePolicy/rules/0/onExitCodes/containerName: Invalid value: \"x\": must be one of the container or initContainer names in the pod template",
             "/podFailurePolicy/rules/0/onExitCodes/values/1: Invalid value: 0: must not be 0 for the In operator",
             "/podFailurePolicy/rules/0/onExitCodes/values/2: Duplicate value: 3",
-            "/podFailurePolicy/rules/0/onExitCodes/values: Invalid value: must be ordered",
+            "/podFailurePolicy/rules/0/onExitCodes/values: Invalid value: [3,0,3]: must be ordered",
             "/podFailurePolicy/rules/1: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
             "/podReplacementPolicy: Unsupported value: \"TerminatingOrFailed\": supported values: \"Failed\"",
             "/template/spec/restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
