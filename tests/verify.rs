@@ -1053,6 +1053,32 @@ fn built_in_kinds_are_checked_against_the_kubernetes_release_asked_for() {
         pod,
     );
     assert_eq!(since.status.code(), Some(0), "{}", text(&since.stderr));
+    // A Service's name: a DNS-1123 label from 1.36
+    // (`RelaxedServiceNameValidation`), a DNS-1035 label before.
+    let service =
+        b"apiVersion: v1\nkind: Service\nmetadata: {name: 8-gpus}\nspec:\n  ports: [{port: 80}]\n";
+    let now = run_with_stdin(binary, &["verify", "-"], service);
+    assert_eq!(now.status.code(), Some(0), "{}", text(&now.stderr));
+    let before = run_with_stdin(
+        binary,
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--kubernetes-version",
+            "1.35",
+            "-",
+        ],
+        service,
+    );
+    assert_eq!(before.status.code(), Some(1), "{}", text(&before.stderr));
+    let said = json_lines(&before.stdout);
+    assert!(
+        said[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the name `8-gpus` is not a DNS-1035 label")),
+        "{said:?}"
+    );
     // A DeviceClass (`resource.k8s.io/v1`, served since 1.34): 1.30 serves
     // only the group's alpha.
     let class =

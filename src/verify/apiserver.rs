@@ -11,16 +11,21 @@
 use serde_json::Value;
 
 use super::Problem;
+use super::kubernetes::Release;
 use crate::syntax::names;
 use crate::syntax::pod::{self, Extent};
 
-/// The name syntax the API server holds an object of `group` and `kind` to
-/// (kubernetes v1.30.0, `pkg/apis/*/validation`: a Service's name is a
-/// DNS-1035 label, a Namespace's a DNS-1123 label; the other kinds of
-/// these groups, and every custom resource, a DNS-1123 subdomain). `None`
-/// for a group whose kinds name themselves otherwise (RBAC's path segments).
-fn name_syntax(group: &str, kind: &str) -> Option<names::Syntax> {
+/// The name syntax the API server of `release` holds an object of `group`
+/// and `kind` to (kubernetes v1.36.3, `pkg/apis/*/validation`: a
+/// Namespace's name is a DNS-1123 label; a Service's a DNS-1035 label up to
+/// 1.35, a DNS-1123 label from 1.36, where `RelaxedServiceNameValidation`
+/// is on by default (`pkg/features/kube_features.go`, `ValidateService`);
+/// the other kinds of these groups, and every custom resource, a DNS-1123
+/// subdomain). `None` for a group whose kinds name themselves otherwise
+/// (RBAC's path segments).
+fn name_syntax(group: &str, kind: &str, release: Release) -> Option<names::Syntax> {
     match (group, kind) {
+        ("", "Service") if release.minor() >= 36 => Some(names::Syntax::Dns1123Label),
         ("", "Service") => Some(names::Syntax::Dns1035),
         ("", "Namespace") => Some(names::Syntax::Dns1123Label),
         ("" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "storage.k8s.io", _) => {
@@ -39,13 +44,14 @@ pub(super) fn kubernetes_group(group: &str) -> bool {
 }
 
 /// The problems of one object.
-pub(super) fn check(id: &str, value: &Value, problems: &mut Vec<Problem>) {
+pub(super) fn check(id: &str, value: &Value, release: Release, problems: &mut Vec<Problem>) {
     let api_version = value["apiVersion"].as_str().unwrap_or_default();
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     let kind = value["kind"].as_str().unwrap_or_default();
-    if let (Some(syntax), Some(name)) =
-        (name_syntax(group, kind), value["metadata"]["name"].as_str())
-        && let Err(bad) = syntax.check(name)
+    if let (Some(syntax), Some(name)) = (
+        name_syntax(group, kind, release),
+        value["metadata"]["name"].as_str(),
+    ) && let Err(bad) = syntax.check(name)
     {
         problems.push(Problem::apiserver(
             id,

@@ -41,6 +41,14 @@ impl Release {
         self.files().name
     }
 
+    /// Its minor version: 36 of `1.36`.
+    pub fn minor(self) -> u32 {
+        self.name()
+            .split_once('.')
+            .and_then(|(_, minor)| minor.parse().ok())
+            .expect("a release is named 1.N")
+    }
+
     /// What `--help` says of it, if anything.
     pub fn note(self) -> Option<&'static str> {
         self.files().note

@@ -336,7 +336,7 @@ fn one_object(
     {
         problems.push(unchecked(&id, value, releases.kubernetes));
     }
-    apiserver::check(&id, value, problems);
+    apiserver::check(&id, value, releases.kubernetes, problems);
     // A webhook serves its own API version only.
     match (
         value["apiVersion"].as_str().unwrap_or(""),
