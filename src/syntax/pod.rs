@@ -1,8 +1,8 @@
 //! What the API server requires of the names and paths in a pod spec
-//! (kubernetes v1.30.0, `pkg/apis/core/validation/validation.go`:
+//! (kubernetes v1.36.3, `pkg/apis/core/validation/validation.go`:
 //! `ValidatePodSpec`, `validateContainers`, `ValidateVolumes`,
-//! `ValidateVolumeMounts`, `validateKeyToPathList`,
-//! `validateLocalDescendingPath`, `validateLocalNonReservedPath`; the name
+//! `ValidateVolumeMounts`, `validateKeyToPath`,
+//! `validateLocalDescendingPath`, `ValidateLocalNonReservedPath`; the name
 //! syntaxes of `apimachinery/pkg/util/validation`). These are the names and
 //! paths a node turns into paths of its own, as `trainc run` does: a pod spec
 //! that passes here names nothing outside its volumes.
@@ -15,9 +15,9 @@
 //!   `..` element.
 //! - `hostname`, `subdomain`: DNS-1123 labels.
 //! - a hostPath volume's `path`: no `..` element (`validatePathNoBacksteps`).
-//! - a ConfigMap's or Secret's `items[]`: `key` a ConfigMap key, `path`
+//! - a ConfigMap's or Secret's `items[]`: `key` not empty, `path`
 //!   relative, without a `..` element, not starting with `..`; `mode` and
-//!   `defaultMode` from 0 to 0777.
+//!   `defaultMode` from 0 to 0777 (`validateKeyToPath`).
 //!
 //! The kubelet makes a relative `mountPath` absolute
 //! (`pkg/volume/util/util.go` `MakeAbsolutePath`: `/` joined and cleaned),
@@ -398,13 +398,13 @@ fn key_to_paths(source: &Json, at: &str, push: &mut impl FnMut(String, String, S
     mode(&source["defaultMode"], format!("{at}/defaultMode"), push);
     for (k, item) in list(source, "items").iter().enumerate() {
         let at = format!("{at}/items/{k}");
-        let key = item["key"].as_str().unwrap_or_default();
-        if let Err(why) = names::config_map_key(key) {
+        // Only an empty key is refused (`validateKeyToPath`); a key no
+        // ConfigMap can hold is found when the kubelet mounts the volume.
+        if item["key"].as_str().unwrap_or_default().is_empty() {
             push(
                 format!("{at}/key"),
-                format!("the key `{key}` is not a ConfigMap or Secret key: {why}"),
-                "name a key of the ConfigMap or Secret: letters, digits, `-`, `_` and `.`"
-                    .to_owned(),
+                "Required value: the item names no key".to_owned(),
+                "name a key of the ConfigMap or Secret".to_owned(),
             );
         }
         let path = item["path"].as_str().unwrap_or_default();
@@ -498,7 +498,7 @@ mod tests {
                 {"name": "data", "emptyDir": {}},
                 {"name": "data", "emptyDir": {}},
                 {"name": "cfg", "configMap": {"name": "c", "defaultMode": 1000,
-                    "items": [{"key": "a", "path": "../a"}, {"key": "..b", "path": "..b"}]}},
+                    "items": [{"key": "a", "path": "../a"}, {"key": "", "path": "..b"}, {"key": "..c", "path": "c"}]}},
             ],
             "initContainers": [{"name": "main"}],
             "containers": [
@@ -518,7 +518,7 @@ mod tests {
                 "/volumes/2/name: two volumes are named `data`",
                 "/volumes/3/configMap/defaultMode: the file mode 1000 is not from 0 to 0777 (octal; 511 in decimal)",
                 "/volumes/3/configMap/items/0/path: the item path `../a` must be a relative path inside the volume: it has a `..` element",
-                "/volumes/3/configMap/items/1/key: the key `..b` is not a ConfigMap or Secret key: it starts with `..`",
+                "/volumes/3/configMap/items/1/key: Required value: the item names no key",
                 "/volumes/3/configMap/items/1/path: the item path `..b` must be a relative path inside the volume: it starts with `..`, which the kubelet keeps for its own files",
                 "/containers/0/name: two containers of the pod are named `main`",
                 "/containers/1/name: container name `a/b` is not a DNS-1123 label: `/` is not allowed (only lowercase letters, digits and `-`)",
