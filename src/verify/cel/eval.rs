@@ -116,7 +116,7 @@ impl Eval {
                         // field reached 1, the one not found too
                         // (`evalTestOnly`, interpreter/attributes.go,
                         // cel-go v0.26.0). The name was charged.
-                        self.cost -= 1;
+                        self.cost = self.cost.saturating_sub(1);
                     }
                     return Ok(operand);
                 }

@@ -137,7 +137,7 @@ impl Quantity {
             // scale: `9999999999999999999999999999999999999G` is a number,
             // not an int64 (`isInteger()` is false).
             Multiplier::Ten(e) => {
-                scale -= e;
+                scale = scale.checked_sub(e).ok_or_else(too_large)?;
                 while scale < 0 {
                     let Some(more) = units.checked_mul(10) else {
                         break;

@@ -510,3 +510,25 @@ fn a_macros_step_reads_its_accumulator_once() {
     );
     assert!(joined.is_empty(), "{joined:?}");
 }
+
+#[test]
+fn a_quantitys_exponent_at_the_ends_of_int32_is_an_error_not_an_overflow() {
+    // `1e-2147483648` once overflowed the scale (a panic where overflow is
+    // checked); a power of ten past what 128 bits multiply out stays a
+    // scale, and `isInteger()` is false, as the server has it.
+    for text in [
+        "1e-2147483648",
+        "1.5e-2147483648",
+        "1e2147483647",
+        "9e-2147483647",
+    ] {
+        assert!(quantity::Quantity::parse(text).is_err(), "{text}");
+    }
+    let big = quantity::Quantity::parse("9999999999999999999999999999999999999G").unwrap();
+    assert_eq!(big.as_int(), None);
+    assert!(big.compare(quantity::Quantity::from_int(1)).is_gt());
+    assert_eq!(
+        quantity::Quantity::parse("1.5k").unwrap().as_int(),
+        Some(1500)
+    );
+}
