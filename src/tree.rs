@@ -211,18 +211,37 @@ impl Node {
 
     /// The plain JSON value, for schema validation and typed deserialization.
     pub fn to_json(&self) -> serde_json::Value {
+        self.json(false)
+    }
+
+    /// The JSON the API server receives for this node of a manifest, as
+    /// kubectl sends it: YAML made JSON (sigs.k8s.io/yaml v1.6.0
+    /// `YAMLToJSON`), a float written by Go's `encoding/json` (a whole one
+    /// below 1e21 without a fraction), and a number without a fraction
+    /// read back as an `int64` where it fits one. So `replicas: 2.0` and
+    /// `12e3` are integers to the server, and to the checks of a manifest.
+    pub fn to_sent_json(&self) -> serde_json::Value {
+        self.json(true)
+    }
+
+    fn json(&self, sent: bool) -> serde_json::Value {
         use serde_json::Value as J;
+        // Whole and within an int64 (a larger one stays a float64).
+        const INT64: std::ops::Range<f64> =
+            -9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0;
         match &self.value {
             Value::Null => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Integer(i) => J::from(*i),
+            #[allow(clippy::cast_possible_truncation)] // whole and in range
+            Value::Float(f) if sent && f.fract() == 0.0 && INT64.contains(f) => J::from(*f as i64),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
             Value::String(s) => J::String(s.clone()),
-            Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Array(items) => J::Array(items.iter().map(|item| item.json(sent)).collect()),
             Value::Table(entries) => J::Object(
                 entries
                     .iter()
-                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .map(|e| (e.key.clone(), e.value.json(sent)))
                     .collect(),
             ),
         }

@@ -455,6 +455,32 @@ fn values_are_read_as_kubectl_reads_them() {
     );
 }
 
+/// A whole number written with a fraction or an exponent is the integer
+/// kubectl sends (`YAMLToJSON` writes the float as `encoding/json` does):
+/// the operators' webhooks and the API server read `replicas: 1.0` as 1.
+#[test]
+fn whole_decimals_are_the_integers_kubectl_sends() {
+    let job = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: decimals}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1.0\n      template: {spec: {containers: [{name: pytorch, image: i}]}}\n    Worker:\n      replicas: 2e0\n      template: {spec: {containers: [{name: pytorch, image: i}]}}\n";
+    let out = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        job.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Half a replica is no integer, to the server or to trainc.
+    let half = run_with_stdin(
+        std::path::Path::new(env!("CARGO_BIN_EXE_trainc")),
+        &["verify", "--format", "json", "-"],
+        job.replace("2e0", "1.5").as_bytes(),
+    );
+    assert_eq!(half.status.code(), Some(1), "{}", text(&half.stdout));
+    assert!(
+        text(&half.stdout).contains("`spec.pytorchReplicaSpecs.Worker.replicas`"),
+        "{}",
+        text(&half.stdout)
+    );
+}
+
 /// The same object twice in one file (same kind, namespace and name) is a
 /// warning at the second; in two namespaces it is two objects.
 #[test]

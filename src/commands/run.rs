@@ -432,7 +432,7 @@ fn objects(args: &RunArgs, sources: &mut Sources) -> Result<Read, Status> {
         return Err(Status::Invalid);
     }
     Ok(Read {
-        objects: found.iter().map(|o| o.node.to_json()).collect(),
+        objects: found.iter().map(|o| o.node.to_sent_json()).collect(),
         text_id,
         runtimes_file: shared
             .runtimes

@@ -180,7 +180,7 @@ pub fn import_nodes(
             node,
             json: {
                 // What the cluster stores: a custom resource's nulls pruned.
-                let json = node.to_json();
+                let json = node.to_sent_json();
                 crate::verify::nulls::stored(&json).unwrap_or(json)
             },
             document: *document,

@@ -213,7 +213,7 @@ fn nothing_to_migrate(out: &Migrated, objects: usize, id: SourceId) -> Option<Di
 /// Each null of the job, which the cluster pruned: the TrainJob is written
 /// without it.
 fn nulls(job: &ImportedJob) -> impl Iterator<Item = Diagnostic> + '_ {
-    crate::verify::nulls::said_of(&job.node.to_json())
+    crate::verify::nulls::said_of(&job.node.to_sent_json())
         .into_iter()
         .map(|(path, said)| {
             Diagnostic::warning(codes::MIGRATE_DROPPED, job.node.span_at(&path), said)
@@ -232,7 +232,7 @@ type Relisted = (usize, Vec<Json>);
 fn rewritable_services(input: &input::Input) -> HashMap<String, Vec<(Json, Node)>> {
     let mut services: HashMap<String, Vec<(Json, Node)>> = HashMap::new();
     for (_, node) in &input.nodes {
-        let object = node.to_json();
+        let object = node.to_sent_json();
         if object["kind"] != "Service"
             || object["apiVersion"] != "v1"
             || input.lists.contains_key(&node.span.start)

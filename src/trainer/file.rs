@@ -64,7 +64,7 @@ pub fn read(sources: &Sources, id: SourceId) -> (Vec<Runtime>, Vec<Diagnostic>) 
     // Where each (kind, namespace, name) was first found.
     let mut seen: HashMap<(Kind, Option<String>, String), Span> = HashMap::new();
     for object in objects {
-        let json = object.node.to_json();
+        let json = object.node.to_sent_json();
         let at = object
             .node
             .get("kind")

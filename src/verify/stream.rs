@@ -224,7 +224,7 @@ fn checked(
     id: SourceId,
     checks: &Checks<'_>,
 ) -> (Kept, Vec<Placed>, Option<Diagnostic>) {
-    let json = object.node.to_json();
+    let json = object.node.to_sent_json();
     let identity = missing_identity(object, &json);
     let mut problems = Vec::new();
     super::one_object(
@@ -323,7 +323,7 @@ pub(super) fn locate_together(
                         document: kept.document,
                         node: object.node,
                     };
-                    let json = object.node.to_json();
+                    let json = object.node.to_sent_json();
                     located.push((n, place(problem, Some((&object, &json)), id)));
                 }
             }

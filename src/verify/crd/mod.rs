@@ -92,7 +92,7 @@ impl Crds {
             &mut |document, node| {
                 let (objects, _) = crate::parse::stream_objects(std::slice::from_ref(&node));
                 for object in objects {
-                    let json = object.node.to_json();
+                    let json = object.node.to_sent_json();
                     if json["kind"] != "CustomResourceDefinition" {
                         continue;
                     }
@@ -220,9 +220,7 @@ impl Crds {
             }
             // Descriptions and rules are most of a large schema; the
             // schema checks need neither (the rules keep the lean copy).
-            let mut lean = (*rules.lean_schema()).clone();
-            as_sent(&mut lean, 0);
-            let lean = std::sync::Arc::new(lean);
+            let lean = rules.lean_schema();
             let strict = structural::strict(&lean);
             match jsonschema::draft7::meta::validate(&strict) {
                 Ok(()) => {}
@@ -347,7 +345,6 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
         return false;
     };
     let mut defaulted = value.clone();
-    as_sent(&mut defaulted, 0);
     structural::apply(&mut defaulted, &custom.written, 0);
     let validator = custom.validator.get_or_init(|| {
         jsonschema::options()
@@ -393,33 +390,6 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
         custom.rules.check(id, &defaulted, problems);
     }
     true
-}
-
-/// A value as the API server receives it from a YAML manifest, as kubectl
-/// sends it: YAML made JSON (sigs.k8s.io/yaml v1.6.0 `YAMLToJSON`, a float
-/// written by `encoding/json`, a whole one below 1e21 without a fraction),
-/// and a number without a fraction read as an `int64` where it fits one:
-/// `12e3` and `1.0` are integers to the server.
-fn as_sent(value: &mut Json, depth: usize) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    match value {
-        Json::Number(n) if n.is_f64() => {
-            // Whole and within an int64 (a larger one stays a float64).
-            const INT64: std::ops::Range<f64> =
-                -9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0;
-            let f = n.as_f64().unwrap_or(0.0);
-            if f.fract() == 0.0 && INT64.contains(&f) {
-                #[allow(clippy::cast_possible_truncation)]
-                let i = f as i64;
-                *value = Json::from(i);
-            }
-        }
-        Json::Array(items) => items.iter_mut().for_each(|v| as_sent(v, depth + 1)),
-        Json::Object(fields) => fields.values_mut().for_each(|v| as_sent(v, depth + 1)),
-        _ => {}
-    }
 }
 
 /// The fields the strict schema does not name, as the API server's strict
