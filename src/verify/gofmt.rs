@@ -167,3 +167,16 @@ pub(crate) fn go_v(value: &Json) -> String {
         }
     }
 }
+
+/// The Go type a JSON value decodes to, as the server's errors name it.
+pub(crate) fn go_type(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "<nil>",
+        Json::Bool(_) => "bool",
+        Json::Number(n) if n.is_i64() => "int64",
+        Json::Number(_) => "float64",
+        Json::String(_) => "string",
+        Json::Array(_) => "[]interface {}",
+        Json::Object(_) => "map[string]interface {}",
+    }
+}

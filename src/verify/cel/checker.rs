@@ -56,8 +56,14 @@ struct Checker {
     calls: Nodes<Called>,
 }
 
-/// `expr` checked with `vars` declared, or its first type error.
-pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Checked, Issue> {
+/// `expr` checked with `vars` declared, or its first type error; a
+/// literal of unlike item types refused (as Kubernetes' environments
+/// refuse it) when `homogeneous`, else typed `dyn`.
+pub(super) fn check(
+    expr: &Expr,
+    vars: Vec<(Arc<str>, Type)>,
+    homogeneous: bool,
+) -> Result<Checked, Issue> {
     let mut checker = Checker {
         scope: vars,
         mapping: Mapping::default(),
@@ -69,7 +75,7 @@ pub(super) fn check(expr: &Expr, vars: Vec<(Arc<str>, Type)>) -> Result<Checked,
         calls: Nodes::default(),
     };
     let t = checker.check(expr);
-    if checker.issues.is_empty() {
+    if homogeneous && checker.issues.is_empty() {
         checker.homogeneous();
     }
     if let Some(first) = checker.issues.iter().min_by_key(|(at, _)| *at) {

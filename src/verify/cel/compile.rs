@@ -40,7 +40,7 @@ pub(super) fn expression(
             ),
         )
     })?;
-    let checked = typed(source, &expr, vars, what)?;
+    let checked = typed(source, &expr, vars, true, what)?;
     check(source, &expr, what)?;
     result_is(source, &checked.result, what, wanted)?;
     Ok(Compiled { expr, checked })
@@ -147,15 +147,17 @@ fn check(source: &str, expr: &Expr, what: &str) -> Result<(), (Why, String)> {
     result
 }
 
-/// `source` checked ([`checker`]), or its first type error (an
-/// undeclared name among them) as the server words it.
+/// `source` checked ([`checker`]), literals of unlike items refused when
+/// `homogeneous`, or its first type error (an undeclared name among them)
+/// as the server words it.
 fn typed(
     source: &str,
     expr: &Expr,
     vars: Vec<(std::sync::Arc<str>, Type)>,
+    homogeneous: bool,
     what: &str,
 ) -> Result<Checked, (Why, String)> {
-    checker::check(expr, vars).map_err(|(at, message)| {
+    checker::check(expr, vars, homogeneous).map_err(|(at, message)| {
         let error = first_line(&compile_error(source, Some(at), &message)).to_owned();
         (
             Why::Invalid,
@@ -220,14 +222,16 @@ pub(super) fn quoted(source: &str) -> String {
 }
 
 /// `source` compiled in the rules' environment with no variables, its
-/// result of any type: an expression of Kubernetes' library tests.
+/// result of any type: an expression of Kubernetes' library tests, whose
+/// environment lets a literal's items be of unlike types (it does not ask
+/// for `cel.HomogeneousAggregateLiterals`, as a CRD's does).
 #[cfg(test)]
 pub(super) fn any(source: &str) -> Result<Compiled, String> {
     let expr = syntax::parse(source)
         .map(Box::new)
         .map_err(|e| compile_error(source, e.at, &e.message))?;
     let what = "the expression";
-    let checked = typed(source, &expr, Vec::new(), what).map_err(|(_, m)| m)?;
+    let checked = typed(source, &expr, Vec::new(), false, what).map_err(|(_, m)| m)?;
     check(source, &expr, what).map_err(|(_, m)| m)?;
     Ok(Compiled { expr, checked })
 }

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use super::ast::{ACCUMULATOR, Comprehension, Expr, Kind, Literal, NAMESPACES, spelled_type};
 use super::checker::{Checked, Nodes, node};
-use super::cost_calls::{self, CallSite, Node, Path};
+use super::cost_calls::{self, CallSite, Node, Path, Schema};
 use super::ranges::{Range, UNKNOWN};
 use super::types::Type;
 
@@ -55,9 +55,8 @@ struct Local {
 
 pub(super) struct Coster<'e, 's> {
     checked: &'e Checked,
-    /// The schema's size at a path (`EstimateSize`), `None` where it says
-    /// nothing.
-    schema: &'s dyn Fn(&[String]) -> Option<Range>,
+    /// The size estimator (`EstimateSize`).
+    schema: Schema<'s>,
     paths: Nodes<Path>,
     locals: HashMap<String, Vec<Local>>,
     sizes: Nodes<Range>,
@@ -69,20 +68,12 @@ pub(super) struct Coster<'e, 's> {
 /// The most `expr` (checked as `checked`) may cost, as the server
 /// estimates it, with `schema` giving the largest value at a path from a
 /// variable; `None` where trainc cannot tell (a type it cannot tell).
-pub(super) fn estimate(
-    expr: &Expr,
-    checked: &Checked,
-    schema: &dyn Fn(&[String]) -> Option<Range>,
-) -> Option<u64> {
+pub(super) fn estimate(expr: &Expr, checked: &Checked, schema: Schema<'_>) -> Option<u64> {
     estimate_range(expr, checked, schema).map(|cost| cost.max)
 }
 
 /// The least and the most `expr` may cost, as [`estimate`] has them.
-pub(super) fn estimate_range(
-    expr: &Expr,
-    checked: &Checked,
-    schema: &dyn Fn(&[String]) -> Option<Range>,
-) -> Option<Range> {
+pub(super) fn estimate_range(expr: &Expr, checked: &Checked, schema: Schema<'_>) -> Option<Range> {
     let mut coster = Coster {
         checked,
         schema,
@@ -408,8 +399,9 @@ impl<'e> Coster<'e, '_> {
         self.size(e).unwrap_or(UNKNOWN)
     }
 
-    /// `computeSize`: what the expression shows, else what the schema
-    /// says at its path, else 1 for a scalar, else a variable's.
+    /// `computeSize`: what the expression shows, else what the size
+    /// estimator says of it (a CRD's: the schema at its path), else 1 for
+    /// a scalar, else a variable's.
     fn size(&mut self, e: &Expr) -> Option<Range> {
         if let Some(size) = self.sizes.get(&node(e)) {
             return Some(*size);
@@ -417,9 +409,9 @@ impl<'e> Coster<'e, '_> {
         if let Some(size) = literal_size(e) {
             return Some(size);
         }
-        if let Some(path) = self.path(e).filter(|p| !p.is_empty())
-            && let Some(size) = (self.schema)(&path)
-        {
+        let path = self.path(e);
+        let t = self.checked.types.get(&node(e)).unwrap_or(&Type::Dyn);
+        if let Some(size) = (self.schema)(path.as_deref().map_or(&[], Vec::as_slice), t) {
             self.sizes.insert(node(e), size);
             return Some(size);
         }

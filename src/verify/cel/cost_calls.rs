@@ -34,9 +34,10 @@ pub(super) struct Node<'e> {
     pub computed: Option<Range>,
 }
 
-/// The schema's size at a path from a variable, `None` where it says
-/// nothing (`EstimateSize`).
-pub(super) type Schema<'s> = &'s dyn Fn(&[String]) -> Option<Range>;
+/// The size estimator (`EstimateSize`): a node's size by its path from a
+/// variable (empty where none is tracked) and its type, `None` where it
+/// says nothing. A CRD's reads the schema at the path alone.
+pub(super) type Schema<'s> = &'s dyn Fn(&[String], &Type) -> Option<Range>;
 
 /// One overload of a call, as its estimate reads it.
 pub(super) struct CallSite<'a, 'e> {
@@ -159,17 +160,17 @@ pub(super) fn estimate<'e>(c: Schema<'_>, call: &CallSite<'_, 'e>) -> Estimate<'
     }
 }
 
-/// `estimateSize`: what the node shows, else what the schema says at
-/// its path, else anything.
+/// `sizeEstimate`: what the node shows, else what the size estimator
+/// says of it, else anything.
 fn size(c: Schema<'_>, n: &Node<'_>) -> Range {
     n.computed
-        .or_else(|| schema_size(c, &n.path))
+        .or_else(|| schema_size(c, &n.path, &n.t))
         .unwrap_or(UNKNOWN)
 }
 
-/// The schema's size at `path`, where one is tracked.
-fn schema_size(c: Schema<'_>, path: &Path) -> Option<Range> {
-    path.as_ref().filter(|p| !p.is_empty()).and_then(|p| c(p))
+/// What the size estimator says of a node at `path` of type `t`.
+fn schema_size(c: Schema<'_>, path: &Path, t: &Type) -> Option<Range> {
+    c(path.as_ref().map_or(&[], |p| p.as_slice()), t)
 }
 
 /// An int literal's value (0 if negative), else `default`.
@@ -245,7 +246,7 @@ fn item_size(c: Schema<'_>, list: &Node<'_>) -> Option<(Type, Range)> {
         p.push("@items".to_owned());
         std::rc::Rc::new(p)
     });
-    let sz = schema_size(c, &path).unwrap_or(UNKNOWN);
+    let sz = schema_size(c, &path, item).unwrap_or(UNKNOWN);
     Some(((**item).clone(), sz))
 }
 

@@ -356,6 +356,13 @@ impl Rule {
 
 /// The most `compiled` may cost as the server estimates it.
 fn estimated(compiled: &Compiled, sizes: &Sizes<'_>) -> Option<u64> {
-    let schema = |path: &[String]| sizes.estimate(path).map(|max| Range { min: 0, max });
+    // Kubernetes' `sizeEstimator`: the schema at the node's path; nothing
+    // of a node without one.
+    let schema = |path: &[String], _: &_| {
+        (!path.is_empty())
+            .then(|| sizes.estimate(path))
+            .flatten()
+            .map(|max| Range { min: 0, max })
+    };
     cost::estimate(&compiled.expr, &compiled.checked, &schema)
 }

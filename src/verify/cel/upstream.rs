@@ -281,29 +281,38 @@ pub(super) fn agree_or_listed(
     );
 }
 
-/// `TRAINC_CEL_SHOW=how cargo test upstream_show -- --nocapture`: the
-/// cases that disagree that way, each with both verdicts.
+/// The cases of `tests/cel/kubernetes/<cases>` that disagree as
+/// `TRAINC_CEL_SHOW` asks (`TRAINC_CEL_SHOW=how cargo test upstream_show
+/// -- --nocapture`, or `library_show`), the first 40, each with its line;
+/// none when it is not set.
+pub(super) fn shown(
+    cases: &str,
+    difference: fn(&Json) -> Option<&'static str>,
+) -> Vec<(Json, String)> {
+    let Ok(how) = std::env::var("TRAINC_CEL_SHOW") else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(dir().join(cases)).unwrap();
+    (text.lines())
+        .map(|line| (serde_json::from_str::<Json>(line).unwrap(), line.to_owned()))
+        .filter(|(case, _)| difference(case) == Some(how.as_str()))
+        .take(40)
+        .collect()
+}
+
+/// The schema-cel cases `TRAINC_CEL_SHOW` asks for, each with both
+/// verdicts.
 #[test]
 #[allow(clippy::print_stdout)]
 fn upstream_show() {
-    let Ok(how) = std::env::var("TRAINC_CEL_SHOW") else {
-        return;
-    };
-    let text = std::fs::read_to_string(dir().join("schema-cel.jsonl")).unwrap();
-    let mut shown = 0;
-    for line in text.lines() {
-        let case: Json = serde_json::from_str(line).unwrap();
-        if difference(&case) != Some(how.as_str()) || shown >= 40 {
-            continue;
-        }
-        shown += 1;
+    for (case, line) in shown("schema-cel.jsonl", difference) {
         let rules: Vec<&str> = case["compiled"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|c| c["rule"].as_str())
             .collect();
-        println!("== {} {rules:?}", name(&case, line));
+        println!("== {} {rules:?}", name(&case, &line));
         println!(
             "   object {}",
             case["object"]
@@ -323,7 +332,7 @@ fn upstream_show() {
             "   ours  cost {:?} {:?} {:?}",
             ours.cost, ours.refused, ours.errors
         );
-        if how == "estimate" {
+        if estimates(&case) != ours_estimated(&case) {
             println!("   real  estimates {:?}", estimates(&case));
             println!("   ours  estimates {:?}", ours_estimated(&case));
             println!("   schema {}", case["schema"]);

@@ -7,19 +7,24 @@
 //! `tests/cel/kubernetes/library-differences.txt` with how, as
 //! [`super::upstream`] does for the validator's cases.
 //!
-//! A test's environment is at times narrower than a CRD's (`testIP` has
-//! the IP and CIDR libraries alone, `testSemver` a semver library of the
-//! version asked for): an expression it refuses for a function its
-//! environment lacks compiles in a CRD's, and is listed with why.
+//! Where the tests' environment is not a CRD's, they are run in theirs:
+//! literals of unlike items are let be, the estimate sizes every string
+//! and bytes as the tests' estimator does, and no constant is folded. A
+//! test's environment is at times narrower than a CRD's (`testIP` has the
+//! IP and CIDR libraries alone, `testSemver` a semver library of the
+//! version asked for), or wider (the `authorizer` variable): an
+//! expression that compiles in one and not the other is listed with why.
 
 use serde_json::Value as Json;
 
-use super::compile;
-use super::cost;
+use super::PER_CALL_LIMIT;
+use super::compile::{self, Compiled};
+use super::cost::estimate_range;
 use super::eval::Eval;
-use super::upstream::{agree_or_listed, dir, named};
+use super::ranges::Range;
+use super::types::Type;
+use super::upstream::{agree_or_listed, named, shown};
 use super::value::{Error, List, Value};
-use super::{PER_CALL_LIMIT, cost::estimate_range};
 
 /// The value a case recorded (`{"type": …, "value": …}`), as trainc's: a
 /// value of a Kubernetes library's type made by that library's function
@@ -55,15 +60,22 @@ fn expected(recorded: &Json) -> Option<Value> {
                 _ => return None,
             };
             let source = format!("{make}({value})");
-            run(&source).ok()?.0.ok()?
+            run(&source).ok()?.value.ok()?
         }
     })
 }
 
+/// A case's expression compiled, and what running it gave: its value or
+/// runtime error, and its cost.
+struct Ran {
+    compiled: Compiled,
+    value: Result<Value, String>,
+    cost: u64,
+}
+
 /// `source` compiled, then run as the tests run it (no constant made when
-/// the program is planned: they do not ask for `cel.OptOptimize`): its
-/// value or runtime error, and its cost.
-fn run(source: &str) -> Result<(Result<Value, String>, u64), String> {
+/// the program is planned: they do not ask for `cel.OptOptimize`).
+fn run(source: &str) -> Result<Ran, String> {
     let compiled = compile::any(source)?;
     let mut ev = Eval::new(PER_CALL_LIMIT);
     ev.folds = false;
@@ -73,7 +85,21 @@ fn run(source: &str) -> Result<(Result<Value, String>, u64), String> {
         Err(Error::Eval(message)) => Err(message),
         Err(Error::Cancelled) => Err("operation cancelled: actual cost limit exceeded".into()),
     };
-    Ok((value, ev.cost))
+    Ok(Ran {
+        value,
+        cost: ev.cost,
+        compiled,
+    })
+}
+
+/// The least and the most `compiled` may cost, estimated with the tests'
+/// size estimator (`cost_test.go` `testCostEstimator`), which sizes every
+/// string and bytes 0 to 12 and says nothing of another type.
+fn estimated(compiled: &Compiled) -> Option<(u64, u64)> {
+    let test_sizes = |_: &[String], t: &Type| {
+        matches!(t, Type::String | Type::Bytes).then_some(Range { min: 0, max: 12 })
+    };
+    estimate_range(&compiled.expr, &compiled.checked, &test_sizes).map(|r| (r.min, r.max))
 }
 
 /// Go's regexp `pattern` finds a match in `text`.
@@ -93,14 +119,17 @@ fn difference(case: &Json) -> Option<&'static str> {
             .then_some("compile-message"),
         };
     }
-    let Ok((value, cost)) = run(source) else {
+    let Ok(Ran {
+        compiled,
+        value,
+        cost,
+    }) = run(source)
+    else {
         return Some("refused");
     };
     if let Some(range) = case["estimate"].as_array() {
-        let compiled = compile::any(source).ok()?;
-        let ours = estimate_range(&compiled.expr, &compiled.checked, &|_| None);
         let real = (range[0].as_u64(), range[1].as_u64());
-        if ours.map(|r| (Some(r.min), Some(r.max))) != Some(real) {
+        if estimated(&compiled).map(|(min, max)| (Some(min), Some(max))) != Some(real) {
             return Some("estimate");
         }
         if case["cost"].as_u64() != Some(cost) {
@@ -143,25 +172,17 @@ fn kubernetes_library_cases_agree_or_are_listed() {
 #[test]
 #[allow(clippy::print_stdout)]
 fn library_show() {
-    let Ok(how) = std::env::var("TRAINC_CEL_SHOW") else {
-        return;
-    };
-    let text = std::fs::read_to_string(dir().join("library.jsonl")).unwrap();
-    for line in text.lines() {
-        let case: Json = serde_json::from_str(line).unwrap();
-        if difference(&case) != Some(how.as_str()) {
-            continue;
-        }
+    for (case, line) in shown("library.jsonl", difference) {
         let source = case["expression"].as_str().unwrap_or_default();
-        println!("== {} {source}", name(&case, line));
+        println!("== {} {source}", name(&case, &line));
         println!("   real {line}");
         match run(source) {
-            Ok((value, cost)) => {
-                let estimate = compile::any(source).ok().and_then(|c| {
-                    cost::estimate_range(&c.expr, &c.checked, &|_| None).map(|r| (r.min, r.max))
-                });
-                println!("   ours {value:?} cost {cost} estimate {estimate:?}");
-            }
+            Ok(ran) => println!(
+                "   ours {:?} cost {} estimate {:?}",
+                ran.value,
+                ran.cost,
+                estimated(&ran.compiled)
+            ),
             Err(message) => println!("   ours refused: {message}"),
         }
     }

@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 
 use super::time::{Duration, Timestamp};
 use super::value::{Key, List, ListKind, Map, Value};
+use crate::verify::gofmt::go_type;
 
 /// Where in an object a schema node's values are: keys, and `Each` for
 /// every item of a list or value of a map.
@@ -299,19 +300,6 @@ fn untyped(value: &Json, depth: usize) -> Value {
                 .map(|(k, v)| (Key::String(k.as_str().into()), untyped(v, depth + 1)))
                 .collect(),
         )),
-    }
-}
-
-/// The Go type a JSON value decodes to, as the server's errors name it.
-fn go_type(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "<nil>",
-        Json::Bool(_) => "bool",
-        Json::Number(n) if n.is_i64() => "int64",
-        Json::Number(_) => "float64",
-        Json::String(_) => "string",
-        Json::Array(_) => "[]interface {}",
-        Json::Object(_) => "map[string]interface {}",
     }
 }
 
