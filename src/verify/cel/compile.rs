@@ -64,10 +64,17 @@ fn compile_error(source: &str, at: Option<u32>, message: &str) -> String {
     )
 }
 
-/// The server's report without `compilation failed: ` and the caret.
+/// The server's report without `compilation failed: ` (a rule's or a
+/// `messageExpression`'s) and the caret.
 pub(super) fn first_line(report: &str) -> &str {
     let line = report.lines().next().unwrap_or(report);
-    line.strip_prefix("compilation failed: ").unwrap_or(line)
+    [
+        "messageExpression compilation failed: ",
+        "compilation failed: ",
+    ]
+    .iter()
+    .find_map(|prefix| line.strip_prefix(prefix))
+    .unwrap_or(line)
 }
 
 /// A compile error of `source`, as the server gives it, found in its tree

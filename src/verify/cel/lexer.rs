@@ -330,10 +330,22 @@ impl<'a> Lexer<'a> {
         let body = &rest[body_start..];
         let mut out: Vec<u8> = Vec::new();
         let mut chars = body.char_indices();
+        // As ANTLR's lexer reports it: the text it read from the quote to
+        // the end, or through the line break a quoted string cannot hold
+        // (after `""`, an empty string it falls back to, where a third
+        // quote opened no closed string), as `getErrorDisplay` shows it.
+        let (source, quote_at) = (self.source, self.at);
         let unterminated = || {
+            let from = quote_at + body_start.saturating_sub(1);
+            let text = &source[from..];
+            let end = text[1..].find(['\n', '\r']).map_or(text.len(), |i| i + 2);
+            let shown = text[..end]
+                .replace('\n', "\\n")
+                .replace('\r', "\\r")
+                .replace('\t', "\\t");
             error(
-                start,
-                "Syntax error: token recognition error at: unterminated string",
+                from,
+                format!("Syntax error: token recognition error at: '{shown}'"),
             )
         };
         loop {

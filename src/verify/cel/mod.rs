@@ -115,6 +115,10 @@ struct At<'p> {
 pub(crate) struct Rules {
     schema: Arc<Json>,
     sites: Vec<Site>,
+    /// Whether the schema holds any rule, checked or not
+    /// (`hasXValidations`): the API server builds a CEL validator only
+    /// then.
+    declared: bool,
 }
 
 /// A rule that is not checked, and why: at `pointer` in the schema.
@@ -154,11 +158,20 @@ impl Rules {
         Arc::clone(&self.schema)
     }
 
+    /// Whether the schema holds any rule, checked or not: without one the
+    /// API server runs no CEL validator, and says nothing of rules left
+    /// unchecked (apiextensions-apiserver v0.36.3 `pkg/apiserver/schema/
+    /// cel/validation.go` `NewValidator`).
+    pub(crate) fn declared(&self) -> bool {
+        self.declared
+    }
+
     /// The rules of `schema`; `root` when it is a resource's root.
     fn of_node(schema: &Json, root: bool) -> (Rules, Vec<Unusable>) {
         let mut rules = Rules {
             schema: Arc::new(values::lean(schema)),
             sites: Vec::new(),
+            declared: false,
         };
         let mut unusable = Vec::new();
         let mut path = Vec::new();
@@ -197,6 +210,7 @@ impl Rules {
         }
         let mut rules = Vec::new();
         let written = written.as_array().map_or(&[][..], Vec::as_slice);
+        self.declared |= !written.is_empty();
         let schema = Arc::clone(&self.schema);
         let typing = schema.pointer(at.typing).filter(|_| !written.is_empty());
         // The type `self` has (`SchemaDeclType`), named as the server
@@ -297,7 +311,7 @@ impl Rules {
     /// Every rule's failure in `object` (whose `Kind/name` is `id`), as
     /// problems at the fields the rules are attached to.
     pub(crate) fn check(&self, id: &str, object: &Json, problems: &mut Vec<Problem>) {
-        let (failures, _) = self.validate(object, None, RUNTIME_BUDGET);
+        let (failures, _) = self.validate(object, None, RUNTIME_BUDGET, PER_CALL_LIMIT);
         for failure in failures {
             problems.push(Problem::new(
                 super::Contract::Rule,
@@ -309,8 +323,14 @@ impl Rules {
     }
 
     /// The failures of `object` (and of its change from `old`), within
-    /// `budget`; and the cost spent.
-    fn validate(&self, object: &Json, old: Option<&Json>, budget: i64) -> (Vec<Failure>, i64) {
+    /// `budget` and `per_call` a call; and the cost spent.
+    fn validate(
+        &self,
+        object: &Json,
+        old: Option<&Json>,
+        budget: i64,
+        per_call: u64,
+    ) -> (Vec<Failure>, i64) {
         let mut failures = Vec::new();
         let mut remaining = budget;
         'sites: for site in &self.sites {
@@ -356,6 +376,7 @@ impl Rules {
                         kind,
                         this: &this,
                         old: previous.as_ref(),
+                        per_call,
                     },
                     &mut remaining,
                     &mut failures,

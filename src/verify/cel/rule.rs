@@ -6,6 +6,7 @@
 
 use serde_json::Value as Json;
 
+use super::Why;
 use super::ast::{Expr, Kind};
 use super::compile::{Compiled, expression, visit};
 use super::cost;
@@ -15,7 +16,6 @@ use super::sizes::Sizes;
 use super::types::Type;
 use super::value::{Error, Value};
 use super::values::field_pointer;
-use super::{PER_CALL_LIMIT, Why};
 use crate::verify::gofmt::{bad_value, error_body, go_quoted};
 
 /// The server's error when an object's rules have spent its budget.
@@ -132,6 +132,8 @@ pub(super) struct Bound<'a> {
     pub kind: &'a str,
     pub this: &'a Value,
     pub old: Option<&'a Value>,
+    /// The cost one call may spend (the server's `PerCallLimit`).
+    pub per_call: u64,
 }
 
 /// Runs each rule at `bound`; `true` when no further rule may run (the
@@ -235,10 +237,10 @@ fn message(
     bound: &Bound<'_>,
     remaining: &mut i64,
 ) -> Result<Option<String>, String> {
-    let mut ev = Eval::new(PER_CALL_LIMIT);
+    let mut ev = Eval::new(bound.per_call);
     ev.bind("self", bound.this.clone());
     let result = ev.eval(expr);
-    let cost = ev.cost.min(PER_CALL_LIMIT + 1);
+    let cost = ev.cost.min(bound.per_call.saturating_add(1));
     if matches!(result, Err(Error::Cancelled)) {
         return Err(format!(
             "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
@@ -262,7 +264,7 @@ fn message(
 impl Rule {
     /// The rule's value at `bound`, and its cost.
     fn evaluate(&self, bound: &Bound<'_>) -> (super::value::Result<Value>, u64) {
-        let mut ev = Eval::new(PER_CALL_LIMIT);
+        let mut ev = Eval::new(bound.per_call);
         ev.bind("self", bound.this.clone());
         if self.uses_old_self {
             let old = match (bound.old, self.optional_old_self) {
@@ -274,7 +276,7 @@ impl Rule {
             ev.bind("oldSelf", old);
         }
         let result = ev.eval(&self.program);
-        (result, ev.cost.min(PER_CALL_LIMIT + 1))
+        (result, ev.cost.min(bound.per_call.saturating_add(1)))
     }
 
     /// One written rule compiled, `self` of type `self_type` where the

@@ -473,7 +473,7 @@ fn a_qualification_costs_what_the_servers_validator_charges() {
         let mut schema = schema.clone();
         schema["x-kubernetes-validations"] = json!([{ "rule": rule }]);
         let (rules, _) = Rules::of_node(&schema, false);
-        let (failures, spent) = rules.validate(&object, None, RUNTIME_BUDGET);
+        let (failures, spent) = rules.validate(&object, None, RUNTIME_BUDGET, PER_CALL_LIMIT);
         assert!(failures.is_empty(), "{rule}: {failures:?}");
         assert_eq!(spent, cost, "{rule}");
     }
@@ -531,4 +531,23 @@ fn a_quantitys_exponent_at_the_ends_of_int32_is_an_error_not_an_overflow() {
         quantity::Quantity::parse("1.5k").unwrap().as_int(),
         Some(1500)
     );
+}
+
+/// An unterminated string is reported as ANTLR's lexer reports it: the
+/// text it read, to the end or through the line break (cel-go v0.26.0; the
+/// real server's `"abc` message is a case of `schema-cel.jsonl`).
+#[test]
+fn an_unterminated_string_shows_the_text_read() {
+    let object = json!({"type": "object"});
+    for (rule, read) in [
+        ("self.a == \"abc", "'\"abc'"),
+        ("self.a == 'ab\ncd' ", "''ab\\n'"),
+        ("'x' == \"\"\"abc", "'\"abc'"),
+    ] {
+        let said = refusal(object.clone(), rule).unwrap_or_default();
+        assert!(
+            said.contains(&format!("Syntax error: token recognition error at: {read}")),
+            "{rule}: {said}"
+        );
+    }
 }

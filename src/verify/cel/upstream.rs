@@ -64,6 +64,13 @@ fn recorded(case: &Json) -> Verdict {
         if let Some(error) = compiled["error"].as_str() {
             verdict.refused.push(error.to_owned());
         }
+        // The CRD is refused at creation for a messageExpression that does
+        // not compile (apiextensions-apiserver v0.36.3 `pkg/apis/
+        // apiextensions/validation/validation.go`), though the validator
+        // alone falls back to the rule's message.
+        if let Some(error) = compiled["messageExpressionError"].as_str() {
+            verdict.refused.push(error.to_owned());
+        }
     }
     for error in case["errors"].as_array().into_iter().flatten() {
         verdict.errors.push(Said {
@@ -91,7 +98,11 @@ fn judged(case: &Json) -> Verdict {
     }
     let old = case.get("oldObject");
     let budget = case["budget"].as_i64().unwrap_or(super::RUNTIME_BUDGET);
-    let (failures, spent) = rules.validate(&case["object"], old, budget);
+    // A test's validator made with a per-call limit of its own records it.
+    let per_call = case["perCallLimit"]
+        .as_u64()
+        .unwrap_or(super::PER_CALL_LIMIT);
+    let (failures, spent) = rules.validate(&case["object"], old, budget, per_call);
     verdict.cost = Some(spent);
     let root = segments(case["field"].as_str().unwrap_or("root"));
     for failure in failures {

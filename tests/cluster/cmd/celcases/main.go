@@ -66,6 +66,7 @@ var targets = []target{{
 	name:   "schema-cel",
 	renames: []rename{
 		{"validation.go", "func (s *Validator) Validate(", "func (s *Validator) validateUnrecorded("},
+		{"validation.go", "func NewValidator(", "func newValidatorUnrecorded("},
 		{"compilation.go", "func Compile(", "func compileUnrecorded("},
 	},
 	hooks: hooked(hookCEL),
