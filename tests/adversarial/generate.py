@@ -806,7 +806,7 @@ spec:
                   required: [name]
                   properties:
                     name: {type: string}
-                    protocol: {type: string}
+                    protocol: {type: string, default: TCP}
                     port: {type: integer}
 """)
 setup("repeat", H + "widget.yaml", head="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  ports:\n",

@@ -18,6 +18,7 @@ pub(in crate::verify) enum ErrorType {
     TooLong,
     TooMany,
     Duplicate,
+    Forbidden,
 }
 
 impl ErrorType {
@@ -32,6 +33,7 @@ impl ErrorType {
             ErrorType::TooLong => "FieldValueTooLong",
             ErrorType::TooMany => "FieldValueTooMany",
             ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Forbidden => "FieldValueForbidden",
         }
     }
 
@@ -43,6 +45,7 @@ impl ErrorType {
             ErrorType::TooLong => "Too long",
             ErrorType::TooMany => "Too many",
             ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Forbidden => "Forbidden",
         }
     }
 }
@@ -68,7 +71,7 @@ impl FieldError {
         detail: String,
     ) -> FieldError {
         let shown = match kind {
-            ErrorType::Required | ErrorType::TooLong => None,
+            ErrorType::Required | ErrorType::TooLong | ErrorType::Forbidden => None,
             _ => Some(value.map_or_else(|| "null".to_owned(), bad_value)),
         };
         FieldError {

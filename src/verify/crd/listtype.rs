@@ -112,7 +112,7 @@ fn repeated<'v>(values: impl Iterator<Item = Option<&'v Json>>) -> Vec<(usize, u
 }
 
 /// `validateListMap`.
-fn map_list(path: &str, schema: &Json, items: &[Json], out: &mut Vec<FieldError>) {
+fn map_list<'v>(path: &str, schema: &'v Json, items: &'v [Json], out: &mut Vec<FieldError>) {
     if let Some(n) = items.iter().position(|x| !x.is_null() && !x.is_object()) {
         let detail = "must be an object for an array of list-type map".to_owned();
         out.push(FieldError::new(
@@ -131,6 +131,14 @@ fn map_list(path: &str, schema: &Json, items: &[Json], out: &mut Vec<FieldError>
         .flatten()
         .filter_map(Json::as_str)
         .collect();
+    // An item that leaves a key out has the key's default: the server
+    // defaults an object before it validates it (an object checked here
+    // is defaulted already but for the operators' kinds, whose skeleton
+    // keeps just the keys' defaults).
+    let key = |item: &'v Json, k: &str| {
+        item.get(k)
+            .or_else(|| schema["items"]["properties"][k].get("default"))
+    };
     let duplicate = |(n, first): (usize, usize), shown: Json| {
         let error = FieldError::new(
             ErrorType::Duplicate,
@@ -141,7 +149,7 @@ fn map_list(path: &str, schema: &Json, items: &[Json], out: &mut Vec<FieldError>
         noted(error, first)
     };
     if let [only] = keys.as_slice() {
-        let values: Vec<Option<&Json>> = items.iter().map(|x| x.get(*only)).collect();
+        let values: Vec<Option<&Json>> = items.iter().map(|x| key(x, only)).collect();
         for (n, first) in repeated(values.iter().copied()) {
             let shown = match values[n] {
                 Some(v) => Json::Object(Map::from_iter([((*only).to_owned(), v.clone())])),
@@ -156,7 +164,7 @@ fn map_list(path: &str, schema: &Json, items: &[Json], out: &mut Vec<FieldError>
         .map(|x| {
             Json::Object(
                 keys.iter()
-                    .filter_map(|k| x.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+                    .filter_map(|k| key(x, k).map(|v| ((*k).to_owned(), v.clone())))
                     .collect(),
             )
         })

@@ -3,12 +3,14 @@
 //! the version's structural schema made strict ([`structural`]), after
 //! defaulting, and against its CEL rules ([`super::cel`]).
 
+mod definition;
 mod field;
 mod listtype;
 mod objectmeta;
 mod openapi;
 mod strfmt;
 mod structural;
+mod subresources;
 #[cfg(test)]
 mod upstream;
 
@@ -21,6 +23,7 @@ use super::cel::{Rules, Unusable, Why};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::source::{SourceId, Sources, Span};
 use crate::tree::Node;
+use subresources::Subresources;
 
 /// Deep enough for any CRD: a schema nests two YAML levels for each of its
 /// object's (`properties`, the field), and Trainer's runtimes hold a JobSet
@@ -37,6 +40,9 @@ pub struct Crds {
     defined: BTreeMap<(String, String), Span>,
 }
 
+/// What a refused CRD schema's diagnostic says to do.
+const SCHEMA_HELP: &str = "the API server rejects a CRD whose schema is not a structural OpenAPI schema (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema)";
+
 /// One served version of one CRD.
 struct CustomKind {
     api_version: String,
@@ -50,6 +56,7 @@ struct CustomKind {
     strict: Json,
     validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
     rules: Rules,
+    subresources: Subresources,
 }
 
 /// No CRDs: what every caller but `trainc verify --crd` checks with.
@@ -183,61 +190,65 @@ impl Crds {
                 .pointer("/schema/openAPIV3Schema")
                 .filter(|s| s.is_object())
             else {
-                diagnostics.push(
-                    Diagnostic::error(
-                        codes::VERIFY_CRD,
-                        at(&format!("/spec/versions/{n}")),
-                        format!("document {document}: CustomResourceDefinition/{name}: version `{version_name}` has no `schema.openAPIV3Schema`"),
-                    )
-                    .with_help("an `apiextensions.k8s.io/v1` CRD gives every version a structural schema"),
-                );
+                let span = at(&format!("/spec/versions/{n}"));
+                diagnostics.push(no_schema(span, document, name, version_name));
                 continue;
             };
             let key = (api_version.clone(), kind.to_owned());
             if let Some(first) = self.defined.get(&key) {
-                diagnostics.push(
-                    Diagnostic::warning(
-                        codes::VERIFY_CRD,
-                        at(&format!("/spec/versions/{n}")),
-                        format!("document {document}: `{api_version}` `{kind}` is defined again; the first definition is used"),
-                    )
-                    .with_secondary(*first, "first defined here")
-                    .with_help("give each CRD once to `--crd`"),
-                );
+                let span = at(&format!("/spec/versions/{n}"));
+                diagnostics.push(again(span, *first, document, &api_version, kind));
+                continue;
+            }
+            // What the server refuses in the schema itself; it then
+            // compiles none of its rules (no CEL context).
+            let broken = schema_refused(schema, &server_field(versions, n, ""), &|place, said| {
+                Diagnostic::error(
+                    codes::VERIFY_CRD,
+                    at(&format!("{pointer}{place}")),
+                    format!("document {document}, CustomResourceDefinition/{name}, {said}"),
+                )
+            });
+            if !broken.is_empty() {
+                diagnostics.extend(broken);
                 continue;
             }
             let (rules, unusable) = Rules::of(schema);
             for rule in unusable {
                 let span = at(&format!("{pointer}{}", rule.pointer));
-                if rule.why == Why::Transition {
-                    transitions.push(span);
-                } else {
-                    let field = server_field(versions, n, &rule.pointer);
-                    let said =
-                        format!("document {document}, CustomResourceDefinition/{name}, `{field}`");
-                    diagnostics.push(refused(&rule, span, &said));
+                let field = || server_field(versions, n, &rule.pointer);
+                match rule.why {
+                    Why::Transition => transitions.push(span),
+                    _ => diagnostics.push(refused(
+                        &rule,
+                        span,
+                        &format!(
+                            "document {document}, CustomResourceDefinition/{name}, `{}`",
+                            field()
+                        ),
+                    )),
                 }
             }
             // Descriptions and rules are most of a large schema; the
             // schema checks need neither (the rules keep the lean copy).
             let lean = rules.lean_schema();
             let strict = structural::strict(&lean);
-            match jsonschema::draft7::meta::validate(&strict) {
-                Ok(()) => {}
-                Err(error) => {
-                    diagnostics.push(
-                        Diagnostic::error(
-                            codes::VERIFY_CRD,
-                            at(&format!("{pointer}{}", error.instance_path())),
-                            format!(
-                                "document {document}, CustomResourceDefinition/{name}, `{}`: the schema of version `{version_name}` is not a schema: {error}",
-                                server_field(versions, n, &error.instance_path().to_string())
-                            ),
-                        )
-                        .with_help("the API server rejects a CRD whose schema is not a structural OpenAPI schema"),
-                    );
-                    continue;
-                }
+            if let Err(error) = jsonschema::draft7::meta::validate(&strict) {
+                // What the checks above do not word: a keyword's value
+                // the server cannot decode.
+                let place = error.instance_path().to_string();
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::VERIFY_CRD,
+                        at(&format!("{pointer}{place}")),
+                        format!(
+                            "document {document}, CustomResourceDefinition/{name}, `{}`: the schema of version `{version_name}` is not a schema: {error}",
+                            server_field(versions, n, &place)
+                        ),
+                    )
+                    .with_help(SCHEMA_HELP),
+                );
+                continue;
             }
             self.defined.insert(key, at(&format!("/spec/versions/{n}")));
             self.kinds.push(CustomKind {
@@ -247,11 +258,33 @@ impl Crds {
                 strict,
                 validator: std::sync::OnceLock::new(),
                 rules,
+                subresources: Subresources::of(version),
             });
         }
         diagnostics.extend(transition_note(&transitions, document, name));
         diagnostics
     }
+}
+
+/// A served version of CRD `name` without a schema.
+fn no_schema(span: Span, document: usize, name: &str, version: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::VERIFY_CRD,
+        span,
+        format!("document {document}: CustomResourceDefinition/{name}: version `{version}` has no `schema.openAPIV3Schema`"),
+    )
+    .with_help("an `apiextensions.k8s.io/v1` CRD gives every version a structural schema")
+}
+
+/// A kind and version defined again (at `span`; `first` where first).
+fn again(span: Span, first: Span, document: usize, api_version: &str, kind: &str) -> Diagnostic {
+    Diagnostic::warning(
+        codes::VERIFY_CRD,
+        span,
+        format!("document {document}: `{api_version}` `{kind}` is defined again; the first definition is used"),
+    )
+    .with_secondary(first, "first defined here")
+    .with_help("give each CRD once to `--crd`")
 }
 
 /// One note for the transition rules of CRD `name` (at each of `rules`), at the first.
@@ -319,6 +352,23 @@ fn server_field(versions: &[Json], n: usize, pointer: &str) -> String {
     out
 }
 
+/// What the API server refuses in a version's schema (named `prefix`),
+/// each made a diagnostic by `error` from its place in the schema and
+/// what it says.
+fn schema_refused(
+    schema: &Json,
+    prefix: &str,
+    error: &dyn Fn(&str, String) -> Diagnostic,
+) -> Vec<Diagnostic> {
+    definition::refusals(schema, prefix)
+        .into_iter()
+        .map(|(place, refused)| {
+            let field = refused.field.as_deref().unwrap_or("");
+            error(&place, format!("`{field}`: {}", refused.body())).with_help(SCHEMA_HELP)
+        })
+        .collect()
+}
+
 /// A rule of a CRD the API server refuses; `said` names the CRD and the
 /// field as the server does.
 fn refused(rule: &Unusable, span: Span, said: &str) -> Diagnostic {
@@ -332,10 +382,11 @@ fn refused(rule: &Unusable, span: Span, said: &str) -> Diagnostic {
 
 /// Whether `crds` define the kind of `value`; if so its problems are added,
 /// in the API server's words: its unknown fields (strict field
-/// validation), then on the object as the server validates it (defaults
-/// applied) what the custom resource strategy's `Validate` finds
-/// (apiextensions-apiserver v0.36.3 `pkg/registry/customresource/
-/// strategy.go`): the schema's errors, the embedded resources', the list
+/// validation), then on the object as the server creates it (defaults
+/// applied, `status` dropped where a status subresource sets it) what the
+/// custom resource strategy's `Validate` finds (apiextensions-apiserver
+/// v0.36.3 `pkg/registry/customresource/strategy.go`): the schema's
+/// errors, the scale subresource's, the embedded resources', the list
 /// types', and the CEL rules' unless one of those errors is of a kind that
 /// stops them (`hasBlockingErr`).
 pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Problem>) -> bool {
@@ -365,7 +416,9 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
             format!("the CRD's schema of `{api_version}` `{kind}` cannot be used: {error}"),
         )),
     }
+    custom.subresources.prepare_for_create(&mut defaulted);
     let mut errors = openapi::validate(&custom.written, &defaulted);
+    errors.extend(custom.subresources.validate(&defaulted));
     errors.extend(objectmeta::validate(&custom.written, &defaulted, false));
     errors.extend(listtype::validate(&custom.written, &defaulted, ""));
     let blocking = errors.iter().any(|e| {
@@ -379,15 +432,16 @@ pub(super) fn check(crds: &Crds, id: &str, value: &Json, problems: &mut Vec<Prob
         let pointer = field::error_pointer(error, &defaulted);
         problems.push(Problem::schema(id, &pointer, error.body()));
     }
-    if blocking {
+    if !blocking {
+        custom.rules.check(id, &defaulted, problems);
+    } else if custom.rules.declared() {
+        // Said only where the server has rules to run (`NewValidator`).
         problems.push(Problem::new(
             super::Contract::Rule,
             id,
             "",
             "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".to_owned(),
         ));
-    } else {
-        custom.rules.check(id, &defaulted, problems);
     }
     true
 }
@@ -425,23 +479,20 @@ fn unknown_fields(
     }
 }
 
-/// Each item of a map list of `schema` (a CRD's) that repeats an earlier
-/// item's keys: the API server refuses a custom resource with one
-/// (`apiextensions-apiserver/pkg/apiserver/schema/listtype/validation.go`,
-/// called from the custom resource strategy's `Validate`).
+/// Each item of a map list or set of `schema` (the skeleton of an
+/// operator's CRD: its rules, its lists' types and their keys' defaults)
+/// that repeats an earlier item, as the list-type check finds it: the API
+/// server refuses a custom resource with one (apiextensions-apiserver
+/// v0.36.3 `pkg/apiserver/schema/listtype/validation.go`, called from the
+/// custom resource strategy's `Validate`).
 pub(in crate::verify) fn duplicates(
     id: &str,
     value: &Json,
     schema: &Json,
     problems: &mut Vec<Problem>,
 ) {
-    let mut found = Vec::new();
-    structural::duplicate_keys(value, schema, &mut String::new(), &mut found, 0);
-    for (pointer, repeated) in found {
-        problems.push(Problem::schema(
-            id,
-            &pointer,
-            format!("Duplicate value: {repeated}"),
-        ));
+    for error in listtype::validate(schema, value, "") {
+        let pointer = field::error_pointer(&error, value);
+        problems.push(Problem::schema(id, &pointer, error.body()));
     }
 }

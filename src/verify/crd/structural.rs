@@ -12,8 +12,6 @@
 //! `nullable: false` nulls are pruned before defaulting (`defaulting/prunenulls.go`),
 //! and defaults fill absent fields before validation (`defaulting/algorithm.go`).
 
-use std::fmt::Write as _;
-
 use serde_json::{Map, Value as Json, json};
 
 /// The strict schema of `schema`, the root of a version's `openAPIV3Schema`.
@@ -188,117 +186,6 @@ fn defaulted_null(value: &mut Json, schema: &Json) {
         && let Some(default) = schema.get("default")
     {
         *value = default.clone();
-    }
-}
-
-/// The longest map list whose items are compared with each other.
-const SHORT_LIST: usize = 32;
-
-/// Every item of a `x-kubernetes-list-type: map` list whose keys
-/// (`x-kubernetes-list-map-keys`) an earlier item has too, and every item
-/// of a `set` an earlier item equals: its pointer and what it repeats. The API server rejects the second as a duplicate
-/// (`apiserver/schema/listtype/validation.go`).
-pub(super) fn duplicate_keys<'v>(
-    value: &'v Json,
-    schema: &'v Json,
-    at: &mut String,
-    found: &mut Vec<(String, String)>,
-    depth: usize,
-) {
-    if depth > super::MAX_DEPTH {
-        return;
-    }
-    let len = at.len();
-    match value {
-        Json::Object(fields) => {
-            for (key, field) in fields {
-                let child = match schema["properties"].get(key) {
-                    Some(child) => child,
-                    None => &schema["additionalProperties"],
-                };
-                if child.is_object() {
-                    at.push('/');
-                    at.push_str(&crate::tree::pointer_segment(key));
-                    duplicate_keys(field, child, at, found, depth + 1);
-                    at.truncate(len);
-                }
-            }
-        }
-        Json::Array(items) => {
-            let keys: Vec<&str> = (schema["x-kubernetes-list-map-keys"].as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-                .collect();
-            let is_map = schema["x-kubernetes-list-type"] == "map" && !keys.is_empty();
-            // A set's items are each given once (apiextensions-apiserver
-            // `pkg/apiserver/schema/listtype`), as the real server refuses a
-            // JobSet's `onExitCodes.values` given twice.
-            let is_set = schema["x-kubernetes-list-type"] == "set";
-            // A key the item leaves out has its default (a key must be
-            // required or defaulted).
-            let key = |item: &'v Json, k: &str| -> &'v Json {
-                match &item[k] {
-                    Json::Null => &schema["items"]["properties"][k]["default"],
-                    given => given,
-                }
-            };
-            // A short list is compared item by item, with nothing made; a
-            // long one keeps each item's keys as JSON text, to the first
-            // item that has them: one lookup an item, however long.
-            let long = items.len() > SHORT_LIST;
-            let mut seen: std::collections::HashMap<String, usize> =
-                std::collections::HashMap::new();
-            for (n, item) in items.iter().enumerate() {
-                let _ = write!(at, "/{n}");
-                if is_map {
-                    let first = if long {
-                        let these: Vec<&Json> = keys.iter().map(|k| key(item, k)).collect();
-                        let text = serde_json::to_string(&these).unwrap_or_default();
-                        let first = seen.get(&text).copied();
-                        seen.entry(text).or_insert(n);
-                        first
-                    } else {
-                        (items[..n].iter())
-                            .position(|other| keys.iter().all(|k| key(other, k) == key(item, k)))
-                    };
-                    if let Some(first) = first {
-                        let repeated: Vec<String> = (keys.iter())
-                            .map(|k| format!("`{k}: {}`", key(item, k)))
-                            .collect();
-                        found.push((
-                            at.clone(),
-                            format!(
-                                "{} again (item {first} has it); the CRD keys this list by them (`x-kubernetes-list-type: map`)",
-                                repeated.join(", ")
-                            ),
-                        ));
-                    }
-                } else if is_set {
-                    let first = if long {
-                        let text = serde_json::to_string(item).unwrap_or_default();
-                        let first = seen.get(&text).copied();
-                        seen.entry(text).or_insert(n);
-                        first
-                    } else {
-                        items[..n].iter().position(|other| other == item)
-                    };
-                    if let Some(first) = first {
-                        found.push((
-                            at.clone(),
-                            format!(
-                                "`{item}` again (item {first} has it); the CRD makes this list a set (`x-kubernetes-list-type: set`)"
-                            ),
-                        ));
-                    }
-                }
-                if schema["items"].is_object() {
-                    duplicate_keys(item, &schema["items"], at, found, depth + 1);
-                }
-                at.truncate(len);
-            }
-        }
-        _ => {}
     }
 }
 
