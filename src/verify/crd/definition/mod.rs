@@ -5,11 +5,12 @@
 //! structural ([`structure`]). Each error is at its place in the schema,
 //! in the server's words.
 //!
-//! Left to other checks: the rules (`x-kubernetes-validations`, compiled by
-//! [`crate::verify::cel`]). Not checked yet: the defaults' validity
-//! (`structuraldefaulting.ValidateDefaults`), and the fields a root schema
-//! may hold when the status subresource is enabled.
+//! Once it is structural, its defaults ([`defaults`]). Left to other
+//! checks: the rules (`x-kubernetes-validations`, compiled by
+//! [`crate::verify::cel`]). Not checked yet: the fields a root schema may
+//! hold when the status subresource is enabled.
 
+mod defaults;
 mod keywords;
 mod structure;
 
@@ -133,6 +134,9 @@ pub(in crate::verify) fn refusals(schema: &Json, prefix: &str) -> Vec<(String, F
             format!("{}: {}", e.field.as_deref().unwrap_or(""), e.body())
         };
         structural.out.sort_by_cached_key(text);
+        if structural.out.is_empty() {
+            defaults::check(schema, &mut structural);
+        }
         all.out.extend(structural.out);
     }
     all.out.extend(keyword.out);
@@ -225,6 +229,53 @@ mod tests {
         ] {
             assert_eq!(said(&schema), [expected], "{schema}");
         }
+    }
+
+    /// A default its schema refuses, in the schema validator's words below
+    /// `default` (the real 1.36.3 server's words).
+    #[test]
+    fn defaults_are_held_to_their_schemas() {
+        let at = "spec.validation.openAPIV3Schema.properties[spec]";
+        for (schema, expected) in [
+            (
+                spec(
+                    json!({"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}),
+                ),
+                format!(
+                    "{at}.properties[n].default: Invalid value: \"string\":  in body must be of type integer: \"string\""
+                ),
+            ),
+            (
+                spec(
+                    json!({"type": "object", "default": {"a": 1, "b": 2}, "properties": {"a": {"type": "integer"}}}),
+                ),
+                format!(
+                    "{at}.default: Invalid value: {{\"a\":1,\"b\":2}}: must not have unknown fields"
+                ),
+            ),
+            (
+                spec(
+                    json!({"type": "object", "default": {"a": "x"}, "properties": {"a": {"type": "integer"}}}),
+                ),
+                format!(
+                    "{at}.default.a: Invalid value: \"string\": a in body must be of type integer: \"string\""
+                ),
+            ),
+            (
+                spec(
+                    json!({"type": "array", "items": {"type": "object", "properties": {"p": {"type": "integer", "minimum": 5, "default": 1}}}}),
+                ),
+                format!(
+                    "{at}.items.properties[p].default: Invalid value: 1:  in body should be greater than or equal to 5"
+                ),
+            ),
+        ] {
+            assert_eq!(said(&schema), [expected], "{schema}");
+        }
+        let kept = spec(
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "default": {"z": 1}, "properties": {"a": {"type": "integer"}}}),
+        );
+        assert!(said(&kept).is_empty());
     }
 
     /// What the real server admits: `additionalProperties: false` alone,
