@@ -25,6 +25,8 @@ pub(crate) const LONG_VERSION: &str = concat!(
     "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.7 to v1.9\n",
     "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2, v2.3+\n",
     "              (--api-level; strict schemas of Trainer v2.0.0, v2.1.0, v2.3.0)\n",
+    "  jobset      jobset.x-k8s.io/v1alpha2 JobSet: JobSet v0.8 to v0.12\n",
+    "  job         batch/v1 Job (Indexed) and a headless Service: Kubernetes 1.28+\n",
     "  alongside   v1 Service, PersistentVolumeClaim, ConfigMap: Kubernetes 1.28+\n",
     "queues:       Kueue labels, Volcano and scheduler-plugins gang scheduling",
 );

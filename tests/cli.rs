@@ -639,8 +639,35 @@ fn version_names_the_operator_apis() {
         "kubeflow.org/v1 PyTorchJob",
         "trainer.kubeflow.org/v1alpha1 TrainJob",
         "v2.0, v2.1, v2.2, v2.3+",
+        "jobset.x-k8s.io/v1alpha2 JobSet",
+        "batch/v1 Job",
     ] {
         assert!(version.contains(api), "{version}");
+    }
+    // Every target `--target` takes has its line.
+    let help = text(&trainc(&root(), &["build", "--help"]).stdout);
+    let targets: Vec<&str> = help
+        .split("--target <TARGET>")
+        .nth(1)
+        .and_then(|after| after.split("Possible values:").nth(1))
+        .map(|values| {
+            values
+                .lines()
+                .map(str::trim)
+                .skip_while(|line| line.is_empty())
+                .take_while(|line| line.starts_with("- "))
+                .filter_map(|line| line[2..].split(':').next())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(targets.len(), 4, "{help}");
+    for target in targets {
+        assert!(
+            version
+                .lines()
+                .any(|l| l.starts_with(&format!("  {target} "))),
+            "`{target}` is not named:\n{version}"
+        );
     }
 }
 
