@@ -216,17 +216,13 @@ impl Crds {
             let (rules, unusable) = Rules::of(schema);
             for rule in unusable {
                 let span = at(&format!("{pointer}{}", rule.pointer));
-                let field = || server_field(versions, n, &rule.pointer);
-                match rule.why {
-                    Why::Transition => transitions.push(span),
-                    _ => diagnostics.push(refused(
-                        &rule,
-                        span,
-                        &format!(
-                            "document {document}, CustomResourceDefinition/{name}, `{}`",
-                            field()
-                        ),
-                    )),
+                if rule.why == Why::Transition {
+                    transitions.push(span);
+                } else {
+                    let field = server_field(versions, n, &rule.pointer);
+                    let said =
+                        format!("document {document}, CustomResourceDefinition/{name}, `{field}`");
+                    diagnostics.push(refused(&rule, span, &said));
                 }
             }
             // Descriptions and rules are most of a large schema; the

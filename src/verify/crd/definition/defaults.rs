@@ -51,14 +51,16 @@ fn walk(
         }
     }
     // Defaults are not followed into additionalProperties.
-    walk(
-        &s["items"],
-        &at.child("items"),
-        false,
-        inside_meta,
-        errors,
-        depth + 1,
-    );
+    if s["items"].is_object() {
+        walk(
+            &s["items"],
+            &at.child("items"),
+            false,
+            inside_meta,
+            errors,
+            depth + 1,
+        );
+    }
     for (name, sub) in s["properties"].as_object().into_iter().flatten() {
         let meta = inside_meta
             || (resource && matches!(name.as_str(), "apiVersion" | "kind" | "metadata"));
@@ -75,34 +77,31 @@ fn walk(
 
 /// Whether pruning `value` by `s` (`pruning.Prune`) would drop a field:
 /// one neither a property nor kept by `additionalProperties` or
-/// `x-kubernetes-preserve-unknown-fields`; a resource keeps its
-/// `apiVersion`, `kind` and `metadata`.
-fn has_unknown(value: &Json, s: &Json, resource: bool, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
+/// `x-kubernetes-preserve-unknown-fields`; a resource (the node a default
+/// is at, where `root`, or an embedded one) keeps its `apiVersion`,
+/// `kind` and `metadata`.
+fn has_unknown(value: &Json, s: &Json, root: bool, depth: usize) -> bool {
+    if depth > MAX_DEPTH || !s.is_object() {
         return false;
     }
+    let resource = root || flag(s, "x-kubernetes-embedded-resource");
     match value {
         Json::Object(fields) => fields.iter().any(|(key, field)| {
             if resource && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
                 return false;
             }
             if let Some(property) = s["properties"].get(key) {
-                let embedded = flag(property, "x-kubernetes-embedded-resource");
-                return has_unknown(field, property, embedded, depth + 1);
+                return has_unknown(field, property, false, depth + 1);
             }
             match &s["additionalProperties"] {
-                additional @ Json::Object(_) => {
-                    let embedded = flag(additional, "x-kubernetes-embedded-resource");
-                    has_unknown(field, additional, embedded, depth + 1)
-                }
+                additional @ Json::Object(_) => has_unknown(field, additional, false, depth + 1),
                 Json::Bool(true) => false,
                 _ => !flag(s, "x-kubernetes-preserve-unknown-fields"),
             }
         }),
-        Json::Array(items) => items.iter().any(|item| {
-            let embedded = flag(&s["items"], "x-kubernetes-embedded-resource");
-            s["items"].is_object() && has_unknown(item, &s["items"], embedded, depth + 1)
-        }),
+        Json::Array(items) => items
+            .iter()
+            .any(|item| has_unknown(item, &s["items"], false, depth + 1)),
         _ => false,
     }
 }

@@ -36,13 +36,15 @@ fn invariants(s: &Json, level: Level, at: &At, errors: &mut Errors<'_>, depth: u
     if ty == "array" && !s["items"].is_object() {
         errors.required(&at.child("items"), "must be specified");
     }
-    invariants(
-        &s["items"],
-        Level::Item,
-        &at.child("items"),
-        errors,
-        depth + 1,
-    );
+    if s["items"].is_object() {
+        invariants(
+            &s["items"],
+            Level::Item,
+            &at.child("items"),
+            errors,
+            depth + 1,
+        );
+    }
     for (name, child) in s["properties"].as_object().into_iter().flatten() {
         invariants(
             child,
@@ -227,7 +229,9 @@ fn value_validation(
     for (n, sub) in each("oneOf").iter().enumerate() {
         nested(sub, false, &at.child("oneOf").index(n), errors, depth + 1);
     }
-    nested(&v["not"], false, &at.child("not"), errors, depth + 1);
+    if v["not"].is_object() {
+        nested(&v["not"], false, &at.child("not"), errors, depth + 1);
+    }
     if let Some(pattern) = v["pattern"].as_str().filter(|p| !p.is_empty())
         && let Err(why) = crate::verify::cel::go_match(pattern, "")
     {
@@ -246,7 +250,9 @@ fn nested(v: &Json, skip_any_of: bool, at: &At, errors: &mut Errors<'_>, depth: 
         return;
     }
     value_validation(v, skip_any_of, false, at, errors, depth);
-    nested(&v["items"], false, &at.child("items"), errors, depth + 1);
+    if v["items"].is_object() {
+        nested(&v["items"], false, &at.child("items"), errors, depth + 1);
+    }
     for (name, child) in v["properties"].as_object().into_iter().flatten() {
         nested(
             child,
@@ -341,7 +347,9 @@ fn completeness(v: &Json, s: &Json, s_at: &At, v_at: &At, errors: &mut Errors<'_
     if !v.is_object() || depth > MAX_DEPTH {
         return;
     }
-    nested_completeness(&v["not"], s, s_at, &v_at.child("not"), errors, depth + 1);
+    if v["not"].is_object() {
+        nested_completeness(&v["not"], s, s_at, &v_at.child("not"), errors, depth + 1);
+    }
     for junctor in ["allOf", "anyOf", "oneOf"] {
         for (n, sub) in v[junctor].as_array().into_iter().flatten().enumerate() {
             nested_completeness(
