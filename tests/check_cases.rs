@@ -284,6 +284,16 @@ fn faulty_field(message: &str, help: &str) -> Option<String> {
         if help.contains("belongs in") {
             return Some(format!("{}.{}", quoted(help, 1)?, quoted(help, 0)?));
         }
+        // A Kubernetes name: "the spec's key is `KEY`", "the spec's key for
+        // `NAME` is `KEY`", "… spec keys: `KEY` (…".
+        if let Some(at) = help
+            .find("the spec's key")
+            .or_else(|| help.find("spec keys: "))
+        {
+            let said = &help[at..];
+            let after = said.find(" is `").map_or(said, |i| &said[i..]);
+            return quoted(after, 0);
+        }
         return table;
     }
     if message.contains(" is missing the required key ") {

@@ -17,6 +17,7 @@ mod golden;
 mod import;
 mod integrations;
 mod kpt;
+mod kubernetes_names;
 mod kustomize;
 mod layering;
 mod linear;

@@ -69,12 +69,42 @@ pub fn approximate(seconds: u64) -> String {
     format!("about {count} {unit}{}", if count == 1 { "" } else { "s" })
 }
 
+/// Seconds written exactly, as a spec writes a duration: `1h30m`, `2d`, `45s`.
+pub fn written(seconds: u64) -> String {
+    let parts = [
+        (seconds / 86_400, 'd'),
+        (seconds / 3_600 % 24, 'h'),
+        (seconds / 60 % 60, 'm'),
+        (seconds % 60, 's'),
+    ];
+    let mut out = String::new();
+    for (n, unit) in parts.into_iter().filter(|(n, _)| *n > 0) {
+        out.push_str(&n.to_string());
+        out.push(unit);
+    }
+    if out.is_empty() { "0s".to_owned() } else { out }
+}
+
 /// The help line for a bad duration.
 pub const HELP: &str = "write whole units largest first, such as `90s`, `15m`, `1h30m` or `2d`, or a number of seconds";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_are_written_back_exactly() {
+        for (seconds, text) in [
+            (3600, "1h"),
+            (5400, "1h30m"),
+            (45, "45s"),
+            (0, "0s"),
+            (90_061, "1d1h1m1s"),
+        ] {
+            assert_eq!(written(seconds), text);
+            assert_eq!(parse_seconds(text), Ok(seconds));
+        }
+    }
 
     #[test]
     fn parses_units() {

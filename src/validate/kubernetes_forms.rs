@@ -91,7 +91,7 @@ fn keyed(
 }
 
 /// `name` and its `value`, as one line of a table or one entry inline.
-fn entry(name: &str, value: &Json, format: Format) -> String {
+pub(super) fn entry(name: &str, value: &Json, format: Format) -> String {
     match format {
         Format::Toml => format!("{} = {}", bare_key(name), inline(value, format)),
         Format::Yaml => format!("{name}: {}", inline(value, format)),

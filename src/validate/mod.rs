@@ -13,6 +13,7 @@ use crate::tree::Node;
 
 pub mod knock_on;
 mod kubernetes_forms;
+mod kubernetes_names;
 mod pod_template;
 pub(crate) mod rules;
 pub(crate) mod schema;

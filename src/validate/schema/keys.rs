@@ -10,7 +10,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::spec::schema_lookup::schema_at;
 use crate::tree::Value;
 use crate::tree::field_path;
-use crate::validate::kubernetes_forms;
+use crate::validate::{kubernetes_forms, kubernetes_names};
 
 /// The keys a table may have, where each of its sub-tables' keys belong,
 /// and where each key the user wrote is.
@@ -105,6 +105,17 @@ impl Context<'_> {
         // else the key is known: `[master] replicas` is no misplaced top-level key).
         if let Some(help) = role_hint(pointer, key) {
             return (d.with_help(help), None);
+        }
+        // A Kubernetes field's name, where the spec names it its own way.
+        if let Some((help, meant)) = self.tree.pointer(&full).and_then(|(node, _)| {
+            let target = self
+                .tree
+                .pointer("/target")
+                .and_then(|(t, _)| t.to_json().as_str().map(str::to_owned))
+                .unwrap_or_else(|| "pytorchjob".to_owned());
+            kubernetes_names::answer(pointer, key, &node.to_json(), &target, self.format(span))
+        }) {
+            return (d.with_help(help), Some(meant));
         }
         if let Some((help, meant)) = self.after_header(pointer, key) {
             return (d.with_help(help), Some(meant));

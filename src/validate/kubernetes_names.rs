@@ -1,0 +1,369 @@
+//! A Kubernetes name written where the spec has its own key: the
+//! `ttlSecondsAfterFinished`, `claimName` or `queueName` a newcomer knows,
+//! answered with the spec's key and the line to write.
+//!
+//! Which field each spec key becomes is what render writes, so the names
+//! are not listed here by hand: `schemas/kubernetes-names.tsv` holds, per
+//! target, every object field a spec key's value lands in, found by
+//! building each key for every target and locked to the builds by
+//! `tests/kubernetes_names.rs`. Beside a field's own name, a newcomer writes
+//! it without Kubernetes' `Name` suffix (`serviceAccount`), the spec key with
+//! another tool's suffix (`shmSize`), or the kind the key's description names
+//! (`localQueue` for Kueue's LocalQueue). Read only when a key is unknown.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value as Json;
+
+use crate::parse::Format;
+use crate::spec::schema_lookup::description;
+use crate::validate::kubernetes_forms::entry;
+
+const TABLE: &str = include_str!("../../schemas/kubernetes-names.tsv");
+
+/// Suffixes other tools and Kubernetes put after a name the spec writes bare.
+const SUFFIXES: [&str; 3] = ["name", "size", "seconds"];
+
+/// One row of the table: a spec key's value lands in `field` of a
+/// `target`'s objects, a field named `name`.
+#[derive(Clone, Copy)]
+struct Row<'t> {
+    target: &'t str,
+    name: &'t str,
+    /// Dotted, `*` for a table keyed by the user (`volumes.*.claim`).
+    key: &'t str,
+    /// How the field holds the spec's value.
+    how: How,
+    /// `Kind path.to.field`, from the pod's or the object's `spec` on.
+    field: &'t str,
+}
+
+/// How a field holds the spec's value: as it is, a duration as its
+/// seconds, a number as text (a resource quantity).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    Same,
+    Seconds,
+    Text,
+    /// No field: the target builds the key (its name is a spec word there).
+    Builds,
+}
+
+/// The spec's value for `value`, the Kubernetes field's (as `how` holds it).
+fn spec_value(value: &Json, how: How) -> Json {
+    match (how, value) {
+        (How::Seconds, Json::Number(n)) => n.as_u64().map_or_else(
+            || value.clone(),
+            |n| Json::String(crate::syntax::duration::written(n)),
+        ),
+        (How::Text, Json::String(text)) => text
+            .parse::<u64>()
+            .map_or_else(|_| value.clone(), Json::from),
+        _ => value.clone(),
+    }
+}
+
+fn rows() -> impl Iterator<Item = Row<'static>> {
+    TABLE
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let mut cols = line.split('\t');
+            Some(Row {
+                target: cols.next()?,
+                name: cols.next()?,
+                key: cols.next()?,
+                how: match cols.next()? {
+                    "seconds" => How::Seconds,
+                    "text" => How::Text,
+                    "builds" => How::Builds,
+                    _ => How::Same,
+                },
+                field: cols.next()?,
+            })
+        })
+}
+
+/// Lower case, letters and digits only: `queue-name` and `queueName` alike.
+fn norm(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn last(key: &str) -> &str {
+    key.rsplit('.').next().unwrap_or(key)
+}
+
+/// How close a written name is to a row: its field's own name, the field
+/// without Kubernetes' `Name`, the spec key with a suffix, or a kind in the
+/// key's description.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Match {
+    Field,
+    /// The field's name without Kubernetes' `Name`.
+    Short,
+    /// The spec key with another tool's suffix.
+    Suffixed,
+    Described,
+}
+
+fn matches(written: &str, row: &Row<'_>) -> Option<Match> {
+    if row.how == How::Builds {
+        return None;
+    }
+    let name = norm(row.name);
+    let own = norm(last(row.key));
+    if name == written {
+        return Some(Match::Field);
+    }
+    if name.strip_prefix(written) == Some("name") {
+        return Some(Match::Short);
+    }
+    written
+        .strip_prefix(own.as_str())
+        .is_some_and(|rest| SUFFIXES.contains(&rest))
+        .then_some(Match::Suffixed)
+}
+
+/// Whether the key's description names `written` as one word of its own,
+/// a kind such as `LocalQueue`.
+fn described(written: &str, key: &str) -> bool {
+    let pointer = format!("/{}", key.replace('.', "/"));
+    description(&pointer).is_some_and(|text| {
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| {
+                word.chars().filter(char::is_ascii_uppercase).count() >= 2 && norm(word) == written
+            })
+    })
+}
+
+/// A candidate key, with the field it becomes (absent for a description's
+/// word).
+struct Candidate {
+    key: String,
+    how: Match,
+    row: Option<Row<'static>>,
+}
+
+/// The spec keys `written` (in the table at `pointer`) may mean, best
+/// first: the spec's target's before another's, the table's own before
+/// another's, a Master's only inside `[master]`.
+fn candidates(pointer: &str, written: &str, target: &str) -> Vec<Candidate> {
+    let key = norm(written);
+    // A spec key's own word (`queue`, `cpu`) said in another table is told
+    // where it belongs apart, not taken for a field another key writes. The
+    // target's words: JobSet's `maxRestarts` is a field of its own, where
+    // `elastic.maxRestarts` is not.
+    let words: BTreeSet<String> = rows()
+        .filter(|r| r.target == target)
+        .map(|r| norm(last(r.key)))
+        .collect();
+    if words.contains(&key) {
+        return Vec::new();
+    }
+    let mut found: Vec<(bool, Candidate)> = Vec::new();
+    for row in rows() {
+        let Some(how) = matches(&key, &row) else {
+            continue;
+        };
+        let other = row.target != target;
+        if let Some(at) = found.iter_mut().find(|(_, c)| c.key == row.key) {
+            if (other, how) < (at.0, at.1.how) {
+                *at = (
+                    other,
+                    Candidate {
+                        key: row.key.to_owned(),
+                        how,
+                        row: Some(row),
+                    },
+                );
+            }
+            continue;
+        }
+        found.push((
+            other,
+            Candidate {
+                key: row.key.to_owned(),
+                how,
+                row: Some(row),
+            },
+        ));
+    }
+    let keys: BTreeSet<&str> = rows().map(|r| r.key).collect();
+    for spec_key in keys {
+        if !found.iter().any(|(_, c)| c.key == spec_key) && described(&key, spec_key) {
+            found.push((
+                false,
+                Candidate {
+                    key: spec_key.to_owned(),
+                    how: Match::Described,
+                    row: None,
+                },
+            ));
+        }
+    }
+    let in_master = pointer.starts_with("/master");
+    let rank = |(other, c): &(bool, Candidate)| {
+        let here = parent_of(&c.key, pointer).is_some();
+        (
+            c.key.starts_with("master.") != in_master,
+            !here,
+            *other,
+            c.how,
+        )
+    };
+    found.sort_by_key(|f| rank(f));
+    if let Some(best) = found.first().map(rank) {
+        // Only the closest matches: the target's own fields before another
+        // target's, a description's word only alone.
+        found.retain(|f| {
+            let r = rank(f);
+            r.0 == best.0
+                && r.2 == best.2
+                && (r.3 != Match::Described || best.3 == Match::Described)
+        });
+    }
+    found.into_iter().map(|(_, c)| c).take(3).collect()
+}
+
+/// The key `dotted` with `*` filled from `pointer` where the key's table is
+/// the one at `pointer` (`volumes.*.claim` in `/volumes/data`).
+fn parent_of(dotted: &str, pointer: &str) -> Option<String> {
+    let (parent, _) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let written: Vec<&str> = pointer.split('/').skip(1).collect();
+    let pattern: Vec<&str> = if parent.is_empty() {
+        Vec::new()
+    } else {
+        parent.split('.').collect()
+    };
+    (written.len() == pattern.len()
+        && written
+            .iter()
+            .zip(&pattern)
+            .all(|(w, p)| *p == "*" || w == p))
+    .then(|| pointer.to_owned())
+}
+
+/// Where a key of `dotted` goes, said in the file's syntax.
+fn place(dotted: &str, pointer: &str, format: Format) -> String {
+    if parent_of(dotted, pointer).is_some() {
+        return "instead".to_owned();
+    }
+    let Some((parent, _)) = dotted.rsplit_once('.') else {
+        return "at the top level".to_owned();
+    };
+    let parent = parent.replace('*', "NAME");
+    match format {
+        Format::Toml => format!("in `[{parent}]`"),
+        Format::Yaml => format!("under `{parent}`"),
+    }
+}
+
+/// The object field `row` names: the kind's, from its pod's or its own
+/// `spec` on.
+fn shown(row: &Row<'_>) -> String {
+    let (kind, path) = row.field.split_once(' ').unwrap_or(("", row.field));
+    format!("the {kind}'s `{path}`")
+}
+
+/// The help for `written` (holding `value`), unknown in the table at
+/// `pointer` of a spec for `target`, and the pointer of the key meant.
+pub(super) fn answer(
+    pointer: &str,
+    written: &str,
+    value: &Json,
+    target: &str,
+    format: Format,
+) -> Option<(String, String)> {
+    let found = candidates(pointer, written, target);
+    let first = found.first()?;
+    let forms: Vec<(String, String)> = found
+        .iter()
+        .map(|c| {
+            let value = c
+                .row
+                .map_or_else(|| value.clone(), |r| spec_value(value, r.how));
+            let line = format!(
+                "`{}` {}",
+                entry(last(&c.key), &value, format),
+                place(&c.key, pointer, format)
+            );
+            let what = match (c.how, &c.row) {
+                (Match::Field, Some(row)) => shown(row),
+                (Match::Short, Some(row)) => format!("short for {}", shown(row)),
+                _ => String::new(),
+            };
+            (line, what)
+        })
+        .collect();
+    let meant = parent_of(&first.key, pointer).map_or_else(
+        || format!("/{}", first.key.replace('.', "/")),
+        |p| format!("{p}/{}", last(&first.key)),
+    );
+    let help = if let [(line, what)] = forms.as_slice() {
+        let key = first.key.replace('*', "NAME");
+        if what.is_empty() {
+            format!("the spec's key for `{written}` is `{key}`: write {line}")
+        } else {
+            format!("`{written}` is {what}; the spec's key is `{key}`: write {line}")
+        }
+    } else {
+        let each: Vec<String> = found
+            .iter()
+            .zip(&forms)
+            .map(|(c, (line, what))| {
+                let what = if what.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {what}")
+                };
+                format!("`{}` ({line}{what})", c.key.replace('*', "NAME"))
+            })
+            .collect();
+        let count = ["either of two", "any of three"][forms.len().min(3) - 2];
+        format!(
+            "`{written}` may mean {count} spec keys: {}",
+            each.join(", or ")
+        )
+    };
+    Some((help, meant))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_kubernetes_name_is_answered_with_the_spec_key() {
+        let (help, meant) = answer(
+            "",
+            "ttlSecondsAfterFinished",
+            &json!(3600),
+            "pytorchjob",
+            Format::Toml,
+        )
+        .unwrap();
+        assert!(help.contains("`policy.ttlAfterFinished`"), "{help}");
+        assert!(
+            help.ends_with("write `ttlAfterFinished = \"1h\"` in `[policy]`"),
+            "{help}"
+        );
+        assert_eq!(meant, "/policy/ttlAfterFinished");
+        let (help, _) = answer(
+            "/volumes/data",
+            "claimName",
+            &json!("d"),
+            "job",
+            Format::Yaml,
+        )
+        .unwrap();
+        assert!(help.ends_with("write `claim: \"d\"` instead"), "{help}");
+        let (help, _) = answer("", "localQueue", &json!("q"), "jobset", Format::Toml).unwrap();
+        assert!(help.contains("`scheduling.queue`"), "{help}");
+        assert!(answer("", "cpu", &json!("1"), "pytorchjob", Format::Toml).is_none());
+        assert!(answer("", "banana", &json!("1"), "pytorchjob", Format::Toml).is_none());
+    }
+}
