@@ -23,7 +23,7 @@ pub(crate) const LONG_VERSION: &str = concat!(
     "\n",
     "targets:\n",
     "  pytorchjob  kubeflow.org/v1 PyTorchJob: Kubeflow Training Operator v1.7 to v1.9\n",
-    "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2, v2.3+\n",
+    "  trainjob    trainer.kubeflow.org/v1alpha1 TrainJob: Kubeflow Trainer v2.0, v2.1, v2.2, v2.3\n",
     "              (--api-level; strict schemas of Trainer v2.0.0, v2.1.0, v2.3.0)\n",
     "  jobset      jobset.x-k8s.io/v1alpha2 JobSet: JobSet v0.8 to v0.12\n",
     "  job         batch/v1 Job (Indexed) and a headless Service: Kubernetes 1.28+\n",
@@ -244,7 +244,7 @@ pub(crate) struct ImportArgs {
     #[arg(long)]
     pub(crate) strict: bool,
     /// The Kubeflow Trainer release the TrainJobs were written for (default:
-    /// v2.0 or v2.1 by their patch field, else v2.3 and later).
+    /// v2.0 or v2.1 by their patch field, else v2.3).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) api_level: Option<ApiLevelArg>,
 }
@@ -255,7 +255,7 @@ pub(crate) struct MigrateArgs {
     /// to search for `.yaml`, `.yml` and `.json` files; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
-    /// The Kubeflow Trainer release of the cluster: the TrainJob's patch form (default: v2.3 and later).
+    /// The Kubeflow Trainer release of the cluster: the TrainJob's patch form (default: v2.3, the newest this trainc knows).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) api_level: Option<ApiLevelArg>,
     /// The runtime every TrainJob names (default: `torch-distributed`).
@@ -304,7 +304,7 @@ pub(crate) struct VerifyArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub(crate) format: Format,
-    /// The Kubeflow Trainer release of the cluster, for TrainJobs (default: v2.3 and later).
+    /// The Kubeflow Trainer release of the cluster, for TrainJobs (default: v2.3, the newest this trainc knows).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) api_level: Option<ApiLevelArg>,
     /// The cluster's runtimes (`kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml`):
@@ -342,6 +342,9 @@ pub(crate) struct GenerateArgs {
     /// For a TrainJob: the Trainer API of the cluster, instead of `[trainjob] apiLevel`.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub(crate) api_level: Option<ApiLevelArg>,
+    /// The namespace of every object, instead of the spec's `namespace` (as kubectl's `-n`).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub(crate) namespace: Option<String>,
     /// Check the objects against the operators' strict schemas and webhook rules.
     #[arg(long)]
     pub(crate) verify: bool,
@@ -519,7 +522,7 @@ pub(crate) enum TrainingOperatorArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ApiLevelArg {
-    /// Trainer v2.3 and later: `runtimePatches`.
+    /// Trainer v2.3, the newest this trainc knows: `runtimePatches`.
     #[value(name = "v2.3")]
     V2_3,
     /// Trainer v2.2: `runtimePatches`.

@@ -129,6 +129,8 @@ pub struct Options {
     pub target: Option<Target>,
     /// `--api-level`: overrides `[trainjob] apiLevel`.
     pub api_level: Option<ApiLevel>,
+    /// `-n`/`--namespace`: overrides the spec's `namespace`.
+    pub namespace: Option<String>,
     /// `--set NAME=VALUE`: template vars over `[vars]`, in order.
     pub sets: Vec<(String, String)>,
     /// `--verify`: check the objects against the upstream schemas and webhook rules.
@@ -327,6 +329,51 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked
     )
 }
 
+/// What the command line sets over the spec and its overlays: `--target`,
+/// `--api-level`, `-n`, `--set`.
+fn set_from_command_line(tree: &mut tree::Node, sources: &mut Sources, options: &Options) {
+    if let Some(target) = options.target {
+        compose::set_from_command_line(
+            tree,
+            sources,
+            "--target ",
+            &["target"],
+            target.as_str(),
+            false,
+        );
+    }
+    if let Some(level) = options.api_level {
+        compose::set_from_command_line(
+            tree,
+            sources,
+            "--api-level ",
+            &["trainjob", "apiLevel"],
+            level.as_str(),
+            false,
+        );
+    }
+    if let Some(namespace) = &options.namespace {
+        compose::set_from_command_line(
+            tree,
+            sources,
+            "--namespace ",
+            &["namespace"],
+            namespace,
+            false,
+        );
+    }
+    for (name, value) in &options.sets {
+        compose::set_from_command_line(
+            tree,
+            sources,
+            &format!("--set {name}="),
+            &["vars", name],
+            value,
+            true,
+        );
+    }
+}
+
 /// Overlays and command-line settings on top of `tree`, templates,
 /// validation, bind.
 fn compose_and_validate(
@@ -362,36 +409,7 @@ fn compose_and_validate(
         );
         problems.extend(compose::merge_overlay(&mut tree, overlay));
     }
-    if let Some(target) = options.target {
-        compose::set_from_command_line(
-            &mut tree,
-            sources,
-            "--target ",
-            &["target"],
-            target.as_str(),
-            false,
-        );
-    }
-    if let Some(level) = options.api_level {
-        compose::set_from_command_line(
-            &mut tree,
-            sources,
-            "--api-level ",
-            &["trainjob", "apiLevel"],
-            level.as_str(),
-            false,
-        );
-    }
-    for (name, value) in &options.sets {
-        compose::set_from_command_line(
-            &mut tree,
-            sources,
-            &format!("--set {name}="),
-            &["vars", name],
-            value,
-            true,
-        );
-    }
+    set_from_command_line(&mut tree, sources, options);
     // A template that failed leaves its text in the tree, which validation
     // would then misreport; any other problem so far (an overlay's bad
     // `unset`, an unused `--set`) still lets validation find the rest.

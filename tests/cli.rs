@@ -638,7 +638,7 @@ fn version_names_the_operator_apis() {
     for api in [
         "kubeflow.org/v1 PyTorchJob",
         "trainer.kubeflow.org/v1alpha1 TrainJob",
-        "v2.0, v2.1, v2.2, v2.3+",
+        "v2.0, v2.1, v2.2, v2.3",
         "jobset.x-k8s.io/v1alpha2 JobSet",
         "batch/v1 Job",
     ] {
@@ -727,4 +727,24 @@ fn many_files_check_as_few_do() {
         .concat(),
     );
     assert!(text(&human.stderr).contains("checked 80 files"));
+}
+
+/// `-n NAMESPACE`, as kubectl takes it: the namespace of every object over
+/// the spec's, checked as the spec's is, and kept in `describe`'s command.
+#[test]
+fn dash_n_sets_the_namespace_as_kubectl_does() {
+    let example = root().join("examples/gpu-multinode.toml");
+    let spec = example.to_str().unwrap();
+    let built = trainc(&root(), &["build", "-n", "research", spec]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let objects = text(&built.stdout);
+    assert!(objects.contains("namespace: research"), "{objects}");
+    assert!(!objects.contains("namespace: ml"), "{objects}");
+    let bad = trainc(&root(), &["check", "--namespace", "Research", spec]);
+    assert_eq!(bad.status.code(), Some(1));
+    let said = text(&bad.stderr);
+    assert!(said.contains("<command line>:1:13"), "{said}");
+    assert!(said.contains("try `research`"), "{said}");
+    let described = trainc(&root(), &["describe", "-n", "research", spec]);
+    assert!(text(&described.stdout).contains("-n research"));
 }

@@ -201,3 +201,41 @@ fn the_other_commands() {
         &["trainc has no command `lint`", "`trainc check`"],
     );
 }
+
+/// Other tools' habits and a newer release than trainc knows: the command
+/// meant, not clap's nearest spelling.
+#[test]
+fn slips_get_the_command_meant() {
+    says(
+        &["check", "--strict", "s.toml"],
+        &[
+            "a warning fails `check` when the spec says `warnings = \"error\"`",
+            "trainc check -O strict.toml SPEC",
+        ],
+    );
+    says(
+        &["check", "-o", "gpu.toml", "s.toml"],
+        &[
+            "an overlay is given with `-O`",
+            "`trainc check -O gpu.toml SPEC`",
+        ],
+    );
+    says(
+        &["build", "s.toml", "-o", "out.yaml"],
+        &[
+            "`-o` (`--output`) names the output's format, `yaml` or `json`, not a file",
+            "`trainc build SPEC > out.yaml`",
+            "`-O out.yaml` (a capital O)",
+        ],
+    );
+    let stderr = usage(&["build", "s.toml", "--api-level", "v2.4"]);
+    assert!(
+        stderr.contains("no Trainer v2.4 is known to this trainc: it builds for `v2.3`, `v2.2`, `v2.1` and `v2.0`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("similar value"), "{stderr}");
+    says(
+        &["check", "--api-level", "2.3", "s.toml"],
+        &["`--api-level` takes the level with its `v`: `v2.3`"],
+    );
+}

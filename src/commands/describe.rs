@@ -99,5 +99,8 @@ fn build_command(args: &DescribeArgs) -> String {
         let level = clap::ValueEnum::to_possible_value(&level).expect("no skipped values");
         words.extend(["--api-level".to_owned(), level.get_name().to_owned()]);
     }
+    if let Some(namespace) = &args.generate.namespace {
+        words.extend(["-n".to_owned(), namespace.clone()]);
+    }
     trainc::syntax::shell::join(words.iter().map(String::as_str))
 }

@@ -177,6 +177,7 @@ fn options(
             TargetArg::Jobset => Target::Jobset,
         }),
         api_level: api_level(generate.api_level),
+        namespace: generate.namespace.clone(),
         sets: compose.sets.clone(),
         verify: generate.verify,
         code_root: compose.code_root.clone(),

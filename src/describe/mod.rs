@@ -9,7 +9,7 @@ use crate::cluster::{job, jobset, pytorchjob, trainjob};
 use crate::diagnostic::Diagnostic;
 use crate::model::{EnvValue, Model, Nodes, VolumeSource};
 use crate::source::Sources;
-use crate::spec::{ApiLevel, Target};
+use crate::spec::Target;
 use crate::spec::{NProc, Starter};
 
 mod commands;
@@ -174,10 +174,7 @@ fn headline(model: &Model) -> (String, String) {
             trainjob::KIND,
             format!(
                 "Kubeflow Trainer {} ({}), runtime {} {}{}",
-                match model.trainjob.api_level {
-                    ApiLevel::V2_3 => "v2.3+",
-                    level => level.as_str(),
-                },
+                model.trainjob.api_level.as_str(),
                 trainjob::API_VERSION,
                 model.trainjob.runtime_kind,
                 model.trainjob.runtime,

@@ -183,7 +183,7 @@ pub struct TrainJobOptions {
     /// Kind of the runtime: `ClusterTrainingRuntime` (cluster-wide, the default) or `TrainingRuntime` (in the TrainJob's namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_kind: Option<RuntimeKind>,
-    /// Kubeflow Trainer release of the cluster: `v2.3` (the default; also later), `v2.2` (both customise pods with runtimePatches), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
+    /// Kubeflow Trainer release of the cluster: `v2.3` (the default, the newest this trainc knows; for a later release, `v2.3` and `trainc verify --crd` with its CRD), `v2.2` (both customise pods with runtimePatches), `v2.1` (podTemplateOverrides) or `v2.0` (podSpecOverrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_level: Option<ApiLevel>,
     /// Jobs that download the dataset and the pre-trained model before training (`spec.initializer`); the runtime must have `dataset-initializer` and `model-initializer` jobs.

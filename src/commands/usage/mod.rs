@@ -4,7 +4,10 @@
 //! use '-- -o'". Here the whole command tree is read: an option that belongs
 //! to other commands names them and this command's own option for the job, a
 //! second spec says that the command takes one, a file given as a command
-//! says which commands take it. Every other error is clap's, unchanged.
+//! says which commands take it; a value refused is said in [`values`]. Every
+//! other error is clap's, unchanged.
+
+mod values;
 
 use std::ffi::OsString;
 
@@ -97,6 +100,11 @@ fn message(root: &Command, path: &[String], words: &[&str], error: &clap::Error)
             } else {
                 Some(extra_argument(path, command, word, words))
             }
+        }
+        ErrorKind::InvalidValue => {
+            let arg = context(error, ContextKind::InvalidArg)?;
+            let value = context(error, ContextKind::InvalidValue)?;
+            values::invalid_value(command, arg, value)
         }
         ErrorKind::InvalidSubcommand => {
             let word = context(error, ContextKind::InvalidSubcommand)?;
@@ -201,6 +209,10 @@ fn unknown_option(
         .filter(|(leaf, _)| *leaf != name)
         .filter_map(|(leaf, c)| option(c, flag).map(|arg| (leaf, arg)))
         .collect();
+    let owned: Vec<&str> = owners.iter().map(|(leaf, _)| leaf.as_str()).collect();
+    if let Some(text) = values::meant(&name, command, flag, words, &owned) {
+        return Some(text);
+    }
     if owners.is_empty() {
         // Spelt like one of this command's: clap's "a similar argument exists" is the help.
         return (!suggested).then(|| no_owner(&name, command, flag, word));

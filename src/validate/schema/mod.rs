@@ -377,6 +377,23 @@ impl Context<'_> {
             self.tree.span_at(pointer),
             format!("`{path}` must be {list}, found `{found}`"),
         );
+        let version = |v: &str| {
+            let bare = v.strip_prefix('v').unwrap_or("");
+            !bare.is_empty() && bare.split('.').all(|p| p.parse::<u32>().is_ok())
+        };
+        if version(&found) && options.iter().all(|o| version(o)) {
+            // A release newer (or older) than those known: no typo of one.
+            let parts = |v: &str| -> Vec<u32> {
+                v[1..].split('.').filter_map(|p| p.parse().ok()).collect()
+            };
+            let newest = options
+                .iter()
+                .max_by_key(|o| parts(o))
+                .map_or("", String::as_str);
+            return d.with_help(format!(
+                "this trainc knows no release `{found}`; for a newer one write `\"{newest}\"`, the newest it knows, and check the objects against the cluster's CRD with `trainc verify --crd`"
+            ));
+        }
         let abbreviated = ABBREVIATIONS
             .iter()
             .find(|(short, long)| {
