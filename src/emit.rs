@@ -1,8 +1,9 @@
 //! Stage 7, emit: objects into text, deterministically.
 //!
-//! YAML goes through serde-saphyr, which quotes every string a YAML 1.1 reader
-//! (such as the Kubernetes API machinery) would read as something else: `on`,
-//! `yes`, `0755`, `1e3`, `12:30`, `2024-01-01`, `~`. Documents are separated by
+//! YAML is written as serde-saphyr writes it ([`crate::yaml::values`]), which
+//! quotes every string a YAML 1.1 reader (such as the Kubernetes API
+//! machinery) would read as something else: `on`, `yes`, `0755`, `1e3`,
+//! `12:30`, `2024-01-01`, `~`. Documents are separated by
 //! `---`, in apply order. JSON is a `v1 List`, which `kubectl apply` accepts.
 
 use crate::render::Object;
@@ -82,7 +83,7 @@ pub fn files(objects: &[Object], format: Format) -> Vec<(String, String)> {
 }
 
 fn yaml(object: &Object) -> String {
-    serde_saphyr::to_string(&object.value).expect("a JSON value always serialises to YAML")
+    crate::yaml::values::to_string(&object.value)
 }
 
 fn json(value: &serde_json::Value) -> String {

@@ -21,6 +21,7 @@ pub mod emit;
 pub mod kubernetes;
 mod parts;
 pub mod scalar;
+pub mod values;
 pub use parts::{Part, parts};
 
 /// A node as written. Aliases are expanded; anchors and comments are not kept.
