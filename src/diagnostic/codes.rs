@@ -102,6 +102,8 @@ codes! {
         "More than one of `script`, `module` and `command`.";
     ENTRYPOINT_EMPTY = "trainc::entrypoint::empty"
         "An empty `script`, `module` or `command`.";
+    ENTRYPOINT_MODULE = "trainc::entrypoint::module"
+        "A `module` that is a file's path, not a Python module's dotted name.";
     CODE_FILE = "trainc::code::file"
         "A `[code]` file that cannot be read or named.";
     CODE_TOO_LARGE = "trainc::code::too_large"

@@ -8,6 +8,7 @@ use crate::syntax::names;
 pub(super) fn check(r: &mut Rules<'_>) {
     name(r);
     entrypoint(r);
+    module_path(r);
     replicas(r);
 }
 
@@ -132,6 +133,32 @@ fn entrypoint(r: &mut Rules<'_>) {
             );
         }
     }
+}
+
+/// `module` as `python -m` takes it: a dotted name (`acme.train`), not the
+/// file's path (`acme/train.py`), which torchrun fails on in every pod.
+fn module_path(r: &mut Rules<'_>) {
+    let Some(module) = r.spec.module.as_deref().map(str::trim) else {
+        return;
+    };
+    let path = module.contains(['/', '\\']) || module.ends_with(".py");
+    if module.is_empty() || !path {
+        return;
+    }
+    let dotted = module
+        .trim_start_matches("./")
+        .trim_end_matches(".py")
+        .replace(['/', '\\'], ".");
+    r.push(
+        Diagnostic::error(
+            codes::ENTRYPOINT_MODULE,
+            r.value("/module"),
+            format!("`module` is a Python module's dotted name, and `{module}` is a file's path: `python -m {module}` fails in every pod"),
+        )
+        .with_help(format!(
+            "write `module = \"{dotted}\"` to run it as a module, or `script = \"{module}\"` to run the file"
+        )),
+    );
 }
 
 fn replicas(r: &mut Rules<'_>) {
