@@ -748,3 +748,35 @@ fn dash_n_sets_the_namespace_as_kubectl_does() {
     let described = trainc(&root(), &["describe", "-n", "research", spec]);
     assert!(text(&described.stdout).contains("-n research"));
 }
+
+/// A YAML overlay's `null` removes its key under `-O`, and `check
+/// --as-overlay` (the pre-commit hook) holds it to the same rule: a field's
+/// key set to null passes, a key that is no field is the same error both ways.
+#[test]
+fn a_yaml_null_is_one_rule_for_as_overlay_and_dash_o() {
+    let dir = root().join("tests/check");
+    let removes = trainc(&dir, &["check", "--as-overlay", "overlays/yaml-null.yaml"]);
+    assert!(removes.status.success(), "{}", text(&removes.stderr));
+    let alone = trainc(
+        &dir,
+        &["check", "--as-overlay", "overlays/null-unknown.yaml"],
+    );
+    let merged = trainc(
+        &dir,
+        &[
+            "check",
+            "overlay-fail-null-unknown.toml",
+            "-O",
+            "overlays/null-unknown.yaml",
+        ],
+    );
+    for output in [&alone, &merged] {
+        assert_eq!(output.status.code(), Some(1));
+        let said = text(&output.stderr);
+        assert!(
+            said.contains("`resources.gpuz: null` removes a key"),
+            "{said}"
+        );
+        assert!(!said.contains("found null"), "{said}");
+    }
+}

@@ -60,6 +60,14 @@ codes! {
     // compose and templates
     OVERLAY_UNSET = "trainc::overlay::unset"
         "An overlay's `unset` names a key that is not there or cannot be removed.";
+    OVERLAY_AS_SPEC = "trainc::overlay::as_spec"
+        "An overlay given where the spec goes, or a spec and its overlay given the other way round.";
+    OVERLAY_UNSET_NOTHING = "trainc::overlay::unset_nothing"
+        "An overlay's `unset` entry names a field the spec under it does not set: it removes nothing.";
+    OVERLAY_EMPTY_VARIABLE = "trainc::overlay::empty_variable"
+        "An overlay sets a variable of the spec to the empty string, which does not remove it.";
+    OVERLAY_LIST_REPLACED = "trainc::overlay::list_replaced"
+        "An overlay's list replaces the spec's and drops some of its entries.";
     TEMPLATE_UNDEFINED = "trainc::template::undefined"
         "A template uses a variable that is neither in `[vars]` nor given with --set.";
     TEMPLATE_FUEL = "trainc::template::fuel"

@@ -100,7 +100,19 @@ pub(crate) fn written(tree: &Node, sources: &Sources, pointer: &str) -> String {
 
 /// An overlay on its own: its keys and value types (`trainc check --as-overlay`).
 pub(crate) fn validate_overlay(tree: &Node, sources: &Sources) -> Vec<Diagnostic> {
-    schema::check_overlay(tree, &tree.to_json(), sources)
+    // A key set to `null` is removed, as merging removes it (its path is
+    // checked with the overlay's `unset` entries): not a value of the wrong type.
+    let mut json = tree.to_json();
+    drop_nulls(&mut json);
+    schema::check_overlay(tree, &json, sources)
+}
+
+/// Removes every member whose value is `null`, at any depth of tables.
+fn drop_nulls(json: &mut serde_json::Value) {
+    if let serde_json::Value::Object(map) = json {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(drop_nulls);
+    }
 }
 
 /// Removes the values at JSON pointers (keys from their tables; an array

@@ -15,6 +15,10 @@
 //! becomes a source of its own named `<command line>`, so a diagnostic about it
 //! points at the flag rather than at a file that never mentioned it.
 
+mod notes;
+
+pub(crate) use notes::given_as_spec;
+
 use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::suggest;
@@ -27,15 +31,25 @@ use crate::tree::{Entry, Node, Value};
 /// The overlay-only key that lists paths to remove.
 pub(crate) const UNSET: &str = "unset";
 
-/// Merges `overlay` over `base`; returns the problems with its `unset` list.
+/// Merges `overlay` over `base`; returns the problems with its `unset` list
+/// and what the overlay does silently ([`notes`]): an `unset` entry that
+/// removes nothing, an empty string where a variable was to be removed, a
+/// list that drops the spec's entries.
 pub fn merge_overlay(base: &mut Node, mut overlay: Node) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     if let Value::Table(entries) = &mut overlay.value
         && let Some(i) = entries.iter().position(|e| e.key == UNSET)
     {
         let unset = entries.remove(i);
-        remove_all(base, &unset_paths(&unset, &mut problems));
+        let paths = unset_paths(&unset, &mut problems);
+        problems.extend(notes::removes_nothing(base, &paths, false));
+        let paths: Vec<Vec<String>> = paths.into_iter().map(|(path, _)| path).collect();
+        remove_all(base, &paths);
     }
+    // A YAML `null` removes its key as an `unset` entry does, held to the same rules.
+    let nulls = null_paths(&overlay, &mut problems);
+    problems.extend(notes::removes_nothing(base, &nulls, true));
+    problems.extend(notes::replaced(base, &overlay));
     merge(base, overlay);
     problems
 }
@@ -56,7 +70,8 @@ pub(crate) fn unset_entries(overlay: &Node) -> Vec<(String, crate::source::Span)
         .collect()
 }
 
-/// The problems with an overlay's `unset` list, without applying it.
+/// The problems with an overlay's `unset` list and its `null`s, without
+/// applying them.
 pub(crate) fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     if let Value::Table(entries) = &overlay.value
@@ -64,7 +79,39 @@ pub(crate) fn check_unset(overlay: &Node) -> Vec<Diagnostic> {
     {
         unset_paths(unset, &mut problems);
     }
+    null_paths(overlay, &mut problems);
     problems
+}
+
+/// The keys a YAML overlay sets to `null` (which removes them), each checked
+/// to name a field of the spec as an `unset` entry is, with its place.
+fn null_paths(overlay: &Node, problems: &mut Vec<Diagnostic>) -> Vec<(Vec<String>, Span)> {
+    fn walk(node: &Node, at: &mut Vec<String>, out: &mut Vec<(Vec<String>, Span)>) {
+        for entry in node.as_table().unwrap_or_default() {
+            at.push(entry.key.clone());
+            match entry.value.value {
+                Value::Null => out.push((at.clone(), entry.key_span)),
+                Value::Table(_) => walk(&entry.value, at, out),
+                _ => {}
+            }
+            at.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(overlay, &mut Vec::new(), &mut out);
+    out.retain(|(path, span)| match unknown_field(path, *span) {
+        Some(mut problem) => {
+            problem.message = format!(
+                "`{}: null` removes a key, and `{}` is not a field of the spec",
+                path.join("."),
+                path.join(".")
+            );
+            problems.push(problem);
+            false
+        }
+        None => true,
+    });
+    out
 }
 
 fn merge(base: &mut Node, overlay: Node) {
@@ -94,6 +141,9 @@ fn merge(base: &mut Node, overlay: Node) {
             }
             (Some(i), _) => base_entries[i] = entry,
             (None, _) => {
+                // A new table's `null`s remove nothing, and stay out.
+                let mut entry = entry;
+                drop_nulls(&mut entry.value);
                 places.insert(entry.key.clone(), base_entries.len());
                 base_entries.push(entry);
                 removed.push(false);
@@ -106,8 +156,19 @@ fn merge(base: &mut Node, overlay: Node) {
     }
 }
 
-/// The paths of an `unset` list, each checked to name a field of the spec.
-fn unset_paths(unset: &Entry, problems: &mut Vec<Diagnostic>) -> Vec<Vec<String>> {
+/// Removes the keys set to `null` in the tables of `node`, at any depth.
+fn drop_nulls(node: &mut Node) {
+    if let Value::Table(entries) = &mut node.value {
+        entries.retain(|e| !matches!(e.value.value, Value::Null));
+        for entry in entries {
+            drop_nulls(&mut entry.value);
+        }
+    }
+}
+
+/// The paths of an `unset` list, each checked to name a field of the spec,
+/// with where each is written.
+fn unset_paths(unset: &Entry, problems: &mut Vec<Diagnostic>) -> Vec<(Vec<String>, Span)> {
     let help = "`unset` lists dotted paths of keys to remove, e.g. `unset = [\"resources.gpus\", \"scheduling.tolerations\"]`";
     let Value::Array(items) = &unset.value.value else {
         problems.push(
@@ -151,7 +212,7 @@ fn unset_paths(unset: &Entry, problems: &mut Vec<Diagnostic>) -> Vec<Vec<String>
             problems.push(problem);
             continue;
         }
-        paths.push(path);
+        paths.push((path, item.span));
     }
     paths
 }
