@@ -365,8 +365,7 @@ fn derive() -> (BTreeSet<String>, Vec<String>) {
                     }
                     let _ = index;
                     // One field per name: the first (a limit before its request).
-                    let path = path.rsplit_once(".spec.").map_or(path.as_str(), |(_, p)| p);
-                    let path = path.strip_prefix("spec.").unwrap_or(path);
+                    let path = path.strip_prefix("spec.").unwrap_or(&path);
                     let head = format!("{target}\t{name}\t{key}\t{how}\t");
                     if !rows.iter().any(|r: &String| r.starts_with(&head)) {
                         rows.insert(format!("{head}{kind} {path}"));

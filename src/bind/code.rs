@@ -54,6 +54,13 @@ pub(crate) fn load(
     for (i, path) in code.files.iter().enumerate() {
         let span = tree.span_at(&format!("/code/files/{i}"));
         let base = sources.get(span.source).dir.clone();
+        // A file without a directory (kustomize's or kpt's copy, stdin):
+        // the working directory, where they run trainc.
+        let relative_to = if base.is_some() {
+            "the file that lists them"
+        } else {
+            "the working directory (as a kustomize plugin or KRM function, the kustomization's or package's directory)"
+        };
         let full = base.map_or_else(|| PathBuf::from(path), |dir| dir.join(path));
         let Some(name) = mounted_name(path) else {
             continue; // reported by the rules
@@ -75,7 +82,7 @@ pub(crate) fn load(
                         "save source code as UTF-8 (`iconv -t utf-8`); binary data belongs in the image or a volume the job mounts (`[volumes]`)".to_owned()
                     }
                     _ => format!(
-                        "paths are relative to the file that lists them; this one is read from `{}`",
+                        "paths are relative to {relative_to}; this one is read from `{}`",
                         escape_for_terminal(&full.display().to_string())
                     ),
                 };

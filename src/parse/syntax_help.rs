@@ -30,8 +30,19 @@ pub(super) fn toml_help(
     text: &str,
     range: std::ops::Range<usize>,
 ) -> Option<String> {
-    let (line, _) = line_at(text, range.start);
+    let (line, line_start) = line_at(text, range.start);
     let token = text.get(range.clone()).unwrap_or("").trim();
+    let here = text.get(range.start..).unwrap_or("");
+    if let Some(comment) = here.strip_prefix("//") {
+        let comment = comment.lines().next().unwrap_or("").trim();
+        return Some(match written(&format!("# {comment}")) {
+            Some(fixed) => format!("TOML comments start with `#`, not `//`: write `{fixed}`"),
+            None => "TOML comments start with `#`, not `//`".to_owned(),
+        });
+    }
+    if let Some(help) = unquoted_key(message, line, range.start - line_start) {
+        return Some(help);
+    }
     if !line.contains('=')
         && let Some((key, value)) = yaml_style_pair(line)
     {
@@ -73,9 +84,28 @@ pub(super) fn toml_help(
     value_help(message, token).or_else(|| unclosed_help(message, line))
 }
 
+/// A bare key with `/` (a label's or a resource's name, `nvidia.com/gpu`):
+/// TOML takes it quoted, and a bare dotted key makes nested tables.
+fn unquoted_key(message: &str, line: &str, at: usize) -> Option<String> {
+    if !message.contains("invalid unquoted key") {
+        return None;
+    }
+    let before = line.get(..at)?;
+    let start = before.rfind(['{', ',']).map_or(0, |i| i + 1);
+    let rest = line.get(start..)?;
+    let key = rest.split('=').next()?.trim();
+    if key.is_empty() || key.contains(['"', '\'', ' ']) || !key.contains(['/', '.']) {
+        return None;
+    }
+    Some(format!(
+        "a key with `/` or `.` in its name goes in quotes: `\"{key}\"` (a bare `a.b` is the key `b` of a table `a`)"
+    ))
+}
+
 /// "missing comma" at the start of a line that starts a key or a table: the
-/// array above it was never closed, and the fix is a `]`, not a `,`.
-pub(super) fn array_left_open(message: &str, text: &str, offset: usize) -> Option<String> {
+/// array above it was never closed, and the fix is a `]`, not a `,`. The
+/// help, and where that array opens (its `[`), where the error belongs.
+pub(super) fn array_left_open(message: &str, text: &str, offset: usize) -> Option<(String, usize)> {
     let (line, start) = line_at(text, offset);
     let indent = line.len() - line.trim_start().len();
     if !message.contains("missing comma") || offset != start + indent {
@@ -96,16 +126,49 @@ pub(super) fn array_left_open(message: &str, text: &str, offset: usize) -> Optio
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .last()?;
-    let (number, open) = (above.0 + 1, above.1.trim_end());
+    let (last, open) = (above.0 + 1, above.1.trim_end());
+    let opened = unmatched_bracket(&text[..start]).unwrap_or(start);
+    let number = text[..opened].matches('\n').count() + 1;
     let next = key.map_or_else(|| format!("`{body}`"), |k| format!("`{k}`"));
-    Some(match written(&format!("{open}]")) {
-        Some(closed) => format!(
-            "the array on line {number} has no `]`, so {next} was read as one more element: close it, `{closed}`"
-        ),
-        None => format!(
-            "the array on line {number} has no `]`, so {next} was read as one more element: close it with `]`"
-        ),
-    })
+    let close = match written(&format!("{open}]")) {
+        Some(closed) => format!("`{closed}`"),
+        None => "with `]`".to_owned(),
+    };
+    let help = if number == last {
+        format!("this array has no `]`, so {next} was read as one more element: close it, {close}")
+    } else {
+        format!(
+            "this array has no `]`, so {next} was read as one more element: close it after its last element, on line {last}: {close}"
+        )
+    };
+    Some((help, opened))
+}
+
+/// The offset of the last `[` in `text` that no `]` closes, outside quoted
+/// strings and comments.
+fn unmatched_bracket(text: &str) -> Option<usize> {
+    let mut open: Vec<usize> = Vec::new();
+    for (line_start, line) in text.split_inclusive('\n').scan(0, |at, l| {
+        let start = *at;
+        *at += l.len();
+        Some((start, l))
+    }) {
+        let mut quote: Option<char> = None;
+        for (i, c) in line.char_indices() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[') => open.push(line_start + i),
+                (None, ']') => {
+                    open.pop();
+                }
+                // Inside a string, or any other character.
+                _ => {}
+            }
+        }
+    }
+    open.pop()
 }
 
 /// Help for a value TOML does not know (`True`, a bare word).

@@ -53,15 +53,22 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                     // the parser says it of one left open at the end.
                     let left_open =
                         super::syntax_help::array_left_open(&message, text, range.start);
-                    let said = if left_open.is_some() {
-                        "unclosed array, expected `]` before this line"
-                    } else {
-                        &message
-                    };
+                    if let Some((help, opened)) = left_open {
+                        return Diagnostic::error(
+                            codes::PARSE_TOML,
+                            Span::new(id, opened, opened + 1),
+                            "invalid TOML: this array is never closed",
+                        )
+                        .with_secondary(
+                            Span::new(id, range.start, range.end),
+                            "read as one more element",
+                        )
+                        .with_help(help);
+                    }
                     let d = Diagnostic::error(
                         codes::PARSE_TOML,
                         Span::new(id, range.start, range.end),
-                        format!("invalid TOML: {said}"),
+                        format!("invalid TOML: {message}"),
                     );
                     let written = text.get(range.clone()).unwrap_or("").trim();
                     if message.contains("recursion") {
@@ -82,8 +89,6 @@ pub(super) fn parse_toml(id: SourceId, text: &str) -> Result<Node, Vec<Diagnosti
                         } else {
                             d.with_help(format!("quote it: `\"{written}\"`"))
                         }
-                    } else if let Some(help) = left_open {
-                        d.with_help(help)
                     } else {
                         match super::syntax_help::toml_help(&message, text, range) {
                             Some(help) => d.with_help(help),

@@ -34,12 +34,14 @@ pub(super) fn spent(span: Span) -> Diagnostic {
     ))
 }
 
-/// A minijinja error in trainc's words, at the string; `defined` are the
-/// names a template may read, for a did-you-mean.
+/// A minijinja error in trainc's words, at the string (the value at
+/// `pointer`); `defined` are the names a template may read, for a
+/// did-you-mean.
 pub(super) fn diagnostic(
     error: &minijinja::Error,
     text: &str,
     span: Span,
+    pointer: &str,
     defined: &[String],
 ) -> Diagnostic {
     // The part of the template at fault, when minijinja knows it.
@@ -52,7 +54,12 @@ pub(super) fn diagnostic(
         ErrorKind::UndefinedError => {
             let what = at.map_or_else(|| "a value".to_owned(), |a| format!("`{a}`"));
             let unset = at.filter(|a| IDENTITY.contains(a));
-            let help = if let Some(field) = unset {
+            let help = if let Some(field) = unset.filter(|f| pointer == format!("/{f}")) {
+                // `name = "{{ name }}-cpu"`, in an overlay meant to extend the spec's.
+                format!(
+                    "`{field}` cannot be made from itself: templates read the spec with its overlays merged, where this string is the only `{field}` (an overlay's replaces the spec's); write the whole value, e.g. `{field} = \"NAME-cpu\"`"
+                )
+            } else if let Some(field) = unset {
                 format!(
                     "`{field}` is not set in this spec: set it, or write `{{{{ {field} | default(\"...\") }}}}`"
                 )

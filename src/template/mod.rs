@@ -298,7 +298,7 @@ impl Renderer<'_> {
             Err(error) => {
                 self.fuel_left = self.fuel_left.saturating_sub(FUEL);
                 self.problems
-                    .push(diagnostic(&error, text, node.span, scope.defined));
+                    .push(diagnostic(&error, text, node.span, pointer, scope.defined));
             }
         }
     }

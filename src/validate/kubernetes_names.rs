@@ -34,7 +34,7 @@ struct Row<'t> {
     key: &'t str,
     /// How the field holds the spec's value.
     how: How,
-    /// `Kind path.to.field`, from the pod's or the object's `spec` on.
+    /// `Kind path.to.field`, from the object's `spec` on.
     field: &'t str,
 }
 
@@ -139,6 +139,18 @@ fn described(written: &str, key: &str) -> bool {
     })
 }
 
+/// The last words of the keys a spec for `target` may have, normalised. A
+/// spec key's own word (`queue`, `cpu`) said in another table is told where
+/// it belongs apart, not taken for a field another key writes. The target's
+/// words: JobSet's `maxRestarts` is a field of its own, where
+/// `elastic.maxRestarts` is not.
+fn spec_words(target: &str) -> BTreeSet<String> {
+    rows()
+        .filter(|r| r.target == target)
+        .map(|r| norm(last(r.key)))
+        .collect()
+}
+
 /// A candidate key, with the field it becomes (absent for a description's
 /// word).
 struct Candidate {
@@ -152,15 +164,7 @@ struct Candidate {
 /// another's, a Master's only inside `[master]`.
 fn candidates(pointer: &str, written: &str, target: &str) -> Vec<Candidate> {
     let key = norm(written);
-    // A spec key's own word (`queue`, `cpu`) said in another table is told
-    // where it belongs apart, not taken for a field another key writes. The
-    // target's words: JobSet's `maxRestarts` is a field of its own, where
-    // `elastic.maxRestarts` is not.
-    let words: BTreeSet<String> = rows()
-        .filter(|r| r.target == target)
-        .map(|r| norm(last(r.key)))
-        .collect();
-    if words.contains(&key) {
+    if spec_words(target).contains(&key) {
         return Vec::new();
     }
     let mut found: Vec<(bool, Candidate)> = Vec::new();
@@ -265,11 +269,13 @@ fn place(dotted: &str, pointer: &str, format: Format) -> String {
 /// `spec` on.
 fn shown(row: &Row<'_>) -> String {
     let (kind, path) = row.field.split_once(' ').unwrap_or(("", row.field));
+    let path = path.rsplit_once(".spec.").map_or(path, |(_, p)| p);
     format!("the {kind}'s `{path}`")
 }
 
 /// The help for `written` (holding `value`), unknown in the table at
-/// `pointer` of a spec for `target`, and the pointer of the key meant.
+/// `pointer` of a spec for `target`, and the pointer of the key meant
+/// (empty for a part of an object, which no one key makes).
 pub(super) fn answer(
     pointer: &str,
     written: &str,
@@ -278,7 +284,9 @@ pub(super) fn answer(
     format: Format,
 ) -> Option<(String, String)> {
     let found = candidates(pointer, written, target);
-    let first = found.first()?;
+    let Some(first) = found.first() else {
+        return part_of_object(written, target);
+    };
     let forms: Vec<(String, String)> = found
         .iter()
         .map(|c| {
@@ -329,6 +337,60 @@ pub(super) fn answer(
         )
     };
     Some((help, meant))
+}
+
+/// `pytorchReplicaSpec(s)`, `runPolicy`, `replicatedJobs`: not a field but
+/// a part of the object trainc writes, named by the spec's keys under it.
+fn part_of_object(written: &str, target: &str) -> Option<(String, String)> {
+    let key = norm(written);
+    // A spec's own table or key, or nearly (`resource`): a typo, not a part.
+    let near = |word: &str| word == key || *word == format!("{key}s") || key == format!("{word}s");
+    if rows()
+        .flat_map(|r| r.key.split('.'))
+        .any(|segment| near(&norm(segment)))
+    {
+        return None;
+    }
+    let part = |row: &Row<'_>| -> Option<String> {
+        let (_, path) = row.field.split_once(' ')?;
+        let segments: Vec<&str> = path.split('.').collect();
+        // A part holds fields: not the path's last segment.
+        segments[..segments.len().saturating_sub(1)]
+            .iter()
+            .map(|s| s.split('[').next().unwrap_or(s))
+            .find(|s| {
+                let n = norm(s);
+                n == key || n == format!("{key}s") || format!("{n}s") == key
+            })
+            .map(str::to_owned)
+    };
+    let rows: Vec<(Row<'static>, String)> = rows()
+        .filter(|r| r.target == target && r.how != How::Builds)
+        .filter_map(|r| Some((r, part(&r)?)))
+        .collect();
+    let (row, segment) = rows.first()?;
+    let kind = row.field.split_once(' ').map_or("", |(k, _)| k);
+    // The spec's tables and keys that write it, those that write most first.
+    let mut groups: Vec<(usize, String)> = Vec::new();
+    for (r, _) in &rows {
+        let group = match r.key.split_once('.') {
+            Some((table, _)) => format!("`[{table}]`"),
+            None => format!("`{}`", r.key),
+        };
+        match groups.iter_mut().find(|(_, g)| *g == group) {
+            Some((count, _)) => *count += 1,
+            None => groups.push((1, group)),
+        }
+    }
+    groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let shown: Vec<String> = groups.into_iter().take(4).map(|(_, g)| g).collect();
+    Some((
+        format!(
+            "`{written}` is a part of the {kind} trainc writes (`{segment}`), not a key of the spec: the spec says it with {}; to turn a {kind} you have into a spec, `trainc import FILE`",
+            shown.join(", ")
+        ),
+        String::new(),
+    ))
 }
 
 #[cfg(test)]

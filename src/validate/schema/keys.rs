@@ -115,7 +115,7 @@ impl Context<'_> {
                 .unwrap_or_else(|| "pytorchjob".to_owned());
             kubernetes_names::answer(pointer, key, &node.to_json(), &target, self.format(span))
         }) {
-            return (d.with_help(help), Some(meant));
+            return (d.with_help(help), Some(meant).filter(|m| !m.is_empty()));
         }
         if let Some((help, meant)) = self.after_header(pointer, key) {
             return (d.with_help(help), Some(meant));

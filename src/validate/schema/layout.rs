@@ -90,4 +90,35 @@ impl Context<'_> {
             stray.join(", ")
         ))
     }
+
+    /// A TOML bare dotted key (`app.team = "a"` in `[labels]`) where the
+    /// table wanted a value: TOML read a table `app` with the key `team`.
+    pub(super) fn dotted_key(&self, pointer: &str) -> Option<String> {
+        let (node, _) = self.tree.pointer(pointer)?;
+        let key = self.tree.key_span_at(pointer);
+        if !matches!(node.value, Value::Table(_)) || self.format(key) != Format::Toml {
+            return None;
+        }
+        let text = &self.sources.get(key.source).text;
+        let after = text.get(key.end..)?;
+        if !after.starts_with('.') {
+            return None;
+        }
+        let line_end = after.find('\n').unwrap_or(after.len());
+        let (dotted, value) = after[..line_end].split_once('=')?;
+        let whole = format!("{}{}", &text[key.start..key.end], dotted.trim_end());
+        // In an inline table, the value ends at the next `,` or `}`.
+        let line = text[..key.start].rsplit('\n').next().unwrap_or("");
+        let value = if line.contains('{') {
+            value.split([',', '}']).next().unwrap_or(value)
+        } else {
+            value
+        }
+        .trim();
+        Some(format!(
+            "TOML reads the bare key `{whole}` as a table `{}` with the key `{}`: quote the whole key, `\"{whole}\" = {value}`",
+            &text[key.start..key.end],
+            dotted.trim().trim_start_matches('.')
+        ))
+    }
 }

@@ -262,12 +262,27 @@ impl Context<'_> {
                 } else {
                     (tree.key_span_at(pointer), format!("`{path}`"))
                 };
+                // A spec without a name and without anything to run reads as an
+                // overlay given where the spec goes.
+                let partial = pointer.is_empty()
+                    && key == "name"
+                    && ["image", "script", "module", "command", "code"]
+                        .iter()
+                        .all(|k| tree.get(k).is_none());
+                let overlay = if partial {
+                    format!(
+                        "; or, if this file is an overlay, check it with `trainc check --as-overlay {0}`, or over its spec with `trainc check SPEC -O {0}`",
+                        self.sources.get(span.source).name
+                    )
+                } else {
+                    String::new()
+                };
                 Diagnostic::error(
                     codes::SCHEMA_MISSING_KEY,
                     span,
                     format!("{place} is missing the required key `{key}`"),
                 )
-                .with_help(format!("add `{key}`{what}"))
+                .with_help(format!("add `{key}`{what}{overlay}"))
             }
             ValidationErrorKind::Type { kind } => self.type_error(pointer, &describe_types(kind)),
             ValidationErrorKind::Enum { .. } | ValidationErrorKind::Constant { .. } => self
@@ -426,6 +441,7 @@ impl Context<'_> {
         if let Some(help) = self
             .kubernetes_form(pointer, expected)
             .or_else(|| self.unindented(pointer))
+            .or_else(|| self.dotted_key(pointer))
         {
             return d.with_help(help);
         }
