@@ -141,13 +141,17 @@ fn module_path(r: &mut Rules<'_>) {
     let Some(module) = r.spec.module.as_deref().map(str::trim) else {
         return;
     };
-    let path = module.contains(['/', '\\']) || module.ends_with(".py");
+    let path = module.contains(['/', '\\'])
+        || std::path::Path::new(module)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("py"));
     if module.is_empty() || !path {
         return;
     }
     let dotted = module
         .trim_start_matches("./")
         .trim_end_matches(".py")
+        .trim_end_matches(".PY")
         .replace(['/', '\\'], ".");
     r.push(
         Diagnostic::error(
