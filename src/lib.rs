@@ -38,6 +38,7 @@ pub mod compose;
 pub(crate) mod derived;
 pub(crate) mod describe;
 pub mod diagnostic;
+pub mod embedded;
 pub mod emit;
 pub mod import;
 pub mod krm;
@@ -319,6 +320,10 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked
     let Some(tree) = tree.filter(|_| !problems.iter().any(Diagnostic::is_error)) else {
         return Checked::stopped(problems);
     };
+    if let Some(swapped) = compose::given_as_spec(&tree, &overlays, sources) {
+        problems.push(swapped);
+        return Checked::stopped(problems);
+    }
     compose_and_validate(
         sources,
         tree,

@@ -11,20 +11,23 @@ use jsonschema::Validator;
 use serde_json::Value as Json;
 
 use super::schema::{Outcome, check_against};
+use crate::embedded::Compressed;
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::source::Sources;
 use crate::tree::Node;
 
-const FRAGMENT: &str = include_str!("../../schemas/compact/podtemplate-fragment.json");
+static FRAGMENT: Compressed = Compressed::new(include_bytes!(
+    "../../schemas/compact/podtemplate-fragment.json.lz4"
+));
 
 fn quick_schema() -> &'static SchemaJson<'static> {
     static SCHEMA: OnceLock<SchemaJson<'static>> = OnceLock::new();
-    schema_verdict::embedded(&SCHEMA, FRAGMENT)
+    schema_verdict::embedded(&SCHEMA, FRAGMENT.text())
 }
 
 fn schema() -> &'static Json {
     static SCHEMA: OnceLock<Json> = OnceLock::new();
-    schema_verdict::embedded_json(&SCHEMA, FRAGMENT)
+    schema_verdict::embedded_json(&SCHEMA, FRAGMENT.text())
 }
 
 fn validator() -> &'static Validator {

@@ -264,7 +264,8 @@ pub struct KubernetesRelease {
     pub name: &'static str,
     pub definitions: &'static str,
     pub file: &'static str,
-    pub text: &'static str,
+    /// The file, compressed ([`crate::embedded`]).
+    pub bytes: &'static [u8],
     pub note: Option<&'static str>,
 }
 
@@ -278,14 +279,14 @@ macro_rules! kubernetes_releases {
                 name: $newest,
                 definitions: concat!("kubernetes-v", $newest, ".0-definitions.json"),
                 file: concat!("kubernetes-v", $newest, ".0.json"),
-                text: include_str!(concat!("../../schemas/compact/kubernetes-v", $newest, ".0.json")),
+                bytes: include_bytes!(concat!("../../schemas/compact/kubernetes-v", $newest, ".0.json.lz4")),
                 note: Some($newest_note),
             },
             $(KubernetesRelease {
                 name: $older,
                 definitions: concat!("kubernetes-v", $older, ".0-definitions.json"),
                 file: concat!("kubernetes-v", $older, ".0-patch.json"),
-                text: include_str!(concat!("../../schemas/compact/kubernetes-v", $older, ".0-patch.json")),
+                bytes: include_bytes!(concat!("../../schemas/compact/kubernetes-v", $older, ".0-patch.json.lz4")),
                 note: kubernetes_releases!(@note $($note)?),
             },)*
         ]

@@ -61,7 +61,7 @@ impl Release {
             let parse = |text: &str| -> Value {
                 serde_json::from_str(text).expect("the embedded bundle is JSON")
             };
-            let text = parse(self.files().text);
+            let text = parse(&crate::embedded::read_out(self.files().bytes));
             match self {
                 Release(0) => text,
                 _ => super::compact::kubernetes_patched(Release::default().bundle(), &text),

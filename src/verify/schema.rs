@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::Problem;
 use super::cel::Rules;
 use crate::cluster::trainjob;
+use crate::embedded::Compressed;
 use crate::schema_verdict::{self, Draft, SchemaJson, Verdict};
 use crate::spec::ApiLevel;
 
@@ -18,7 +19,7 @@ use crate::spec::ApiLevel;
 /// on first use, parsed as JSON and compiled only when an object is not
 /// plainly valid against it.
 struct Bundled {
-    text: &'static str,
+    text: Compressed,
     /// The `apiVersion` and `kind` it is for (none for ObjectMeta's).
     gvk: OnceLock<(String, String)>,
     quick: OnceLock<SchemaJson<'static>>,
@@ -32,9 +33,9 @@ struct Bundled {
 }
 
 impl Bundled {
-    const fn new(text: &'static str) -> Bundled {
+    const fn new(bytes: &'static [u8]) -> Bundled {
         Bundled {
-            text,
+            text: Compressed::new(bytes),
             gvk: OnceLock::new(),
             quick: OnceLock::new(),
             json: OnceLock::new(),
@@ -49,7 +50,7 @@ impl Bundled {
     /// read once, without parsing the rest.
     fn names(&'static self, api_version: &str, kind: &str) -> bool {
         let (named_version, named_kind) = self.gvk.get_or_init(|| {
-            let gvk = leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
+            let gvk = leading(self.text.text().strip_prefix('{').unwrap_or(""), GVK)
                 .map(|(gvk, _)| gvk)
                 .unwrap_or_default();
             super::compact::api_version_and_kind(&gvk[0])
@@ -58,7 +59,7 @@ impl Bundled {
     }
 
     fn quick(&'static self) -> &'static SchemaJson<'static> {
-        schema_verdict::embedded(&self.quick, self.text)
+        schema_verdict::embedded(&self.quick, self.text.text())
     }
 
     /// Whether `metadata` is left open (a CRD) and must be checked separately.
@@ -79,7 +80,7 @@ impl Bundled {
     /// The CRD's rules and map lists, from the few bytes that hold them.
     fn skeleton(&'static self) -> &'static Value {
         self.skeleton.get_or_init(|| {
-            leading(self.text.strip_prefix('{').unwrap_or(""), GVK)
+            leading(self.text.text().strip_prefix('{').unwrap_or(""), GVK)
                 .and_then(|(_, rest)| leading(rest.strip_prefix(',')?, super::compact::RULES))
                 .map(|(skeleton, _)| skeleton)
                 .unwrap_or_default()
@@ -92,7 +93,7 @@ impl Bundled {
         if schema_verdict::verdict(self.quick(), value, Draft::Draft7) == Verdict::Valid {
             return;
         }
-        let root = schema_verdict::embedded_json(&self.json, self.text);
+        let root = schema_verdict::embedded_json(&self.json, self.text.text());
         let validator = schema_verdict::validator(&self.validator, root, Draft::Draft7);
         // One past the most reported: the caller notes that there are more.
         for error in validator
@@ -121,7 +122,11 @@ fn leading<'a>(text: &'a str, key: &str) -> Option<(Value, &'a str)> {
 
 macro_rules! compact {
     ($file:literal) => {
-        Bundled::new(include_str!(concat!("../../schemas/compact/", $file)))
+        Bundled::new(include_bytes!(concat!(
+            "../../schemas/compact/",
+            $file,
+            ".lz4"
+        )))
     };
 }
 
