@@ -111,27 +111,48 @@ const WORDS: [&str; 11] = [
 ];
 
 /// Text a YAML reader (1.1 or 1.2) reads as this string when written plain,
-/// and that serde-saphyr writes plain: a letter or `/` first, then letters,
-/// digits and `._/-=:`, no `: ` and no `:` last, and not a word YAML 1.1 reads
-/// as a boolean, a null or a float.
+/// and that serde-saphyr writes plain: letters, digits and `._/-=:`, no `: `
+/// and no `:` last, and either
+///
+/// - a letter or `/` first, and not a word YAML 1.1 reads as a boolean, a
+///   null or a float (`yes`, `Off`, `nan`);
+/// - `-` first, then a letter or `-` and a letter: a command-line flag
+///   (`-m`, `--model`), which no reader takes for a number;
+/// - a digit first, with no `:` and a letter that is no digit of any base
+///   and no exponent (`200Gi`, `24.05-py3`, `12h`): not a number, a time or
+///   a date (`1e3`, `0x1F`, `0b1`, `12:30` and `2024-01-01` stay quoted).
 fn plain(s: &str) -> bool {
     let bytes = s.as_bytes();
-    let Some(first) = bytes.first() else {
+    let Some(&first) = bytes.first() else {
         return false;
     };
-    if !(first.is_ascii_alphabetic() || *first == b'/') {
-        return false;
-    }
     if !bytes
         .iter()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b'-' | b'=' | b':'))
+        || s.ends_with(':')
     {
         return false;
     }
-    if s.ends_with(':') {
-        return false;
+    match first {
+        b'/' => true,
+        b'-' if s.eq_ignore_ascii_case("-inf") => false,
+        b'-' => match bytes.get(1..3) {
+            // `--x` or `-xy`: the letter after the dashes.
+            Some([b'-', letter] | [letter, _]) => letter.is_ascii_alphabetic(),
+            None => bytes.get(1).is_some_and(u8::is_ascii_alphabetic),
+            _ => false,
+        },
+        b'0'..=b'9' => {
+            !s.contains(':')
+                && bytes.iter().any(|b| {
+                    b.is_ascii_alphabetic()
+                        && !b.is_ascii_hexdigit()
+                        && !matches!(b, b'x' | b'X' | b'o' | b'O')
+                })
+        }
+        _ if first.is_ascii_alphabetic() => !WORDS.iter().any(|w| w.eq_ignore_ascii_case(s)),
+        _ => false,
     }
-    !WORDS.iter().any(|w| w.eq_ignore_ascii_case(s))
 }
 
 #[cfg(test)]
@@ -231,6 +252,15 @@ mod tests {
     }
 
     fn strings() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            // Near numbers, times and flags, where plain text ends.
+            proptest::string::string_regex("[-+.0-9][-+.0-9a-zA-Z_:]{0,6}").unwrap(),
+            any_text(),
+        ]
+    }
+
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
         proptest::string::string_regex("[a-zA-Z0-9 ._/:=#@!?,'\"~&*|>%`{}\\[\\]\t-]{0,10}").unwrap()
     }
 
@@ -252,6 +282,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
         #[test]
         fn generated_values_are_written_as_serde_saphyr_writes_them(value in values()) {
             let object = json!({"apiVersion": "v1", "kind": "X", "data": value});
