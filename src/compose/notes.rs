@@ -4,6 +4,8 @@
 //! replaces the spec's and drops some of its entries (an overlay has no
 //! append). Each is read before the overlay is merged.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::diagnostic::{Diagnostic, codes, suggest};
 use crate::source::Span;
 use crate::tree::{Node, Value};
@@ -11,6 +13,20 @@ use crate::tree::{Node, Value};
 /// Lists whose order is their meaning, which an overlay replaces whole on
 /// purpose: a command line.
 const ORDERED: [&str; 3] = ["args", "command", "master.args"];
+
+/// The `unset` entries and `null`s that remove nothing, past which no more
+/// are looked at for a near spelling: each look reads the whole table.
+const MAX_LOOKED_AT: usize = 100;
+
+/// A table's entries by key, for a lookup in constant time: an overlay of
+/// thousands of keys over a spec of thousands is read in linear time.
+fn by_key(node: &Node) -> HashMap<&str, &Node> {
+    node.as_table()
+        .unwrap_or_default()
+        .iter()
+        .map(|e| (e.key.as_str(), &e.value))
+        .collect()
+}
 
 /// How many dropped entries a warning shows.
 const SHOWN: usize = 2;
@@ -23,19 +39,29 @@ pub(super) fn removes_nothing(
     nulls: bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    // Each table's index, made the first time a path goes through it.
+    let mut tables: HashMap<*const Node, HashMap<&str, &Node>> = HashMap::new();
+    let mut looked_at = 0;
     for (path, span) in paths {
         let mut node = base;
         let mut missing = None;
         for (depth, key) in path.iter().enumerate() {
-            let Some(entry) = node.get(key) else {
+            let index = tables
+                .entry(std::ptr::from_ref(node))
+                .or_insert_with(|| by_key(node));
+            let Some(inner) = index.get(key.as_str()) else {
                 missing = Some((depth, node));
                 break;
             };
-            node = &entry.value;
+            node = inner;
         }
         let Some((depth, table)) = missing else {
             continue;
         };
+        looked_at += 1;
+        if looked_at > MAX_LOOKED_AT {
+            break;
+        }
         // A key the spec does not set is removed in case it does: an overlay
         // serves many specs. Only a near spelling of one it sets is a typo.
         let keys = table.as_table().unwrap_or_default();
@@ -74,22 +100,22 @@ fn walk(base: &Node, overlay: &Node, at: &mut Vec<String>, out: &mut Vec<Diagnos
     let Some(entries) = overlay.as_table() else {
         return;
     };
+    let index = by_key(base);
     for entry in entries {
-        let Some(was) = base.get(&entry.key) else {
+        let Some(was) = index.get(entry.key.as_str()) else {
             continue;
         };
         at.push(entry.key.clone());
-        match (&was.value.value, &entry.value.value) {
-            (Value::Table(_), Value::Table(_)) => walk(&was.value, &entry.value, at, out),
+        match (&was.value, &entry.value.value) {
+            (Value::Table(_), Value::Table(_)) => walk(was, &entry.value, at, out),
             // An argument vector is replaced whole on purpose: its order is its meaning.
             (Value::Array(_), Value::Array(_)) if ORDERED.contains(&at.join(".").as_str()) => {}
             (Value::Array(old), Value::Array(new)) => {
-                let kept: Vec<serde_json::Value> = new.iter().map(Node::to_json).collect();
+                let kept: HashSet<String> = new.iter().map(|n| n.to_json().to_string()).collect();
                 let dropped: Vec<String> = old
                     .iter()
-                    .map(Node::to_json)
+                    .map(|n| n.to_json().to_string())
                     .filter(|item| !kept.contains(item))
-                    .map(|item| item.to_string())
                     .collect();
                 if !dropped.is_empty() {
                     out.push(list_dropped(at, entry.key_span, old.len(), &dropped));
