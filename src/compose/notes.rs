@@ -179,7 +179,7 @@ pub(crate) fn given_as_spec(
     let unset = spec.get(super::UNSET);
     let whole = |node: &Node| {
         node.get("name").is_some()
-            && ["image", "script", "module", "command", "code"]
+            && crate::spec::WHOLE_SPEC_KEYS
                 .iter()
                 .any(|k| node.get(k).is_some())
     };

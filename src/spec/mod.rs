@@ -284,6 +284,11 @@ pub enum Quantity {
 /// The word of `[resources.limits]` that leaves a limit out.
 pub const NO_LIMIT: &str = "none";
 
+/// The keys that make a file read as a whole spec rather than an overlay:
+/// its image, or what it runs. A file with none of them and no `name` is
+/// taken for an overlay given where a spec goes.
+pub const WHOLE_SPEC_KEYS: [&str; 5] = ["image", "script", "module", "command", "code"];
+
 impl Quantity {
     /// `"none"` in `[resources.limits]`: no limit at all.
     pub fn is_no_limit(&self) -> bool {

@@ -12,6 +12,7 @@
 //! (`localQueue` for Kueue's LocalQueue). Read only when a key is unknown.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 
@@ -63,25 +64,32 @@ fn spec_value(value: &Json, how: How) -> Json {
     }
 }
 
+/// The table's rows, read once per process: a spec of a thousand unknown
+/// keys asks for each.
 fn rows() -> impl Iterator<Item = Row<'static>> {
-    TABLE
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|line| {
-            let mut cols = line.split('\t');
-            Some(Row {
-                target: cols.next()?,
-                name: cols.next()?,
-                key: cols.next()?,
-                how: match cols.next()? {
-                    "seconds" => How::Seconds,
-                    "text" => How::Text,
-                    "builds" => How::Builds,
-                    _ => How::Same,
-                },
-                field: cols.next()?,
+    static ROWS: OnceLock<Vec<Row<'static>>> = OnceLock::new();
+    let rows = ROWS.get_or_init(|| {
+        TABLE
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|line| {
+                let mut cols = line.split('\t');
+                Some(Row {
+                    target: cols.next()?,
+                    name: cols.next()?,
+                    key: cols.next()?,
+                    how: match cols.next()? {
+                        "seconds" => How::Seconds,
+                        "text" => How::Text,
+                        "builds" => How::Builds,
+                        _ => How::Same,
+                    },
+                    field: cols.next()?,
+                })
             })
-        })
+            .collect()
+    });
+    rows.iter().copied()
 }
 
 /// Lower case, letters and digits only: `queue-name` and `queueName` alike.
@@ -127,28 +135,44 @@ fn matches(written: &str, row: &Row<'_>) -> Option<Match> {
         .then_some(Match::Suffixed)
 }
 
-/// Whether the key's description names `written` as one word of its own,
-/// a kind such as `LocalQueue`.
-fn described(written: &str, key: &str) -> bool {
-    let pointer = format!("/{}", key.replace('.', "/"));
-    description(&pointer).is_some_and(|text| {
-        text.split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|word| {
-                word.chars().filter(char::is_ascii_uppercase).count() >= 2 && norm(word) == written
+/// Each key of the table with the kinds its description names, words of
+/// two capitals or more (`LocalQueue`), normalised: read once per process.
+fn described() -> &'static [(&'static str, Vec<String>)] {
+    static DESCRIBED: OnceLock<Vec<(&'static str, Vec<String>)>> = OnceLock::new();
+    DESCRIBED.get_or_init(|| {
+        let keys: BTreeSet<&str> = rows().map(|r| r.key).collect();
+        keys.into_iter()
+            .map(|key| {
+                let pointer = format!("/{}", key.replace('.', "/"));
+                let words = description(&pointer)
+                    .map(|text| {
+                        text.split(|c: char| !c.is_ascii_alphanumeric())
+                            .filter(|w| w.chars().filter(char::is_ascii_uppercase).count() >= 2)
+                            .map(norm)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (key, words)
             })
+            .collect()
     })
 }
 
-/// The last words of the keys a spec for `target` may have, normalised. A
-/// spec key's own word (`queue`, `cpu`) said in another table is told where
+/// Whether `written` (normalised) is the last word of a key a spec for
+/// `target` may have. A spec key's own word (`queue`, `cpu`) said in another table is told where
 /// it belongs apart, not taken for a field another key writes. The target's
 /// words: JobSet's `maxRestarts` is a field of its own, where
 /// `elastic.maxRestarts` is not.
-fn spec_words(target: &str) -> BTreeSet<String> {
-    rows()
-        .filter(|r| r.target == target)
-        .map(|r| norm(last(r.key)))
-        .collect()
+fn is_spec_word(target: &str, written: &str) -> bool {
+    rows().any(|r| r.target == target && norm_is(last(r.key), written))
+}
+
+/// Whether `name`, normalised, is `normalised` (without allocating).
+fn norm_is(name: &str, normalised: &str) -> bool {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .eq(normalised.chars())
 }
 
 /// A candidate key, with the field it becomes (absent for a description's
@@ -164,7 +188,7 @@ struct Candidate {
 /// another's, a Master's only inside `[master]`.
 fn candidates(pointer: &str, written: &str, target: &str) -> Vec<Candidate> {
     let key = norm(written);
-    if spec_words(target).contains(&key) {
+    if is_spec_word(target, &key) {
         return Vec::new();
     }
     let mut found: Vec<(bool, Candidate)> = Vec::new();
@@ -195,13 +219,12 @@ fn candidates(pointer: &str, written: &str, target: &str) -> Vec<Candidate> {
             },
         ));
     }
-    let keys: BTreeSet<&str> = rows().map(|r| r.key).collect();
-    for spec_key in keys {
-        if !found.iter().any(|(_, c)| c.key == spec_key) && described(&key, spec_key) {
+    for (spec_key, words) in described() {
+        if !found.iter().any(|(_, c)| c.key == *spec_key) && words.contains(&key) {
             found.push((
                 false,
                 Candidate {
-                    key: spec_key.to_owned(),
+                    key: (*spec_key).to_owned(),
                     how: Match::Described,
                     row: None,
                 },
@@ -344,11 +367,14 @@ pub(super) fn answer(
 fn part_of_object(written: &str, target: &str) -> Option<(String, String)> {
     let key = norm(written);
     // A spec's own table or key, or nearly (`resource`): a typo, not a part.
-    let near = |word: &str| word == key || *word == format!("{key}s") || key == format!("{word}s");
-    if rows()
-        .flat_map(|r| r.key.split('.'))
-        .any(|segment| near(&norm(segment)))
-    {
+    let plural = format!("{key}s");
+    let singular = key.strip_suffix('s');
+    let near = |segment: &str| {
+        norm_is(segment, &key)
+            || norm_is(segment, &plural)
+            || singular.is_some_and(|one| norm_is(segment, one))
+    };
+    if rows().flat_map(|r| r.key.split('.')).any(near) {
         return None;
     }
     let part = |row: &Row<'_>| -> Option<String> {

@@ -141,18 +141,18 @@ fn module_path(r: &mut Rules<'_>) {
     let Some(module) = r.spec.module.as_deref().map(str::trim) else {
         return;
     };
-    let path = module.contains(['/', '\\'])
-        || std::path::Path::new(module)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("py"));
-    if module.is_empty() || !path {
+    let py = std::path::Path::new(module)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"));
+    if module.is_empty() || !(py || module.contains(['/', '\\'])) {
         return;
     }
-    let dotted = module
-        .trim_start_matches("./")
-        .trim_end_matches(".py")
-        .trim_end_matches(".PY")
-        .replace(['/', '\\'], ".");
+    let stem = if py {
+        &module[..module.len() - 3]
+    } else {
+        module
+    };
+    let dotted = stem.trim_start_matches("./").replace(['/', '\\'], ".");
     r.push(
         Diagnostic::error(
             codes::ENTRYPOINT_MODULE,

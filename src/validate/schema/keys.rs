@@ -111,9 +111,9 @@ impl Context<'_> {
             let target = self
                 .tree
                 .pointer("/target")
-                .and_then(|(t, _)| t.to_json().as_str().map(str::to_owned))
-                .unwrap_or_else(|| "pytorchjob".to_owned());
-            kubernetes_names::answer(pointer, key, &node.to_json(), &target, self.format(span))
+                .and_then(|(t, _)| t.as_str())
+                .unwrap_or("pytorchjob");
+            kubernetes_names::answer(pointer, key, &node.to_json(), target, self.format(span))
         }) {
             return (d.with_help(help), Some(meant).filter(|m| !m.is_empty()));
         }

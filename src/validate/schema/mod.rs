@@ -266,7 +266,7 @@ impl Context<'_> {
                 // overlay given where the spec goes.
                 let partial = pointer.is_empty()
                     && key == "name"
-                    && ["image", "script", "module", "command", "code"]
+                    && crate::spec::WHOLE_SPEC_KEYS
                         .iter()
                         .all(|k| tree.get(k).is_none());
                 let overlay = if partial {
