@@ -3,7 +3,11 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+mod values;
 use trainc::verify::kubernetes::Release as KubernetesRelease;
+use values::kubernetes_release;
+pub(crate) use values::*;
 
 /// Compile a compact training spec into the Kubernetes objects that run distributed PyTorch.
 #[derive(Debug, Parser)]
@@ -95,6 +99,16 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Write a starter spec that passes `trainc check` as written.
     Init(InitArgs),
+    /// Turn a spec or an overlay into another form (TOML, bare YAML, the KRM
+    /// `TrainSpec` kustomize reads), its comments kept.
+    ///
+    /// Writes to standard output. An overlay (`--as-overlay`) becomes a
+    /// TrainSpec patch for a kustomization's `patches`, its `unset` entries
+    /// `null`s, and back. The text written is read back and must be the same
+    /// document; the document is not checked (`trainc check` does that).
+    /// Exit status: 0 when it was converted (warnings allowed), 1 when it
+    /// cannot be (nothing is written), 2 on a usage or I/O error.
+    Convert(ConvertArgs),
     /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
     ///
     /// The TrainSpec is the ResourceList's functionConfig; the generated
@@ -461,114 +475,33 @@ pub(crate) struct InitArgs {
     pub(crate) force: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum TargetArg {
-    /// Kubeflow Training Operator PyTorchJob.
-    Pytorchjob,
-    /// Kubeflow Trainer v2 TrainJob.
-    Trainjob,
-    /// An Indexed Job and a headless Service, for a cluster without an operator.
-    Job,
-    /// A JobSet, for a cluster with the JobSet controller.
-    Jobset,
-}
-
-/// `--kubernetes-version`: one of the releases trainc bundles, listed from
-/// their table.
-fn kubernetes_release() -> impl clap::builder::TypedValueParser<Value = KubernetesRelease> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let values = KubernetesRelease::all().map(|release| {
-        let value = PossibleValue::new(release.name());
-        match release.note() {
-            Some(note) => value.help(note),
-            None => value,
-        }
-    });
-    PossibleValuesParser::new(values)
-        .map(|name| KubernetesRelease::named(&name).expect("a listed release"))
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConvertArgs {
+    /// The spec or overlay (TOML, YAML, or a TrainSpec); `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// The form to write.
+    #[arg(long, value_enum, value_name = "FORM")]
+    pub(crate) to: ConvertForm,
+    /// The file is an overlay (as `trainc check --as-overlay`).
+    #[arg(long)]
+    pub(crate) as_overlay: bool,
+    /// With `--as-overlay --to trainspec`: the `name` of the spec the patch
+    /// goes over (a kustomize patch names what it patches).
+    #[arg(long, value_name = "NAME", requires = "as_overlay")]
+    pub(crate) name: Option<String>,
+    /// With `--name`: the spec's namespace, when it has one (a patch names
+    /// the namespace of what it patches too).
+    #[arg(short = 'n', long, value_name = "NAMESPACE", requires = "name")]
+    pub(crate) namespace: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum JobSetArg {
-    /// v0.12: `RestartJob` actions (behind a feature gate), `dependsOn` without `status`.
-    #[value(name = "v0.12")]
-    V0_12,
-    /// v0.11: `volumeClaimPolicies`, `InPlaceRestart` (behind a feature gate).
-    #[value(name = "v0.11")]
-    V0_11,
-    /// v0.10: failure policy rules' `onJobFailureMessagePatterns`.
-    #[value(name = "v0.10")]
-    V0_10,
-    /// v0.9: `groupName`, up to 5 `dependsOn` items.
-    #[value(name = "v0.9")]
-    V0_9,
-    /// v0.8: the oldest trainc knows; trainc's own JobSets are for it and later.
-    #[value(name = "v0.8")]
-    V0_8,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum TrainingOperatorArg {
-    /// v1.9: the webhook, with `managedBy` and the elastic job's Workers.
-    #[value(name = "v1.9")]
-    V1_9,
-    /// v1.8: the webhook.
-    #[value(name = "v1.8")]
-    V1_8,
-    /// v1.7: no webhook; the controller refuses to run an invalid job.
-    #[value(name = "v1.7")]
-    V1_7,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ApiLevelArg {
-    /// Trainer v2.3, the newest this trainc knows: `runtimePatches`.
-    #[value(name = "v2.3")]
-    V2_3,
-    /// Trainer v2.2: `runtimePatches`.
-    #[value(name = "v2.2")]
-    V2_2,
-    /// Trainer v2.1: `podTemplateOverrides`.
-    #[value(name = "v2.1")]
-    V2_1,
-    /// Trainer v2.0: `podSpecOverrides`.
-    #[value(name = "v2.0")]
-    V2_0,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DescribeFormat {
-    /// The description in words, at 80 columns.
-    Text,
-    /// The pods as a `v1 List` of `Pod` objects, in JSON.
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// Multi-document YAML.
+pub(crate) enum ConvertForm {
+    /// TOML, as `trainc init` writes it.
+    Toml,
+    /// The bare spec as YAML.
     Yaml,
-    /// A `v1 List` in JSON.
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// Source snippets with labels, on standard error.
-    Human,
-    /// One JSON object per diagnostic and line, on standard output.
-    Json,
-    /// GitHub Actions annotations (`::error file=...`), on standard output.
-    Github,
-    /// One SARIF 2.1.0 log, on standard output (GitHub code scanning).
-    Sarif,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-    Powershell,
-    Elvish,
+    /// The KRM `TrainSpec` (kustomize, kpt); for an overlay, a TrainSpec patch.
+    Trainspec,
 }

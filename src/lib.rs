@@ -35,6 +35,7 @@ pub mod bind;
 pub mod cluster;
 pub(crate) mod code;
 pub mod compose;
+pub mod convert;
 pub(crate) mod derived;
 pub(crate) mod describe;
 pub mod diagnostic;

@@ -122,6 +122,107 @@ fn kubectl_kustomize_builds_the_example_like_the_cli_does() {
     }
 }
 
+/// The repository layout of docs/integrations.md, made from a TOML spec and
+/// the TOML overlays by `trainc convert`: with kustomize's default load
+/// restrictor, each cluster's kustomization builds what `trainc build` of the
+/// TOML spec and overlay builds (`overlays/cpu.toml`'s `unset` entries
+/// reaching kustomize as `null`s).
+#[test]
+fn kubectl_kustomize_builds_the_documented_repository_layout() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let xdg = plugin_home("layout-xdg");
+    let repo = temp_dir("layout");
+    let spec = root().join("examples/gpu-multinode.toml");
+    let spec = spec.to_str().unwrap();
+    let write = |path: &str, content: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    };
+    let converted = trainc(&repo, &["convert", spec, "--to", "trainspec"]);
+    assert_eq!(
+        converted.status.code(),
+        Some(0),
+        "{}",
+        text(&converted.stderr)
+    );
+    write("llama/spec/trainspec.yaml", &text(&converted.stdout));
+    write(
+        "llama/spec/kustomization.yaml",
+        "resources:\n- trainspec.yaml\n",
+    );
+    for variant in ["gpu", "cpu"] {
+        let overlay = root().join(format!("overlays/{variant}.toml"));
+        let patch = trainc(
+            &repo,
+            &[
+                "convert",
+                overlay.to_str().unwrap(),
+                "--as-overlay",
+                "--name",
+                "llama-finetune",
+                "--namespace",
+                "ml",
+                "--to",
+                "trainspec",
+            ],
+        );
+        assert_eq!(patch.status.code(), Some(0), "{}", text(&patch.stderr));
+        write(
+            &format!("llama/{variant}/{variant}.patch.yaml"),
+            &text(&patch.stdout),
+        );
+        write(
+            &format!("llama/{variant}/kustomization.yaml"),
+            &format!("resources:\n- ../spec\npatches:\n- path: {variant}.patch.yaml\n"),
+        );
+        write(
+            &format!("clusters/{variant}/kustomization.yaml"),
+            &format!("generators:\n- ../../llama/{variant}\n"),
+        );
+        let output = kustomize(&kubectl, &xdg, &repo.join(format!("clusters/{variant}")));
+        assert!(
+            output.status.success(),
+            "{variant}: {}",
+            text(&output.stderr)
+        );
+        let cli = trainc(&root(), &["build", spec, "-O", overlay.to_str().unwrap()]);
+        assert_eq!(cli.status.code(), Some(0), "{}", text(&cli.stderr));
+        // kustomize writes a TrainSpec's `env` in its own (sorted) order:
+        // the variables are compared by name (docs/integrations.md).
+        let by_name = |yaml: &str| {
+            let mut objects = objects(yaml);
+            objects.iter_mut().for_each(sort_env);
+            objects
+        };
+        assert_eq!(
+            by_name(&text(&output.stdout)),
+            by_name(&text(&cli.stdout)),
+            "{variant}: the layout and `trainc build -O` differ"
+        );
+    }
+}
+
+/// Every `env` list under `value` sorted by the variables' names.
+fn sort_env(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                if key == "env"
+                    && let Value::Array(items) = inner
+                {
+                    items.sort_by_key(|v| v["name"].as_str().unwrap_or_default().to_owned());
+                }
+                sort_env(inner);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_env),
+        _ => {}
+    }
+}
+
 /// The README's trap: a patch with a `target:` beside `generators` does
 /// not reach the TrainSpec (kustomize patches resources after the
 /// generators ran), so the job builds unpatched; the layout that patches

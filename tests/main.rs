@@ -7,6 +7,7 @@ mod check_cases;
 mod cli;
 mod code;
 mod compose;
+mod convert;
 mod corpus;
 mod describe;
 mod docs;

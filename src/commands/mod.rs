@@ -11,6 +11,7 @@ use trainc::diagnostic::Style;
 mod atomic;
 mod build;
 mod check;
+mod convert;
 mod describe;
 mod function;
 mod import;
@@ -136,6 +137,7 @@ pub(crate) fn run(cli: Cli) -> Status {
         Command::Run(_) => run_elsewhere(),
         Command::Build(args) => build::run(&args),
         Command::Init(args) => init::run(&args),
+        Command::Convert(args) => convert::run(&args),
         Command::Fn => match function::read_stdin() {
             Ok(input) => function::run_function(input),
             Err(status) => status,

@@ -262,7 +262,7 @@ fn unknown_field(path: &[String], span: Span) -> Option<Diagnostic> {
 
 /// `resources.gpus` → `["resources", "gpus"]`; `labels."app.kubernetes.io/name"`
 /// keeps a quoted key whole.
-fn split_path(text: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_path(text: &str) -> Result<Vec<String>, String> {
     let mut segments = Vec::new();
     let mut rest = text;
     loop {

@@ -60,6 +60,10 @@ codes! {
     // compose and templates
     OVERLAY_UNSET = "trainc::overlay::unset"
         "An overlay's `unset` names a key that is not there or cannot be removed.";
+    CONVERT_LEFT_OUT = "trainc::convert::left_out"
+        "`trainc convert` leaves out what the target form has no place for (a spec's `null` in TOML, a TrainSpec's `status`).";
+    CONVERT_NO_FORM = "trainc::convert::no_form"
+        "What a document says has no form in the target (an overlay's `name` as a kustomize patch); nothing is written.";
     OVERLAY_AS_SPEC = "trainc::overlay::as_spec"
         "An overlay given where the spec goes, or a spec and its overlay given the other way round.";
     OVERLAY_UNSET_NOTHING = "trainc::overlay::unset_nothing"

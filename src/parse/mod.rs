@@ -128,6 +128,21 @@ pub fn parse(id: SourceId, source: &Source) -> Result<Node, Vec<Diagnostic>> {
     parsed.map_err(|problems| other_format(id, source, format).map_or(problems, |d| vec![d]))
 }
 
+/// One source as written, in its format: the KRM form is not unwrapped (what
+/// `trainc convert` reads, to write the document back in another form).
+pub fn parse_as_written(id: SourceId, source: &Source) -> Result<(Node, Format), Vec<Diagnostic>> {
+    let format = Format::detect(source);
+    let parsed = match format {
+        Format::Toml => parse_toml(id, &source.text),
+        Format::Yaml => parse_yaml(id, &source.text, MAX_DEPTH + 2),
+    };
+    let parsed = parsed.and_then(within_depth_of(MAX_DEPTH + 2));
+    match parsed {
+        Ok(root) => Ok((root, format)),
+        Err(problems) => Err(other_format(id, source, format).map_or(problems, |d| vec![d])),
+    }
+}
+
 /// A file its name calls YAML that is TOML, or the reverse: the one error to
 /// report instead of the parser's (a YAML parser reads `name = "a"` lines as
 /// one plain string).
@@ -345,17 +360,23 @@ pub fn not_objects_errors(
 }
 
 fn within_depth(root: Node) -> Result<Node, Vec<Diagnostic>> {
-    if let Some(deep) = root.deeper_than(MAX_DEPTH) {
-        return Err(vec![
-            Diagnostic::error(
-                codes::PARSE_TOO_DEEP,
-                deep,
-                format!("the document nests deeper than {MAX_DEPTH} levels"),
-            )
-            .with_help("no spec nests this deep; check that this is a training spec"),
-        ]);
+    within_depth_of(MAX_DEPTH)(root)
+}
+
+fn within_depth_of(limit: usize) -> impl Fn(Node) -> Result<Node, Vec<Diagnostic>> {
+    move |root| {
+        if let Some(deep) = root.deeper_than(limit) {
+            return Err(vec![
+                Diagnostic::error(
+                    codes::PARSE_TOO_DEEP,
+                    deep,
+                    format!("the document nests deeper than {limit} levels"),
+                )
+                .with_help("no spec nests this deep; check that this is a training spec"),
+            ]);
+        }
+        Ok(root)
     }
-    Ok(root)
 }
 
 pub(super) fn lowercase_first(text: &str) -> String {

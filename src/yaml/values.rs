@@ -105,6 +105,12 @@ fn scalar(value: &Json, out: &mut String) -> Option<()> {
     Some(())
 }
 
+/// Whether `s` is written plain (see [`plain`]): what a writer of YAML by
+/// hand may write as it is.
+pub fn plainly_plain(s: &str) -> bool {
+    plain(s)
+}
+
 /// Words YAML 1.1 reads as a boolean, a null or a float, in any case.
 const WORDS: [&str; 11] = [
     "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",

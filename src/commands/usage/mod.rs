@@ -31,7 +31,7 @@ const OTHER_NAMES: &[(&[&str], &str)] = &[
         &["compile", "generate", "gen", "render", "template"],
         "build",
     ),
-    (&["convert", "upgrade"], "migrate"),
+    (&["upgrade"], "migrate"),
     (&["explain", "show", "inspect"], "describe"),
     (&["new", "create", "scaffold"], "init"),
 ];
@@ -578,7 +578,7 @@ mod tests {
             said(&["spec.train.toml"]).contains("`trainc check spec.train.toml` checks a spec")
         );
         assert!(said(&["validate", "s.toml"]).contains("`trainc check`: Validate specs"));
-        assert!(said(&["convert", "x.yaml"]).contains("`trainc migrate`"));
+        assert!(said(&["upgrade", "x.yaml"]).contains("`trainc migrate`"));
         assert!(said(&["apply", "s.toml"]).contains("kubectl apply -f -"));
         assert!(said(&["biuld", "s.toml"]).contains("a similar subcommand exists: 'build'"));
     }
