@@ -254,8 +254,25 @@ fn runtimes(n: usize) -> String {
         .join("---\n")
 }
 
+/// A spec whose every key has a comment above it and one after it.
+fn commented_spec(n: usize) -> String {
+    let mut s = format!("# the job\n{GOOD}[env]\n");
+    for i in 0..n {
+        let _ = writeln!(s, "# variable {i}\nV{i} = \"{i}\"  # after {i}");
+    }
+    s
+}
+
 /// Every shape measured, with the size n each starts from.
 const SHAPES: &[Shape] = &[
+    Shape {
+        name: "convert: commented keys to a TrainSpec",
+        args: &["convert", "FILE", "--to", "trainspec"],
+        file: "s.toml",
+        input: commented_spec,
+        overlay: None,
+        n: 2000,
+    },
     Shape {
         name: "check: volumes",
         args: &["check", "FILE"],
