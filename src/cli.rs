@@ -503,5 +503,7 @@ pub(crate) enum ConvertForm {
     /// The bare spec as YAML.
     Yaml,
     /// The KRM `TrainSpec` (kustomize, kpt); for an overlay, a TrainSpec patch.
+    /// `krm` too, as `import --format krm` and `init --krm` say it.
+    #[value(alias = "krm")]
     Trainspec,
 }

@@ -523,6 +523,7 @@ mod tests {
                 "b",
             ],
             &["run", "a.toml"],
+            &["convert", "x.toml", "--to", "krm"],
         ];
         let full = <Cli as clap::CommandFactory>::command();
         for line in lines {
