@@ -72,6 +72,8 @@ pub fn convert(
         overlay: request.overlay || named_overlay,
         ..request.clone()
     };
+    // What the written text must read back as, from the tree already read.
+    let original = canonical(root.clone(), id, request.overlay);
     let mut notes = Vec::new();
     let mut doc = bare(root, &mut comments, request.overlay, &mut notes)?;
     if let (Some(patched), false) = (doc.patched.first(), request.to == Form::TrainSpec) {
@@ -110,7 +112,7 @@ pub fn convert(
         Form::Toml => toml_out::write(&tree, &comments, schema.as_deref()),
         Form::Yaml | Form::TrainSpec => yaml_out::write(&tree, &comments, schema.as_deref()),
     };
-    read_back(sources, id, request, &text)?;
+    read_back(original, id, request, &text)?;
     Ok(Converted { text, notes })
 }
 
@@ -383,7 +385,7 @@ fn schema_for(path: &str, request: &Request) -> String {
 /// its bare form (an overlay's `null`s and `unset` entries as one list), or
 /// an error — a bug of `convert`'s, never a silent loss.
 fn read_back(
-    sources: &Sources,
+    original: Option<serde_json::Value>,
     id: SourceId,
     request: &Request,
     text: &str,
@@ -394,26 +396,26 @@ fn read_back(
         Form::Yaml | Form::TrainSpec => "converted.yaml",
     };
     let written = scratch.add(name, text.to_owned());
-    let original = canonical(sources, id, request.overlay);
-    let again = canonical(&scratch, written, request.overlay);
+    let again = parse::parse_as_written(written, scratch.get(written))
+        .ok()
+        .and_then(|(root, _)| canonical(root, written, request.overlay));
     match (original, again) {
         (Some(a), Some(b)) if a == b => Ok(()),
-        _ => {
-            Err(
-                vec![Diagnostic::error(
-            codes::CONVERT_NO_FORM,
-            Span::new(id, 0, 0),
-            "the converted text does not read back as the same document; nothing was written",
-        )
-        .with_help("this is a bug in trainc; please report it with the file")],
-            )
-        }
+        _ => Err(vec![bug_in_convert(id)]),
     }
 }
 
+fn bug_in_convert(id: SourceId) -> Diagnostic {
+    Diagnostic::error(
+        codes::CONVERT_NO_FORM,
+        Span::new(id, 0, 0),
+        "the converted text does not read back as the same document; nothing was written",
+    )
+    .with_help("this is a bug in trainc; please report it with the file")
+}
+
 /// A document as JSON in a form that does not depend on how it was written.
-fn canonical(sources: &Sources, id: SourceId, overlay: bool) -> Option<serde_json::Value> {
-    let (root, _) = parse::parse_as_written(id, sources.get(id)).ok()?;
+fn canonical(root: Node, id: SourceId, overlay: bool) -> Option<serde_json::Value> {
     let mut comments = Comments::default();
     let mut doc = bare(root, &mut comments, overlay, &mut Vec::new()).ok()?;
     if overlay {
