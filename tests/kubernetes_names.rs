@@ -1,6 +1,7 @@
 //! The Kubernetes names of the spec's keys, found by building: each key is
 //! set to a value no other key writes, built for every target, and wherever
-//! that value lands in the objects the field's name is recorded. The table
+//! that value lands in the objects the field's name is recorded (or the
+//! torchrun flag's, where it lands as `--flag=VALUE` in a command). The table
 //! in `schemas/kubernetes-names.tsv`, which `check` reads to answer a
 //! Kubernetes name written in a spec with the spec's key, must be exactly
 //! what these builds find (`TRAINC_BLESS=1 cargo test kubernetes_names`
@@ -352,20 +353,29 @@ fn derive() -> (BTreeSet<String>, Vec<String>) {
                 }
                 let mut now = Vec::new();
                 nodes(object, String::new(), &mut now);
-                for (path, node) in now {
-                    let Some((_, how)) = written(value).into_iter().find(|(w, _)| w == node) else {
+                for (path, node) in &now {
+                    // torchrun's `--flag=VALUE` in a command.
+                    let flag = node
+                        .as_str()
+                        .and_then(|a| a.strip_prefix("--"))
+                        .and_then(|a| a.split_once('='))
+                        .map(|(flag, v)| (flag, Value::from(v)));
+                    let landed_as = flag.as_ref().map_or(*node, |(_, v)| v);
+                    let Some((_, how)) = written(value).into_iter().find(|(w, _)| w == landed_as)
+                    else {
                         continue;
                     };
-                    if was.iter().any(|(p, n)| *p == path && *n == node) {
+                    if was.iter().any(|(p, n)| p == path && n == node) {
                         continue;
                     }
-                    let name = field_name(&path);
+                    let dashed = flag.map(|(f, _)| format!("--{f}"));
+                    let name = dashed.as_deref().unwrap_or_else(|| field_name(path));
                     if name.is_empty() || GENERIC.contains(&name) {
                         continue;
                     }
                     let _ = index;
                     // One field per name: the first (a limit before its request).
-                    let path = path.strip_prefix("spec.").unwrap_or(&path);
+                    let path = path.strip_prefix("spec.").unwrap_or(path);
                     let head = format!("{target}\t{name}\t{key}\t{how}\t");
                     if !rows.iter().any(|r: &String| r.starts_with(&head)) {
                         rows.insert(format!("{head}{kind} {path}"));
@@ -442,7 +452,12 @@ fn answers(target: &str, line: &str, table: Option<&str>) -> Vec<String> {
 #[test]
 fn every_kubernetes_name_is_answered_with_its_key() {
     let table = std::fs::read_to_string(root().join("schemas/kubernetes-names.tsv")).unwrap();
-    let norm = |s: &str| s.replace('-', "").to_ascii_lowercase();
+    let norm = |s: &str| {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
     let rows: Vec<&str> = table.lines().filter(|l| !l.starts_with('#')).collect();
     // Each target's spec words, answered by where they belong instead.
     let words: BTreeSet<(String, String)> = rows
@@ -502,5 +517,58 @@ fn every_kubernetes_name_is_answered_with_its_key() {
         }
     }
     assert!(asked > 50, "only {asked} names asked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every field of Kubernetes' pod spec and container, written at a spec's
+/// top level, is answered: with the spec's key where the spec has one (the
+/// table above, or the table it belongs in), else with `[podTemplate]`,
+/// the field and where to write it. Read from the PodTemplateSpec schema
+/// `[podTemplate]` is checked against, so a field Kubernetes adds is asked
+/// too; no field gets the bare list of known keys.
+#[test]
+fn every_pod_and_container_field_is_answered() {
+    let text =
+        std::fs::read_to_string(root().join("schemas/compact/podtemplate-fragment.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let spec = &schema["properties"]["podTemplate"]["properties"]["spec"]["properties"];
+    let container = &spec["containers"]["items"]["properties"];
+    let spec_keys: BTreeSet<String> = leaves()
+        .iter()
+        .map(|l| l.split('.').next().unwrap().to_owned())
+        .collect();
+    let mut failures = Vec::new();
+    let mut templated = 0;
+    for (whose, fields, under) in [
+        ("pod", spec, "`[podTemplate.spec"),
+        ("container", container, "`[[podTemplate.spec.containers]]`"),
+    ] {
+        for (field, schema) in fields.as_object().unwrap() {
+            if spec_keys.contains(field) {
+                continue;
+            }
+            let value = match schema["type"].as_str() {
+                Some("string") => "\"probe\"",
+                Some("integer") => "7",
+                Some("boolean") => "true",
+                Some("array") => "[]",
+                _ => "{}",
+            };
+            for help in answers("pytorchjob", &format!("{field} = {value}\n"), None) {
+                if help.starts_with("known keys here") || help.starts_with("no unknown-key") {
+                    failures.push(format!("{whose} {field}: {help}"));
+                } else if help.contains("podTemplate") {
+                    templated += 1;
+                    if !help.contains(&format!("`{field}")) || !help.contains(under) {
+                        failures.push(format!("{whose} {field}: {help}\n  (wanted {under})"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        templated > 30,
+        "only {templated} fields sent to podTemplate"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -134,6 +134,8 @@ codes! {
         "A `[trainjob.initializer]` setting the target or API level cannot express.";
     POD_TEMPLATE = "trainc::pod_template::conflict"
         "A `[podTemplate]` entry that conflicts with what trainc generates.";
+    POD_TEMPLATE_SIDECAR = "trainc::pod_template::sidecar"
+        "A container beside the training container in `podTemplate.spec.containers`: the pod completes only when it exits too.";
     POD_TEMPLATE_INVALID = "trainc::pod_template::invalid"
         "A `[podTemplate]` name or path the API server rejects: a volume or container name, an empty or repeated mount path, a `subPath` that leaves its volume, a hostname, an item path.";
     ARGS_WITHOUT_ENTRYPOINT = "trainc::args::no_entrypoint"

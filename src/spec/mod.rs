@@ -103,7 +103,7 @@ pub struct Spec {
     /// Annotations put on every generated object and every pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
-    /// A fragment of a Kubernetes PodTemplateSpec merged into every pod the job creates: `[podTemplate.metadata]`, `[podTemplate.spec]`, `[[podTemplate.spec.initContainers]]`, sidecars in `containers`. Lists of named things merge by name; the training container is named `trainer`. Fields trainc sets from the spec are set there, not here.
+    /// A fragment of a Kubernetes PodTemplateSpec merged into every pod the job creates: `[podTemplate.metadata]`, `[podTemplate.spec]`, `[[podTemplate.spec.initContainers]]` (a sidecar is one with `restartPolicy = "Always"`: stopped when training ends, where a second entry of `containers` keeps the pod running until it exits). Lists of named things merge by name; the training container is named `trainer`. Fields trainc sets from the spec are set there, not here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_template: Option<PodTemplate>,
     /// Settings for `target = "trainjob"` only.

@@ -27,6 +27,14 @@ pub fn description(pointer: &str) -> Option<String> {
     Some(text[..end].trim_end_matches('.').to_owned())
 }
 
+/// Whether the spec key at `pointer` holds a Kubernetes quantity.
+pub fn is_quantity(pointer: &str) -> bool {
+    property_schema(schema(), pointer)
+        .and_then(|s| s.get("$ref"))
+        .and_then(Json::as_str)
+        .is_some_and(|r| r.ends_with("/Quantity"))
+}
+
 /// Whether `name` (`target`, `replicas`) is a top-level key of the spec.
 pub fn is_spec_key(name: &str) -> bool {
     schema()["properties"].get(name).is_some()

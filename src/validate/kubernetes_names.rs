@@ -4,12 +4,15 @@
 //!
 //! Which field each spec key becomes is what render writes, so the names
 //! are not listed here by hand: `schemas/kubernetes-names.tsv` holds, per
-//! target, every object field a spec key's value lands in, found by
+//! target, every object field a spec key's value lands in (and every
+//! torchrun flag, `--nnodes=N`, in a command trainc writes), found by
 //! building each key for every target and locked to the builds by
 //! `tests/kubernetes_names.rs`. Beside a field's own name, a newcomer writes
 //! it without Kubernetes' `Name` suffix (`serviceAccount`), the spec key with
 //! another tool's suffix (`shmSize`), or the kind the key's description names
-//! (`localQueue` for Kueue's LocalQueue). Read only when a key is unknown.
+//! (`localQueue` for Kueue's LocalQueue), or its initials (`pvc`). Read only
+//! when a key is unknown. A pod or container field with no spec key is
+//! answered with `[podTemplate]` (`crate::validate::pod_template::pod_field`).
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -148,7 +151,20 @@ fn described() -> &'static [(&'static str, Vec<String>)] {
                     .map(|text| {
                         text.split(|c: char| !c.is_ascii_alphanumeric())
                             .filter(|w| w.chars().filter(char::is_ascii_uppercase).count() >= 2)
-                            .map(norm)
+                            .flat_map(|w| {
+                                // A kind's initials too: `pvc` for PersistentVolumeClaim.
+                                let initials: String = w
+                                    .chars()
+                                    .filter(char::is_ascii_uppercase)
+                                    .map(|c| c.to_ascii_lowercase())
+                                    .collect();
+                                let camel = w.chars().any(|c| c.is_ascii_lowercase());
+                                [
+                                    Some(norm(w)),
+                                    (camel && initials.len() >= 3).then_some(initials),
+                                ]
+                            })
+                            .flatten()
                             .collect()
                     })
                     .unwrap_or_default();
@@ -291,6 +307,9 @@ fn place(dotted: &str, pointer: &str, format: Format) -> String {
 /// The object field `row` names: the kind's, from its pod's or its own
 /// `spec` on.
 fn shown(row: &Row<'_>) -> String {
+    if row.name.starts_with("--") {
+        return format!("torchrun's `{}`", row.name);
+    }
     let (kind, path) = row.field.split_once(' ').unwrap_or(("", row.field));
     let path = path.rsplit_once(".spec.").map_or(path, |(_, p)| p);
     format!("the {kind}'s `{path}`")
@@ -306,7 +325,21 @@ pub(super) fn answer(
     target: &str,
     format: Format,
 ) -> Option<(String, String)> {
-    let found = candidates(pointer, written, target);
+    let mut found = candidates(pointer, written, target);
+    // Of several keys, not one the value cannot be (`size = "datasets"`).
+    if found.len() > 1 {
+        let fits = |c: &Candidate| {
+            let text = value.as_str();
+            !(text.is_some_and(|t| crate::syntax::quantity::parse(t).is_err())
+                && crate::spec::schema_lookup::is_quantity(&format!(
+                    "/{}",
+                    c.key.replace('.', "/")
+                )))
+        };
+        if found.iter().any(fits) {
+            found.retain(fits);
+        }
+    }
     let Some(first) = found.first() else {
         return part_of_object(written, target);
     };

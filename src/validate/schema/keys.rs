@@ -40,7 +40,12 @@ impl Context<'_> {
                 .into_iter()
                 .flat_map(|p| p.keys())
             {
-                belongs.entry(key.clone()).or_insert_with(|| inner.clone());
+                // Every pod's table before the Master's own (`restartPolicy`
+                // is `[policy]`'s, and `[master]`'s only for the Master).
+                let at = belongs.entry(key.clone()).or_insert_with(|| inner.clone());
+                if at.as_str() == "/master" {
+                    at.clone_from(&inner);
+                }
             }
         }
         let written = self
@@ -108,12 +113,13 @@ impl Context<'_> {
         }
         // A Kubernetes field's name, where the spec names it its own way.
         if let Some((help, meant)) = self.tree.pointer(&full).and_then(|(node, _)| {
-            let target = self
-                .tree
-                .pointer("/target")
-                .and_then(|(t, _)| t.as_str())
-                .unwrap_or("pytorchjob");
-            kubernetes_names::answer(pointer, key, &node.to_json(), target, self.format(span))
+            kubernetes_names::answer(
+                pointer,
+                key,
+                &node.to_json(),
+                self.target(),
+                self.format(span),
+            )
         }) {
             return (d.with_help(help), Some(meant).filter(|m| !m.is_empty()));
         }
@@ -126,6 +132,12 @@ impl Context<'_> {
                 .with_help(format!("rename `{key}` to `{best}`"));
             return (d, Some(join_pointer(pointer, best)));
         }
+        if let Some((named, meant)) = ending(&table.known, key) {
+            let d = d
+                .with_label(format!("did you mean {named}?"))
+                .with_help(format!("rename `{key}` to {named}"));
+            return (d, Some(join_pointer(pointer, &meant)));
+        }
         if let (Some(name), "valueFrom") = (pointer.strip_prefix("/env/"), key) {
             let value = self.tree.pointer(&full).map(|(node, _)| node.to_json());
             if let Some(help) =
@@ -134,13 +146,17 @@ impl Context<'_> {
                 return (d.with_help(help), Some(pointer.to_owned()));
             }
         }
-        // A field written one table too high, like `gpus` at the top level.
-        if let Some(inner) = table.belongs.get(key) {
-            let d = d.with_help(format!(
-                "`{key}` belongs in `{}`: move it there",
-                field_path(inner)
-            ));
-            return (d, Some(join_pointer(inner, key)));
+        if let Some((help, meant)) = self.misplaced(&table, pointer, key, span) {
+            return (d.with_help(help), Some(meant));
+        }
+        // A field of Kubernetes' pod or container with no spec key: `[podTemplate]`.
+        if pointer.is_empty() {
+            let value = self.tree.pointer(&full).map(|(node, _)| node.to_json());
+            if let Some(help) = value.and_then(|v| {
+                crate::validate::pod_template::pod_field(key, &v, self.target(), self.format(span))
+            }) {
+                return (d.with_help(help), None);
+            }
         }
         let list = table
             .known
@@ -149,6 +165,67 @@ impl Context<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         (d.with_help(format!("known keys here: {list}")), None)
+    }
+
+    /// A key written one table too high (`gpus` at the top level), as the
+    /// spec spells it or another tool does (`max_restarts`): the help and
+    /// the key meant.
+    fn misplaced(
+        &self,
+        table: &Table,
+        pointer: &str,
+        key: &str,
+        span: crate::source::Span,
+    ) -> Option<(String, String)> {
+        let full = join_pointer(pointer, key);
+        // A field written one table too high, like `gpus` at the top level.
+        if let Some(inner) = table.belongs.get(key) {
+            let help = format!("`{key}` belongs in `{}`: move it there", field_path(inner));
+            return Some((help, join_pointer(inner, key)));
+        }
+        // ... and spelt another tool's way (`max_restarts`).
+        let spelt = |k: &str| {
+            k.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect::<String>()
+        };
+        let mut near: Vec<(&String, &String)> = table
+            .belongs
+            .iter()
+            .filter(|(k, _)| spelt(k) == spelt(key))
+            .collect();
+        near.sort();
+        if let Some((own, inner)) = near.first() {
+            let format = self.format(span);
+            let line = self.tree.pointer(&full).map_or_else(
+                || format!("`{own}`"),
+                |(node, _)| {
+                    format!(
+                        "`{}`",
+                        kubernetes_forms::entry(own, &node.to_json(), format)
+                    )
+                },
+            );
+            let place = match format {
+                crate::parse::Format::Toml => format!("in `[{}]`", field_path(inner)),
+                crate::parse::Format::Yaml => format!("under `{}`", field_path(inner)),
+            };
+            let help = format!(
+                "the spec's key for `{key}` is `{}.{own}`: write {line} {place}",
+                field_path(inner)
+            );
+            return Some((help, join_pointer(inner, own)));
+        }
+        None
+    }
+
+    /// The spec's target as written (`pytorchjob` when none is).
+    fn target(&self) -> &str {
+        self.tree
+            .pointer("/target")
+            .and_then(|(t, _)| t.as_str())
+            .unwrap_or("pytorchjob")
     }
 
     /// The spec's own form, where Kubernetes' was written at `pointer`.
@@ -178,7 +255,20 @@ impl Context<'_> {
 /// way: its top level is every pod, the Workers' included, and `[master]`
 /// one pod.
 fn role_hint(pointer: &str, key: &str) -> Option<&'static str> {
-    match (pointer, key.to_ascii_lowercase().as_str()) {
+    let key: String = key
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    match (pointer, key.as_str()) {
+        // The Kubeflow SDK's `num_workers`, the operator's Worker replicas.
+        ("", "numworkers" | "nworkers" | "workerreplicas" | "workercount") => Some(
+            "`replicas` counts every pod, the Master (where the target has one) with the Workers: three Workers and a Master are `replicas = 4`",
+        ),
+        // Docker's word: Kubernetes' `command` replaces the image's ENTRYPOINT.
+        ("", "entrypoint") => Some(
+            "`command = [...]` runs a command verbatim in place of the image's ENTRYPOINT; `imageEntrypoint = true` runs the image's own; `script` or `module` run Python under torchrun",
+        ),
         ("", "worker" | "workers") => Some(
             "the spec's top level describes the Workers (every pod): write their `image`, `[resources]` and `[policy]` there, and what the Master has of its own in `[master]`",
         ),
@@ -190,4 +280,19 @@ fn role_hint(pointer: &str, key: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// The keys of `known` that `key` is the last word of (`path` for
+/// `mountPath` and `subPath`), named, and the first.
+fn ending(known: &[String], key: &str) -> Option<(String, String)> {
+    let lower = key.to_ascii_lowercase();
+    let ending: Vec<&String> = known
+        .iter()
+        .filter(|k| {
+            lower.len() >= 4 && k.len() > lower.len() && k.to_ascii_lowercase().ends_with(&lower)
+        })
+        .collect();
+    let first = ending.first()?;
+    let named: Vec<String> = ending.iter().map(|k| format!("`{k}`")).collect();
+    Some((named.join(" or "), (*first).clone()))
 }

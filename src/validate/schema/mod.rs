@@ -161,11 +161,20 @@ pub(super) fn check_against(
                 .and_then(Json::as_object)
                 .map(|p| p.keys().cloned().collect())
                 .unwrap_or_default();
+            let context = &context;
             unexpected
                 .into_iter()
                 .take(MAX_UNKNOWN_KEYS)
-                .filter_map(|key| {
-                    suggest(&key, known.iter().map(String::as_str)).map(str::to_owned)
+                .flat_map(|key| {
+                    // The nearest key, and the one the error's help names
+                    // (`path` for `mountPath`).
+                    let near = suggest(&key, known.iter().map(String::as_str)).map(str::to_owned);
+                    let named = context
+                        .unknown_key(&pointer, &key)
+                        .1
+                        .and_then(|m| m.strip_prefix(&format!("{pointer}/")).map(str::to_owned))
+                        .filter(|m| !m.contains('/'));
+                    near.into_iter().chain(named)
                 })
                 .map(|best| (pointer.clone(), best))
                 .collect::<Vec<_>>()
