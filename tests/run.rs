@@ -419,3 +419,47 @@ fn a_jobset_fails_or_restarts_as_its_failure_policy_rules_say() {
         "{said}"
     );
 }
+
+/// A sidecar (an init container with `restartPolicy: Always`) starts, the
+/// next init container starts without waiting for it to end, it runs beside
+/// training, and it is stopped when the pod's containers have ended, which
+/// then succeed: the run ends, as the kubelet's pod does.
+#[test]
+fn a_sidecar_runs_beside_training_and_is_stopped_when_it_ends() {
+    let env = fake_env("run-sidecar");
+    let overlay = env.join("sidecar.toml");
+    std::fs::write(
+        &overlay,
+        "[[podTemplate.spec.initContainers]]\nname = \"metrics\"\nimage = \"busybox:1.36\"\n\
+         command = [\"sh\", \"-c\", \"echo sidecar up; trap 'echo sidecar stopping; exit 0' TERM; while true; do sleep 0.2; done\"]\n\
+         restartPolicy = \"Always\"\n\n\
+         [[podTemplate.spec.initContainers]]\nname = \"prepare\"\nimage = \"busybox:1.36\"\n\
+         command = [\"sh\", \"-c\", \"echo prepared\"]\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (status, said) = run(
+        &env,
+        &["examples/plain-job.toml", "-O", overlay.to_str().unwrap()],
+    );
+    assert_eq!(status, 0, "{said}");
+    for index in 0..2 {
+        let pod = format!("ddp-demo-{index}");
+        let at = |line: &str| {
+            said.find(&format!("[{line}"))
+                .unwrap_or_else(|| panic!("no `{line}`:\n{said}"))
+        };
+        // The sidecar and the next init container run at once: their
+        // lines come in either order.
+        at(&format!("{pod}/metrics] sidecar up"));
+        let prepared = at(&format!("{pod}/prepare] prepared"));
+        let trained = at(&format!("{pod}] args:"));
+        let stopping = at(&format!("{pod}/metrics] sidecar stopping"));
+        assert!(prepared < trained && trained < stopping, "{said}");
+    }
+    assert!(
+        said.contains("trainc run: Job/ddp-demo succeeded"),
+        "{said}"
+    );
+    assert!(started.elapsed().as_secs() < 30, "{said}");
+}

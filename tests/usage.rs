@@ -213,6 +213,30 @@ fn slips_get_the_command_meant() {
             "trainc check -O strict.toml SPEC",
         ],
     );
+    // A value written as a flag of its own, read from the command's options.
+    says(
+        &["check", "s.toml", "--json"],
+        &[
+            "`check` has no option `--json`: `json` is a value of `--format`",
+            "`trainc check --format json …`",
+        ],
+    );
+    says(
+        &["build", "s.toml", "--trainjob"],
+        &["`trainc build --target trainjob …`"],
+    );
+    // kubectl's habits.
+    says(
+        &["build", "-f", "s.toml"],
+        &["without kubectl's `-f`", "`trainc build SPEC`"],
+    );
+    says(
+        &["build", "s.toml", "--dry-run"],
+        &[
+            "trainc never reaches a cluster",
+            "`trainc build --verify SPEC`",
+        ],
+    );
     says(
         &["check", "-o", "gpu.toml", "s.toml"],
         &[

@@ -58,6 +58,8 @@ pub struct Launch {
     pub label: String,
     /// The container's name.
     pub container: String,
+    /// An init container with `restartPolicy: Always`: runs beside the rest.
+    pub sidecar: bool,
     pub start: Box<dyn Fn() -> Result<Prepared, RunError>>,
 }
 
@@ -83,6 +85,7 @@ pub fn launches(plan: &Plan, laid: Laid, isolate: bool) -> supervise::Run {
                 Launch {
                     label: container.label.clone(),
                     container: container.name.clone(),
+                    sidecar: container.sidecar,
                     start: Box::new(move || {
                         prepare(&container, &laid, &hostname, &hosts, &names, isolate)
                     }),

@@ -107,6 +107,8 @@ pub struct ContainerPlan {
     pub working_dir: String,
     /// In the order they are made: shallower targets first.
     pub mounts: Vec<Mount>,
+    /// An init container with `restartPolicy: Always` (Kubernetes' sidecar).
+    pub sidecar: bool,
 }
 
 /// A mount of a container.
@@ -410,6 +412,8 @@ impl Context<'_> {
             env,
             working_dir,
             mounts,
+            // Kubernetes allows `restartPolicy` on init containers only.
+            sidecar: container["restartPolicy"] == "Always",
         })
     }
 }

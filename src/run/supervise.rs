@@ -1,5 +1,7 @@
-//! Following the pods to the job's end: init containers one after another,
-//! then the pod's containers together; every line they print, prefixed with
+//! Following the pods to the job's end: init containers one after another
+//! (a sidecar, `restartPolicy: Always`, started and left running beside
+//! the rest, stopped when the containers have ended), then the pod's
+//! containers together; every line they print, prefixed with
 //! its pod (a line is cut at [`MAX_LINE`]); the job decided by its
 //! controller's rule ([`Success`]); and at the end, whatever the reason
 //! (done, a failure, the deadline, a signal), every process of the job
@@ -99,6 +101,8 @@ enum Phase {
 /// A started container.
 struct Live {
     index: usize,
+    /// An init container (`index` is into the pod's `init`).
+    init: bool,
     child: Child,
     handshake: Option<Handshake>,
 }
@@ -256,30 +260,41 @@ fn print(line: &Line, out: &mut dyn Write, err: &mut dyn Write) {
     let _ = to.flush();
 }
 
-/// Starts the pod's next container(s).
+/// Starts the pod's next container(s): the next init container, and past
+/// a sidecar (an init container with `restartPolicy: Always`, which runs
+/// beside the rest) the one after it too, as the kubelet does once it has
+/// started; after the last, the containers.
 fn advance(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), RunError> {
-    let next_init = match pod.phase {
+    let mut next_init = match pod.phase {
         Phase::Waiting => 0,
         Phase::Init(i) => i + 1,
         _ => return Ok(()),
     };
-    if next_init < pod.run.init.len() {
-        let live = spawn(next_init, &pod.run.init[next_init], sender)
+    while next_init < pod.run.init.len() {
+        let live = spawn(next_init, true, &pod.run.init[next_init], sender)
             .map_err(|e| e.within(&format!("pod {}", pod.run.name)))?;
         pod.live.push(live);
         pod.phase = Phase::Init(next_init);
-        return Ok(());
+        if !pod.run.init[next_init].sidecar {
+            return Ok(());
+        }
+        next_init += 1;
     }
     pod.phase = Phase::Running;
     for index in 0..pod.run.containers.len() {
-        let live = spawn(index, &pod.run.containers[index], sender)
+        let live = spawn(index, false, &pod.run.containers[index], sender)
             .map_err(|e| e.within(&format!("pod {}", pod.run.name)))?;
         pod.live.push(live);
     }
     Ok(())
 }
 
-fn spawn(index: usize, launch: &Launch, sender: &mpsc::Sender<Line>) -> Result<Live, RunError> {
+fn spawn(
+    index: usize,
+    init: bool,
+    launch: &Launch,
+    sender: &mpsc::Sender<Line>,
+) -> Result<Live, RunError> {
     use std::os::unix::process::CommandExt as _;
     let Prepared {
         mut command,
@@ -351,6 +366,7 @@ fn spawn(index: usize, launch: &Launch, sender: &mpsc::Sender<Line>) -> Result<L
     }
     Ok(Live {
         index,
+        init,
         child,
         handshake,
     })
@@ -367,7 +383,7 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), Outcome> {
     }
     for (at, status) in ended.into_iter().rev() {
         let live = pod.live.remove(at);
-        let init = matches!(pod.phase, Phase::Init(_));
+        let init = live.init;
         let launch = if init {
             &pod.run.init[live.index]
         } else {
@@ -383,6 +399,18 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), Outcome> {
                 if init { "init container" } else { "container" },
                 launch.container
             ))));
+        }
+        if launch.sidecar {
+            // Its end decides nothing; the kubelet would start it again.
+            let _ = sender.send(Line {
+                label: launch.label.clone(),
+                stderr: true,
+                text: format!(
+                    "sidecar `{}` ended ({status}); on the cluster the kubelet starts it again, trainc run does not",
+                    launch.container
+                ),
+            });
+            continue;
         }
         if !status.success() {
             pod.phase = Phase::Failed;
@@ -407,7 +435,11 @@ fn poll(pod: &mut Pod, sender: &mpsc::Sender<Line>) -> Result<(), Outcome> {
             advance(pod, sender).map_err(Outcome::NotStarted)?;
         }
     }
-    if pod.phase == Phase::Running && pod.live.is_empty() {
+    // Every container done: the sidecars are stopped (their exit decides
+    // nothing) and the pod has succeeded.
+    if pod.phase == Phase::Running && pod.live.iter().all(|l| l.init) {
+        end(pod.live.iter_mut().map(|l| &mut l.child).collect());
+        pod.live.clear();
         pod.phase = Phase::Succeeded;
     }
     Ok(())
@@ -431,10 +463,16 @@ fn settled(setup: &Mutex<Option<Result<(), String>>>) -> Result<(), String> {
 /// Stops every container still running (SIGTERM to its process group,
 /// SIGKILL after [`GRACE`]), then every descendant left ([`sweep`]).
 fn stop(pods: &mut [Pod]) {
-    let mut live: Vec<&mut Child> = pods
+    end(pods
         .iter_mut()
         .flat_map(|p| p.live.iter_mut().map(|l| &mut l.child))
-        .collect();
+        .collect());
+    super::reaper::sweep();
+}
+
+/// Stops `live`: SIGTERM to each one's process group, SIGKILL after
+/// [`GRACE`]; each reaped.
+fn end(mut live: Vec<&mut Child>) {
     for child in &live {
         let _ = rustix::process::kill_process_group(Pid::from_child(child), Signal::TERM);
     }
@@ -448,5 +486,4 @@ fn stop(pods: &mut [Pod]) {
         let _ = child.kill();
         let _ = child.wait();
     }
-    super::reaper::sweep();
 }

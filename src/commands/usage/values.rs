@@ -46,6 +46,12 @@ pub(super) fn meant(
             &tips,
         ));
     }
+    // A flag no command has: another tool's, or a value written as one.
+    if owners.is_empty()
+        && let Some(text) = value_as_flag(name, command, flag).or_else(|| kubectl_flag(name, flag))
+    {
+        return Some(text);
+    }
     let given = words
         .iter()
         .enumerate()
@@ -63,6 +69,40 @@ pub(super) fn meant(
             &[format!("`trainc {name} -O {given} SPEC`")],
         )
     })
+}
+
+/// `--json`, `--sarif`, `--trainjob`: a value of one of the command's
+/// options written as a flag of its own.
+fn value_as_flag(name: &str, command: &Command, flag: &str) -> Option<String> {
+    let bare = flag.strip_prefix("--")?;
+    let (option, value) = command.get_arguments().find_map(|a| {
+        let value = a
+            .get_possible_values()
+            .into_iter()
+            .find(|v| v.get_name().eq_ignore_ascii_case(bare))?;
+        Some((a.get_long()?, value.get_name().to_owned()))
+    })?;
+    Some(said(
+        format!("`{name}` has no option `{flag}`: `{value}` is a value of `--{option}`"),
+        &[format!("`trainc {name} --{option} {value} …`")],
+    ))
+}
+
+/// kubectl's `-f FILE` and `--dry-run`, which trainc has no need of.
+fn kubectl_flag(name: &str, flag: &str) -> Option<String> {
+    match flag {
+        "-f" | "--filename" => Some(said(
+            format!("`{name}` has no option `{flag}`: the file is given as it is, without kubectl's `-f`"),
+            &[format!("`trainc {name} SPEC`")],
+        )),
+        "--dry-run" => Some(said(
+            format!("`{name}` has no option `--dry-run`: trainc never reaches a cluster, so every run is one"),
+            &[
+                "`trainc build SPEC` prints the objects; `trainc build --verify SPEC` also checks them as the API server and the operators would; `kubectl apply --dry-run=server -f -` asks the cluster itself".to_owned(),
+            ],
+        )),
+        _ => None,
+    }
 }
 
 /// The message for `value`, refused by the option `arg` (`--api-level
