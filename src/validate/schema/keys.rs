@@ -123,7 +123,7 @@ impl Context<'_> {
         }) {
             return (d.with_help(help), Some(meant).filter(|m| !m.is_empty()));
         }
-        if let Some((help, meant)) = self.after_header(pointer, key) {
+        if let Some((help, meant)) = self.after_header(pointer, key, false) {
             return (d.with_help(help), Some(meant));
         }
         if let Some(best) = suggest(key, table.known.iter().map(String::as_str)) {
@@ -131,6 +131,9 @@ impl Context<'_> {
                 .with_label(format!("did you mean `{best}`?"))
                 .with_help(format!("rename `{key}` to `{best}`"));
             return (d, Some(join_pointer(pointer, best)));
+        }
+        if let Some((help, meant)) = self.after_header(pointer, key, true) {
+            return (d.with_help(help), Some(meant));
         }
         if let Some((named, meant)) = ending(&table.known, key) {
             let d = d

@@ -18,7 +18,14 @@ impl Context<'_> {
     /// Help for `key`, unknown in the TOML table at `pointer` (a `[header]`
     /// or an inline `{ … }`), when it is a key of the top level or of another
     /// top-level table; and the field it was meant to be.
-    pub(super) fn after_header(&self, pointer: &str, key: &str) -> Option<(String, String)> {
+    /// With `near`, a misspelling of a top-level key counts too (asked
+    /// only once the table's own keys gave no near spelling).
+    pub(super) fn after_header(
+        &self,
+        pointer: &str,
+        key: &str,
+        near: bool,
+    ) -> Option<(String, String)> {
         if pointer.is_empty() {
             return None;
         }
@@ -46,6 +53,16 @@ impl Context<'_> {
             return Some((
                 format!("`{key}` is a top-level key, {tail}: {top_fix}"),
                 join_pointer("", key),
+            ));
+        }
+        if near {
+            let top = self.table("");
+            let best = crate::diagnostic::suggest(key, top.known.iter().map(String::as_str))?;
+            return Some((
+                format!(
+                    "`{key}` may be the top-level key `{best}`, {tail}: rename it `{best}` and {top_fix}"
+                ),
+                join_pointer("", best),
             ));
         }
         let home = self
