@@ -326,6 +326,14 @@ pub(super) fn answer(
     format: Format,
 ) -> Option<(String, String)> {
     let mut found = candidates(pointer, written, target);
+    // Of several keys, the one spelt like the name written (`numProcPerNode`:
+    // `nProcPerNode`, not `resources.gpus`, whose count it defaults to).
+    if found.len() > 1
+        && let Some(near) = crate::diagnostic::suggest(written, found.iter().map(|c| last(&c.key)))
+    {
+        let near = near.to_owned();
+        found.retain(|c| last(&c.key) == near);
+    }
     // Of several keys, not one the value cannot be (`size = "datasets"`).
     if found.len() > 1 {
         let fits = |c: &Candidate| {
