@@ -19,11 +19,13 @@ use crate::source::{MAX_SOURCE_BYTES, Sources, Span, Unusable};
 pub mod codes;
 pub mod sarif;
 mod text;
+mod yaml_words;
 
 pub use text::{
     escape_controls, escape_for_terminal, escape_lines_for_terminal, listed, quoted_value, suggest,
 };
 use text::{escape_github_data, escape_github_property, printable};
+pub use yaml_words::in_yaml;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

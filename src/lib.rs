@@ -303,6 +303,23 @@ fn back_end(checked: Checked, start: Span, options: &Options) -> Built {
 }
 
 fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked {
+    let mut checked = front_end_in_toml_words(sources, input, options);
+    for d in checked
+        .diagnostics
+        .iter_mut()
+        .chain(checked.acknowledged.iter_mut())
+    {
+        let source = sources.get(d.primary.span.source);
+        if parse::Format::detect(source) == parse::Format::Yaml {
+            d.message = diagnostic::in_yaml(&d.message);
+            d.help = d.help.as_deref().map(diagnostic::in_yaml);
+        }
+    }
+    checked
+}
+
+/// [`front_end`], its fixes said as TOML writes them.
+fn front_end_in_toml_words(sources: &mut Sources, input: &Input, options: &Options) -> Checked {
     let parsed = |id: SourceId| parse::parse(id, sources.get(id));
     let mut problems = Vec::new();
     if let Some(empty) = parse::empty_spec(input.spec, sources.get(input.spec)) {

@@ -188,10 +188,25 @@ fn replicas(r: &mut Rules<'_>) {
             }
             Err(why) => {
                 let d = match text.trim().parse::<u32>() {
-                    Ok(n) if i32::try_from(n).is_ok() => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is the string `\"{text}\"`; a fixed count is a number"))
-                        .with_help(format!("drop the quotes: `replicas = {n}`")),
-                    _ => Diagnostic::error(codes::REPLICAS_SYNTAX, r.value("/replicas"), format!("`replicas` is invalid: {why}"))
-                        .with_help("write a number of pods (`replicas = 2`) or an elastic range (`replicas = \"2:4\"`)"),
+                    Ok(n) if i32::try_from(n).is_ok() => Diagnostic::error(
+                        codes::REPLICAS_SYNTAX,
+                        r.value("/replicas"),
+                        format!("`replicas` is the string `\"{text}\"`; a fixed count is a number"),
+                    )
+                    .with_help(format!(
+                        "drop the quotes: `{}`",
+                        r.line("/replicas", "replicas", &n.to_string())
+                    )),
+                    _ => Diagnostic::error(
+                        codes::REPLICAS_SYNTAX,
+                        r.value("/replicas"),
+                        format!("`replicas` is invalid: {why}"),
+                    )
+                    .with_help(format!(
+                        "write a number of pods (`{}`) or an elastic range (`{}`)",
+                        r.line("/replicas", "replicas", "2"),
+                        r.line("/replicas", "replicas", "\"2:4\"")
+                    )),
                 };
                 r.push(d);
                 true

@@ -98,6 +98,16 @@ impl Rules<'_> {
         crate::validate::written(self.tree, self.sources, pointer)
     }
 
+    /// `key` set to `value` (written in TOML's syntax, which YAML's
+    /// matches for numbers and quoted strings) as the file at `pointer`
+    /// writes it: `key = value` or `key: value`.
+    pub(crate) fn line(&self, pointer: &str, key: &str, value: &str) -> String {
+        match crate::parse::Format::detect(self.sources.get(self.value(pointer).source)) {
+            crate::parse::Format::Toml => format!("{key} = {value}"),
+            crate::parse::Format::Yaml => format!("{key}: {value}"),
+        }
+    }
+
     /// Whether the user wrote something at a JSON pointer.
     pub(crate) fn tree_has(&self, pointer: &str) -> bool {
         self.tree.pointer(pointer).is_some()
