@@ -310,8 +310,8 @@ fn front_end(sources: &mut Sources, input: &Input, options: &Options) -> Checked
         .chain(checked.acknowledged.iter_mut())
     {
         let source = sources.get(d.primary.span.source);
+        // The help only: a message quotes what the file says, which stays.
         if parse::Format::detect(source) == parse::Format::Yaml {
-            d.message = diagnostic::in_yaml(&d.message);
             d.help = d.help.as_deref().map(diagnostic::in_yaml);
         }
     }
