@@ -96,7 +96,7 @@ fn rows() -> impl Iterator<Item = Row<'static>> {
 }
 
 /// Lower case, letters and digits only: `queue-name` and `queueName` alike.
-fn norm(name: &str) -> String {
+pub(super) fn norm(name: &str) -> String {
     name.chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())

@@ -190,14 +190,13 @@ fn pod_spec(r: &mut Rules<'_>, spec: &Map<String, Json>) {
 /// Job and JobSet count pods by phase, as kubeflow/trainer v1.9.2
 /// `pkg/core/status.go` `UpdateJobReplicaStatuses` does for a PyTorchJob).
 fn sidecar(r: &mut Rules<'_>, name: &str, base: &str) {
-    r.push(
-            Diagnostic::warning(
-                codes::POD_TEMPLATE_SIDECAR,
-                r.value(&format!("{base}/name")),
-                format!("`{name}` runs beside `{TRAINER}` in every pod; a pod completes only when all its containers have exited, so unless `{name}` exits by itself the pods, and the job, keep running after training ends"),
-            )
-            .with_help(format!("move it to `podTemplate.spec.initContainers` with `restartPolicy` `Always` (a sidecar, Kubernetes 1.29 and later): it starts before `{TRAINER}` and is stopped when training ends; if it does exit by itself, list `{}` in `allowWarnings`", codes::POD_TEMPLATE_SIDECAR)),
-        );
+    let d = Diagnostic::warning(
+        codes::POD_TEMPLATE_SIDECAR,
+        r.value(&format!("{base}/name")),
+        format!("`{name}` runs beside `{TRAINER}` in every pod; a pod completes only when all its containers have exited, so unless `{name}` exits by itself the pods, and the job, keep running after training ends"),
+    )
+    .with_help(format!("move it to `podTemplate.spec.initContainers` with `restartPolicy` `Always` (a sidecar, Kubernetes 1.29 and later): it starts before `{TRAINER}` and is stopped when training ends; if it does exit by itself, list `{}` in `allowWarnings`", codes::POD_TEMPLATE_SIDECAR));
+    r.push(d);
 }
 
 /// The training container: fields the spec sets belong to the spec.

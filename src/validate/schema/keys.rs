@@ -187,16 +187,11 @@ impl Context<'_> {
             return Some((help, join_pointer(inner, key)));
         }
         // ... and spelt another tool's way (`max_restarts`).
-        let spelt = |k: &str| {
-            k.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect::<String>()
-        };
+        let spelt = kubernetes_names::norm(key);
         let mut near: Vec<(&String, &String)> = table
             .belongs
             .iter()
-            .filter(|(k, _)| spelt(k) == spelt(key))
+            .filter(|(k, _)| kubernetes_names::norm(k) == spelt)
             .collect();
         near.sort();
         if let Some((own, inner)) = near.first() {
@@ -258,12 +253,7 @@ impl Context<'_> {
 /// way: its top level is every pod, the Workers' included, and `[master]`
 /// one pod.
 fn role_hint(pointer: &str, key: &str) -> Option<&'static str> {
-    let key: String = key
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    match (pointer, key.as_str()) {
+    match (pointer, kubernetes_names::norm(key).as_str()) {
         // The Kubeflow SDK's `num_workers`, the operator's Worker replicas.
         ("", "numworkers" | "nworkers" | "workerreplicas" | "workercount") => Some(
             "`replicas` counts every pod, the Master (where the target has one) with the Workers: three Workers and a Master are `replicas = 4`",
